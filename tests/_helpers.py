@@ -1,0 +1,146 @@
+"""Independent reference computations for the tests (brute force from definitions)."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+
+from bnfisher import BayesianNetwork
+
+BIF_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "bif"
+
+
+def random_network(rng: np.random.Generator, n_vars: int = 4, max_parents: int = 2, max_states: int = 3,
+                   min_states: int = 2, concentration: float = 1.0) -> BayesianNetwork:
+    """A random DAG over X0..X{n-1} (parents among earlier variables) with Dirichlet CPTs."""
+    names = [f"X{i}" for i in range(n_vars)]
+    cards = rng.integers(min_states, max_states + 1, size=n_vars)
+    parents, cpts, states = {}, {}, {}
+    for i, v in enumerate(names):
+        k = int(rng.integers(0, min(i, max_parents) + 1))
+        ps = sorted(rng.choice(i, size=k, replace=False).tolist()) if k else []
+        rng.shuffle(ps)  # parents in arbitrary listed order
+        parents[v] = [names[p] for p in ps]
+        shape = tuple(int(cards[p]) for p in ps) + (int(cards[i]),)
+        cpts[v] = rng.dirichlet(np.full(shape[-1], concentration), size=shape[:-1]).reshape(shape)
+        cpts[v] = np.clip(cpts[v], 1e-3, None)
+        cpts[v] /= cpts[v].sum(axis=-1, keepdims=True)
+        states[v] = [f"s{k}" for k in range(int(cards[i]))]
+    return BayesianNetwork(parents, cpts, states)
+
+
+def all_configurations(network: BayesianNetwork) -> np.ndarray:
+    """Every joint configuration, as codes in ``network.variables`` order."""
+    return np.array(list(itertools.product(*(range(r) for r in network.cardinalities))), dtype=np.intp)
+
+
+def joint_probabilities(network: BayesianNetwork, configurations: np.ndarray) -> np.ndarray:
+    """P(x) for each configuration by the chain rule, one row at a time (no bnfisher code)."""
+    index = {v: i for i, v in enumerate(network.variables)}
+    probabilities = np.ones(len(configurations))
+    for row, x in enumerate(configurations):
+        for v in network.variables:
+            position = tuple(x[index[p]] for p in network.parents[v]) + (x[index[v]],)
+            probabilities[row] *= network.cpts[v][position]
+    return probabilities
+
+
+def brute_force_marginal(network: BayesianNetwork, variables) -> np.ndarray:
+    configurations = all_configurations(network)
+    probabilities = joint_probabilities(network, configurations)
+    index = {v: i for i, v in enumerate(network.variables)}
+    shape = tuple(len(network.states[v]) for v in variables)
+    table = np.zeros(shape)
+    for x, p in zip(configurations, probabilities):
+        table[tuple(x[index[v]] for v in variables)] += p
+    return table
+
+
+def theorem1_kernel(network: BayesianNetwork, marginals: dict, x: np.ndarray, y: np.ndarray) -> float:
+    """Eq. 2 of the paper evaluated literally for one pair of rows."""
+    index = {v: i for i, v in enumerate(network.variables)}
+    total = 0.0
+    for v in network.variables:
+        px = tuple(x[index[p]] for p in network.parents[v])
+        py = tuple(y[index[p]] for p in network.parents[v])
+        if px != py:
+            continue
+        probability = float(np.asarray(marginals[v])[px]) if px else 1.0
+        theta = network.cpts[v][px + (x[index[v]],)]
+        total += ((1.0 / theta if x[index[v]] == y[index[v]] else 0.0) - 1.0) / probability
+    return total
+
+
+def _free_parameters(network: BayesianNetwork) -> list:
+    """(variable, parent configuration, state k < r) for every free parameter."""
+    out = []
+    for v in network.variables:
+        table = network.cpts[v]
+        for position in itertools.product(*(range(s) for s in table.shape[:-1])):
+            for k in range(table.shape[-1] - 1):
+                out.append((v, position, k))
+    return out
+
+
+def _log_likelihood_complex(network: BayesianNetwork, parameters: list, values: np.ndarray, x: np.ndarray):
+    """log P(x; theta) with theta given by the free-parameter vector (complex allowed), eq. 1/7."""
+    tables = {v: np.array(network.cpts[v], dtype=complex) for v in network.variables}
+    for (v, position, k), value in zip(parameters, values):
+        tables[v][position + (k,)] = value
+    for v in network.variables:  # theta_ijr = 1 - sum_{k<r} theta_ijk
+        tables[v][..., -1] = 1.0 - tables[v][..., :-1].sum(axis=-1)
+    index = {v: i for i, v in enumerate(network.variables)}
+    total = 0.0 + 0.0j
+    for v in network.variables:
+        position = tuple(x[index[p]] for p in network.parents[v]) + (x[index[v]],)
+        total += np.log(tables[v][position])
+    return total
+
+
+def fisher_kernel_from_definition(network: BayesianNetwork, information: str = "fisher"):
+    """K = S I^{-1} S^T over all configurations, with the score from complex-step
+    differentiation of the log-likelihood and I = E[s s^T] by enumeration."""
+    parameters = _free_parameters(network)
+    theta = np.array([network.cpts[v][position + (k,)] for v, position, k in parameters])
+    configurations = all_configurations(network)
+    probabilities = joint_probabilities(network, configurations)
+    step = 1e-30
+    scores = np.zeros((len(configurations), len(parameters)))
+    for row, x in enumerate(configurations):
+        for p in range(len(parameters)):
+            shifted = theta.astype(complex)
+            shifted[p] += 1j * step
+            scores[row, p] = _log_likelihood_complex(network, parameters, shifted, x).imag / step
+    if information == "identity":
+        return configurations, scores @ scores.T
+    information_matrix = (scores * probabilities[:, None]).T @ scores
+    return configurations, scores @ np.linalg.solve(information_matrix, scores.T)
+
+
+def hessian_information(network: BayesianNetwork) -> np.ndarray:
+    """-E[d^2 log P / d theta^2] by central differences of the complex-step score."""
+    parameters = _free_parameters(network)
+    theta = np.array([network.cpts[v][position + (k,)] for v, position, k in parameters])
+    configurations = all_configurations(network)
+    probabilities = joint_probabilities(network, configurations)
+    m = len(parameters)
+
+    def score(values, x):
+        out = np.zeros(m)
+        for p in range(m):
+            shifted = values.astype(complex)
+            shifted[p] += 1j * 1e-30
+            out[p] = _log_likelihood_complex(network, parameters, shifted, x).imag / 1e-30
+        return out
+
+    information = np.zeros((m, m))
+    h = 1e-6
+    for x, probability in zip(configurations, probabilities):
+        for q in range(m):
+            up, down = theta.copy(), theta.copy()
+            up[q] += h
+            down[q] -= h
+            information[:, q] -= probability * (score(up, x) - score(down, x)) / (2 * h)
+    return information

@@ -1,0 +1,120 @@
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _helpers import BIF_DIR, brute_force_marginal, random_network
+from bnfisher import marginal, parent_marginals, read_bif
+
+EXACT = ["junction-tree", "elimination"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), method=st.sampled_from(EXACT))
+def test_parent_marginals_equal_brute_force_enumeration(seed, method):
+    rng = np.random.default_rng(seed)
+    network = random_network(rng, n_vars=int(rng.integers(1, 7)), max_parents=3, max_states=3)
+    marginals, used = parent_marginals(network, method)
+    assert used == method
+    for v in network.variables:
+        parents = network.parents[v]
+        if not parents:
+            assert float(marginals[v]) == 1.0
+            continue
+        np.testing.assert_allclose(marginals[v], brute_force_marginal(network, parents), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["asia", "cancer", "survey", "earthquake"])
+def test_marginal_of_any_variable_set_on_small_bif_networks(name):
+    network = read_bif(BIF_DIR / f"{name}.bif")
+    variables = network.variables
+    for pair in itertools.islice(itertools.combinations(variables, 2), 8):
+        np.testing.assert_allclose(marginal(network, pair), brute_force_marginal(network, pair), atol=1e-12)
+
+
+def test_sampling_engine_is_close_and_seeded():
+    network = read_bif(BIF_DIR / "asia.bif")
+    exact, _ = parent_marginals(network, "exact")
+    sampled, used = parent_marginals(network, "sampling", n_samples=200_000, random_state=1)
+    again, _ = parent_marginals(network, "sampling", n_samples=200_000, random_state=1)
+    assert used == "sampling"
+    for v in network.variables:
+        if network.parents[v]:
+            np.testing.assert_allclose(sampled[v], exact[v], atol=5e-3)
+            np.testing.assert_array_equal(sampled[v], again[v])
+            assert np.all(sampled[v] > 0)  # pseudocount keeps every configuration possible
+
+
+def test_auto_falls_back_to_sampling_when_tables_are_too_large():
+    network = read_bif(BIF_DIR / "alarm.bif")
+    _, used = parent_marginals(network, "auto", max_table_size=10, n_samples=2000)
+    assert used == "sampling"
+    with pytest.raises(MemoryError, match="max_table_size"):
+        parent_marginals(network, "junction-tree", max_table_size=10)
+
+
+def _pyagrum_network(network):
+    gum = pytest.importorskip("pyagrum")
+    bn = gum.BayesNet()
+    for v in network.variables:
+        bn.add(gum.LabelizedVariable(v, v, [str(s) for s in network.states[v]]))
+    for parent, child in network.edges:
+        bn.addArc(parent, child)
+    for v in network.variables:
+        cpt = bn.cpt(v)
+        names = cpt.names  # the array's axes are these names reversed
+        ours = (v,) + network.parents[v]
+        axes = [ours.index(name) for name in reversed(names)]
+        array = np.transpose(np.moveaxis(network.cpts[v], -1, 0), axes)
+        cpt.fillWith(array.ravel().tolist())
+        np.testing.assert_allclose(cpt.toarray(), array)
+    return gum, bn
+
+
+@pytest.mark.parametrize("name", ["alarm", "hailfinder", "win95pts"])
+def test_parent_marginals_equal_pyagrum_lazy_propagation(name):
+    network = read_bif(BIF_DIR / f"{name}.bif")
+    gum, bn = _pyagrum_network(network)
+    engine = gum.LazyPropagation(bn)
+    parent_sets = {frozenset(network.parents[v]) for v in network.variables if len(network.parents[v]) > 1}
+    for parent_set in parent_sets:
+        engine.addJointTarget(set(parent_set))
+    for v in network.variables:
+        engine.addTarget(v)
+    engine.makeInference()
+    for method in EXACT:
+        marginals, _ = parent_marginals(network, method)
+        for v in network.variables:
+            parents = network.parents[v]
+            if not parents:
+                continue
+            if len(parents) == 1:
+                tensor = engine.posterior(parents[0])
+            else:
+                tensor = engine.jointPosterior(set(parents))
+            theirs = np.transpose(tensor.toarray(), [list(reversed(tensor.names)).index(p) for p in parents])
+            np.testing.assert_allclose(marginals[v], theirs, atol=1e-10, err_msg=f"{name}: parents of {v}")
+
+
+@pytest.mark.parametrize("name", ["andes", "pathfinder", "water", "munin"])
+def test_exact_engines_agree_on_large_networks(name):
+    network = read_bif(BIF_DIR / f"{name}.bif")
+    first, _ = parent_marginals(network, "elimination")
+    if name == "munin":
+        second, _ = parent_marginals(network, "junction-tree")
+    else:
+        second, _ = parent_marginals(network, "junction-tree", max_table_size=2**26)
+    for v in network.variables:
+        np.testing.assert_allclose(first[v], second[v], atol=1e-10)
+        if network.parents[v]:
+            assert float(np.sum(first[v])) == pytest.approx(1.0)
+
+
+def test_marginal_rejects_unknown_variables():
+    network = read_bif(BIF_DIR / "asia.bif")
+    with pytest.raises(ValueError, match="Unknown variable"):
+        marginal(network, ["nope"])
+    with pytest.raises(ValueError, match="`inference` must be one of"):
+        parent_marginals(network, "magic")
