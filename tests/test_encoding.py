@@ -19,7 +19,7 @@ def test_encode_infers_sorted_and_categorical_states():
     encoded = encode(df)
     assert encoded.states == {"s": ("a", "b"), "c": ("lo", "mid", "hi"), "flag": (False, True), "n": (1, 3)}
     assert encoded.codes.tolist() == [[1, 0, 1, 1], [0, 2, 0, 0], [1, 0, 1, 1]]
-    assert encoded.codes.flags.c_contiguous
+    assert encoded.codes.flags.f_contiguous  # column-major: counting is per column
     pd.testing.assert_frame_equal(df, original)  # user data untouched
 
 

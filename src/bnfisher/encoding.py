@@ -1,8 +1,10 @@
 """Categorical data at the boundary: labels in, integer codes out.
 
-Everything inside bnfisher works on an ``(n_rows, n_variables)`` C-contiguous array
-of integer codes in ``[0, r_i)`` plus, per variable, the ordered tuple of its state
-labels.  This module is the only place where pandas, strings and user types are
+Everything inside bnfisher works on an ``(n_rows, n_variables)`` column-major
+(Fortran-ordered) array of integer codes in ``[0, r_i)`` plus, per variable, the
+ordered tuple of its state labels.  Column-major, because all the work is per
+column: counting one family over a million rows of alarm takes a fifth of the
+time it takes on a row-major array.  This module is the only place where pandas, strings and user types are
 turned into codes (``encode``) and where numeric columns are binned (``discretize``).
 """
 
@@ -26,7 +28,7 @@ class EncodedData:
 
     Attributes
     ----------
-    codes : ndarray of shape (n_rows, n_variables), dtype intp
+    codes : ndarray of shape (n_rows, n_variables), dtype intp, column-major
         ``codes[r, i]`` is the index of row ``r``'s value in ``states[variables[i]]``.
     variables : tuple of str
         Column names, in the order of the columns of ``codes``.
@@ -55,7 +57,7 @@ class EncodedData:
             raise ValueError(f"Column(s) {missing} required by the model are absent from the data.")
         columns = [index[v] for v in variables]
         return EncodedData(
-            np.ascontiguousarray(self.codes[:, columns]), tuple(variables), {v: self.states[v] for v in variables}
+            np.asfortranarray(self.codes[:, columns]), tuple(variables), {v: self.states[v] for v in variables}
         )
 
 
@@ -229,8 +231,10 @@ def _encode_frame(data: pd.DataFrame, states: Mapping | None, variables: Sequenc
         else:
             resolved_states[v] = _infer_column_states(data[v], v)
         columns.append(_encode_column(data[v], v, resolved_states[v]))
-    codes = np.column_stack(columns) if columns else np.zeros((len(data), 0), dtype=np.intp)
-    return EncodedData(np.ascontiguousarray(codes, dtype=np.intp), variables, resolved_states)
+    codes = np.empty((len(data), len(columns)), dtype=np.intp, order="F")
+    for i, column in enumerate(columns):
+        codes[:, i] = column
+    return EncodedData(codes, variables, resolved_states)
 
 
 def _encode_array(data, states: Mapping | None, variables: Sequence | None) -> EncodedData:
@@ -254,21 +258,23 @@ def _encode_array(data, states: Mapping | None, variables: Sequence | None) -> E
         raise ValueError(
             f"The array has {array.shape[1]} columns but {len(variables)} variables are expected ({variables})."
         )
-    codes = np.ascontiguousarray(array, dtype=np.intp)
+    codes = np.asfortranarray(array, dtype=np.intp)
+    # One pass for all columns' ranges.
+    lowest = codes.min(axis=0) if codes.shape[0] else np.zeros(codes.shape[1], dtype=np.intp)
+    highest = codes.max(axis=0) if codes.shape[0] else np.zeros(codes.shape[1], dtype=np.intp)
     resolved_states = {}
     for i, v in enumerate(variables):
-        column = codes[:, i]
-        if column.size and column.min() < 0:
-            raise ValueError(f"Column {i} ({v!r}) has negative code {int(column.min())}; codes start at 0.")
+        if lowest[i] < 0:
+            raise ValueError(f"Column {i} ({v!r}) has negative code {int(lowest[i])}; codes start at 0.")
         if states is not None and v in states:
             resolved_states[v] = tuple(states[v])
-            if column.size and column.max() >= len(resolved_states[v]):
+            if highest[i] >= len(resolved_states[v]):
                 raise ValueError(
-                    f"Column {i} ({v!r}) has code {int(column.max())} but the variable has only "
+                    f"Column {i} ({v!r}) has code {int(highest[i])} but the variable has only "
                     f"{len(resolved_states[v])} states (codes 0..{len(resolved_states[v]) - 1})."
                 )
         else:
-            resolved_states[v] = tuple(range(int(column.max()) + 1 if column.size else 1))
+            resolved_states[v] = tuple(range(int(highest[i]) + 1))
     return EncodedData(codes, variables, resolved_states)
 
 
@@ -302,7 +308,8 @@ def discretize(
     -------
     DataFrame
         A copy in which the binned columns are ordered categoricals whose labels
-        are the bin intervals as text, e.g. ``"(-0.5, 1.25]"``.
+        name the bins: ``"-0.5~1.25"`` is the interval (-0.5, 1.25] (the first
+        bin also holds its lower edge).
 
     Raises
     ------
@@ -319,7 +326,7 @@ def discretize(
     >>> import pandas as pd
     >>> out = discretize(pd.DataFrame({"x": [0.1, 0.4, 0.35, 0.8]}), bins=2)
     >>> out["x"].cat.categories.tolist()
-    ['(0.099, 0.375]', '(0.375, 0.8]']
+    ['0.1~0.375', '0.375~0.8']
     """
     from ._validation import check_option, check_positive_int
 
@@ -347,9 +354,18 @@ def discretize(
             raise ValueError(f"Column {column!r} is not numeric ({series.dtype}); only numeric columns can be binned.")
         _check_no_missing(series, column)
         if strategy == "quantile":
-            binned = pd.qcut(series, q=bins, duplicates="drop")
+            codes, edges = pd.qcut(series, q=bins, duplicates="drop", labels=False, retbins=True)
         else:
-            binned = pd.cut(series, bins=bins)
-        labels = [str(interval) for interval in binned.cat.categories]
-        out[column] = pd.Categorical.from_codes(binned.cat.codes.to_numpy(), categories=labels, ordered=True)
+            codes, edges = pd.cut(series, bins=bins, labels=False, retbins=True)
+        labels = _interval_labels(edges)
+        out[column] = pd.Categorical.from_codes(np.asarray(codes, dtype=np.intp), categories=labels, ordered=True)
     return out
+
+
+def _interval_labels(edges: np.ndarray) -> list:
+    """``"lo~hi"`` for the bin ``(lo, hi]``: short, unique, and safe in BIF files and CSV."""
+    for digits in range(4, 18):
+        labels = [f"{lo:.{digits}g}~{hi:.{digits}g}" for lo, hi in zip(edges[:-1], edges[1:])]
+        if len(set(labels)) == len(labels):
+            return labels
+    return [f"bin{k}" for k in range(len(edges) - 1)]  # pragma: no cover - edges are distinct

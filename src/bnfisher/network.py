@@ -170,6 +170,10 @@ class BayesianNetwork:
         self._parents = clean_parents
         self._cpts = clean_cpts
         self._variables = variables
+        index = {v: i for i, v in enumerate(variables)}
+        self._parent_index = tuple(tuple(index[p] for p in clean_parents[v]) for v in variables)
+        self._cardinalities = np.array([len(clean_states[v]) for v in variables], dtype=np.intp)
+        self._cardinalities.setflags(write=False)
 
     # ------------------------------------------------------------------ structure
     @property
@@ -199,8 +203,8 @@ class BayesianNetwork:
 
     @property
     def cardinalities(self) -> np.ndarray:
-        """Number of states of each variable, in ``variables`` order."""
-        return np.array([len(self._states[v]) for v in self._variables], dtype=np.intp)
+        """Number of states of each variable, in ``variables`` order (read-only)."""
+        return self._cardinalities
 
     @property
     def n_parameters(self) -> int:
@@ -209,8 +213,7 @@ class BayesianNetwork:
 
     def parent_indices(self) -> list:
         """``parent_indices()[i]`` is the tuple of column indices of the parents of ``variables[i]``."""
-        index = {v: i for i, v in enumerate(self._variables)}
-        return [tuple(index[p] for p in self._parents[v]) for v in self._variables]
+        return list(self._parent_index)
 
     def to_networkx(self):
         """The DAG as a ``networkx.DiGraph`` (nodes carry ``states``)."""
@@ -328,7 +331,7 @@ class BayesianNetwork:
         n = check_positive_int(n, "n", minimum=0)
         rng = check_random_state(random_state)
         cardinalities = self.cardinalities
-        codes = np.empty((n, len(self._variables)), dtype=np.intp)
+        codes = np.empty((n, len(self._variables)), dtype=np.intp, order="F")
         for i, (v, parent_index) in enumerate(zip(self._variables, self.parent_indices())):
             r = int(cardinalities[i])
             table = self._cpts[v].reshape(-1, r)
