@@ -373,7 +373,7 @@ def parent_marginals(
     ...                       {"a": [0, 1], "b": [0, 1]})
     >>> marginals, used = parent_marginals(net)
     >>> marginals["b"].tolist(), used
-    ([0.3, 0.7], 'junction-tree')
+    ([0.3, 0.7], 'elimination')
     """
     queries = [tuple(p) for p in network.parent_indices()]
     results, used = _resolve(network, queries, method, max_table_size, n_samples, pseudocount, random_state)
