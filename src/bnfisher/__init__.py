@@ -10,6 +10,7 @@ from .encoding import EncodedData, discretize, encode, infer_states
 from .inference import marginal, parent_marginals
 from .kernel import FisherKernel
 from .network import BayesianNetwork
+from .scores import score
 from .structure import learn
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "marginal",
     "parent_marginals",
     "read_bif",
+    "score",
     "write_bif",
 ]
 

@@ -75,6 +75,51 @@ def _command_mmd(args) -> None:
           f"({len(frames[1])} rows): {value:.6g}")
 
 
+def _structure_options(args) -> dict:
+    """Options of ``learn`` that the chosen structure takes, from the command line."""
+    options: dict = {}
+    if args.structure == "hc":
+        options.update(score=args.score, max_parents=args.max_parents, tabu=args.tabu, progress=not args.quiet)
+    elif args.structure == "forest":
+        options.update(score=args.score)
+    elif args.structure in ("tan", "kdb", "naive-bayes"):
+        options["class_variable"] = args.class_variable
+        if args.structure == "kdb":
+            options["k"] = args.k
+    return options
+
+
+def _command_learn(args) -> None:
+    from . import learn, score, write_bif
+    from .io import read_table
+
+    data = read_table(args.data, bins=args.bins)
+    started = time.perf_counter()
+    network = learn(data, structure=args.structure, pseudocount=args.pseudocount, **_structure_options(args))
+    elapsed = time.perf_counter() - started
+    print(network.describe())
+    print(f"Learned in {elapsed:.2f} s; BIC {score(network, data, 'bic'):.6g}, "
+          f"log-likelihood {score(network, data, 'll'):.6g} on {len(data)} rows.")
+    if args.output:
+        write_bif(network, args.output)
+        print(f"Wrote {args.output}")
+
+
+def _add_learning_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("structure learning")
+    group.add_argument("--structure", default="chow-liu",
+                       choices=["chow-liu", "forest", "hc", "tan", "kdb", "naive-bayes"],
+                       help="structure learner (default: chow-liu)")
+    group.add_argument("--score", default="bic", choices=["bic", "aic", "ll", "bdeu", "k2"],
+                       help="score for hc and forest (default: bic)")
+    group.add_argument("--class-variable", default="class", help="class column for tan, kdb, naive-bayes")
+    group.add_argument("--k", type=int, default=3, help="feature parents per feature for kdb (default 3)")
+    group.add_argument("--max-parents", type=int, default=None, help="parent limit for hc")
+    group.add_argument("--tabu", type=int, default=0, help="tabu list length for hc (default 0: plain)")
+    group.add_argument("--pseudocount", type=float, default=1.0, help="CPT pseudocount (default 1)")
+    group.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
 def _add_common_data_options(parser: argparse.ArgumentParser, structure: bool = True) -> None:
     parser.add_argument("--bins", type=int, default=None,
                         help="bin numeric columns into at most this many quantile bins (default: no binning)")
@@ -105,6 +150,16 @@ def build_parser() -> argparse.ArgumentParser:
     mmd.add_argument("--normalize", action="store_true", help="use the cosine-normalised kernel")
     _add_common_data_options(mmd)
     mmd.set_defaults(handler=_command_mmd)
+
+    learn = sub.add_parser("learn", help="learn a network from a CSV/Parquet file and write it as BIF",
+                           description="Learn the structure and CPTs of a Bayesian network; print it and its "
+                                       "scores, and optionally write it as BIF.")
+    learn.add_argument("data", help="table (.csv, .csv.gz, .tsv or .parquet)")
+    learn.add_argument("-o", "--output", help="write the network to this BIF file")
+    learn.add_argument("--bins", type=int, default=None,
+                       help="bin numeric columns into at most this many quantile bins (default: no binning)")
+    _add_learning_options(learn)
+    learn.set_defaults(handler=_command_learn)
     return parser
 
 

@@ -62,7 +62,13 @@ class EncodedData:
 
 
 def _sorted_unique(values: np.ndarray, column) -> tuple:
-    uniques = pd.unique(values)
+    try:
+        uniques = pd.unique(values)
+    except TypeError as exc:  # e.g. dicts or lists in an object column
+        raise TypeError(
+            f"Column {column!r} holds unhashable values ({exc}); each value must be a label: "
+            "argument must be a string or a number."
+        ) from None
     try:
         ordered = sorted(uniques)
     except TypeError:

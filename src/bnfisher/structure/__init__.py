@@ -4,54 +4,147 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .._validation import check_positive_int
 from ..encoding import EncodedData, encode
-from ..network import BayesianNetwork
-from .chow_liu import chow_liu_parents
+from ..network import BayesianNetwork, topological_order
+from ..scores import LocalScorer
+from .chow_liu import chow_liu_parents, score_forest_parents
+from .classifiers import kdb_parents, naive_bayes_parents, tan_parents
+from .hill_climb import hill_climb
 
 __all__ = ["learn", "STRUCTURES"]
 
-STRUCTURES = ("chow-liu",)
+STRUCTURES = ("chow-liu", "forest", "hc", "tan", "kdb", "naive-bayes")
+
+_OPTIONS = {
+    "chow-liu": set(),
+    "forest": {"score", "ess", "structure_prior"},
+    "hc": {"score", "ess", "structure_prior", "max_parents", "tabu", "max_tabu", "restarts", "perturb",
+           "whitelist", "blacklist", "start", "random_state", "max_iter", "progress"},
+    "tan": {"class_variable"},
+    "kdb": {"class_variable", "k"},
+    "naive-bayes": {"class_variable"},
+}
 
 
 def _given_structure(structure, variables: Sequence[str]) -> dict:
     if isinstance(structure, BayesianNetwork):
-        return {v: tuple(structure.parents[v]) for v in structure.variables}
+        structure = {v: tuple(structure.parents[v]) for v in structure.variables}
     if isinstance(structure, Mapping):
         unknown = [v for v in structure if v not in variables] + [
             p for ps in structure.values() for p in ps if p not in variables
         ]
         if unknown:
             raise ValueError(f"The structure names variable(s) {sorted(set(map(str, unknown)))} absent from the data.")
-        return {v: tuple(structure.get(v, ())) for v in variables}
-    edges = list(structure)
-    parents: dict = {v: [] for v in variables}
+        parents = {v: tuple(structure.get(v, ())) for v in variables}
+    else:
+        parents = {v: [] for v in variables}
+        for edge in _edges(structure, variables, "structure"):
+            parents[edge[1]].append(edge[0])
+        parents = {v: tuple(ps) for v, ps in parents.items()}
+    topological_order(parents, list(variables))  # raises a ValueError naming the cycle
+    return parents
+
+
+def _edges(edges, variables: Sequence[str], name: str) -> list:
+    out = []
     for edge in edges:
-        if len(edge) != 2:
-            raise ValueError(f"An edge must be a (parent, child) pair; got {edge!r}.")
-        parent, child = edge
-        for name in (parent, child):
-            if name not in parents:
-                raise ValueError(f"Edge {edge!r} names variable {name!r}, which is absent from the data.")
-        parents[child].append(parent)
-    return {v: tuple(ps) for v, ps in parents.items()}
+        if isinstance(edge, str) or len(edge) != 2:
+            raise ValueError(f"`{name}` must hold (parent, child) pairs; got {edge!r}.")
+        for node in edge:
+            if node not in variables:
+                raise ValueError(f"`{name}` arc {tuple(edge)!r} names {node!r}, which is not a column of the data.")
+        if edge[0] == edge[1]:
+            raise ValueError(f"`{name}` arc {tuple(edge)!r} is a self-loop.")
+        out.append(tuple(edge))
+    return out
+
+
+def _class_index(options: dict, variables: Sequence[str], structure: str) -> int:
+    class_variable = options.get("class_variable")
+    if class_variable is None:
+        raise ValueError(f"structure={structure!r} needs `class_variable`, the name of the class column.")
+    if class_variable not in variables:
+        raise ValueError(f"`class_variable` {class_variable!r} is not a column of the data (columns: {list(variables)}).")
+    return list(variables).index(class_variable)
+
+
+def _hill_climb_parents(encoded: EncodedData, options: dict) -> list:
+    variables = encoded.variables
+    index = {v: i for i, v in enumerate(variables)}
+    white = [(index[a], index[b]) for a, b in _edges(options.get("whitelist") or (), variables, "whitelist")]
+    black = [(index[a], index[b]) for a, b in _edges(options.get("blacklist") or (), variables, "blacklist")]
+    both = set(white) & set(black)
+    if both:
+        a, b = sorted(both)[0]
+        raise ValueError(f"Arc ({variables[a]!r}, {variables[b]!r}) is in both `whitelist` and `blacklist`.")
+    start = None
+    if isinstance(options.get("start"), str):
+        if options["start"] != "chow-liu":
+            raise ValueError(f"`start` must be 'chow-liu' or a structure; got {options['start']!r}.")
+        start = chow_liu_parents(encoded.codes, encoded.cardinalities)
+    elif options.get("start") is not None:
+        given = _given_structure(options["start"], variables)
+        start = [tuple(index[p] for p in given[v]) for v in variables]
+    start_names = {v: [variables[p] for p in (start[i] if start else ())] for i, v in enumerate(variables)}
+    for a, b in white:
+        if variables[a] not in start_names[variables[b]]:
+            start_names[variables[b]].append(variables[a])
+    try:
+        topological_order(start_names, list(variables))
+    except ValueError as exc:
+        raise ValueError(f"The `whitelist` (with `start`) is not acyclic: {exc}") from None
+    max_parents = options.get("max_parents")
+    if max_parents is not None:
+        max_parents = check_positive_int(max_parents, "max_parents", minimum=0)
+        crowded = [v for v, ps in start_names.items() if len(ps) > max_parents]
+        if crowded:
+            raise ValueError(f"Variable {crowded[0]!r} has more whitelisted/start parents than max_parents={max_parents}.")
+    tabu = check_positive_int(options.get("tabu", 0), "tabu", minimum=0)
+    restarts = check_positive_int(options.get("restarts", 0), "restarts", minimum=0)
+    scorer = LocalScorer(encoded.codes, encoded.cardinalities, options.get("score", "bic"), options.get("ess", 1.0),
+                         options.get("structure_prior"))
+    return hill_climb(
+        scorer, len(variables), start=start, max_parents=max_parents, tabu=tabu, max_tabu=options.get("max_tabu"),
+        restarts=restarts, perturb=check_positive_int(options.get("perturb", 1), "perturb"),
+        whitelist=white, blacklist=black, random_state=options.get("random_state"),
+        max_iter=options.get("max_iter"), progress=bool(options.get("progress", False)),
+    )
 
 
 def learn(data, structure="chow-liu", pseudocount: float = 1.0, **options) -> BayesianNetwork:
-    """Learn a Bayesian network from categorical data.
+    """Learn a Bayesian network (structure and CPTs) from categorical data.
 
     Parameters
     ----------
     data : DataFrame, ndarray of int or EncodedData
         Training data (see :func:`bnfisher.encode`).
     structure : str, mapping, sequence of edges or BayesianNetwork, default="chow-liu"
-        ``"chow-liu"``: the maximum-weight spanning forest over mutual information
-        (Chow & Liu 1968).  A mapping ``{child: parents}``, a list of
-        ``(parent, child)`` edges or a BayesianNetwork fixes the structure and only
-        fits the parameters.
+        ``"chow-liu"``
+            Maximum-weight spanning forest over mutual information (Chow & Liu 1968).
+        ``"forest"``
+            Maximum-weight spanning forest with score gains ``S(X_i | X_j) - S(X_i)``
+            as weights (only positive ones kept); options ``score``, ``ess``,
+            ``structure_prior``.
+        ``"hc"``
+            Hill climbing as R bnlearn's ``hc``: from the empty graph (or ``start``),
+            apply the best add / delete / reverse move until none improves.  Options
+            ``score`` ("bic" default, "ll", "aic", "bdeu", "k2"), ``ess``,
+            ``structure_prior``, ``max_parents``, ``tabu`` (list length; 0 = plain hill
+            climbing), ``max_tabu``, ``restarts``, ``perturb``, ``whitelist``,
+            ``blacklist`` (sequences of (parent, child) names), ``start`` (a
+            structure, or ``"chow-liu"`` to start from the Chow-Liu tree, which often
+            ends higher than the empty graph), ``random_state``, ``max_iter``,
+            ``progress``.
+        ``"tan"``, ``"kdb"``, ``"naive-bayes"``
+            Bayesian network classifiers; need ``class_variable``; ``"kdb"`` takes
+            ``k`` (default 3).
+        A mapping ``{child: parents}``, a list of ``(parent, child)`` edges or a
+        BayesianNetwork fixes the structure and only fits the parameters.
     pseudocount : float, default=1.0
-        Dirichlet pseudocount for the CPTs.
+        Dirichlet pseudocount of the CPTs.
     **options
-        Learner-specific options (none for ``"chow-liu"``).
+        As listed per structure; an unknown option raises a TypeError.
 
     Returns
     -------
@@ -60,8 +153,9 @@ def learn(data, structure="chow-liu", pseudocount: float = 1.0, **options) -> Ba
     Raises
     ------
     ValueError
-        For an unknown structure name, a given structure with a cycle or with
-        variables absent from the data.
+        Unknown structure name or class variable, ``k < 0``, cycles in a given
+        structure or whitelist, arcs in both whitelist and blacklist, names absent
+        from the data.
 
     Examples
     --------
@@ -69,16 +163,39 @@ def learn(data, structure="chow-liu", pseudocount: float = 1.0, **options) -> Ba
     >>> df = pd.DataFrame({"a": list("xxyy") * 5, "b": list("xxyx") * 5, "c": list("uvuv") * 5})
     >>> learn(df).edges
     [('a', 'b'), ('b', 'c')]
+    >>> learn(df, "naive-bayes", class_variable="c").edges
+    [('c', 'a'), ('c', 'b')]
     """
     encoded = data if isinstance(data, EncodedData) else encode(data)
     variables = encoded.variables
     if isinstance(structure, str):
         if structure not in STRUCTURES:
             raise ValueError(f"`structure` must be one of {STRUCTURES} or a given structure; got {structure!r}.")
-        if options:
-            raise TypeError(f"Unexpected option(s) for structure={structure!r}: {sorted(options)}.")
-        parent_index = chow_liu_parents(encoded.codes, encoded.cardinalities)
+        unexpected = sorted(set(options) - _OPTIONS[structure])
+        if unexpected:
+            raise TypeError(f"Unexpected option(s) for structure={structure!r}: {unexpected}; "
+                            f"it takes {sorted(_OPTIONS[structure]) or 'none'}.")
+        codes, cards = encoded.codes, encoded.cardinalities
+        if structure == "chow-liu":
+            parent_index = chow_liu_parents(codes, cards)
+        elif structure == "forest":
+            scorer = LocalScorer(codes, cards, options.get("score", "bic"), options.get("ess", 1.0),
+                                 options.get("structure_prior"))
+            parent_index = score_forest_parents(scorer, len(variables))
+        elif structure == "hc":
+            parent_index = _hill_climb_parents(encoded, options)
+        else:
+            class_index = _class_index(options, variables, structure)
+            if structure == "naive-bayes":
+                parent_index = naive_bayes_parents(len(variables), class_index)
+            elif structure == "tan":
+                parent_index = tan_parents(codes, cards, class_index)
+            else:
+                k = check_positive_int(options.get("k", 3), "k", minimum=0)
+                parent_index = kdb_parents(codes, cards, class_index, k)
         parents = {v: tuple(variables[p] for p in parent_index[i]) for i, v in enumerate(variables)}
     else:
+        if options:
+            raise TypeError(f"Options {sorted(options)} apply to named structures only.")
         parents = _given_structure(structure, variables)
     return BayesianNetwork.fit(encoded, parents, pseudocount=pseudocount, states=encoded.states)

@@ -1,4 +1,5 @@
-"""Chow-Liu trees: the maximum-weight spanning forest over pairwise mutual information."""
+"""Trees and forests: Chow-Liu (mutual information), score-weighted spanning forests,
+and the conditional mutual information used by TAN and KDB."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ import numpy as np
 
 from ..counts import count_family
 
-__all__ = ["mutual_information_matrix", "spanning_forest_parents", "chow_liu_parents"]
+__all__ = [
+    "mutual_information_matrix",
+    "conditional_mutual_information_matrix",
+    "spanning_forest_parents",
+    "chow_liu_parents",
+    "score_forest_parents",
+]
 
 
 def mutual_information_matrix(codes: np.ndarray, cardinalities: np.ndarray) -> np.ndarray:
@@ -24,6 +31,27 @@ def mutual_information_matrix(codes: np.ndarray, cardinalities: np.ndarray) -> n
         for b in range(a + 1, n_vars):
             joint = count_family(codes, (a, b), cardinalities).astype(np.float64)
             information[a, b] = information[b, a] = _mutual_information(joint, n_rows)
+    return information
+
+
+def conditional_mutual_information_matrix(codes: np.ndarray, cardinalities: np.ndarray, given: int) -> np.ndarray:
+    """``I(a; b | given)`` (nats) for every pair of columns, from one 3-way table per pair.
+
+    ``I(a; b | c) = sum p(x, y, z) log(p(x, y, z) p(z) / (p(x, z) p(y, z)))``; rows and
+    columns of ``given`` itself are 0.
+    """
+    n_rows, n_vars = codes.shape
+    information = np.zeros((n_vars, n_vars))
+    if n_rows == 0:
+        return information
+    for a in range(n_vars):
+        for b in range(a + 1, n_vars):
+            if given in (a, b):
+                continue
+            joint = count_family(codes, (given, a, b), cardinalities).astype(np.float64)
+            # I(a; b | c) = sum_z p(z) I(a; b | c = z): the MI of each slice, weighted by its size.
+            value = sum(_mutual_information(slice_, slice_.sum()) * slice_.sum() for slice_ in joint if slice_.sum())
+            information[a, b] = information[b, a] = value / n_rows
     return information
 
 
@@ -62,6 +90,33 @@ def spanning_forest_parents(weights: np.ndarray, names=None) -> list:
         root = min(component)
         for parent, child in nx.bfs_edges(forest, root, sort_neighbors=sorted):
             parents[child] = (parent,)
+    return parents
+
+
+def score_forest_parents(scorer, n_variables: int) -> list:
+    """Maximum-weight spanning forest with weights ``w_{j->i} = S(i | {j}) - S(i)``.
+
+    Score-equivalent scores (ll, bic, aic, bdeu) give symmetric weights and an
+    undirected forest rooted at each tree's lowest index; otherwise (k2) the
+    maximum-weight branching (Edmonds) picks the arc directions.  Only positive
+    weights become arcs.
+    """
+    n = n_variables
+    weights = np.zeros((n, n))  # weights[j, i] = gain of the arc j -> i
+    for i in range(n):
+        others = [j for j in range(n) if j != i]
+        if others:
+            weights[others, i] = scorer.scores_adding(i, (), others) - scorer(i, ())
+    if np.allclose(weights, weights.T, rtol=1e-9, atol=1e-9):
+        return spanning_forest_parents(np.maximum(weights, weights.T))
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(n))
+    graph.add_weighted_edges_from((j, i, float(weights[j, i])) for j in range(n) for i in range(n)
+                                  if i != j and weights[j, i] > 0)
+    branching = nx.maximum_branching(graph)
+    parents: list = [() for _ in range(n)]
+    for j, i in sorted(branching.edges()):
+        parents[i] = (j,)
     return parents
 
 

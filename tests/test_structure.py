@@ -1,0 +1,211 @@
+import itertools
+import tempfile
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _helpers import BIF_DIR, random_network
+from bnfisher import encode, learn, read_bif, score
+from bnfisher.scores import LocalScorer
+from bnfisher.structure.chow_liu import conditional_mutual_information_matrix, mutual_information_matrix
+from bnfisher.structure.hill_climb import _closure, _Search
+
+
+def _is_acyclic(parents) -> bool:
+    return not np.any(np.diag(_closure([tuple(p) for p in parents])))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_every_hill_climbing_move_keeps_the_graph_acyclic(seed):
+    rng = np.random.default_rng(seed)
+    network = random_network(rng, n_vars=int(rng.integers(3, 7)), max_parents=2)
+    encoded = encode(network.sample(300, random_state=rng, as_frame=False))
+    n = encoded.codes.shape[1]
+    search = _Search(LocalScorer(encoded.codes, encoded.cardinalities), n, None,
+                     np.zeros((n, n), bool), np.zeros((n, n), bool))
+    search.reset([() for _ in range(n)])
+    for _ in range(30):
+        add, delete, reverse = search.moves()
+        legal = np.argwhere(np.isfinite(np.stack([add, delete, reverse])))
+        if len(legal) == 0:
+            break
+        kind, i, j = (int(x) for x in legal[rng.integers(len(legal))])
+        if kind == 2:
+            from bnfisher.structure.hill_climb import _path_avoiding_arc
+
+            if _path_avoiding_arc(search.parents, i, j):
+                continue
+        search.apply(kind, i, j)
+        assert _is_acyclic(search.parents)
+        np.testing.assert_array_equal(search.reach, _closure([tuple(p) for p in search.parents]))
+        assert search.total == pytest.approx(sum(search.scorer(v, search.parents[v]) for v in range(n)))
+
+
+def test_hill_climbing_result_is_a_local_optimum_and_deterministic():
+    network = read_bif(BIF_DIR / "asia.bif")
+    data = network.sample(3000, random_state=1)
+    learned = learn(data, "hc")
+    assert learned.edges == learn(data, "hc").edges
+    base = score(learned, data)
+    variables = learned.variables
+    parents = {v: set(learned.parents[v]) for v in variables}
+    for a, b in itertools.permutations(variables, 2):
+        trial = {v: set(ps) for v, ps in parents.items()}
+        if a in trial[b]:
+            trial[b].discard(a)
+        else:
+            trial[b].add(a)
+        try:
+            assert score({v: sorted(ps) for v, ps in trial.items()}, data) <= base + 1e-6
+        except ValueError:  # the move would create a cycle
+            pass
+
+
+def _pyagrum_bic(frame):
+    gum = pytest.importorskip("pyagrum")
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as handle:
+        frame.astype(str).to_csv(handle, index=False)
+    learner = gum.BNLearner(handle.name)
+    learner.useGreedyHillClimbing()
+    learner.useScoreBIC()
+    learner.useNoPrior()
+    dag = learner.learnDAG()
+    names = {learner.idFromName(c): c for c in frame.columns}
+    return score({names[n]: [names[p] for p in dag.parents(n)] for n in dag.nodes()}, frame)
+
+
+def _pgmpy_bic(frame):
+    estimators = pytest.importorskip("pgmpy.estimators")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dag = estimators.HillClimbSearch(frame.astype(str)).estimate(scoring_method="bic-d", show_progress=False)
+    return score({v: list(dag.predecessors(v)) for v in frame.columns}, frame)
+
+
+@pytest.mark.parametrize("name, options, tolerance", [
+    ("asia", {}, 0.0005),
+    ("alarm", {"start": "chow-liu"}, 0.005),
+])
+def test_hill_climbing_recovers_a_high_scoring_structure(name, options, tolerance):
+    network = read_bif(BIF_DIR / f"{name}.bif")
+    data = network.sample(20_000, random_state=0)
+    learned = score(learn(data, "hc", **options), data)
+    true = score(network, data)
+    assert learned >= true - tolerance * abs(true)
+    assert learned >= _pyagrum_bic(data) - 1e-6
+    assert learned >= _pgmpy_bic(data) - 1e-6
+
+
+def test_whitelist_blacklist_and_max_parents_are_respected():
+    network = read_bif(BIF_DIR / "asia.bif")
+    data = network.sample(3000, random_state=2)
+    learned = learn(data, "hc", whitelist=[("asia", "dysp")], blacklist=[("smoke", "lung"), ("lung", "smoke")],
+                    max_parents=1)
+    assert ("asia", "dysp") in learned.edges
+    assert ("smoke", "lung") not in learned.edges and ("lung", "smoke") not in learned.edges
+    assert max(len(p) for p in learned.parents.values()) <= 1
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"whitelist": [("a", "b")], "blacklist": [("a", "b")]}, "both `whitelist` and `blacklist`"),
+    ({"whitelist": [("a", "b"), ("b", "a")]}, "not acyclic"),
+    ({"whitelist": [("a", "zzz")]}, "'zzz', which is not a column"),
+    ({"tabu": -1}, "`tabu` must be >= 0"),
+    ({"score": "mdl"}, "`score` must be one of"),
+])
+def test_hill_climbing_bad_options_raise(options, match):
+    data = pd.DataFrame({"a": list("xyxy"), "b": list("uuvv"), "c": list("pqqp")})
+    with pytest.raises(ValueError, match=match):
+        learn(data, "hc", **options)
+
+
+def test_tabu_and_restarts_never_end_below_plain_hill_climbing():
+    network = read_bif(BIF_DIR / "insurance.bif")
+    data = encode(network.sample(3000, random_state=3))
+    plain = score(learn(data, "hc"), data)
+    assert score(learn(data, "hc", tabu=10), data) >= plain - 1e-6
+    restarted = learn(data, "hc", restarts=3, perturb=3, random_state=0)
+    assert score(restarted, data) >= plain - 1e-6
+    assert learn(data, "hc", restarts=3, perturb=3, random_state=0).edges == restarted.edges
+
+
+def test_forest_keeps_only_positive_score_gains():
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, 2000)
+    frame = pd.DataFrame({"a": a, "b": a ^ (rng.random(2000) < 0.1), "noise": rng.integers(0, 3, 2000)})
+    forest = learn(frame, "forest", score="bic")
+    assert forest.edges == [("a", "b")]  # the noise column stays unconnected under BIC
+    assert len(learn(frame, "chow-liu").edges) == 2  # mutual information is always >= 0
+    k2 = learn(frame, "forest", score="k2")  # asymmetric weights: maximum branching
+    assert max(len(p) for p in k2.parents.values()) <= 1
+
+
+def test_conditional_mutual_information_matches_definition():
+    rng = np.random.default_rng(1)
+    codes = rng.integers(0, 3, size=(400, 3))
+    cmi = conditional_mutual_information_matrix(codes, [3, 3, 3], given=2)
+    joint = np.zeros((3, 3, 3))
+    np.add.at(joint, (codes[:, 0], codes[:, 1], codes[:, 2]), 1)
+    p = joint / joint.sum()
+    pz = p.sum(axis=(0, 1))
+    pxz = p.sum(axis=1)
+    pyz = p.sum(axis=0)
+    expected = sum(p[x, y, z] * np.log(p[x, y, z] * pz[z] / (pxz[x, z] * pyz[y, z]))
+                   for x in range(3) for y in range(3) for z in range(3) if p[x, y, z] > 0)
+    assert cmi[0, 1] == pytest.approx(expected)
+    mi = mutual_information_matrix(codes, [3, 3, 3])
+    pxy = p.sum(axis=2)
+    expected_mi = sum(pxy[x, y] * np.log(pxy[x, y] / (pxy[x].sum() * pxy[:, y].sum()))
+                      for x in range(3) for y in range(3) if pxy[x, y] > 0)
+    assert mi[0, 1] == pytest.approx(expected_mi)
+
+
+@pytest.fixture(scope="module")
+def nursery():
+    from bnfisher.datasets import load
+
+    return load("nursery")
+
+
+def test_tan_and_kdb_have_the_right_shapes(nursery):
+    tan = learn(nursery, "tan", class_variable="class")
+    assert tan.parents["class"] == ()
+    features = [v for v in tan.variables if v != "class"]
+    for v in features:
+        assert "class" in tan.parents[v]
+        assert len(tan.parents[v]) <= 2
+    assert sum(len(tan.parents[v]) == 1 for v in features) == 1  # the tree's root
+    for k in (0, 1, 3):
+        kdb = learn(nursery, "kdb", class_variable="class", k=k)
+        for v in features:
+            assert kdb.parents[v][0] == "class"
+            assert len(kdb.parents[v]) - 1 <= k
+    nb = learn(nursery, "naive-bayes", class_variable="class")
+    assert all(nb.parents[v] == ("class",) for v in features)
+
+
+@pytest.mark.parametrize("structure, options, match", [
+    ("tan", {"class_variable": "nope"}, "`class_variable` 'nope' is not a column"),
+    ("kdb", {"class_variable": "class", "k": -1}, "`k` must be >= 0"),
+    ("tan", {}, "needs `class_variable`"),
+    ("magic", {}, "`structure` must be one of"),
+])
+def test_classifier_structures_bad_input(nursery, structure, options, match):
+    with pytest.raises(ValueError, match=match):
+        learn(nursery, structure, **options)
+
+
+def test_given_structures_only_fit_parameters():
+    data = pd.DataFrame({"a": list("xxyy"), "b": list("uvuv"), "c": list("ppqq")})
+    from_edges = learn(data, [("a", "b"), ("b", "c")])
+    from_mapping = learn(data, {"b": ["a"], "c": ["b"]})
+    assert from_edges.edges == from_mapping.edges == learn(data, from_edges).edges
+    with pytest.raises(ValueError, match="cycle"):
+        learn(data, [("a", "b"), ("b", "a")])
+    with pytest.raises(TypeError, match="Unexpected option"):
+        learn(data, "chow-liu", k=3)
