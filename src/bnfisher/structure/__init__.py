@@ -65,7 +65,9 @@ def _class_index(options: dict, variables: Sequence[str], structure: str) -> int
     if class_variable is None:
         raise ValueError(f"structure={structure!r} needs `class_variable`, the name of the class column.")
     if class_variable not in variables:
-        raise ValueError(f"`class_variable` {class_variable!r} is not a column of the data (columns: {list(variables)}).")
+        raise ValueError(
+            f"`class_variable` {class_variable!r} is not a column of the data (columns: {list(variables)})."
+        )
     return list(variables).index(class_variable)
 
 
@@ -99,7 +101,9 @@ def _hill_climb_parents(encoded: EncodedData, options: dict) -> list:
         max_parents = check_positive_int(max_parents, "max_parents", minimum=0)
         crowded = [v for v, ps in start_names.items() if len(ps) > max_parents]
         if crowded:
-            raise ValueError(f"Variable {crowded[0]!r} has more whitelisted/start parents than max_parents={max_parents}.")
+            raise ValueError(
+                f"Variable {crowded[0]!r} has more whitelisted/start parents than max_parents={max_parents}."
+            )
     tabu = check_positive_int(options.get("tabu", 0), "tabu", minimum=0)
     restarts = check_positive_int(options.get("restarts", 0), "restarts", minimum=0)
     scorer = LocalScorer(encoded.codes, encoded.cardinalities, options.get("score", "bic"), options.get("ess", 1.0),

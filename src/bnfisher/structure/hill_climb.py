@@ -169,7 +169,7 @@ def _climb(search: _Search, tabu: int, max_tabu: int, max_iter, progress_bar) ->
     without_improvement = steps = 0
     while without_improvement < max_tabu and (max_iter is None or steps < max_iter):
 
-        def leads_to_tabu(kind, i, j):
+        def leads_to_tabu(kind, i, j, recent=recent):
             structure = [set(ps) for ps in search.parents]
             if kind == _ADD:
                 structure[j].add(i)
