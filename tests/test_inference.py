@@ -5,8 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _helpers import BIF_DIR, brute_force_marginal, random_network
 from bnfisher import marginal, parent_marginals, read_bif
+
+from _helpers import BIF_DIR, brute_force_marginal, random_network
 
 EXACT = ["junction-tree", "elimination"]
 

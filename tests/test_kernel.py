@@ -4,6 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bnfisher import BayesianNetwork, FisherKernel
+
 from _helpers import (
     _free_parameters,
     all_configurations,
@@ -13,7 +15,6 @@ from _helpers import (
     random_network,
     theorem1_kernel,
 )
-from bnfisher import BayesianNetwork, FisherKernel
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -2,8 +2,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _helpers import BIF_DIR, all_configurations, joint_probabilities, random_network
 from bnfisher import BayesianNetwork, read_bif, write_bif
+
+from _helpers import BIF_DIR, all_configurations, joint_probabilities, random_network
 
 STATES = {"A": ["a0", "a1"], "B": ["b0", "b1", "b2"]}
 

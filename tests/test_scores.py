@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _helpers import BIF_DIR
 from bnfisher import encode, read_bif, score
 from bnfisher.scores import LocalScorer, local_score
+
+from _helpers import BIF_DIR
 
 
 def _brute_force(child, parents, score_name, ess=1.0):

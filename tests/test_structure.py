@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _helpers import BIF_DIR, random_network
 from bnfisher import encode, learn, read_bif, score
 from bnfisher.scores import LocalScorer
 from bnfisher.structure.chow_liu import conditional_mutual_information_matrix, mutual_information_matrix
 from bnfisher.structure.hill_climb import _closure, _Search
+
+from _helpers import BIF_DIR, random_network
 
 
 def _is_acyclic(parents) -> bool:

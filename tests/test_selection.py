@@ -1,0 +1,207 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from bnfisher import FisherKernel, learn, read_bif
+from bnfisher.selection import (
+    ConvergenceWarning,
+    _tolerance,
+    chi2_criterion,
+    mmd_test,
+    random_baseline,
+    random_mmd_baseline,
+    select_representatives,
+)
+
+from _helpers import BIF_DIR, random_network
+
+
+def _mmd_from_gram(gram: np.ndarray, subset) -> float:
+    """eq. 10 for X_S against X, literally from pairwise kernel values."""
+    subset = list(subset)
+    return gram[np.ix_(subset, subset)].mean() + gram.mean() - 2 * gram[subset].mean()
+
+
+def _reference_algorithm1(gram: np.ndarray, start, max_sweeps=100):
+    """Algorithm 1 as printed: recompute d(X_{S u {j}}, X) from pairwise kernels for every j."""
+    n = gram.shape[0]
+    S = list(np.sort(start))
+    min_d = _mmd_from_gram(gram, S)
+    for _ in range(max_sweeps):
+        changed = False
+        for position in range(len(S)):
+            others = S[:position] + S[position + 1:]
+            values = np.full(n, np.inf)
+            for j in range(n):
+                if j not in S:
+                    values[j] = _mmd_from_gram(gram, others + [j])
+            best = values.min()
+            if best < min_d - _tolerance(min_d):
+                j = int(np.flatnonzero(values <= best + _tolerance(best))[0])
+                S[position] = j
+                min_d = _mmd_from_gram(gram, S)
+                changed = True
+        if not changed:
+            break
+    return np.sort(S), min_d
+
+
+@pytest.fixture(scope="module")
+def small_problem():
+    network = read_bif(BIF_DIR / "asia.bif")
+    data = network.sample(120, random_state=4)
+    learned = learn(data, "chow-liu")
+    return learned, data, FisherKernel(learned)
+
+
+@pytest.mark.parametrize("k", [3, 10])
+def test_fast_greedy_selects_the_same_rows_as_the_reference(small_problem, k):
+    network, data, kernel = small_problem
+    rng = np.random.default_rng(k)
+    start = np.sort(rng.choice(len(data), size=k, replace=False))
+    result = select_representatives(kernel, data, k, init=start)
+    gram = kernel.gram(data)
+    reference, reference_value = _reference_algorithm1(gram, start)
+    np.testing.assert_array_equal(result.indices, reference)
+    assert result.final_value == pytest.approx(reference_value, rel=1e-9, abs=1e-12)
+    assert result.final_value == pytest.approx(kernel.mmd(data.iloc[result.indices], data), rel=1e-9, abs=1e-12)
+
+
+def test_greedy_result_is_a_local_optimum_and_objective_never_increases(small_problem):
+    network, data, kernel = small_problem
+    result = select_representatives(kernel, data, 8, n_init=30, random_state=1)
+    assert result.converged
+    assert all(b <= a + 1e-12 for a, b in zip(result.objective, result.objective[1:]))
+    gram = kernel.gram(data)
+    chosen = list(result.indices)
+    outside = [j for j in range(len(data)) if j not in chosen]
+    for position in range(len(chosen)):
+        for j in outside:
+            trial = chosen[:position] + [j] + chosen[position + 1:]
+            assert _mmd_from_gram(gram, trial) >= result.final_value - 1e-10
+
+
+def test_chi2_greedy_is_a_local_optimum_of_the_chi2_objective(small_problem):
+    network, data, kernel = small_problem
+    codes = network.encode(data).codes
+    result = select_representatives(kernel, data, 6, criterion="chi2", n_init=20, random_state=2)
+    assert result.final_value == pytest.approx(chi2_criterion(codes, result.indices))
+    chosen = list(result.indices)
+    for position in range(len(chosen)):
+        for j in set(range(len(data))) - set(chosen):
+            trial = np.array(chosen[:position] + [j] + chosen[position + 1:])
+            assert chi2_criterion(codes, trial) >= result.final_value - 1e-9
+
+
+def test_chi2_criterion_equals_scipy_chisquare():
+    rng = np.random.default_rng(0)
+    codes = np.column_stack([rng.integers(0, 4, 500), rng.integers(0, 3, 500), np.zeros(500, int)])
+    subset = rng.choice(500, 60, replace=False)
+    expected = 0.0
+    for v in range(codes.shape[1]):
+        full = np.bincount(codes[:, v], minlength=codes[:, v].max() + 1)
+        used = full > 0
+        if used.sum() < 2:
+            continue  # one category: p = 1
+        observed = np.bincount(codes[subset, v], minlength=full.size)[used]
+        p = stats.chisquare(observed, full[used] / 500 * 60).pvalue
+        expected -= np.log(p)
+    assert chi2_criterion(codes, subset) == pytest.approx(expected, rel=1e-9)
+
+
+def test_chi2_log_p_values_do_not_underflow():
+    codes = np.column_stack([np.r_[np.zeros(500, int), np.ones(500, int)]] * 40)
+    value = chi2_criterion(codes, np.arange(100))  # all from state 0: p ~ 1e-23 per variable
+    assert np.isfinite(value) and value > 40 * 50
+
+
+def test_callable_criterion_and_random_baseline(small_problem):
+    network, data, kernel = small_problem
+    codes = network.encode(data).codes
+
+    def first_column_mean(indices):
+        return abs(codes[indices, 0].mean() - codes[:, 0].mean())
+
+    result = select_representatives(kernel, data, 5, criterion=first_column_mean, n_init=10, random_state=0)
+    assert result.final_value == pytest.approx(first_column_mean(result.indices))
+    mean, std, values = random_baseline(first_column_mean, len(data), 5, n=50, random_state=0)
+    assert values.shape == (50,) and mean == pytest.approx(values.mean()) and std >= 0
+    mean, std, values = random_mmd_baseline(kernel, data, 5, n=40, random_state=0)
+    assert values[0] == pytest.approx(kernel.mmd(data.iloc[np.sort(
+        np.random.default_rng(0).choice(len(data), 5, replace=False))], data))
+
+
+def test_selection_is_reproducible_and_progress_runs(small_problem):
+    network, data, kernel = small_problem
+    a = select_representatives(kernel, data, 7, n_init=25, random_state=3, progress=True)
+    b = select_representatives(kernel, data, 7, n_init=25, random_state=3)
+    np.testing.assert_array_equal(a.indices, b.indices)
+    with pytest.warns(ConvergenceWarning, match="max_sweeps=1"):
+        select_representatives(kernel, data, 30, init="random", max_sweeps=1, random_state=0)
+
+
+@pytest.mark.parametrize("k, match, error", [
+    (0, "0 < k < n_rows", ValueError),
+    (120, "0 < k < n_rows", ValueError),
+    (-3, "0 < k < n_rows", ValueError),
+    (2.5, "`k` must be an integer", TypeError),
+])
+def test_bad_k_raises(small_problem, k, match, error):
+    network, data, kernel = small_problem
+    with pytest.raises(error, match=match):
+        select_representatives(kernel, data, k)
+
+
+def test_empty_data_and_bad_init_raise(small_problem):
+    network, data, kernel = small_problem
+    with pytest.raises(ValueError, match="empty data"):
+        select_representatives(kernel, data.iloc[:0], 1)
+    with pytest.raises(ValueError, match="distinct row positions"):
+        select_representatives(kernel, data, 2, init=np.array([1, 1]))
+    with pytest.raises(ValueError, match="`criterion` must be"):
+        select_representatives(kernel, data, 2, criterion="kl")
+
+
+def test_permutation_test_uniform_under_null_and_powerful_under_alternative():
+    network = random_network(np.random.default_rng(11), n_vars=4, max_parents=2, max_states=3)
+    kernel = FisherKernel(network)
+    p_values = []
+    for seed in range(40):
+        sample = network.sample(200, random_state=seed, as_frame=False)
+        p_values.append(mmd_test(kernel, sample[:100], sample[100:], n_permutations=99, random_state=seed).p_value)
+    p_values = np.array(p_values)
+    assert 0.2 < p_values.mean() < 0.8
+    assert np.mean(p_values <= 0.1) < 0.3
+    assert stats.kstest(p_values, "uniform").pvalue > 0.001
+    # A different distribution: rows only where the first variable takes its rarest state.
+    sample = network.sample(5000, random_state=99, as_frame=False)
+    rare = np.argmin(np.bincount(sample[:, 0]))
+    shifted = sample[sample[:, 0] == rare][:150]
+    result = mmd_test(kernel, sample[:150], shifted, n_permutations=199, random_state=0)
+    assert result.p_value <= 0.01
+
+
+def test_permutation_statistics_match_pairwise_definitions():
+    network = random_network(np.random.default_rng(12), n_vars=3, max_parents=2, max_states=3)
+    kernel = FisherKernel(network)
+    X = network.sample(30, random_state=1, as_frame=False)
+    Y = network.sample(25, random_state=2, as_frame=False)
+    result = mmd_test(kernel, X, Y, n_permutations=20, random_state=0)
+    assert result.statistic == pytest.approx(kernel.mmd(X, Y), rel=1e-9)
+    gxx, gyy, gxy = kernel.gram(X), kernel.gram(Y), kernel.gram(X, Y)
+    unbiased = ((gxx.sum() - np.trace(gxx)) / (30 * 29) + (gyy.sum() - np.trace(gyy)) / (25 * 24) - 2 * gxy.mean())
+    assert result.unbiased == pytest.approx(unbiased, rel=1e-9, abs=1e-12)
+    pooled = np.vstack([X, Y])
+    permutation = np.random.default_rng(0).permutation(55)[:30]
+    rest = np.setdiff1d(np.arange(55), permutation)
+    assert result.null_distribution[0] == pytest.approx(kernel.mmd(pooled[permutation], pooled[rest]), rel=1e-9)
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        mmd_test(kernel, X[:1], Y)
+
+
+def test_works_on_dataframes_with_labels():
+    df = pd.DataFrame({"a": list("xyxyxxyy") * 5, "b": list("uuvvuvuv") * 5})
+    kernel = FisherKernel(learn(df))
+    result = select_representatives(kernel, df, 4, n_init=10, random_state=0)
+    assert len(result.indices) == 4 and result.indices.max() < len(df)
