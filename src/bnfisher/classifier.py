@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 
+from ._frames import validate_frame
 from .encoding import EncodedData, encode
 from .structure import learn
 
@@ -14,7 +15,7 @@ __all__ = ["BayesianNetworkClassifier"]
 try:  # scikit-learn is optional at import time; the estimator needs it.
     from sklearn.base import BaseEstimator, ClassifierMixin
     from sklearn.utils.multiclass import check_classification_targets
-    from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
+    from sklearn.utils.validation import check_is_fitted, column_or_1d
 except ImportError:  # pragma: no cover - exercised only without scikit-learn
     BaseEstimator = object
     ClassifierMixin = object
@@ -22,9 +23,6 @@ except ImportError:  # pragma: no cover - exercised only without scikit-learn
     def check_is_fitted(estimator, attributes=None):
         if not hasattr(estimator, "network_"):
             raise AttributeError("This BayesianNetworkClassifier is not fitted yet; call `fit` first.")
-
-    def check_array(array, **kwargs):
-        return np.asarray(array)
 
     def check_classification_targets(y):
         return None
@@ -91,33 +89,7 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         self.pseudocount = pseudocount
 
     def _frame(self, X, fitting: bool) -> pd.DataFrame:
-        if isinstance(X, pd.DataFrame):
-            frame = X
-            if fitting:
-                self.feature_names_in_ = np.asarray(X.columns, dtype=object)
-            elif hasattr(self, "feature_names_in_") and list(X.columns) != list(self.feature_names_in_):
-                missing = [c for c in self.feature_names_in_ if c not in X.columns]
-                if missing:
-                    raise ValueError(f"Columns {missing} seen during fit are absent from X.")
-                frame = X[list(self.feature_names_in_)]
-        else:
-            # Arrays: sklearn's checks (2-D, finite, not sparse, not complex); every value is a label.
-            array = check_array(X, dtype=None, ensure_min_samples=1 if fitting else 0)
-            frame = pd.DataFrame(array.astype(object), columns=[f"x{i}" for i in range(array.shape[1])])
-            if fitting and hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_
-        if fitting:
-            self.n_features_in_ = frame.shape[1]
-        elif frame.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {frame.shape[1]} features, but BayesianNetworkClassifier is expecting "
-                             f"{self.n_features_in_} features as input.")
-        if _CLASS in frame.columns:
-            raise ValueError(f"A feature may not be named {_CLASS!r}.")
-        floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c].dtype)]
-        if floats:
-            # Floating-point values are used as labels, one state per distinct value.
-            frame = frame.astype({c: object for c in floats})
-        return frame
+        return validate_frame(self, X, fitting, reserved=(_CLASS,))
 
     def fit(self, X, y):
         """Learn the network from features ``X`` and labels ``y``; returns self."""

@@ -189,6 +189,62 @@ def _command_compare(args) -> None:
           "can express.")
 
 
+def _command_experiment(args) -> None:
+    import os
+
+    from .experiments import MODELS, plot_summarization, run_summarization, summarize_claims
+
+    datasets = ["letter", "nursery", "waveform-5000"] if args.dataset == "all" else [args.dataset]
+    models = list(MODELS) if args.model == "all" else [args.model]
+    seeds = [args.seed + s for s in range(args.n_seeds)]
+    os.makedirs(args.output, exist_ok=True)
+    results, timings = [], []
+    started = time.perf_counter()
+    runs = [(d, m, s) for s in seeds for m in models for d in datasets]
+    iterator = runs
+    if not args.quiet:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(runs, desc="experiment", unit="run")
+    for dataset, model, seed in iterator:
+        outcome = run_summarization(dataset, model, sizes=args.sizes, n_random=args.n_random, seed=seed,
+                                    criteria=args.criteria, progress=not args.quiet)
+        results.append(outcome.results)
+        timings.append(outcome.timings)
+    results = pd.concat(results, ignore_index=True)
+    timings = pd.concat(timings, ignore_index=True)
+    results.to_csv(os.path.join(args.output, "results.csv"), index=False)
+    timings.to_csv(os.path.join(args.output, "timings.csv"), index=False)
+    claims = summarize_claims(results)
+    claims.to_csv(os.path.join(args.output, "claims.csv"), index=False)
+    for model in models:
+        plot_summarization(results, os.path.join(args.output, f"figure-{model}.png"), model)
+    elapsed = time.perf_counter() - started
+    print(f"{len(runs)} runs in {elapsed:.1f} s; wrote results.csv, timings.csv, claims.csv and "
+          f"figure-<model>.png to {args.output}")
+    summary = claims.groupby("method")["beats_random"].mean()
+    print("Share of (data set, model, seed, k) where the greedy subset beats the random mean:")
+    print(summary.round(3).to_string())
+
+
+def _command_hmm_kernel(args) -> None:
+    from .hmm import HMMFisherKernel
+
+    with np.load(args.sequences) as archive:
+        if "X" in archive and "lengths" in archive:
+            sequences, lengths = archive["X"], archive["lengths"]
+        else:
+            sequences, lengths = [archive[name] for name in archive.files], None
+    kernel = HMMFisherKernel(n_states=args.n_states, covariance_type=args.covariance_type,
+                             information=args.information, normalize=args.normalize, n_init=args.n_init,
+                             random_state=args.seed).fit(sequences, lengths=lengths)
+    gram = kernel.gram(sequences, lengths_a=lengths)
+    np.save(args.output, gram)
+    print(f"HMM with {args.n_states} states: log-likelihood {kernel.log_likelihood_:.6g} "
+          f"(starts: {', '.join(f'{v:.6g}' for v in kernel.init_log_likelihoods_)})")
+    print(f"Wrote the {gram.shape[0]} x {gram.shape[1]} Fisher kernel to {args.output}")
+
+
 def _add_common_data_options(parser: argparse.ArgumentParser, structure: bool = True) -> None:
     parser.add_argument("--bins", type=int, default=None,
                         help="bin numeric columns into at most this many quantile bins (default: no binning)")
@@ -259,6 +315,39 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--seed", type=int, default=0)
     _add_common_data_options(compare)
     compare.set_defaults(handler=_command_compare)
+
+    experiment = sub.add_parser("experiment", help="reproduce the paper's experiments",
+                                description="Reproduce the paper's experiments.")
+    experiment_sub = experiment.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
+    summarization = experiment_sub.add_parser(
+        "summarization", help="data summarisation (Sec. 7.1, Figures 1-3)",
+        description="Learn a network on the training half, select subsets of each size by random sampling and "
+                    "by Algorithm 1 under several criteria, re-fit on each subset and evaluate on the test half. "
+                    "Writes results.csv, timings.csv, claims.csv and figure-<model>.png.")
+    summarization.add_argument("--dataset", default="all", choices=["all", "letter", "nursery", "waveform-5000"])
+    summarization.add_argument("--model", default="all", choices=["all", "hc", "tan", "kdb"])
+    summarization.add_argument("--sizes", type=int, nargs="+", default=[200, 400, 600, 1000])
+    summarization.add_argument("--n-random", type=int, default=1000, help="random subsets per size (default 1000)")
+    summarization.add_argument("--seed", type=int, default=0, help="first split seed (default 0)")
+    summarization.add_argument("--n-seeds", type=int, default=5, help="number of split seeds (default 5)")
+    summarization.add_argument("--criteria", nargs="+", default=["mmd", "chi2", "mmd-identity", "mmd-overlap"],
+                               choices=["mmd", "chi2", "mmd-identity", "mmd-overlap"])
+    summarization.add_argument("-o", "--output", required=True, help="output directory")
+    summarization.add_argument("--quiet", action="store_true", help="no progress bars")
+    summarization.set_defaults(handler=_command_experiment)
+
+    hmm = sub.add_parser("hmm-kernel", help="Fisher kernel of a Gaussian HMM between time series",
+                         description="Fit a Gaussian HMM to sequences and write their Fisher kernel (.npy). The "
+                                     ".npz holds one (T_i, D) array per sequence, or 'X' and 'lengths'.")
+    hmm.add_argument("sequences", help=".npz file")
+    hmm.add_argument("-o", "--output", required=True, help="output .npy file")
+    hmm.add_argument("--n-states", type=int, default=3)
+    hmm.add_argument("--covariance-type", default="full", choices=["full", "diag"])
+    hmm.add_argument("--information", default="identity", choices=["identity", "empirical"])
+    hmm.add_argument("--normalize", default=None, choices=["l2", "standardize"])
+    hmm.add_argument("--n-init", type=int, default=5)
+    hmm.add_argument("--seed", type=int, default=0)
+    hmm.set_defaults(handler=_command_hmm_kernel)
     return parser
 
 

@@ -30,7 +30,7 @@ from .encoding import EncodedData
 from .inference import DEFAULT_MAX_TABLE_SIZE, INFERENCE_METHODS, parent_marginals
 from .network import BayesianNetwork
 
-__all__ = ["FisherKernel"]
+__all__ = ["FisherKernel", "OverlapKernel"]
 
 
 
@@ -448,3 +448,59 @@ def _rows_by_configuration(config: np.ndarray, shared: np.ndarray) -> list:
     order = np.argsort(config, kind="stable")
     bounds = np.searchsorted(config[order], np.stack([shared, shared + 1]))
     return [order[start:stop] for start, stop in zip(bounds[0], bounds[1])]
+
+
+class OverlapKernel:
+    """Overlap (Hamming) kernel ``K(x, y) = sum_i [x_i = y_i]``: the inner product of one-hot rows.
+
+    A structure-free baseline for the Fisher kernel: same interface for ``embed``,
+    ``gram``, ``mean_embedding`` and ``mmd``; ``network`` only fixes the variables
+    and their states.
+
+    Parameters
+    ----------
+    network : BayesianNetwork
+        Supplies the variables and states (its CPTs are not used).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnfisher import BayesianNetwork
+    >>> net = BayesianNetwork({}, {"a": [0.5, 0.5], "b": [0.5, 0.5]}, {"a": [0, 1], "b": [0, 1]})
+    >>> OverlapKernel(net).gram(np.array([[0, 1], [0, 0]])).tolist()
+    [[2.0, 1.0], [1.0, 2.0]]
+    """
+
+    normalize = False
+
+    def __init__(self, network: BayesianNetwork):
+        if not isinstance(network, BayesianNetwork):
+            raise TypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
+        self.network = network
+        cards = network.cardinalities
+        self._offsets = np.concatenate([[0], np.cumsum(cards)[:-1]]).astype(np.int64)
+        self.n_features_ = int(cards.sum())
+
+    def embed(self, X) -> sp.csr_matrix:
+        """One-hot rows, shape (n_rows, sum r_i)."""
+        codes = self.network.encode(X).codes
+        n_rows, n_vars = codes.shape
+        indices = (codes + self._offsets[None, :]).ravel()
+        indptr = np.arange(0, n_rows * n_vars + 1, n_vars, dtype=np.int64)
+        return sp.csr_matrix((np.ones(n_rows * n_vars), indices, indptr), shape=(n_rows, self.n_features_))
+
+    def gram(self, X, Y=None) -> np.ndarray:
+        """``K[a, b]`` = number of variables on which ``X[a]`` and ``Y[b]`` agree."""
+        EX = self.embed(X)
+        EY = EX if Y is None else self.embed(Y)
+        return (EX @ EY.T).toarray()
+
+    def mean_embedding(self, X) -> np.ndarray:
+        """Per-variable state frequencies, concatenated."""
+        E = self.embed(X)
+        return np.asarray(E.mean(axis=0)).ravel() if E.shape[0] else np.zeros(self.n_features_)
+
+    def mmd(self, X, Y) -> float:
+        """Squared MMD (eq. 10) under the overlap kernel."""
+        difference = self.mean_embedding(X) - self.mean_embedding(Y)
+        return float(difference @ difference)

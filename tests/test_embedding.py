@@ -1,0 +1,81 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("sklearn")
+from sklearn.base import clone  # noqa: E402
+from sklearn.compose import ColumnTransformer  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.model_selection import GridSearchCV, KFold  # noqa: E402
+from sklearn.pipeline import Pipeline  # noqa: E402
+from sklearn.svm import SVC  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from bnfisher import FisherKernel, learn  # noqa: E402
+from bnfisher.datasets import load  # noqa: E402
+from bnfisher.embedding import FisherEmbedding  # noqa: E402
+
+
+@parametrize_with_checks([FisherEmbedding(), FisherEmbedding(structure="hc", normalize=True)])
+def test_sklearn_compatible_transformer(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def nursery():
+    data = load("nursery").sample(3000, random_state=0)
+    return data.drop(columns="class"), data["class"]
+
+
+def test_transform_is_the_exact_feature_map(nursery):
+    X, _ = nursery
+    embedding = FisherEmbedding(structure="hc").fit(X)
+    reference = FisherKernel(learn(X, "hc"))
+    Phi = embedding.transform(X.iloc[:40])
+    np.testing.assert_allclose((Phi @ Phi.T).toarray(), reference.gram(X.iloc[:40]), rtol=1e-10)
+    np.testing.assert_allclose(embedding.gram(X.iloc[:40]), reference.gram(X.iloc[:40]), rtol=1e-10)
+    assert embedding.mmd(X.iloc[:500], X.iloc[500:]) == pytest.approx(reference.mmd(X.iloc[:500], X.iloc[500:]))
+    names = embedding.get_feature_names_out()
+    assert len(names) == Phi.shape[1] and len(set(names)) == len(names)
+    assert sum(n.startswith("health") for n in names) > 0
+
+
+def test_pipeline_gridsearch_and_column_transformer(nursery):
+    X, y = nursery
+    pipeline = Pipeline([("fisher", FisherEmbedding()), ("logistic", LogisticRegression(max_iter=2000))])
+    search = GridSearchCV(pipeline, {"fisher__structure": ["chow-liu", "hc"], "logistic__C": [0.1, 10.0]},
+                          cv=KFold(3, shuffle=True, random_state=0))
+    search.fit(X, y)
+    assert search.best_score_ > 0.85
+    assert clone(pipeline).get_params()["fisher__structure"] == "chow-liu"
+    columns = ColumnTransformer([("fisher", FisherEmbedding(), ["parents", "has_nurs", "form", "health"])])
+    assert columns.fit_transform(X).shape[0] == len(X)
+
+
+def test_linear_model_on_embedding_matches_kernel_svm_on_fisher_gram(nursery):
+    X, y = nursery
+    embedding = FisherEmbedding().fit(X)
+    Phi = embedding.transform(X)
+    linear = SVC(kernel="linear", C=1.0).fit(Phi, y)
+    precomputed = SVC(kernel="precomputed", C=1.0).fit(embedding.gram(X), y)
+    agreement = np.mean(linear.predict(Phi[:300]) == precomputed.predict(embedding.gram(X.iloc[:300], X)))
+    assert agreement > 0.99  # the same kernel machine, two ways
+
+
+def test_class_variable_structures_need_the_column(nursery):
+    X, y = nursery
+    frame = X.assign(label=y.to_numpy())
+    assert FisherEmbedding(structure="tan", class_variable="label").fit(frame).transform(frame).shape[0] == len(frame)
+    with pytest.raises(ValueError, match="class_variable"):
+        FisherEmbedding(structure="tan").fit(X)
+    with pytest.raises(ValueError, match="value 'teal'"):
+        FisherEmbedding().fit(X).transform(X.iloc[:1].assign(health="teal"))
+
+
+def test_integer_codes_and_arrays(nursery):
+    X, _ = nursery
+    codes = np.column_stack([X[c].cat.codes.to_numpy() for c in X.columns])
+    embedding = FisherEmbedding().fit(codes)
+    assert embedding.transform(codes[:3]).shape[0] == 3
+    assert not hasattr(embedding, "feature_names_in_")
+    assert isinstance(pd.DataFrame(codes).shape, tuple)

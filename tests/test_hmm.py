@@ -1,0 +1,201 @@
+import numpy as np
+import pytest
+
+hmmlearn = pytest.importorskip("hmmlearn")
+from hmmlearn.hmm import GaussianHMM  # noqa: E402
+from sklearn.model_selection import StratifiedKFold, cross_val_score  # noqa: E402
+from sklearn.svm import SVC  # noqa: E402
+
+from bnfisher.hmm import HMMFisherKernel, forward_backward, hmm_scores  # noqa: E402
+
+
+def _parameters(rng, K=3, D=2):
+    startprob = rng.dirichlet(np.ones(K))
+    transmat = rng.dirichlet(np.ones(K) * 2, size=K)
+    means = rng.normal(size=(K, D)) * 2
+    covariances = []
+    for _ in range(K):
+        a = rng.normal(size=(D, D))
+        covariances.append(a @ a.T + D * np.eye(D) * 0.5)
+    return startprob, transmat, means, np.array(covariances)
+
+
+def _sample(rng, startprob, transmat, means, covariances, T):
+    states = np.empty(T, dtype=int)
+    states[0] = rng.choice(len(startprob), p=startprob)
+    for t in range(1, T):
+        states[t] = rng.choice(len(startprob), p=transmat[states[t - 1]])
+    return np.stack([rng.multivariate_normal(means[s], covariances[s]) for s in states])
+
+
+def test_log_likelihood_and_posteriors_equal_hmmlearn():
+    rng = np.random.default_rng(0)
+    params = _parameters(rng)
+    X = _sample(rng, *params, T=200)
+    model = GaussianHMM(n_components=3, covariance_type="full", init_params="", params="")
+    model.startprob_, model.transmat_, model.means_, model.covars_ = params
+    log_likelihood, gamma, _ = forward_backward(X, *params)
+    assert log_likelihood == pytest.approx(model.score(X), rel=1e-10)
+    np.testing.assert_allclose(gamma, model.predict_proba(X), atol=1e-9)
+
+
+def _log_likelihood(X, startprob, transmat, means, covariances):
+    return forward_backward(X, startprob, transmat, means, covariances)[0]
+
+
+def _softmax(z):
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_every_gradient_block_equals_central_finite_differences(seed):
+    rng = np.random.default_rng(seed)
+    startprob, transmat, means, covariances = _parameters(rng)
+    X = _sample(rng, startprob, transmat, means, covariances, T=60)
+    # Evaluate away from the optimum: the data come from these parameters, the model does not fit them exactly.
+    score = hmm_scores(X, startprob, transmat, means, covariances)
+    h = 1e-5
+    numeric = []
+    logits = np.log(startprob)  # softmax steps stay on the simplex
+    for i in range(3):
+        step = np.zeros(3)
+        step[i] = h
+        numeric.append((_log_likelihood(X, _softmax(logits + step), transmat, means, covariances)
+                        - _log_likelihood(X, _softmax(logits - step), transmat, means, covariances)) / (2 * h))
+    row_logits = np.log(transmat)
+    for i in range(3):
+        for j in range(3):
+            step = np.zeros((3, 3))
+            step[i, j] = h
+            numeric.append((_log_likelihood(X, startprob, _softmax(row_logits + step), means, covariances)
+                            - _log_likelihood(X, startprob, _softmax(row_logits - step), means, covariances)) / (2 * h))
+    for k in range(3):
+        for d in range(2):
+            step = np.zeros_like(means)
+            step[k, d] = h
+            numeric.append((_log_likelihood(X, startprob, transmat, means + step, covariances)
+                            - _log_likelihood(X, startprob, transmat, means - step, covariances)) / (2 * h))
+    for k in range(3):
+        for a, b in zip(*np.triu_indices(2)):
+            step = np.zeros_like(covariances)
+            step[k, a, b] = step[k, b, a] = h  # symmetric step: one parameter per pair
+            numeric.append((_log_likelihood(X, startprob, transmat, means, covariances + step)
+                            - _log_likelihood(X, startprob, transmat, means, covariances - step)) / (2 * h))
+    np.testing.assert_allclose(score, np.array(numeric), rtol=1e-5, atol=1e-5)
+
+
+def test_the_notes_eq13_covariance_gradient_fails_the_check():
+    rng = np.random.default_rng(3)
+    startprob, transmat, means, covariances = _parameters(rng)
+    X = _sample(rng, startprob, transmat, means, covariances, T=60)
+    _, gamma, _ = forward_backward(X, startprob, transmat, means, covariances)
+    k, h = 0, 1e-5
+    inverse = np.linalg.inv(covariances[k])
+    centred = X - means[k]
+    # Eq. 13 of the note: 1/2 sum_t gamma (-1/2 C^-1 + 1/2 C^-1 r r^T C^-1), i.e. half the true gradient.
+    note = 0.5 * sum(g * (-0.5 * inverse + 0.5 * inverse @ np.outer(r, r) @ inverse)
+                     for g, r in zip(gamma[:, k], centred))
+    step = np.zeros_like(covariances)
+    step[k, 0, 0] = h
+    numeric = (_log_likelihood(X, startprob, transmat, means, covariances + step)
+               - _log_likelihood(X, startprob, transmat, means, covariances - step)) / (2 * h)
+    ours = hmm_scores(X, startprob, transmat, means, covariances, parameters=["covars"])[0]
+    assert ours == pytest.approx(numeric, rel=1e-5)
+    assert note[0, 0] != pytest.approx(numeric, rel=1e-2)
+
+
+def test_diagonal_covariance_gradient_equals_finite_differences():
+    rng = np.random.default_rng(4)
+    startprob, transmat, means, covariances = _parameters(rng)
+    covariances = np.stack([np.diag(np.diag(c)) for c in covariances])
+    X = _sample(rng, startprob, transmat, means, covariances, T=50)
+    score = hmm_scores(X, startprob, transmat, means, covariances, "diag", parameters=["covars"])
+    h = 1e-6
+    numeric = []
+    for k in range(3):
+        for d in range(2):
+            step = np.zeros_like(covariances)
+            step[k, d, d] = h
+            numeric.append((_log_likelihood(X, startprob, transmat, means, covariances + step)
+                            - _log_likelihood(X, startprob, transmat, means, covariances - step)) / (2 * h))
+    np.testing.assert_allclose(score, numeric, rtol=1e-5, atol=1e-6)
+
+
+def _two_groups(rng, n_per_group=20, T=300, persistence=(0.95, 0.7)):
+    means = np.array([[0.0, 0.0], [2.5, 0.0], [0.0, 2.5]])
+    covariances = np.stack([np.eye(2)] * 3)
+    sequences, labels = [], []
+    for label, stay in enumerate(persistence):
+        transmat = np.full((3, 3), (1 - stay) / 2) + np.eye(3) * (stay - (1 - stay) / 2)
+        for _ in range(n_per_group):
+            sequences.append(_sample(rng, np.full(3, 1 / 3), transmat, means, covariances, T))
+            labels.append(label)
+    return sequences, np.array(labels)
+
+
+@pytest.fixture(scope="module")
+def groups():
+    return _two_groups(np.random.default_rng(5))
+
+
+def test_scores_at_the_fitted_optimum_are_near_zero(groups):
+    sequences, _ = groups
+    kernel = HMMFisherKernel(n_states=3, parameters=["means", "covars"], n_init=3, n_iter=200, tol=1e-6,
+                             random_state=0).fit(sequences)
+    total = kernel.transform(sequences).sum(axis=0)
+    per_sequence = np.abs(kernel.transform(sequences)).sum(axis=0)
+    assert np.all(np.abs(total) <= 1e-2 * per_sequence + 1e-3)
+    assert len(kernel.init_log_likelihoods_) == 3
+    assert kernel.log_likelihood_ == pytest.approx(max(kernel.init_log_likelihoods_))
+    assert kernel.log_likelihood_ == pytest.approx(kernel.score_sequences(sequences).sum(), rel=1e-8)
+
+
+def test_permuting_hidden_states_leaves_the_kernel_unchanged(groups):
+    sequences, _ = groups
+    kernel = HMMFisherKernel(n_states=3, n_init=1, random_state=0).fit(sequences[:10])
+    gram = kernel.gram(sequences[:6])
+    order = np.array([2, 0, 1])
+    kernel.startprob_ = kernel.startprob_[order]
+    kernel.transmat_ = kernel.transmat_[np.ix_(order, order)]
+    kernel.means_ = kernel.means_[order]
+    kernel.covariances_ = kernel.covariances_[order]
+    np.testing.assert_allclose(kernel.gram(sequences[:6]), gram, rtol=1e-9)
+    assert np.allclose(gram, gram.T) and np.linalg.eigvalsh(gram).min() > -1e-8 * np.abs(gram).max()
+
+
+@pytest.mark.parametrize("information, normalize", [("identity", "standardize"), ("empirical", None)])
+def test_kernel_separates_groups_that_differ_only_in_persistence(groups, information, normalize):
+    sequences, labels = groups
+    kernel = HMMFisherKernel(n_states=3, parameters=["transmat"], information=information, normalize=normalize,
+                             n_init=2, random_state=0).fit(sequences)
+    gram = kernel.gram(sequences)
+    accuracy = cross_val_score(SVC(kernel="precomputed"), gram, labels,
+                               cv=StratifiedKFold(5, shuffle=True, random_state=0)).mean()
+    assert accuracy >= 0.85
+
+
+def test_sequences_as_one_array_with_lengths_and_errors(groups):
+    sequences, _ = groups
+    kernel = HMMFisherKernel(n_states=2, covariance_type="diag", n_init=1, random_state=0).fit(sequences[:4])
+    stacked = np.vstack(sequences[:4])
+    np.testing.assert_allclose(kernel.transform(stacked, lengths=[len(s) for s in sequences[:4]]),
+                               kernel.transform(sequences[:4]))
+    with pytest.raises(ValueError, match="lengths"):
+        kernel.transform(stacked, lengths=[5])
+    with pytest.raises(ValueError, match="`information` must be one of"):
+        HMMFisherKernel(information="exact").fit(sequences[:2])
+    with pytest.raises(ValueError, match="channels"):
+        kernel.transform([np.zeros((10, 3))])
+
+
+def test_hmm_kernel_cli(tmp_path, groups):
+    from bnfisher.cli import main
+
+    sequences, _ = groups
+    archive = tmp_path / "sequences.npz"
+    np.savez(archive, *sequences[:6])
+    output = tmp_path / "K.npy"
+    assert main(["hmm-kernel", str(archive), "-o", str(output), "--n-states", "2", "--n-init", "1"]) == 0
+    gram = np.load(output)
+    assert gram.shape == (6, 6) and np.allclose(gram, gram.T)
