@@ -192,7 +192,7 @@ def _command_compare(args) -> None:
 def _command_experiment(args) -> None:
     import os
 
-    from .experiments import MODELS, plot_summarization, run_summarization, summarize_claims
+    from .experiments import MODELS, plot_summarization, report_markdown, run_summarization, summarize_claims
 
     datasets = ["letter", "nursery", "waveform-5000"] if args.dataset == "all" else [args.dataset]
     models = list(MODELS) if args.model == "all" else [args.model]
@@ -220,7 +220,9 @@ def _command_experiment(args) -> None:
     for model in models:
         plot_summarization(results, os.path.join(args.output, f"figure-{model}.png"), model)
     elapsed = time.perf_counter() - started
-    print(f"{len(runs)} runs in {elapsed:.1f} s; wrote results.csv, timings.csv, claims.csv and "
+    with open(os.path.join(args.output, "report.md"), "w", encoding="utf-8") as handle:
+        handle.write(f"Wall time: {elapsed:.1f} s for {len(runs)} runs.\n\n" + report_markdown(results, timings))
+    print(f"{len(runs)} runs in {elapsed:.1f} s; wrote results.csv, timings.csv, claims.csv, report.md and "
           f"figure-<model>.png to {args.output}")
     summary = claims.groupby("method")["beats_random"].mean()
     print("Share of (data set, model, seed, k) where the greedy subset beats the random mean:")

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["configuration_index", "count_family", "NumpyCounts"]
+__all__ = ["configuration_index", "count_family", "count_block", "NumpyCounts"]
 
 #: Largest dense count table (in cells) that is allocated.
 MAX_TABLE_CELLS = 2**31
@@ -100,6 +100,16 @@ def count_family(
     return counts.reshape(shape)
 
 
+def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalities: Sequence[int],
+                weights: np.ndarray | None = None) -> list:
+    """Count tables of many families over one block of rows.
+
+    The block-counting kernel shared by every counts provider: the in-memory one
+    calls it on the whole array, the Dask one on every partition and sums.
+    """
+    return [count_family(codes, family, cardinalities, weights) for family in families]
+
+
 class NumpyCounts:
     """In-memory counts provider over integer codes.
 
@@ -120,10 +130,19 @@ class NumpyCounts:
     rows.
     """
 
-    def __init__(self, codes: np.ndarray, cardinalities: Sequence[int], weights: np.ndarray | None = None):
+    def __init__(self, codes: np.ndarray, cardinalities: Sequence[int], weights: np.ndarray | None = None,
+                 variables: Sequence[str] | None = None, states: dict | None = None):
         self.codes = codes
         self.cardinalities = np.asarray(cardinalities, dtype=np.intp)
         self.weights = weights
+        self.variables = tuple(variables) if variables is not None else tuple(f"X{i}" for i in range(codes.shape[1]))
+        self.states = states if states is not None else {v: tuple(range(int(r)))
+                                                         for v, r in zip(self.variables, self.cardinalities)}
+
+    @classmethod
+    def from_encoded(cls, encoded) -> NumpyCounts:
+        """Provider over an :class:`~bnfisher.encoding.EncodedData`."""
+        return cls(encoded.codes, encoded.cardinalities, variables=encoded.variables, states=encoded.states)
 
     @property
     def n_rows(self) -> int:
@@ -131,7 +150,7 @@ class NumpyCounts:
 
     def counts(self, families: Sequence[Sequence[int]]) -> list[np.ndarray]:
         """Count tables of ``families`` (each a sequence of column indices)."""
-        return [count_family(self.codes, family, self.cardinalities, self.weights) for family in families]
+        return count_block(self.codes, families, self.cardinalities, self.weights)
 
     def map_rows(self, function, block_size: int = 1_000_000) -> list:
         """Apply ``function(codes_block)`` to consecutive blocks of rows."""

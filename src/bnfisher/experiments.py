@@ -281,3 +281,53 @@ def summarize_claims(results: pd.DataFrame) -> pd.DataFrame:
                         "metric": metric, "value": value, "random_mean": random_mean,
                         "beats_random": bool(value < random_mean)})
     return pd.DataFrame(out)
+
+
+def report_markdown(results: pd.DataFrame, timings: pd.DataFrame) -> str:
+    """Markdown tables of a run: per model and metric, random mean ± sd, greedy criteria, full set;
+    then the stage timings (seconds, summed over sizes, mean over seeds)."""
+    methods = ["greedy-mmd", "greedy-chi2", "greedy-mmd-identity", "greedy-mmd-overlap"]
+    names = {"greedy-mmd": "MMD Fisher", "greedy-chi2": "χ²", "greedy-mmd-identity": "MMD identity",
+             "greedy-mmd-overlap": "MMD overlap"}
+    lines = []
+    seeds = sorted(results["seed"].unique())
+    spread = len(seeds) > 1
+    for model in [m for m in MODELS if m in set(results["model"])]:
+        for metric in _metrics(model):
+            title = {"nll": "test NLL per sample", "error": "misclassification rate", "logloss": "test log loss"}
+            lines.append(f"### {model}: {title[metric]}" + (f" (mean [min, max] over {len(seeds)} seeds)"
+                                                              if spread else ""))
+            lines.append("")
+            present = [m for m in methods if m in set(results["method"])]
+            lines.append("| data set | k | random mean ± sd | " + " | ".join(names[m] for m in present) + " | full |")
+            lines.append("|---|---|---|" + "---|" * (len(present) + 1))
+            part = results[results["model"] == model]
+            for (dataset, k), group in part[part["method"] != "full"].groupby(["dataset", "k"]):
+                random = group[group["method"] == "random"][metric]
+                cells = [dataset, str(k), f"{random.mean():.4f} ± {random.std():.4f}"]
+                for method in present:
+                    values = group[group["method"] == method][metric]
+                    text = f"{values.mean():.4f}"
+                    if spread:
+                        text += f" [{values.min():.4f}, {values.max():.4f}]"
+                    cells.append(f"**{text}**" if values.mean() < random.mean() else text)
+                full = part[(part["method"] == "full") & (part["dataset"] == dataset)][metric].mean()
+                cells.append(f"{full:.4f}")
+                lines.append("| " + " | ".join(cells) + " |")
+            lines.append("")
+    lines.append("Bold: below the random mean.")
+    lines.append("")
+    lines.append("### Stage timings (seconds; summed over the sizes, mean over seeds)")
+    lines.append("")
+    table = (timings.groupby(["dataset", "model", "seed", "stage"])["seconds"].sum()
+             .groupby(["dataset", "model", "stage"]).mean().unstack("stage").round(2))
+    columns = list(table.columns)
+    lines.append("| data set | model | " + " | ".join(columns) + " |")
+    lines.append("|---|---|" + "---|" * len(columns))
+    for (dataset, model), row in table.iterrows():
+        lines.append(f"| {dataset} | {model} | " + " | ".join(f"{row[c]:.2f}" for c in columns) + " |")
+    per_k = timings[timings["stage"] == "greedy mmd"].groupby(["dataset", "model", "k"])["seconds"].mean()
+    lines.append("")
+    lines.append("Greedy MMD per size (seconds): " + "; ".join(
+        f"{d}/{m} k={int(k)}: {v:.2f}" for (d, m, k), v in per_k.items()))
+    return "\n".join(lines) + "\n"

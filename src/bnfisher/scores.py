@@ -36,7 +36,7 @@ from .counts import configuration_index
 from .encoding import EncodedData, encode
 from .network import BayesianNetwork, topological_order
 
-__all__ = ["SCORES", "local_score", "score", "LocalScorer"]
+__all__ = ["SCORES", "local_score", "score", "LocalScorer", "ProviderScorer"]
 
 SCORES = ("ll", "bic", "aic", "bdeu", "k2")
 #: Above this many cells a family is counted sparsely (``np.unique``) instead of densely.
@@ -237,6 +237,49 @@ class LocalScorer:
         table, q = self.family_table(child, parents)
         value = local_score(table, self.score_name, n_rows=self.n_rows, ess=self.ess, n_configurations=q)
         return value + self.log_prior * len(parents)
+
+
+class ProviderScorer:
+    """Cached local scores computed from a counts provider (e.g. a Dask one).
+
+    Same interface as :class:`LocalScorer`; every ``scores_adding`` call asks the
+    provider for all candidate families of the column in one pass over the data.
+    """
+
+    def __init__(self, provider, score: str = "bic", ess: float = 1.0, structure_prior: float | None = None):
+        check_option(score, "score", SCORES)
+        self.provider = provider
+        self.cardinalities = np.asarray(provider.cardinalities, dtype=np.intp)
+        self.score_name = score
+        self.ess = check_nonnegative_float(ess, "ess", strictly_positive=True)
+        self.log_prior = _check_prior(structure_prior)
+        self.n_rows = int(provider.n_rows)
+        self.cache: dict = {}
+        self.n_evaluations = 0
+
+    def _score_tables(self, child: int, parent_sets: list) -> list:
+        tables = self.provider.counts([tuple(sorted(ps)) + (child,) for ps in parent_sets])
+        values = []
+        for parents, table in zip(parent_sets, tables):
+            r = int(self.cardinalities[child])
+            q = int(np.prod([int(self.cardinalities[p]) for p in parents], dtype=np.int64)) if parents else 1
+            value = local_score(np.asarray(table).reshape(-1, r), self.score_name, n_rows=self.n_rows,
+                                ess=self.ess, n_configurations=q) + self.log_prior * len(parents)
+            self.cache[(child, frozenset(parents))] = value
+            values.append(value)
+        self.n_evaluations += len(parent_sets)
+        return values
+
+    def __call__(self, child: int, parents) -> float:
+        value = self.cache.get((child, frozenset(parents)))
+        return value if value is not None else self._score_tables(child, [tuple(parents)])[0]
+
+    def scores_adding(self, child: int, parents, candidates) -> np.ndarray:
+        base = frozenset(parents)
+        missing = [c for c in candidates if (child, base | {c}) not in self.cache]
+        if missing:
+            self._score_tables(child, [tuple(base | {c}) for c in missing])
+        return np.array([self.cache[(child, base | {c})] for c in candidates])
 
 
 def _configuration_counts(config: np.ndarray, q: int, child_codes: np.ndarray, r: int) -> np.ndarray:
