@@ -102,15 +102,28 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         return {}
 
     def fit(self, X, y=None):
-        """Learn the network and its parent marginals from ``X``; returns self."""
+        """Learn the network and its parent marginals from ``X``; returns self.
+
+        ``X`` may be a Dask DataFrame: the network is then learned from distributed
+        count tables.
+        """
+        if type(X).__module__.startswith("dask"):
+            self.n_features_in_ = len(X.columns)
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+            self.network_ = learn(X, self.structure, pseudocount=self.pseudocount, **self._options())
+            self._columns = list(X.columns)
+            return self._fit_kernel()
         frame = validate_frame(self, X, fitting=True)
         if len(frame) == 0:
             raise ValueError("Cannot fit on an empty data set.")
         self.network_ = learn(encode(frame), self.structure, pseudocount=self.pseudocount, **self._options())
+        self._columns = list(frame.columns)
+        return self._fit_kernel()
+
+    def _fit_kernel(self):
         self.kernel_ = FisherKernel(self.network_, inference=self.inference, information=self.information,
                                     normalize=bool(self.normalize), random_state=self.random_state)
         self.parent_marginals_ = self.kernel_.parent_marginals_
-        self._columns = list(frame.columns)
         return self
 
     def _encode(self, X):
@@ -120,7 +133,13 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         return self.network_.encode(frame)
 
     def transform(self, X):
-        """The exact sparse feature map, a CSR matrix of shape (n_rows, n_features)."""
+        """The exact sparse feature map, a CSR matrix of shape (n_rows, n_features).
+
+        A Dask DataFrame gives a Dask array of CSR blocks (one per partition).
+        """
+        if type(X).__module__.startswith("dask"):
+            check_is_fitted(self, "kernel_")
+            return self.kernel_.embed(X[self._columns])
         return self.kernel_.embed(self._encode(X))
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
@@ -138,8 +157,11 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         return self.kernel_.gram(codes_x, None if Y is None else self._encode(Y))
 
     def mmd(self, X, Y) -> float:
-        """Squared MMD (eq. 10) between two sets of rows."""
-        return self.kernel_.mmd(self._encode(X), self._encode(Y))
+        """Squared MMD (eq. 10) between two sets of rows (Dask DataFrames: from distributed counts)."""
+        def prepare(data):
+            return data if type(data).__module__.startswith("dask") else self._encode(data)
+
+        return self.kernel_.mmd(prepare(X), prepare(Y))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

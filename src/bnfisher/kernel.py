@@ -21,6 +21,8 @@ tables ``N_ijk`` -- MMD costs one pass over the rows, never an N x M matrix.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -170,10 +172,13 @@ class FisherKernel:
         Returns
         -------
         scipy.sparse.csr_matrix of shape (n_rows, n_features_)
+            (For a Dask DataFrame: a Dask array of CSR blocks, one per partition.)
             Column ``offset_i + j * d_i + k`` belongs to variable ``i``, parent
             configuration ``j`` (mixed radix, C order) and state ``k``
             (:meth:`feature_names`).
         """
+        if type(X).__module__.startswith("dask"):
+            return self._embed_dask(X)
         codes = self._encode(X).codes
         matrix = self._embed_codes(codes)
         if self.normalize:
@@ -182,6 +187,20 @@ class FisherKernel:
                 scale = np.where(norms > 0, 1.0 / norms, 0.0)
             matrix = sp.csr_matrix(sp.diags(scale) @ matrix)
         return matrix
+
+    def _embed_dask(self, frame):
+        """A Dask array of CSR blocks, one per partition (row-wise work, no counting)."""
+        import dask
+        import dask.array as da
+
+        parts = frame.to_delayed()
+        lengths = dask.compute(*[dask.delayed(len)(part) for part in parts])
+        blocks = [
+            da.from_delayed(dask.delayed(self.embed)(part), shape=(n, self.n_features_), dtype=np.float64,
+                            meta=sp.csr_matrix((0, self.n_features_)))
+            for part, n in zip(parts, lengths)
+        ]
+        return da.concatenate(blocks, axis=0)
 
     def _embed_codes(self, codes: np.ndarray) -> sp.csr_matrix:
         n_rows = codes.shape[0]
@@ -310,6 +329,9 @@ class FisherKernel:
         Without normalisation this needs only the family counts ``N_ijk``; one
         ``bincount`` per variable.  Returns zeros for an empty ``X``.
         """
+        provider = self._as_provider(X)
+        if provider is not None:
+            return self._mean_embedding_from_provider(provider)
         encoded = self._encode(X)
         codes = encoded.codes
         if codes.shape[0] == 0:
@@ -322,6 +344,34 @@ class FisherKernel:
             for i, d in enumerate(self._widths)
         ]
         return self.mean_embedding_from_counts(counts, codes.shape[0])
+
+    def _as_provider(self, X):
+        """A counts provider for Dask data or providers (None for in-memory rows)."""
+        if type(X).__module__.startswith("dask") or (isinstance(X, (str, os.PathLike)) and
+                                                      str(X).endswith((".parquet", ".pq"))):
+            from .scale import DaskCounts
+
+            return DaskCounts(X, states=self.network.states, variables=self.network.variables)
+        if hasattr(X, "counts") and hasattr(X, "variables") and not isinstance(X, EncodedData):
+            return X
+        return None
+
+    def _mean_embedding_from_provider(self, provider) -> np.ndarray:
+        if self.normalize:
+            raise ValueError("With normalize=True the mean embedding is not a function of the counts.")
+        network = self.network
+        column = {v: i for i, v in enumerate(provider.variables)}
+        for v in network.variables:
+            if v not in column:
+                raise ValueError(f"Column {v!r} required by the model is absent from the data.")
+            if tuple(provider.states[v]) != tuple(network.states[v]):
+                raise ValueError(f"Column {v!r} has states {provider.states[v]} in the data but "
+                                 f"{network.states[v]} in the model; build the provider with the model's states.")
+        families = [tuple(column[p] for p in network.parents[v]) + (column[v],) for v in network.variables]
+        n_rows = provider.n_rows
+        if n_rows == 0:
+            return np.zeros(self.n_features_)
+        return self.mean_embedding_from_counts(provider.counts(families), n_rows)
 
     def mean_embedding_from_counts(self, family_counts: list, n_rows: int | float) -> np.ndarray:
         """Mean embedding from family count tables.
@@ -375,10 +425,14 @@ class FisherKernel:
         ValueError
             If either set is empty.
         """
-        encoded_x, encoded_y = self._encode(X), self._encode(Y)
-        if encoded_x.n_rows == 0 or encoded_y.n_rows == 0:
-            raise ValueError("MMD needs two non-empty sets of rows.")
-        difference = self.mean_embedding(encoded_x) - self.mean_embedding(encoded_y)
+        sets = []
+        for data in (X, Y):
+            provider = self._as_provider(data)
+            data = provider if provider is not None else self._encode(data)
+            if data.n_rows == 0:
+                raise ValueError("MMD needs two non-empty sets of rows.")
+            sets.append(data)
+        difference = self.mean_embedding(sets[0]) - self.mean_embedding(sets[1])
         return float(difference @ difference)
 
     # ------------------------------------------------------------------ names

@@ -282,6 +282,8 @@ class BayesianNetwork:
             for p in parents[v]:
                 if p not in order:
                     order.append(p)
+        if hasattr(data, "counts") and not isinstance(data, EncodedData):  # a counts provider
+            return cls.from_counts(data, parents, pseudocount=alpha)
         if isinstance(data, EncodedData) and states is None:
             states = data.states
         encoded = encode(data, states=states, variables=order)
@@ -292,6 +294,30 @@ class BayesianNetwork:
             family = [index[p] for p in parents.get(v, ())] + [index[v]]
             cpts[v] = cpt_from_counts(count_family(encoded.codes, family, cardinalities), alpha)
         return cls({v: tuple(parents.get(v, ())) for v in order}, cpts, encoded.states)
+
+    @classmethod
+    def from_counts(cls, provider, parents: Mapping, pseudocount: float = 1.0) -> BayesianNetwork:
+        """Fit the CPTs of ``parents`` from a counts provider (one pass for all families).
+
+        Parameters
+        ----------
+        provider : counts provider
+            With ``variables``, ``states``, ``cardinalities`` and ``counts(families)``
+            (e.g. :class:`bnfisher.counts.NumpyCounts` or a Dask one).
+        parents : mapping
+        pseudocount : float, default=1.0
+        """
+        alpha = check_nonnegative_float(pseudocount, "pseudocount")
+        variables = list(provider.variables)
+        index = {v: i for i, v in enumerate(variables)}
+        unknown = sorted({str(p) for v, ps in parents.items() for p in (*ps, v) if p not in index})
+        if unknown:
+            raise ValueError(f"The structure names variable(s) {unknown} absent from the data.")
+        families = [tuple(index[p] for p in parents.get(v, ())) + (index[v],) for v in variables]
+        tables = provider.counts(families)
+        cpts = {v: cpt_from_counts(np.asarray(t), alpha) for v, t in zip(variables, tables)}
+        return cls({v: tuple(parents.get(v, ())) for v in variables}, cpts,
+                   {v: provider.states[v] for v in variables})
 
     def log_likelihood(self, data) -> np.ndarray:
         """Per-row log-likelihood ``log P(x) = sum_i log theta_{i, pi_i(x), x_i}`` (eq. 1).

@@ -258,17 +258,28 @@ class ProviderScorer:
         self.n_evaluations = 0
 
     def _score_tables(self, child: int, parent_sets: list) -> list:
-        tables = self.provider.counts([tuple(sorted(ps)) + (child,) for ps in parent_sets])
-        values = []
-        for parents, table in zip(parent_sets, tables):
-            r = int(self.cardinalities[child])
-            q = int(np.prod([int(self.cardinalities[p]) for p in parents], dtype=np.int64)) if parents else 1
-            value = local_score(np.asarray(table).reshape(-1, r), self.score_name, n_rows=self.n_rows,
-                                ess=self.ess, n_configurations=q) + self.log_prior * len(parents)
-            self.cache[(child, frozenset(parents))] = value
-            values.append(value)
+        parent_sets = [tuple(sorted(ps)) for ps in parent_sets]
+        tables = self.provider.counts([ps + (child,) for ps in parent_sets])
         self.n_evaluations += len(parent_sets)
-        return values
+        return [self._store(child, ps, table) for ps, table in zip(parent_sets, tables)]
+
+    def prefetch(self, families: list) -> None:
+        """Score many ``(child, parents)`` families with one pass over the data."""
+        todo = [(c, tuple(sorted(ps))) for c, ps in families if (c, frozenset(ps)) not in self.cache]
+        if not todo:
+            return
+        tables = self.provider.counts([ps + (c,) for c, ps in todo])
+        for (child, parents), table in zip(todo, tables):
+            self._store(child, parents, table)
+        self.n_evaluations += len(todo)
+
+    def _store(self, child: int, parents: tuple, table) -> float:
+        r = int(self.cardinalities[child])
+        q = int(np.prod([int(self.cardinalities[p]) for p in parents], dtype=np.int64)) if parents else 1
+        value = local_score(np.asarray(table).reshape(-1, r), self.score_name, n_rows=self.n_rows,
+                            ess=self.ess, n_configurations=q) + self.log_prior * len(parents)
+        self.cache[(child, frozenset(parents))] = value
+        return value
 
     def __call__(self, child: int, parents) -> float:
         value = self.cache.get((child, frozenset(parents)))

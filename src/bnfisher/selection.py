@@ -73,6 +73,10 @@ class SelectionResult:
         Full passes over ``S`` (the last one made no swap when ``converged``).
     converged : bool
     criterion : str
+    swaps_per_sweep : list of int
+    pool : DataFrame or None
+        For data beyond memory: the in-memory candidate pool; ``indices`` are
+        positions in it and ``pool.iloc[indices]`` are the selected rows.
     """
 
     indices: np.ndarray
@@ -84,6 +88,7 @@ class SelectionResult:
     converged: bool
     criterion: str
     swaps_per_sweep: list = field(default_factory=list)
+    pool: object = None
 
 
 # ------------------------------------------------------------------- criteria
@@ -92,10 +97,12 @@ class _MMDCriterion:
 
     name = "mmd"
 
-    def __init__(self, kernel: FisherKernel, encoded):
+    def __init__(self, kernel: FisherKernel, encoded, target: np.ndarray | None = None):
         self.features = kernel.embed(encoded).tocsr()
         self.n_rows = self.features.shape[0]
-        self.target = np.asarray(self.features.mean(axis=0)).ravel()
+        # The target is the mean embedding of the data to summarise: the candidates' own
+        # mean, or (for data beyond memory) the full data's, computed from distributed counts.
+        self.target = np.asarray(self.features.mean(axis=0)).ravel() if target is None else target
         self.diagonal = np.asarray(self.features.multiply(self.features).sum(axis=1)).ravel()
 
     def evaluate_many(self, subsets: np.ndarray) -> np.ndarray:
@@ -337,6 +344,7 @@ def select_representatives(
     max_sweeps: int | None = None,
     random_state=None,
     progress: bool = False,
+    pool_size: int = 100_000,
 ) -> SelectionResult:
     """Pick ``k`` rows whose MMD to the whole data is small (Algorithm 1 of [1]_).
 
@@ -363,6 +371,10 @@ def select_representatives(
     random_state : None, int or Generator
     progress : bool, default=False
         tqdm bars for the random starts and the sweeps.
+    pool_size : int, default=100_000
+        For a Dask DataFrame (data beyond memory): the size of the uniform
+        candidate pool drawn into memory; the MMD target is the full data's mean
+        embedding from distributed counts.
 
     Returns
     -------
@@ -384,13 +396,22 @@ def select_representatives(
     >>> len(result.indices), result.final_value <= result.initial_value
     (20, True)
     """
+    rng = check_random_state(random_state)
+    provider = kernel._as_provider(data) if hasattr(kernel, "_as_provider") else None
+    pool, target = None, None
+    if provider is not None:
+        if criterion != "mmd":
+            raise ValueError("Data beyond memory supports criterion='mmd' only.")
+        # Candidates: a uniform sample that fits in memory; target: the full data's mean embedding.
+        pool = provider.sample(check_positive_int(pool_size, "pool_size"), random_state=rng)
+        target = kernel.mean_embedding(provider)
+        data = pool
     encoded = kernel.network.encode(data)
     n_rows = encoded.n_rows
     k = _check_k(k, n_rows)
-    rng = check_random_state(random_state)
     if isinstance(criterion, str):
         if criterion == "mmd":
-            evaluator = _MMDCriterion(kernel, encoded)
+            evaluator = _MMDCriterion(kernel, encoded, target)
         elif criterion == "chi2":
             evaluator = _Chi2Criterion(encoded.codes, encoded.cardinalities)
         else:
@@ -422,7 +443,7 @@ def select_representatives(
         warnings.warn(f"The greedy search stopped after max_sweeps={max_sweeps} sweeps with swaps still improving; "
                       "raise `max_sweeps` or pass None.", ConvergenceWarning, stacklevel=2)
     return SelectionResult(indices, history, n_swaps, history[0], history[-1], n_sweeps, converged,
-                           evaluator.name, per_sweep)
+                           evaluator.name, per_sweep, pool)
 
 
 def _evaluate_with_progress(evaluator, subsets: np.ndarray, progress: bool) -> np.ndarray:

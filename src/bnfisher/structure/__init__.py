@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from .._validation import check_positive_int
+from ..counts import NumpyCounts
 from ..encoding import EncodedData, encode
 from ..network import BayesianNetwork, topological_order
 from ..scores import LocalScorer
@@ -71,7 +74,7 @@ def _class_index(options: dict, variables: Sequence[str], structure: str) -> int
     return list(variables).index(class_variable)
 
 
-def _hill_climb_parents(encoded: EncodedData, options: dict) -> list:
+def _hill_climb_parents(encoded, options: dict, scorer=None) -> list:
     variables = encoded.variables
     index = {v: i for i, v in enumerate(variables)}
     white = [(index[a], index[b]) for a, b in _edges(options.get("whitelist") or (), variables, "whitelist")]
@@ -84,7 +87,7 @@ def _hill_climb_parents(encoded: EncodedData, options: dict) -> list:
     if isinstance(options.get("start"), str):
         if options["start"] != "chow-liu":
             raise ValueError(f"`start` must be 'chow-liu' or a structure; got {options['start']!r}.")
-        start = chow_liu_parents(encoded.codes, encoded.cardinalities)
+        start = chow_liu_parents(encoded if _is_provider(encoded) else NumpyCounts.from_encoded(encoded))
     elif options.get("start") is not None:
         given = _given_structure(options["start"], variables)
         start = [tuple(index[p] for p in given[v]) for v in variables]
@@ -106,8 +109,9 @@ def _hill_climb_parents(encoded: EncodedData, options: dict) -> list:
             )
     tabu = check_positive_int(options.get("tabu", 0), "tabu", minimum=0)
     restarts = check_positive_int(options.get("restarts", 0), "restarts", minimum=0)
-    scorer = LocalScorer(encoded.codes, encoded.cardinalities, options.get("score", "bic"), options.get("ess", 1.0),
-                         options.get("structure_prior"))
+    if scorer is None:
+        scorer = LocalScorer(encoded.codes, encoded.cardinalities, options.get("score", "bic"),
+                             options.get("ess", 1.0), options.get("structure_prior"))
     return hill_climb(
         scorer, len(variables), start=start, max_parents=max_parents, tabu=tabu, max_tabu=options.get("max_tabu"),
         restarts=restarts, perturb=check_positive_int(options.get("perturb", 1), "perturb"),
@@ -170,6 +174,12 @@ def learn(data, structure="chow-liu", pseudocount: float = 1.0, **options) -> Ba
     >>> learn(df, "naive-bayes", class_variable="c").edges
     [('c', 'a'), ('c', 'b')]
     """
+    if _is_provider(data):
+        return _learn_from_provider(data, structure, pseudocount, options)
+    if _is_dask(data):
+        from ..scale import DaskCounts
+
+        return _learn_from_provider(DaskCounts(data), structure, pseudocount, options)
     encoded = data if isinstance(data, EncodedData) else encode(data)
     variables = encoded.variables
     if isinstance(structure, str):
@@ -203,3 +213,55 @@ def learn(data, structure="chow-liu", pseudocount: float = 1.0, **options) -> Ba
             raise TypeError(f"Options {sorted(options)} apply to named structures only.")
         parents = _given_structure(structure, variables)
     return BayesianNetwork.fit(encoded, parents, pseudocount=pseudocount, states=encoded.states)
+
+
+def _is_provider(data) -> bool:
+    return hasattr(data, "counts") and hasattr(data, "cardinalities") and not isinstance(data, EncodedData)
+
+
+def _is_dask(data) -> bool:
+    return type(data).__module__.startswith("dask")
+
+
+def _hill_climb_with_scorer(provider, scorer, options: dict) -> list:
+    return _hill_climb_parents(provider, options, scorer=scorer)
+
+
+def _learn_from_provider(provider, structure, pseudocount: float, options: dict) -> BayesianNetwork:
+    """Structure learning from count tables only: every learner asks for its families in batches."""
+    from ..scores import ProviderScorer
+
+    variables = provider.variables
+    cards = np.asarray(provider.cardinalities)
+    if not isinstance(structure, str):
+        if options:
+            raise TypeError(f"Options {sorted(options)} apply to named structures only.")
+        return BayesianNetwork.from_counts(provider, _given_structure(structure, variables), pseudocount)
+    if structure not in STRUCTURES:
+        raise ValueError(f"`structure` must be one of {STRUCTURES} or a given structure; got {structure!r}.")
+    unexpected = sorted(set(options) - _OPTIONS[structure])
+    if unexpected:
+        raise TypeError(f"Unexpected option(s) for structure={structure!r}: {unexpected}.")
+    if structure == "chow-liu":
+        parent_index = chow_liu_parents(provider)
+    elif structure in ("forest", "hc"):
+        scorer = ProviderScorer(provider, options.get("score", "bic"), options.get("ess", 1.0),
+                                options.get("structure_prior"))
+        if structure == "forest":
+            parent_index = score_forest_parents(scorer, len(variables))
+        else:
+            n = len(variables)
+            # Every single-parent family in one pass: the whole first step of the search.
+            scorer.prefetch([(i, (j,)) for i in range(n) for j in range(n) if i != j] + [(i, ()) for i in range(n)])
+            parent_index = _hill_climb_with_scorer(provider, scorer, options)
+    else:
+        class_index = _class_index(options, variables, structure)
+        if structure == "naive-bayes":
+            parent_index = naive_bayes_parents(len(variables), class_index)
+        elif structure == "tan":
+            parent_index = tan_parents(provider, cards, class_index)
+        else:
+            parent_index = kdb_parents(provider, cards, class_index,
+                                       check_positive_int(options.get("k", 3), "k", minimum=0))
+    parents = {v: tuple(variables[p] for p in parent_index[i]) for i, v in enumerate(variables)}
+    return BayesianNetwork.from_counts(provider, parents, pseudocount)

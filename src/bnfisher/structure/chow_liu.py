@@ -6,7 +6,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from ..counts import count_family
+from ..counts import NumpyCounts
 
 __all__ = [
     "mutual_information_matrix",
@@ -17,41 +17,53 @@ __all__ = [
 ]
 
 
-def mutual_information_matrix(codes: np.ndarray, cardinalities: np.ndarray) -> np.ndarray:
+def _provider(data, cardinalities=None):
+    """A counts provider: ``data`` itself, or an in-memory one over an array of codes."""
+    if hasattr(data, "counts"):
+        return data
+    return NumpyCounts(data, cardinalities)
+
+
+def mutual_information_matrix(data, cardinalities=None) -> np.ndarray:
     """Empirical mutual information (nats) between every pair of columns.
 
-    ``I(a; b) = sum_xy p(x, y) log(p(x, y) / (p(x) p(y)))`` from one joint count
-    table per pair.
+    ``I(a; b) = sum_xy p(x, y) log(p(x, y) / (p(x) p(y)))``, from the joint count
+    tables of all pairs, asked of the counts provider in one pass.
+
+    Parameters
+    ----------
+    data : ndarray of codes or counts provider
+    cardinalities : sequence of int, optional
+        Needed with an array of codes.
     """
-    n_rows, n_vars = codes.shape
+    provider = _provider(data, cardinalities)
+    n_rows, n_vars = provider.n_rows, len(provider.cardinalities)
     information = np.zeros((n_vars, n_vars))
     if n_rows == 0:
         return information
-    for a in range(n_vars):
-        for b in range(a + 1, n_vars):
-            joint = count_family(codes, (a, b), cardinalities).astype(np.float64)
-            information[a, b] = information[b, a] = _mutual_information(joint, n_rows)
+    pairs = [(a, b) for a in range(n_vars) for b in range(a + 1, n_vars)]
+    for (a, b), joint in zip(pairs, provider.counts(pairs)):
+        information[a, b] = information[b, a] = _mutual_information(np.asarray(joint, dtype=np.float64), n_rows)
     return information
 
 
-def conditional_mutual_information_matrix(codes: np.ndarray, cardinalities: np.ndarray, given: int) -> np.ndarray:
-    """``I(a; b | given)`` (nats) for every pair of columns, from one 3-way table per pair.
+def conditional_mutual_information_matrix(data, cardinalities=None, given: int = 0) -> np.ndarray:
+    """``I(a; b | given)`` (nats) for every pair of columns, from 3-way tables asked in one pass.
 
     ``I(a; b | c) = sum p(x, y, z) log(p(x, y, z) p(z) / (p(x, z) p(y, z)))``; rows and
     columns of ``given`` itself are 0.
     """
-    n_rows, n_vars = codes.shape
+    provider = _provider(data, cardinalities)
+    n_rows, n_vars = provider.n_rows, len(provider.cardinalities)
     information = np.zeros((n_vars, n_vars))
     if n_rows == 0:
         return information
-    for a in range(n_vars):
-        for b in range(a + 1, n_vars):
-            if given in (a, b):
-                continue
-            joint = count_family(codes, (given, a, b), cardinalities).astype(np.float64)
-            # I(a; b | c) = sum_z p(z) I(a; b | c = z): the MI of each slice, weighted by its size.
-            value = sum(_mutual_information(slice_, slice_.sum()) * slice_.sum() for slice_ in joint if slice_.sum())
-            information[a, b] = information[b, a] = value / n_rows
+    pairs = [(a, b) for a in range(n_vars) for b in range(a + 1, n_vars) if given not in (a, b)]
+    for (a, b), joint in zip(pairs, provider.counts([(given, a, b) for a, b in pairs])):
+        joint = np.asarray(joint, dtype=np.float64)
+        # I(a; b | c) = sum_z p(z) I(a; b | c = z): the MI of each slice, weighted by its size.
+        value = sum(_mutual_information(slice_, slice_.sum()) * slice_.sum() for slice_ in joint if slice_.sum())
+        information[a, b] = information[b, a] = value / n_rows
     return information
 
 
@@ -102,6 +114,8 @@ def score_forest_parents(scorer, n_variables: int) -> list:
     weights become arcs.
     """
     n = n_variables
+    if hasattr(scorer, "provider"):  # count every pair family in one pass before scoring
+        scorer.prefetch([(i, (j,)) for i in range(n) for j in range(n) if i != j] + [(i, ()) for i in range(n)])
     weights = np.zeros((n, n))  # weights[j, i] = gain of the arc j -> i
     for i in range(n):
         others = [j for j in range(n) if j != i]
@@ -120,6 +134,6 @@ def score_forest_parents(scorer, n_variables: int) -> list:
     return parents
 
 
-def chow_liu_parents(codes: np.ndarray, cardinalities: np.ndarray) -> list:
+def chow_liu_parents(data, cardinalities=None) -> list:
     """Parent sets of the Chow-Liu forest of the data (columns as indices)."""
-    return spanning_forest_parents(mutual_information_matrix(codes, cardinalities))
+    return spanning_forest_parents(mutual_information_matrix(data, cardinalities))

@@ -21,11 +21,14 @@ def naive_bayes_parents(n_variables: int, class_index: int) -> list:
     return [() if i == class_index else (class_index,) for i in range(n_variables)]
 
 
-def tan_parents(codes: np.ndarray, cardinalities: np.ndarray, class_index: int) -> list:
-    """Class -> every feature, plus the conditional-MI spanning tree over the features."""
-    n = codes.shape[1]
+def tan_parents(data, cardinalities, class_index: int) -> list:
+    """Class -> every feature, plus the conditional-MI spanning tree over the features.
+
+    ``data`` is an array of codes (with ``cardinalities``) or a counts provider.
+    """
+    n = len(cardinalities)
     features = [i for i in range(n) if i != class_index]
-    information = conditional_mutual_information_matrix(codes, cardinalities, class_index)
+    information = conditional_mutual_information_matrix(data, cardinalities, class_index)
     tree = spanning_forest_parents(information[np.ix_(features, features)])
     parents: list = [() for _ in range(n)]
     for position, i in enumerate(features):
@@ -33,18 +36,18 @@ def tan_parents(codes: np.ndarray, cardinalities: np.ndarray, class_index: int) 
     return parents
 
 
-def kdb_parents(codes: np.ndarray, cardinalities: np.ndarray, class_index: int, k: int) -> list:
+def kdb_parents(data, cardinalities, class_index: int, k: int) -> list:
     """Sahami's k-dependence Bayesian classifier structure.
 
     Features are taken in decreasing ``I(X_i; C)`` (ties: lower column first); each
     gets the class and up to ``k`` earlier features with the highest positive
     ``I(X_i; X_j | C)`` (ties: earlier in that order).
     """
-    n = codes.shape[1]
+    n = len(cardinalities)
     features = [i for i in range(n) if i != class_index]
-    with_class = mutual_information_matrix(codes, cardinalities)[class_index]
+    with_class = mutual_information_matrix(data, cardinalities)[class_index]
     order = sorted(features, key=lambda i: (-with_class[i], i))
-    conditional = conditional_mutual_information_matrix(codes, cardinalities, class_index)
+    conditional = conditional_mutual_information_matrix(data, cardinalities, class_index)
     parents: list = [() for _ in range(n)]
     for position, i in enumerate(order):
         earlier = order[:position]
