@@ -199,3 +199,15 @@ def test_hmm_kernel_cli(tmp_path, groups):
     assert main(["hmm-kernel", str(archive), "-o", str(output), "--n-states", "2", "--n-init", "1"]) == 0
     gram = np.load(output)
     assert gram.shape == (6, 6) and np.allclose(gram, gram.T)
+
+
+def test_batched_forward_backward_equals_one_sequence_at_a_time():
+    rng = np.random.default_rng(8)
+    params = _parameters(rng)
+    batch = np.stack([_sample(rng, *params, T=80) for _ in range(4)])
+    log_likelihood, gamma, xi_sum = forward_backward(batch, *params)
+    for b in range(4):
+        single = forward_backward(batch[b], *params)
+        assert log_likelihood[b] == pytest.approx(single[0], rel=1e-12)
+        np.testing.assert_allclose(gamma[b], single[1], atol=1e-12)
+        np.testing.assert_allclose(xi_sum[b], single[2], atol=1e-10)

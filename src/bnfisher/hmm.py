@@ -81,27 +81,30 @@ def _full_covariances(covars: np.ndarray, covariance_type: str, n_states: int, n
 
 # --------------------------------------------------------- forward-backward
 def log_emissions(X: np.ndarray, means: np.ndarray, covariances: np.ndarray) -> np.ndarray:
-    """``log N(x_t | m_k, C_k)`` for every time step and state, shape (T, K), via Cholesky factors."""
-    T, D = X.shape
-    out = np.empty((T, means.shape[0]))
+    """``log N(x_t | m_k, C_k)`` for every time step and state, shape (..., T, K), via Cholesky factors."""
+    D = X.shape[-1]
+    out = np.empty(X.shape[:-1] + (means.shape[0],))
+    flat = X.reshape(-1, D)
     for k, (mean, covariance) in enumerate(zip(means, covariances)):
         factor = np.linalg.cholesky(covariance)
-        z = solve_triangular(factor, (X - mean).T, lower=True)
-        out[:, k] = -0.5 * (D * np.log(2 * np.pi) + 2 * np.log(np.diag(factor)).sum() + (z * z).sum(axis=0))
+        z = solve_triangular(factor, (flat - mean).T, lower=True)
+        values = -0.5 * (D * np.log(2 * np.pi) + 2 * np.log(np.diag(factor)).sum() + (z * z).sum(axis=0))
+        out[..., k] = values.reshape(X.shape[:-1])
     return out
 
 
 def forward_backward(X: np.ndarray, startprob: np.ndarray, transmat: np.ndarray, means: np.ndarray,
                      covariances: np.ndarray):
-    """Exact posteriors of a Gaussian HMM for one sequence.
+    """Exact posteriors of a Gaussian HMM for one sequence, or a batch of equal-length ones.
 
     Scaled forward-backward: each step's emission likelihoods are divided by their
     maximum and each forward vector by its sum, with the logs of both kept, so
-    nothing underflows and ``log p(x)`` is exact.
+    nothing underflows and ``log p(x)`` is exact.  A batch runs the time loop once
+    for all its sequences.
 
     Parameters
     ----------
-    X : ndarray of shape (T, D)
+    X : ndarray of shape (T, D) or (B, T, D)
     startprob : ndarray of shape (K,)
     transmat : ndarray of shape (K, K)
     means : ndarray of shape (K, D)
@@ -109,35 +112,39 @@ def forward_backward(X: np.ndarray, startprob: np.ndarray, transmat: np.ndarray,
 
     Returns
     -------
-    log_likelihood : float
-    gamma : ndarray of shape (T, K)
+    log_likelihood : float (or ndarray of shape (B,))
+    gamma : ndarray of shape (T, K) (or (B, T, K))
         ``P(s_t = k | x)``.
-    xi_sum : ndarray of shape (K, K)
+    xi_sum : ndarray of shape (K, K) (or (B, K, K))
         ``sum_t P(s_t = i, s_{t+1} = j | x)``.
     """
-    log_b = log_emissions(X, means, covariances)
-    shift = log_b.max(axis=1, keepdims=True)
+    single = X.ndim == 2
+    X = X[None] if single else X
+    log_b = log_emissions(X, means, covariances)  # (B, T, K)
+    shift = log_b.max(axis=2, keepdims=True)
     b = np.exp(log_b - shift)
-    T, K = b.shape
-    alpha = np.empty((T, K))
-    scale = np.empty(T)
-    a = startprob * b[0]
-    scale[0] = a.sum()
-    alpha[0] = a / scale[0]
+    B, T, K = b.shape
+    alpha = np.empty((B, T, K))
+    scale = np.empty((B, T))
+    a = startprob * b[:, 0]
+    scale[:, 0] = a.sum(axis=1)
+    alpha[:, 0] = a / scale[:, :1]
     for t in range(1, T):
-        a = (alpha[t - 1] @ transmat) * b[t]
-        scale[t] = a.sum()
-        alpha[t] = a / scale[t]
-    beta = np.empty((T, K))
-    beta[-1] = 1.0
+        a = (alpha[:, t - 1] @ transmat) * b[:, t]
+        scale[:, t] = a.sum(axis=1)
+        alpha[:, t] = a / scale[:, t, None]
+    beta = np.empty((B, T, K))
+    beta[:, -1] = 1.0
     for t in range(T - 2, -1, -1):
-        beta[t] = transmat @ (b[t + 1] * beta[t + 1]) / scale[t + 1]
+        beta[:, t] = (b[:, t + 1] * beta[:, t + 1]) @ transmat.T / scale[:, t + 1, None]
     gamma = alpha * beta
-    gamma /= gamma.sum(axis=1, keepdims=True)
+    gamma /= gamma.sum(axis=2, keepdims=True)
     # xi_t(i, j) = alpha_t(i) A_ij b_{t+1}(j) beta_{t+1}(j) / c_{t+1}, summed over t in one product.
-    weighted = b[1:] * beta[1:] / scale[1:, None]
-    xi_sum = transmat * (alpha[:-1].T @ weighted)
-    log_likelihood = float(np.log(scale).sum() + shift.sum())
+    weighted = b[:, 1:] * beta[:, 1:] / scale[:, 1:, None]
+    xi_sum = transmat * np.einsum("bti,btj->bij", alpha[:, :-1], weighted)
+    log_likelihood = np.log(scale).sum(axis=1) + shift[..., 0].sum(axis=1)
+    if single:
+        return float(log_likelihood[0]), gamma[0], xi_sum[0]
     return log_likelihood, gamma, xi_sum
 
 
@@ -168,6 +175,12 @@ def hmm_scores(X: np.ndarray, startprob: np.ndarray, transmat: np.ndarray, means
     ndarray of shape (n_parameters,)
     """
     _, gamma, xi_sum = forward_backward(X, startprob, transmat, means, covariances)
+    return _scores_from_posteriors(X, gamma, xi_sum, startprob, transmat, means, covariances, covariance_type,
+                                   parameters, form)
+
+
+def _scores_from_posteriors(X, gamma, xi_sum, startprob, transmat, means, covariances, covariance_type,
+                            parameters, form) -> np.ndarray:
     blocks = []
     for name in parameters:
         if name == "startprob":
@@ -343,11 +356,21 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         return self
 
     def _raw_scores(self, parts: list) -> np.ndarray:
-        return np.stack([
-            hmm_scores(s, self.startprob_, self.transmat_, self.means_, self.covariances_, self.covariance_type,
-                       self._blocks(), self.form)
-            for s in parts
-        ])
+        # Sequences of equal length share one batched forward-backward (one time loop for all).
+        out: list = [None] * len(parts)
+        by_length: dict = {}
+        for i, s in enumerate(parts):
+            by_length.setdefault(s.shape[0], []).append(i)
+        parameters = (self.startprob_, self.transmat_, self.means_, self.covariances_)
+        for members in by_length.values():
+            for first in range(0, len(members), 64):  # bounded memory per batch
+                group = members[first : first + 64]
+                batch = np.stack([parts[i] for i in group])
+                _, gamma, xi_sum = forward_backward(batch, *parameters)
+                for row, i in enumerate(group):
+                    out[i] = _scores_from_posteriors(parts[i], gamma[row], xi_sum[row], *parameters,
+                                                     self.covariance_type, self._blocks(), self.form)
+        return np.stack(out)
 
     def transform(self, sequences, lengths=None) -> np.ndarray:
         """One Fisher-score feature vector per sequence, shape (n_sequences, n_features_out_)."""
