@@ -147,11 +147,20 @@ def infer_states(data: pd.DataFrame) -> dict:
 def _encode_column(series: pd.Series, column, states: tuple) -> np.ndarray:
     _check_no_missing(series, column)
     if isinstance(series.dtype, pd.CategoricalDtype):
-        values = series.astype(object)
+        # Map the (few) categories, then index by the integer category codes: no per-row hashing.
+        category_codes = pd.Index(list(states), dtype=object).get_indexer(
+            pd.Index(series.cat.categories.astype(object), dtype=object))
+        codes = category_codes[series.cat.codes.to_numpy()]
+    elif _integer_states(series, states):
+        # Integer column and integer states: a lookup table over the value range.
+        values = series.to_numpy()
+        low = min(int(values.min()), min(states))
+        table = np.full(max(int(values.max()), max(states)) - low + 1, -1, dtype=np.intp)
+        table[np.asarray(states, dtype=np.int64) - low] = np.arange(len(states))
+        codes = table[values.astype(np.int64) - low]
     else:
-        values = series
-    # One hash lookup per row; -1 marks values that are not states.
-    codes = pd.Index(list(states), dtype=object).get_indexer(pd.Index(values, dtype=object))
+        # One hash lookup per row; -1 marks values that are not states.
+        codes = pd.Index(list(states), dtype=object).get_indexer(pd.Index(series, dtype=object))
     unknown = codes < 0
     if unknown.any():
         position = int(np.argmax(unknown))
@@ -162,6 +171,16 @@ def _encode_column(series: pd.Series, column, states: tuple) -> np.ndarray:
             f"its {len(states)} states ({shown}); refit the model on data that contains it."
         )
     return codes.astype(np.intp, copy=False)
+
+
+def _integer_states(series: pd.Series, states: tuple) -> bool:
+    """True when a lookup table can encode the column: integers in both, a modest range."""
+    if not pd.api.types.is_integer_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype) or not len(series):
+        return False
+    if not all(isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) for s in states):
+        return False
+    span = max(int(series.max()), max(states)) - min(int(series.min()), min(states))
+    return span <= 10 * (len(states) + len(series))
 
 
 def encode(

@@ -39,6 +39,15 @@ def _count_partition(frame: pd.DataFrame, variables: tuple, states: dict, famili
     return count_block(encoded.codes, families, cardinalities)
 
 
+def _encode_partition(frame: pd.DataFrame, variables: tuple, states: dict, dtype) -> np.ndarray:
+    """Column-major codes in the smallest integer type that holds them (kept in worker memory)."""
+    return np.asfortranarray(encode(frame, states=states, variables=variables).codes.astype(dtype))
+
+
+def _count_codes(codes: np.ndarray, families: list, cardinalities) -> list:
+    return count_block(codes, families, cardinalities)
+
+
 def _add_tables(first: list, second: list) -> list:
     return [a + b for a, b in zip(first, second)]
 
@@ -67,6 +76,11 @@ class DaskCounts:
         pass.
     variables : sequence of str, optional
         Columns to use (default: all).
+    persist : bool, default=False
+        Encode every partition once and keep the column-major codes (smallest
+        integer type, 1 byte per cell for up to 256 states) in worker memory, so
+        repeated passes (hill climbing) skip reading and encoding.  Default:
+        stream the data on every pass.
 
     Attributes
     ----------
@@ -80,7 +94,7 @@ class DaskCounts:
     worker *processes* (the counting kernel holds the GIL in parts).
     """
 
-    def __init__(self, data, states=None, variables: Sequence[str] | None = None):
+    def __init__(self, data, states=None, variables: Sequence[str] | None = None, persist: bool = False):
         if isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and data
                                                      and isinstance(data[0], (str, os.PathLike))):
             data = read_parquet(data, columns=variables)
@@ -95,6 +109,14 @@ class DaskCounts:
         self.states = {v: tuple(states[v]) for v in columns} if states is not None else self._infer_states()
         self.cardinalities = np.array([len(self.states[v]) for v in self.variables], dtype=np.intp)
         self._n_rows = None
+        self._blocks = None
+        if persist:
+            import dask
+
+            dtype = np.min_scalar_type(int(self.cardinalities.max()) - 1 if len(self.cardinalities) else 0)
+            blocks = [dask.delayed(_encode_partition)(part, self.variables, self.states, dtype)
+                      for part in self.frame.to_delayed()]
+            self._blocks = list(dask.persist(*blocks))
 
     def _infer_states(self) -> dict:
         import dask
@@ -131,8 +153,11 @@ class DaskCounts:
         families = [tuple(int(c) for c in f) for f in families]
         if not families:
             return []
-        tasks = [dask.delayed(_count_partition)(part, self.variables, self.states, families, self.cardinalities)
-                 for part in self.frame.to_delayed()]
+        if self._blocks is not None:  # codes already encoded and held by the workers
+            tasks = [dask.delayed(_count_codes)(block, families, self.cardinalities) for block in self._blocks]
+        else:  # stream: read, encode and count every partition
+            tasks = [dask.delayed(_count_partition)(part, self.variables, self.states, families, self.cardinalities)
+                     for part in self.frame.to_delayed()]
         while len(tasks) > 1:  # pairwise tree sum of the per-partition tables
             tasks = [dask.delayed(_add_tables)(tasks[i], tasks[i + 1]) if i + 1 < len(tasks) else tasks[i]
                      for i in range(0, len(tasks), 2)]
