@@ -129,6 +129,20 @@ def _load_summary_data(args) -> tuple:
     return read_table(args.data, bins=args.bins), args.data
 
 
+def _write_subset(subset: pd.DataFrame, rows, output, meaning: str) -> None:
+    """Write the selected rows with a leading 'row' column to CSV, or show the first ten."""
+    out = subset.copy()
+    out.insert(0, "row", rows)
+    if output:
+        out.to_csv(output, index=False)
+        print(f"Wrote {output} (column 'row' holds {meaning})")
+        return
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(out.head(10).to_string(index=False))
+        if len(out) > 10:
+            print(f"... {len(out) - 10} more rows (use -o FILE to write them all)")
+
+
 def _dask_client(args):
     from distributed import Client, LocalCluster
 
@@ -163,13 +177,7 @@ def _summarize_dask(args) -> None:
         print(f"Selected k={args.k} rows from a pool of {len(result.pool)}: MMD to the full data "
               f"{result.final_value:.6g} (best random start {result.initial_value:.6g}); "
               f"{time.perf_counter() - started:.2f} s in all")
-        out = subset.copy()
-        out.insert(0, "row", subset.index)
-        if args.output:
-            out.to_csv(args.output, index=False)
-            print(f"Wrote {args.output} (column 'row' holds the row label in the input)")
-        else:
-            print(out.head(10).to_string(index=False))
+        _write_subset(subset, subset.index, args.output, "the row label in the input")
 
 
 def _command_summarize(args) -> None:
@@ -201,16 +209,7 @@ def _command_summarize(args) -> None:
         chi_mean, chi_std, _ = random_baseline(lambda rows: chi2_criterion(codes, rows), len(data), args.k,
                                                n=min(args.n_random, 200), random_state=args.seed + 1)
         print(f"chi2 criterion: subset {result.final_value:.6g}; random {chi_mean:.6g} ± {chi_std:.3g}")
-    out = subset.copy()
-    out.insert(0, "row", result.indices)
-    if args.output:
-        out.to_csv(args.output, index=False)
-        print(f"Wrote {args.output} (column 'row' holds the 0-based row number in the input)")
-    else:
-        with pd.option_context("display.width", 160, "display.max_columns", 20):
-            print(out.head(10).to_string(index=False))
-            if len(out) > 10:
-                print(f"... {len(out) - 10} more rows (use -o FILE to write them all)")
+    _write_subset(subset, result.indices, args.output, "the 0-based row number in the input")
     if args.plot:
         from .plotting import plot_summary
 

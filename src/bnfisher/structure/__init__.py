@@ -74,7 +74,8 @@ def _class_index(options: dict, variables: Sequence[str], structure: str) -> int
     return list(variables).index(class_variable)
 
 
-def _hill_climb_parents(encoded, options: dict, scorer=None) -> list:
+def _hill_climb_parents(encoded, options: dict, scorer) -> list:
+    """Validate the hill-climbing options and run the search (``encoded``: EncodedData or a provider)."""
     variables = encoded.variables
     index = {v: i for i, v in enumerate(variables)}
     white = [(index[a], index[b]) for a, b in _edges(options.get("whitelist") or (), variables, "whitelist")]
@@ -109,9 +110,6 @@ def _hill_climb_parents(encoded, options: dict, scorer=None) -> list:
             )
     tabu = check_positive_int(options.get("tabu", 0), "tabu", minimum=0)
     restarts = check_positive_int(options.get("restarts", 0), "restarts", minimum=0)
-    if scorer is None:
-        scorer = LocalScorer(encoded.codes, encoded.cardinalities, options.get("score", "bic"),
-                             options.get("ess", 1.0), options.get("structure_prior"))
     return hill_climb(
         scorer, len(variables), start=start, max_parents=max_parents, tabu=tabu, max_tabu=options.get("max_tabu"),
         restarts=restarts, perturb=check_positive_int(options.get("perturb", 1), "perturb"),
@@ -174,45 +172,32 @@ def learn(data, structure="chow-liu", pseudocount: float = 1.0, **options) -> Ba
     >>> learn(df, "naive-bayes", class_variable="c").edges
     [('c', 'a'), ('c', 'b')]
     """
-    if _is_provider(data):
-        return _learn_from_provider(data, structure, pseudocount, options)
     if _is_dask(data):
         from ..scale import DaskCounts
 
-        return _learn_from_provider(DaskCounts(data), structure, pseudocount, options)
-    encoded = data if isinstance(data, EncodedData) else encode(data)
-    variables = encoded.variables
-    if isinstance(structure, str):
+        data = DaskCounts(data)
+    if _is_provider(data):
+        source, provider = data, data
+    else:
+        source = data if isinstance(data, EncodedData) else encode(data)
+        provider = NumpyCounts.from_encoded(source)
+    variables = provider.variables
+    if not isinstance(structure, str):
+        if options:
+            raise TypeError(f"Options {sorted(options)} apply to named structures only.")
+        parents = _given_structure(structure, variables)
+    else:
         if structure not in STRUCTURES:
             raise ValueError(f"`structure` must be one of {STRUCTURES} or a given structure; got {structure!r}.")
         unexpected = sorted(set(options) - _OPTIONS[structure])
         if unexpected:
             raise TypeError(f"Unexpected option(s) for structure={structure!r}: {unexpected}; "
                             f"it takes {sorted(_OPTIONS[structure]) or 'none'}.")
-        codes, cards = encoded.codes, encoded.cardinalities
-        if structure == "chow-liu":
-            parent_index = chow_liu_parents(codes, cards)
-        elif structure == "forest":
-            scorer = LocalScorer(codes, cards, options.get("score", "bic"), options.get("ess", 1.0),
-                                 options.get("structure_prior"))
-            parent_index = score_forest_parents(scorer, len(variables))
-        elif structure == "hc":
-            parent_index = _hill_climb_parents(encoded, options)
-        else:
-            class_index = _class_index(options, variables, structure)
-            if structure == "naive-bayes":
-                parent_index = naive_bayes_parents(len(variables), class_index)
-            elif structure == "tan":
-                parent_index = tan_parents(codes, cards, class_index)
-            else:
-                k = check_positive_int(options.get("k", 3), "k", minimum=0)
-                parent_index = kdb_parents(codes, cards, class_index, k)
+        parent_index = _structure_parents(source, provider, structure, options)
         parents = {v: tuple(variables[p] for p in parent_index[i]) for i, v in enumerate(variables)}
-    else:
-        if options:
-            raise TypeError(f"Options {sorted(options)} apply to named structures only.")
-        parents = _given_structure(structure, variables)
-    return BayesianNetwork.fit(encoded, parents, pseudocount=pseudocount, states=encoded.states)
+    if source is provider:
+        return BayesianNetwork.from_counts(provider, parents, pseudocount)
+    return BayesianNetwork.fit(source, parents, pseudocount=pseudocount, states=source.states)
 
 
 def _is_provider(data) -> bool:
@@ -223,45 +208,33 @@ def _is_dask(data) -> bool:
     return type(data).__module__.startswith("dask")
 
 
-def _hill_climb_with_scorer(provider, scorer, options: dict) -> list:
-    return _hill_climb_parents(provider, options, scorer=scorer)
-
-
-def _learn_from_provider(provider, structure, pseudocount: float, options: dict) -> BayesianNetwork:
-    """Structure learning from count tables only: every learner asks for its families in batches."""
+def _scorer(source, provider, options: dict):
+    """The fast codes-based scorer in memory; a provider-based one (batched passes) otherwise."""
     from ..scores import ProviderScorer
 
+    arguments = (options.get("score", "bic"), options.get("ess", 1.0), options.get("structure_prior"))
+    if isinstance(source, EncodedData):
+        return LocalScorer(source.codes, source.cardinalities, *arguments)
+    scorer = ProviderScorer(provider, *arguments)
+    n = len(provider.variables)
+    # Every single-parent family in one pass: the whole first step of a search or a forest.
+    scorer.prefetch([(i, (j,)) for i in range(n) for j in range(n) if i != j] + [(i, ()) for i in range(n)])
+    return scorer
+
+
+def _structure_parents(source, provider, structure: str, options: dict) -> list:
+    """Parent sets (column indices) of a named learner; ``source`` is EncodedData or the provider."""
     variables = provider.variables
     cards = np.asarray(provider.cardinalities)
-    if not isinstance(structure, str):
-        if options:
-            raise TypeError(f"Options {sorted(options)} apply to named structures only.")
-        return BayesianNetwork.from_counts(provider, _given_structure(structure, variables), pseudocount)
-    if structure not in STRUCTURES:
-        raise ValueError(f"`structure` must be one of {STRUCTURES} or a given structure; got {structure!r}.")
-    unexpected = sorted(set(options) - _OPTIONS[structure])
-    if unexpected:
-        raise TypeError(f"Unexpected option(s) for structure={structure!r}: {unexpected}.")
     if structure == "chow-liu":
-        parent_index = chow_liu_parents(provider)
-    elif structure in ("forest", "hc"):
-        scorer = ProviderScorer(provider, options.get("score", "bic"), options.get("ess", 1.0),
-                                options.get("structure_prior"))
-        if structure == "forest":
-            parent_index = score_forest_parents(scorer, len(variables))
-        else:
-            n = len(variables)
-            # Every single-parent family in one pass: the whole first step of the search.
-            scorer.prefetch([(i, (j,)) for i in range(n) for j in range(n) if i != j] + [(i, ()) for i in range(n)])
-            parent_index = _hill_climb_with_scorer(provider, scorer, options)
-    else:
-        class_index = _class_index(options, variables, structure)
-        if structure == "naive-bayes":
-            parent_index = naive_bayes_parents(len(variables), class_index)
-        elif structure == "tan":
-            parent_index = tan_parents(provider, cards, class_index)
-        else:
-            parent_index = kdb_parents(provider, cards, class_index,
-                                       check_positive_int(options.get("k", 3), "k", minimum=0))
-    parents = {v: tuple(variables[p] for p in parent_index[i]) for i, v in enumerate(variables)}
-    return BayesianNetwork.from_counts(provider, parents, pseudocount)
+        return chow_liu_parents(provider)
+    if structure == "forest":
+        return score_forest_parents(_scorer(source, provider, options), len(variables))
+    if structure == "hc":
+        return _hill_climb_parents(source, options, scorer=_scorer(source, provider, options))
+    class_index = _class_index(options, variables, structure)
+    if structure == "naive-bayes":
+        return naive_bayes_parents(len(variables), class_index)
+    if structure == "tan":
+        return tan_parents(provider, cards, class_index)
+    return kdb_parents(provider, cards, class_index, check_positive_int(options.get("k", 3), "k", minimum=0))

@@ -114,8 +114,6 @@ def score_forest_parents(scorer, n_variables: int) -> list:
     weights become arcs.
     """
     n = n_variables
-    if hasattr(scorer, "provider"):  # count every pair family in one pass before scoring
-        scorer.prefetch([(i, (j,)) for i in range(n) for j in range(n) if i != j] + [(i, ()) for i in range(n)])
     weights = np.zeros((n, n))  # weights[j, i] = gain of the arc j -> i
     for i in range(n):
         others = [j for j in range(n) if j != i]
