@@ -20,6 +20,7 @@ import numpy as np
 
 import bnfisher as bf
 from bnfisher.datasets import load
+from bnfisher.interop import to_pyagrum
 
 BIF_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "bif"
 
@@ -87,27 +88,11 @@ def bench_mmd(sizes) -> None:
           f"would need ~{elapsed * (1e6 / n) ** 2 / 3600:.0f} h and 3 x 8 TB")
 
 
-def _pyagrum_network(network):
-    import pyagrum as gum
-
-    bn = gum.BayesNet()
-    for v in network.variables:
-        bn.add(gum.LabelizedVariable(v, v, [str(s) for s in network.states[v]]))
-    for parent, child in network.edges:
-        bn.addArc(parent, child)
-    for v in network.variables:
-        cpt = bn.cpt(v)
-        ours = (v,) + network.parents[v]
-        axes = [ours.index(name) for name in reversed(cpt.names)]
-        cpt.fillWith(np.transpose(np.moveaxis(network.cpts[v], -1, 0), axes).ravel().tolist())
-    return bn
-
-
 def _pyagrum_worker(name, engine_name, queue):
     import pyagrum as gum
 
     network = bf.read_bif(BIF_DIR / f"{name}.bif")
-    bn = _pyagrum_network(network)
+    bn = to_pyagrum(network)
     start = time.perf_counter()
     engine = gum.LazyPropagation(bn) if engine_name == "lazy" else gum.VariableElimination(bn)
     parent_sets = sorted({tuple(sorted(network.parents[v])) for v in network.variables if network.parents[v]})

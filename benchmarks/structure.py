@@ -10,13 +10,13 @@ Run:  python benchmarks/structure.py [--quick] [--skip-pgmpy-above N]
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
 import warnings
 from pathlib import Path
 
 import bnfisher as bf
 from bnfisher.datasets import load
+from bnfisher.interop import pyagrum_hill_climb
 
 BIF_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "bif"
 
@@ -29,21 +29,7 @@ def ours(frame, **options):
 
 
 def pyagrum(frame, threads=None):
-    import pyagrum as gum
-
-    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as handle:
-        frame.astype(str).to_csv(handle, index=False)
-    learner = gum.BNLearner(handle.name)
-    learner.useGreedyHillClimbing()
-    learner.useScoreBIC()
-    learner.useNoPrior()
-    if threads is not None:
-        learner.setNumberOfThreads(threads)
-    start = time.perf_counter()
-    dag = learner.learnDAG()
-    elapsed = time.perf_counter() - start
-    names = {learner.idFromName(c): c for c in frame.columns}
-    return {names[n]: [names[p] for p in dag.parents(n)] for n in dag.nodes()}, elapsed
+    return pyagrum_hill_climb(frame, threads=threads)
 
 
 def pgmpy(frame):

@@ -58,19 +58,13 @@ def test_auto_falls_back_to_sampling_when_tables_are_too_large():
 
 def _pyagrum_network(network):
     gum = pytest.importorskip("pyagrum")
-    bn = gum.BayesNet()
-    for v in network.variables:
-        bn.add(gum.LabelizedVariable(v, v, [str(s) for s in network.states[v]]))
-    for parent, child in network.edges:
-        bn.addArc(parent, child)
-    for v in network.variables:
+    from bnfisher.interop import to_pyagrum
+
+    bn = to_pyagrum(network)
+    for v in network.variables:  # the translation itself, checked against our CPTs
         cpt = bn.cpt(v)
-        names = cpt.names  # the array's axes are these names reversed
-        ours = (v,) + network.parents[v]
-        axes = [ours.index(name) for name in reversed(names)]
-        array = np.transpose(np.moveaxis(network.cpts[v], -1, 0), axes)
-        cpt.fillWith(array.ravel().tolist())
-        np.testing.assert_allclose(cpt.toarray(), array)
+        axes = [((v,) + network.parents[v]).index(name) for name in reversed(cpt.names)]
+        np.testing.assert_allclose(cpt.toarray(), np.transpose(np.moveaxis(network.cpts[v], -1, 0), axes))
     return gum, bn
 
 

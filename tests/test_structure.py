@@ -1,5 +1,4 @@
 import itertools
-import tempfile
 import warnings
 
 import numpy as np
@@ -68,16 +67,10 @@ def test_hill_climbing_result_is_a_local_optimum_and_deterministic():
 
 
 def _pyagrum_bic(frame):
-    gum = pytest.importorskip("pyagrum")
-    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as handle:
-        frame.astype(str).to_csv(handle, index=False)
-    learner = gum.BNLearner(handle.name)
-    learner.useGreedyHillClimbing()
-    learner.useScoreBIC()
-    learner.useNoPrior()
-    dag = learner.learnDAG()
-    names = {learner.idFromName(c): c for c in frame.columns}
-    return score({names[n]: [names[p] for p in dag.parents(n)] for n in dag.nodes()}, frame)
+    pytest.importorskip("pyagrum")
+    from bnfisher.interop import pyagrum_hill_climb
+
+    return score(pyagrum_hill_climb(frame)[0], frame)
 
 
 def _pgmpy_bic(frame):
