@@ -100,7 +100,8 @@ def _infer_column_states(series: pd.Series, column) -> tuple:
     if pd.api.types.is_float_dtype(series.dtype):
         raise ValueError(
             f"Column {column!r} is floating point ({series.dtype}); bnfisher models categorical data. "
-            "Bin it explicitly with bnfisher.discretize(df, bins=4) or convert it to a categorical column."
+            "Bin it explicitly with bnfisher.discretize(df, bins=4) (command line: --bins 4) or convert it to a "
+            "categorical column."
         )
     if pd.api.types.is_integer_dtype(series.dtype):
         n_unique = series.nunique()
