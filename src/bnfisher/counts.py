@@ -22,7 +22,8 @@ __all__ = ["configuration_index", "count_family", "count_block", "NumpyCounts"]
 MAX_TABLE_CELLS = 2**31
 
 
-def configuration_index(codes: np.ndarray, columns: Sequence[int], cardinalities: Sequence[int]) -> np.ndarray:
+def configuration_index(codes: np.ndarray, columns: Sequence[int], cardinalities: Sequence[int],
+                        out: np.ndarray | None = None) -> np.ndarray:
     """Mixed-radix index of each row's configuration of ``columns``.
 
     Parameters
@@ -33,6 +34,8 @@ def configuration_index(codes: np.ndarray, columns: Sequence[int], cardinalities
         Column indices; the last one varies fastest (C order).
     cardinalities : sequence of int
         Cardinality of every column of ``codes``.
+    out : ndarray of shape (n_rows,), dtype intp, optional
+        Buffer to write into (saves an allocation per family).
 
     Returns
     -------
@@ -46,7 +49,11 @@ def configuration_index(codes: np.ndarray, columns: Sequence[int], cardinalities
     >>> configuration_index(np.array([[1, 2], [0, 1]]), [0, 1], [2, 3]).tolist()
     [5, 1]
     """
-    index = np.zeros(codes.shape[0], dtype=np.intp)
+    if out is None:
+        index = np.zeros(codes.shape[0], dtype=np.intp)
+    else:
+        index = out
+        index[:] = 0
     for column in columns:
         # index = index * r + code, accumulated in place (no temporaries per column).
         index *= int(cardinalities[column])
@@ -71,6 +78,7 @@ def count_family(
     columns: Sequence[int],
     cardinalities: Sequence[int],
     weights: np.ndarray | None = None,
+    buffer: np.ndarray | None = None,
 ) -> np.ndarray:
     """Count the joint configurations of ``columns``.
 
@@ -84,6 +92,8 @@ def count_family(
         Cardinality of every column of ``codes``.
     weights : ndarray of shape (n_rows,), optional
         Row weights; counts are float64 sums of weights when given.
+    buffer : ndarray of shape (n_rows,), dtype intp, optional
+        Scratch space for the configuration index.
 
     Returns
     -------
@@ -93,7 +103,7 @@ def count_family(
     """
     shape = tuple(int(cardinalities[c]) for c in columns)
     size = _table_size(columns, cardinalities)
-    index = configuration_index(codes, columns, cardinalities)
+    index = configuration_index(codes, columns, cardinalities, out=buffer)
     counts = np.bincount(index, weights=weights, minlength=size)
     if weights is None:
         counts = counts.astype(np.int64, copy=False)
@@ -107,7 +117,11 @@ def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalit
     The block-counting kernel shared by every counts provider: the in-memory one
     calls it on the whole array, the Dask one on every partition and sums.
     """
-    return [count_family(codes, family, cardinalities, weights) for family in families]
+    # One index buffer for every family of the block: no large temporary per family (with
+    # Dask's nanny setting MALLOC_TRIM_THRESHOLD_, such temporaries are returned to the OS and
+    # re-faulted every time).
+    buffer = np.empty(codes.shape[0], dtype=np.intp)
+    return [count_family(codes, family, cardinalities, weights, buffer=buffer) for family in families]
 
 
 class NumpyCounts:

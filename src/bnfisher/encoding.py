@@ -28,8 +28,10 @@ class EncodedData:
 
     Attributes
     ----------
-    codes : ndarray of shape (n_rows, n_variables), dtype intp, column-major
-        ``codes[r, i]`` is the index of row ``r``'s value in ``states[variables[i]]``.
+    codes : ndarray of shape (n_rows, n_variables), signed integers, column-major
+        ``codes[r, i]`` is the index of row ``r``'s value in ``states[variables[i]]``
+        (the smallest signed integer type that holds them when encoded from a
+        DataFrame; intp for arrays of codes).
     variables : tuple of str
         Column names, in the order of the columns of ``codes``.
     states : dict
@@ -158,7 +160,7 @@ def _encode_column(series: pd.Series, column, states: tuple) -> np.ndarray:
         low = min(int(values.min()), min(states))
         table = np.full(max(int(values.max()), max(states)) - low + 1, -1, dtype=np.intp)
         table[np.asarray(states, dtype=np.int64) - low] = np.arange(len(states))
-        codes = table[values.astype(np.int64) - low]
+        codes = table[values - low] if low else table[values]
     else:
         # One hash lookup per row; -1 marks values that are not states.
         codes = pd.Index(list(states), dtype=object).get_indexer(pd.Index(series, dtype=object))
@@ -257,7 +259,11 @@ def _encode_frame(data: pd.DataFrame, states: Mapping | None, variables: Sequenc
         else:
             resolved_states[v] = _infer_column_states(data[v], v)
         columns.append(_encode_column(data[v], v, resolved_states[v]))
-    codes = np.empty((len(data), len(columns)), dtype=np.intp, order="F")
+    # The smallest signed integer type that holds every code (1 byte up to 127 states): an eighth
+    # of the memory, and of the page faults, of intp for large blocks.
+    largest = max((len(resolved_states[v]) for v in variables), default=1)
+    dtype = next(t for t in (np.int8, np.int16, np.int32, np.int64) if largest - 1 <= np.iinfo(t).max)
+    codes = np.empty((len(data), len(columns)), dtype=dtype, order="F")
     for i, column in enumerate(columns):
         codes[:, i] = column
     return EncodedData(codes, variables, resolved_states)
