@@ -100,3 +100,15 @@ def test_summarize_cli_with_dask_engine(client, alarm, tmp_path, capsys):
                  "-o", str(output)]) == 0
     assert "from distributed counts" in capsys.readouterr().out
     assert len(output.read_text().splitlines()) == 21
+
+
+def test_mmd_test_on_dask_data_uses_in_memory_subsamples(client, alarm):
+    from bnfisher.selection import mmd_test
+
+    network, frame, _ = alarm
+    kernel = FisherKernel(network)
+    first = dd.from_pandas(frame.iloc[:3000], npartitions=3)
+    second = dd.from_pandas(frame.iloc[3000:], npartitions=3)
+    result = mmd_test(kernel, first, second, n_permutations=50, random_state=0, max_rows=1000)
+    assert result.full_statistic == pytest.approx(kernel.mmd(frame.iloc[:3000], frame.iloc[3000:]), rel=1e-12)
+    assert 0 < result.p_value <= 1 and len(result.null_distribution) == 50

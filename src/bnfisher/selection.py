@@ -505,15 +505,20 @@ class TwoSampleResult:
         The unbiased estimate MMD^2_u of [2]_ (eq. 3 there).
     null_distribution : ndarray
         The permutation statistics ``T_b``.
+    full_statistic : float or None
+        For Dask data: eq. 10 between the *whole* samples, from distributed counts
+        (the test itself runs on in-memory uniform subsamples).
     """
 
     statistic: float
     p_value: float
     unbiased: float
     null_distribution: np.ndarray
+    full_statistic: float | None = None
 
 
-def mmd_test(kernel: FisherKernel, X, Y, n_permutations: int = 1000, random_state=None) -> TwoSampleResult:
+def mmd_test(kernel: FisherKernel, X, Y, n_permutations: int = 1000, random_state=None,
+             max_rows: int = 200_000) -> TwoSampleResult:
     """Permutation two-sample test with the Fisher-kernel MMD, from count tables.
 
     Every permutation re-splits the pooled rows and recomputes eq. 10 from the
@@ -528,6 +533,11 @@ def mmd_test(kernel: FisherKernel, X, Y, n_permutations: int = 1000, random_stat
         The two samples.
     n_permutations : int, default=1000
     random_state : None, int or Generator
+    max_rows : int, default=200_000
+        For Dask DataFrames (data beyond memory): each sample is subsampled
+        uniformly to at most this many rows, read into memory, and the exact
+        permutation test runs on the subsamples; ``full_statistic`` holds eq. 10
+        for the whole samples, from distributed counts.
 
     Returns
     -------
@@ -545,13 +555,22 @@ def mmd_test(kernel: FisherKernel, X, Y, n_permutations: int = 1000, random_stat
     """
     if kernel.normalize:
         raise ValueError("mmd_test needs a kernel without normalize=True (the MMD must come from counts).")
+    rng = check_random_state(random_state)
+    providers = [kernel._as_provider(data) for data in (X, Y)]
+    full_statistic = None
+    if any(p is not None for p in providers):
+        # Permutations relabel rows, which needs the rows: test on uniform in-memory subsamples,
+        # and report eq. 10 between the whole samples from distributed counts beside it.
+        full_statistic = kernel.mmd(X, Y)
+        limit = check_positive_int(max_rows, "max_rows")
+        X, Y = (p.sample(min(limit, p.n_rows), random_state=rng) if p is not None else data
+                for p, data in zip(providers, (X, Y)))
     x = kernel.network.encode(X)
     y = kernel.network.encode(Y)
     n_x, n_y = x.n_rows, y.n_rows
     if n_x < 2 or n_y < 2:
         raise ValueError(f"Each sample needs at least 2 rows; got {n_x} and {n_y}.")
     n_permutations = check_positive_int(n_permutations, "n_permutations")
-    rng = check_random_state(random_state)
     pooled = np.asfortranarray(np.vstack([x.codes, y.codes]))
     n = n_x + n_y
     cards = kernel.network.cardinalities
@@ -583,4 +602,4 @@ def mmd_test(kernel: FisherKernel, X, Y, n_permutations: int = 1000, random_stat
     null = np.array([statistics(rng.permutation(n)[:n_x])[0] for _ in range(n_permutations)])
     # Ties within rounding count as "at least as extreme".
     exceed = int(np.sum(null >= observed - _tolerance(observed)))
-    return TwoSampleResult(observed, (1 + exceed) / (1 + n_permutations), unbiased, null)
+    return TwoSampleResult(observed, (1 + exceed) / (1 + n_permutations), unbiased, null, full_statistic)
