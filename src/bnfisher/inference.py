@@ -89,14 +89,20 @@ def _elimination_order(adjacency: dict, log_cards: np.ndarray, eliminate: set) -
         neighbours = adjacency[v]
         order.append(v)
         cliques.append(frozenset(neighbours) | {v})
+        # Scores change for v's neighbours (they lose v, may gain edges) and for nodes adjacent to
+        # both ends of a new fill edge (one missing pair fewer among their neighbours).
         touched = set(neighbours)
+        added = []
         for a in neighbours:
             adjacency[a].discard(v)
             for b in neighbours:
-                if a != b and b not in adjacency[a]:
-                    adjacency[a].add(b)
-        for a in neighbours:
-            touched |= adjacency[a]
+                if a < b and b not in adjacency[a]:
+                    added.append((a, b))
+        for a, b in added:
+            adjacency[a].add(b)
+            adjacency[b].add(a)
+        for a, b in added:
+            touched |= adjacency[a] & adjacency[b]
         del adjacency[v]
         remaining.discard(v)
         for u in touched & remaining:
