@@ -7,6 +7,7 @@ import pandas as pd
 from scipy.special import logsumexp
 
 from ._frames import validate_frame
+from .counts import configuration_index
 from .encoding import EncodedData, encode
 from .structure import learn
 
@@ -32,6 +33,45 @@ except ImportError:  # pragma: no cover - exercised only without scikit-learn
 
 
 _CLASS = "__class__"
+
+
+class ClassPosterior:
+    """Exact class posteriors ``log P(C = c | x)`` of one set of rows under changing CPTs.
+
+    Only the families that contain the class depend on it (the others add the same
+    term to every class and cancel).  Their CPTs are read with the class axis moved
+    last, so one row gather per family gives ``log theta`` for every class value at
+    once.  The configuration indices of the rows are computed once, in the
+    constructor; :meth:`log_posterior` then costs one gather per class family.
+
+    Parameters
+    ----------
+    families : list of tuple
+        Column indices ``parents + (child,)`` of every variable.
+    cardinalities : sequence of int
+    codes : ndarray of shape (n_rows, n_variables)
+        The rows; the class column is ignored.
+    class_position : int
+    """
+
+    def __init__(self, families: list, cardinalities, codes: np.ndarray, class_position: int):
+        self.cardinalities = np.asarray(cardinalities)
+        self.class_families = []
+        for i, family in enumerate(families):
+            if class_position not in family:
+                continue
+            shape = tuple(int(self.cardinalities[c]) for c in family)
+            rest = tuple(c for c in family if c != class_position)
+            self.class_families.append((i, family.index(class_position), shape,
+                                        configuration_index(codes, rest, self.cardinalities)))
+
+    def log_posterior(self, log_tables: list) -> np.ndarray:
+        """``(n_rows, n_classes)`` log posteriors from flat log CPTs (one per family)."""
+        joint = 0.0
+        for i, axis, shape, index in self.class_families:
+            table = np.moveaxis(np.asarray(log_tables[i]).reshape(shape), axis, -1).reshape(-1, shape[axis])
+            joint = joint + table[index]
+        return joint - logsumexp(joint, axis=1, keepdims=True)
 
 
 class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
@@ -129,11 +169,12 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         codes = np.empty((features.n_rows, len(network.variables)), dtype=np.intp, order="F")
         for i, v in enumerate(features.variables):
             codes[:, index[v]] = features.codes[:, i]
-        joint = np.empty((features.n_rows, len(self.classes_)))
-        for c in range(len(self.classes_)):
-            codes[:, index[_CLASS]] = c
-            joint[:, c] = network.log_likelihood(codes)
-        return joint - logsumexp(joint, axis=1, keepdims=True)
+        codes[:, index[_CLASS]] = 0  # ignored: every class value is scored at once
+        families = [parents + (i,) for i, parents in enumerate(network.parent_indices())]
+        posterior = ClassPosterior(families, network.cardinalities, codes, index[_CLASS])
+        with np.errstate(divide="ignore"):  # log 0 = -inf for impossible classes
+            log_tables = [np.log(network.cpts[v]).reshape(-1) for v in network.variables]
+        return posterior.log_posterior(log_tables)
 
     def predict_proba(self, X) -> np.ndarray:
         """Exact class posteriors, shape (n_rows, n_classes)."""

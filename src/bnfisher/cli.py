@@ -143,6 +143,17 @@ def _write_subset(subset: pd.DataFrame, rows, output, meaning: str) -> None:
             print(f"... {len(out) - 10} more rows (use -o FILE to write them all)")
 
 
+def _learn_kernel(data, args, started: float, source: str):
+    """Learn the network the command line asks for and build its Fisher kernel, saying what was done."""
+    from . import FisherKernel, learn
+
+    network = learn(data, structure=args.structure, **_structure_options(args))
+    kernel = FisherKernel(network)
+    print(f"Network ({args.structure}){' ' + source if source else ''}: {network}; parent marginals by "
+          f"{kernel.inference_} ({time.perf_counter() - started:.2f} s)")
+    return kernel
+
+
 def _dask_client(args):
     from distributed import Client, LocalCluster
 
@@ -156,7 +167,6 @@ def _dask_client(args):
 def _summarize_dask(args) -> None:
     import dask.dataframe as dd
 
-    from . import FisherKernel, learn
     from .selection import select_representatives
 
     if args.data is None:
@@ -167,10 +177,7 @@ def _summarize_dask(args) -> None:
         frame = dd.read_csv(args.data, dtype=str) if lower.endswith((".csv", ".csv.gz")) else \
             dd.read_parquet(args.data)
         print(f"{args.data}: {frame.npartitions} partitions; scheduler {client.scheduler.address}")
-        network = learn(frame, structure=args.structure, **_structure_options(args))
-        kernel = FisherKernel(network)
-        print(f"Network ({args.structure}) from distributed counts: {network} "
-              f"({time.perf_counter() - started:.2f} s)")
+        kernel = _learn_kernel(frame, args, started, "from distributed counts")
         result = select_representatives(kernel, frame, args.k, n_init=args.n_init, random_state=args.seed,
                                         pool_size=args.pool_size, progress=not args.quiet)
         subset = result.pool.iloc[result.indices]
@@ -181,7 +188,6 @@ def _summarize_dask(args) -> None:
 
 
 def _command_summarize(args) -> None:
-    from . import FisherKernel, learn
     from .selection import random_baseline, random_mmd_baseline, select_representatives
 
     if args.engine == "dask":
@@ -189,10 +195,8 @@ def _command_summarize(args) -> None:
     data, source = _load_summary_data(args)
     print(f"{source}: {len(data)} rows x {data.shape[1]} variables")
     started = time.perf_counter()
-    network = learn(data, structure=args.structure, **_structure_options(args))
-    kernel = FisherKernel(network)
-    print(f"Network ({args.structure}): {network}; parent marginals by {kernel.inference_} "
-          f"({time.perf_counter() - started:.2f} s)")
+    kernel = _learn_kernel(data, args, started, "")
+    network = kernel.network
     result = select_representatives(kernel, data, args.k, criterion=args.criterion, n_init=args.n_init,
                                      random_state=args.seed, progress=not args.quiet)
     subset = data.iloc[result.indices]

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import logsumexp
 
 from ._validation import check_option, check_positive_int, check_random_state
+from .classifier import ClassPosterior
 from .counts import configuration_index
 from .datasets import DATASETS, load, train_test_split
 from .kernel import FisherKernel, OverlapKernel
@@ -54,17 +54,9 @@ class _Evaluator:
         if not classification:
             self.test_index = [configuration_index(test_codes, f, self.cards) for f in self.families]
             return
-        # Only families that contain the class change with it; put the class axis last so that
-        # one row gather gives log theta for every class value at once.
-        self.class_position = network.variables.index(CLASS)
-        self.test_truth = test_codes[:, self.class_position]
-        self.class_families = []
-        for i, family in enumerate(self.families):
-            if self.class_position not in family:
-                continue
-            axis = family.index(self.class_position)
-            rest = tuple(c for c in family if c != self.class_position)
-            self.class_families.append((i, axis, configuration_index(test_codes, rest, self.cards)))
+        class_position = network.variables.index(CLASS)
+        self.test_truth = test_codes[:, class_position]
+        self.posterior = ClassPosterior(self.families, self.cards, test_codes, class_position)
 
     def tables(self, rows: np.ndarray | None) -> list:
         """Log CPTs re-fitted (pseudocount 1) on the training rows ``rows`` (None: all)."""
@@ -81,12 +73,7 @@ class _Evaluator:
         if not self.classification:
             total = sum(t[index] for t, index in zip(tables, self.test_index))
             return {"nll": float(-np.mean(total))}
-        joint = 0.0
-        for i, axis, index in self.class_families:
-            shape = tuple(int(self.cards[c]) for c in self.families[i])
-            table = np.moveaxis(tables[i].reshape(shape), axis, -1).reshape(-1, shape[axis])
-            joint = joint + table[index]
-        log_posterior = joint - logsumexp(joint, axis=1, keepdims=True)
+        log_posterior = self.posterior.log_posterior(tables)
         truth = self.test_truth
         return {
             "error": float(np.mean(np.argmax(log_posterior, axis=1) != truth)),

@@ -148,10 +148,6 @@ def forward_backward(X: np.ndarray, startprob: np.ndarray, transmat: np.ndarray,
     return log_likelihood, gamma, xi_sum
 
 
-def _upper(D: int):
-    return np.triu_indices(D)
-
-
 def hmm_scores(X: np.ndarray, startprob: np.ndarray, transmat: np.ndarray, means: np.ndarray,
                covariances: np.ndarray, covariance_type: str = "full", parameters=PARAMETERS,
                form: str = "logit") -> np.ndarray:
@@ -197,7 +193,7 @@ def _scores_from_posteriors(X, gamma, xi_sum, startprob, transmat, means, covari
                 blocks.append(cho_solve(cho_factor(covariances[k]), residual))
         elif name == "covars":
             D = X.shape[1]
-            rows, cols = _upper(D)
+            rows, cols = np.triu_indices(D)
             for k in range(means.shape[0]):
                 centred = X - means[k]
                 occupancy = gamma[:, k].sum()

@@ -122,7 +122,39 @@ def _segment_scores(table: np.ndarray, starts: np.ndarray, n_configurations: np.
     return np.add.reduceat(per_row, starts) if per_row.size else np.zeros(starts.size)
 
 
-class LocalScorer:
+class _CachedScorer:
+    """What both scorers share: options, the cache by ``(child, frozenset(parents))``, and
+    turning a family count table into a cached local score (plus the structure prior)."""
+
+    def __init__(self, cardinalities: Sequence[int], n_rows: int, score: str, ess: float,
+                 structure_prior: float | None):
+        check_option(score, "score", SCORES)
+        self.cardinalities = np.asarray(cardinalities, dtype=np.intp)
+        self.score_name = score
+        self.ess = check_nonnegative_float(ess, "ess", strictly_positive=True)
+        self.log_prior = _check_prior(structure_prior)
+        self.n_rows = int(n_rows)
+        self.cache: dict = {}
+        self.n_evaluations = 0
+
+    def _n_configurations(self, parents) -> int:
+        return int(np.prod([int(self.cardinalities[p]) for p in parents], dtype=np.int64)) if parents else 1
+
+    def _remember(self, child: int, parents, value: float) -> float:
+        """Add the structure prior ``|parents| log c``, cache and return the local score."""
+        value = float(value) + self.log_prior * len(parents)
+        self.cache[(child, frozenset(parents))] = value
+        self.n_evaluations += 1
+        return value
+
+    def _store(self, child: int, parents, table) -> float:
+        r = int(self.cardinalities[child])
+        value = local_score(np.asarray(table).reshape(-1, r), self.score_name, n_rows=self.n_rows, ess=self.ess,
+                            n_configurations=self._n_configurations(parents))
+        return self._remember(child, parents, value)
+
+
+class LocalScorer(_CachedScorer):
     """Cached local scores of families over integer codes.
 
     Parameters
@@ -144,30 +176,21 @@ class LocalScorer:
 
     def __init__(self, codes: np.ndarray, cardinalities: Sequence[int], score: str = "bic", ess: float = 1.0,
                  structure_prior: float | None = None):
-        check_option(score, "score", SCORES)
         self.codes = np.asfortranarray(codes)
-        self.cardinalities = np.asarray(cardinalities, dtype=np.intp)
-        self.score_name = score
-        self.ess = check_nonnegative_float(ess, "ess", strictly_positive=True)
-        self.log_prior = _check_prior(structure_prior)
-        self.n_rows = int(self.codes.shape[0])
-        self.cache: dict = {}
-        self.n_evaluations = 0
+        super().__init__(cardinalities, self.codes.shape[0], score, ess, structure_prior)
 
     def __call__(self, child: int, parents) -> float:
-        key = (child, frozenset(parents))
-        value = self.cache.get(key)
+        value = self.cache.get((child, frozenset(parents)))
         if value is None:
-            value = self._compute(child, tuple(sorted(parents)))
-            self.cache[key] = value
+            parents = tuple(sorted(parents))
+            value = self._store(child, parents, self.family_table(child, parents))
         return value
 
-    def family_table(self, child: int, parents: tuple) -> tuple[np.ndarray, int]:
-        """Counts of the observed-or-all parent configurations (rows) by child state (columns), and q."""
-        r = int(self.cardinalities[child])
-        q = int(np.prod([int(self.cardinalities[p]) for p in parents], dtype=np.int64)) if parents else 1
+    def family_table(self, child: int, parents: tuple) -> np.ndarray:
+        """Counts of the observed-or-all parent configurations (rows) by child state (columns)."""
         config = configuration_index(self.codes, parents, self.cardinalities)
-        return _configuration_counts(config, q, self.codes[:, child], r), q
+        return _configuration_counts(config, self._n_configurations(parents), self.codes[:, child],
+                                     int(self.cardinalities[child]))
 
     def scores_adding(self, child: int, parents, candidates) -> np.ndarray:
         """Local scores of ``child`` with ``parents | {c}`` for every ``c`` in ``candidates``.
@@ -189,7 +212,7 @@ class LocalScorer:
         if not missing:
             return values
         r = int(self.cardinalities[child])
-        q_base = int(np.prod([int(self.cardinalities[p]) for p in parents], dtype=np.int64)) if parents else 1
+        q_base = self._n_configurations(parents)
         base = configuration_index(self.codes, parents, self.cardinalities)
         child_codes = self.codes[:, child]
         dense_limit = _DENSE_CELLS_PER_ROW * max(self.n_rows, 1) + 4096
@@ -199,7 +222,7 @@ class LocalScorer:
             q = q_base * int(self.cardinalities[c])
             if q * r > dense_limit:  # too many configurations for a dense table: count the observed ones
                 table = _configuration_counts(base * int(self.cardinalities[c]) + self.codes[:, c], q, child_codes, r)
-                values[k] = self._finish(child, parents, c, table, q)
+                values[k] = self._store(child, parents + (c,), table)
             else:
                 batch.append(k)
         # Stack dense candidates in groups of about 2**23 index cells to bound memory.
@@ -218,28 +241,12 @@ class LocalScorer:
             flat += child_codes
             table = np.bincount(flat.reshape(-1), minlength=int(sizes.sum()) * r).reshape(-1, r)
             scores = _segment_scores(table, starts, sizes, self.score_name, self.n_rows, self.ess)
-            self.n_evaluations += len(members)
             for k, value in zip(members, scores):
-                value += self.log_prior * (len(parents) + 1)
-                self.cache[(child, base_set | {candidates[k]})] = value
-                values[k] = value
+                values[k] = self._remember(child, parents + (candidates[k],), value)
         return values
 
-    def _finish(self, child: int, parents: tuple, candidate: int, table: np.ndarray, q: int) -> float:
-        self.n_evaluations += 1
-        value = local_score(table, self.score_name, n_rows=self.n_rows, ess=self.ess, n_configurations=q)
-        value += self.log_prior * (len(parents) + 1)
-        self.cache[(child, frozenset(parents) | {candidate})] = value
-        return value
 
-    def _compute(self, child: int, parents: tuple) -> float:
-        self.n_evaluations += 1
-        table, q = self.family_table(child, parents)
-        value = local_score(table, self.score_name, n_rows=self.n_rows, ess=self.ess, n_configurations=q)
-        return value + self.log_prior * len(parents)
-
-
-class ProviderScorer:
+class ProviderScorer(_CachedScorer):
     """Cached local scores computed from a counts provider (e.g. a Dask one).
 
     Same interface as :class:`LocalScorer`; every ``scores_adding`` call asks the
@@ -247,49 +254,24 @@ class ProviderScorer:
     """
 
     def __init__(self, provider, score: str = "bic", ess: float = 1.0, structure_prior: float | None = None):
-        check_option(score, "score", SCORES)
         self.provider = provider
-        self.cardinalities = np.asarray(provider.cardinalities, dtype=np.intp)
-        self.score_name = score
-        self.ess = check_nonnegative_float(ess, "ess", strictly_positive=True)
-        self.log_prior = _check_prior(structure_prior)
-        self.n_rows = int(provider.n_rows)
-        self.cache: dict = {}
-        self.n_evaluations = 0
-
-    def _score_tables(self, child: int, parent_sets: list) -> list:
-        parent_sets = [tuple(sorted(ps)) for ps in parent_sets]
-        tables = self.provider.counts([ps + (child,) for ps in parent_sets])
-        self.n_evaluations += len(parent_sets)
-        return [self._store(child, ps, table) for ps, table in zip(parent_sets, tables)]
+        super().__init__(provider.cardinalities, provider.n_rows, score, ess, structure_prior)
 
     def prefetch(self, families: list) -> None:
         """Score many ``(child, parents)`` families with one pass over the data."""
         todo = [(c, tuple(sorted(ps))) for c, ps in families if (c, frozenset(ps)) not in self.cache]
-        if not todo:
-            return
-        tables = self.provider.counts([ps + (c,) for c, ps in todo])
-        for (child, parents), table in zip(todo, tables):
-            self._store(child, parents, table)
-        self.n_evaluations += len(todo)
-
-    def _store(self, child: int, parents: tuple, table) -> float:
-        r = int(self.cardinalities[child])
-        q = int(np.prod([int(self.cardinalities[p]) for p in parents], dtype=np.int64)) if parents else 1
-        value = local_score(np.asarray(table).reshape(-1, r), self.score_name, n_rows=self.n_rows,
-                            ess=self.ess, n_configurations=q) + self.log_prior * len(parents)
-        self.cache[(child, frozenset(parents))] = value
-        return value
+        if todo:
+            tables = self.provider.counts([ps + (c,) for c, ps in todo])
+            for (child, parents), table in zip(todo, tables):
+                self._store(child, parents, table)
 
     def __call__(self, child: int, parents) -> float:
-        value = self.cache.get((child, frozenset(parents)))
-        return value if value is not None else self._score_tables(child, [tuple(parents)])[0]
+        self.prefetch([(child, parents)])
+        return self.cache[(child, frozenset(parents))]
 
     def scores_adding(self, child: int, parents, candidates) -> np.ndarray:
         base = frozenset(parents)
-        missing = [c for c in candidates if (child, base | {c}) not in self.cache]
-        if missing:
-            self._score_tables(child, [tuple(base | {c}) for c in missing])
+        self.prefetch([(child, base | {c}) for c in candidates])  # one pass for the whole column
         return np.array([self.cache[(child, base | {c})] for c in candidates])
 
 
