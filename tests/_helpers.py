@@ -9,7 +9,13 @@ import numpy as np
 
 from bnfisher import BayesianNetwork
 
-BIF_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "bif"
+#: Networks shipped with the tests (gzip-compressed BIF; attribution in data/bif/README.md).
+BIF_DIR = Path(__file__).resolve().parent / "data" / "bif"
+
+
+def bif_path(name: str) -> Path:
+    """Path of a shipped network, e.g. ``bif_path("alarm")``."""
+    return BIF_DIR / f"{name}.bif.gz"
 
 
 def random_network(rng: np.random.Generator, n_vars: int = 4, max_parents: int = 2, max_states: int = 3,

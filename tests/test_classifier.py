@@ -34,7 +34,7 @@ def nursery():
 @pytest.mark.parametrize("structure", ["naive-bayes", "tan", "kdb", "hc"])
 def test_posteriors_are_exact_joint_ratios(nursery, structure):
     X, y = nursery
-    clf = BayesianNetworkClassifier(structure).fit(X.iloc[:3000], y.iloc[:3000])
+    clf = BayesianNetworkClassifier(structure=structure).fit(X.iloc[:3000], y.iloc[:3000])
     proba = clf.predict_proba(X.iloc[3000:3050])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     # Brute force: P(c | x) = P(x, c) / sum_c' P(x, c') from the network's joint likelihood.
@@ -50,7 +50,7 @@ def test_posteriors_are_exact_joint_ratios(nursery, structure):
 
 def test_classifier_in_pipeline_and_cross_validation(nursery):
     X, y = nursery
-    pipeline = Pipeline([("identity", FunctionTransformer(None)), ("bn", BayesianNetworkClassifier("tan"))])
+    pipeline = Pipeline([("identity", FunctionTransformer(None)), ("bn", BayesianNetworkClassifier(structure="tan"))])
     scores = cross_val_score(pipeline, X, y, cv=KFold(3, shuffle=True, random_state=0))  # rows are sorted
     assert scores.mean() > 0.85
     majority = y.value_counts(normalize=True).iloc[0]
@@ -62,7 +62,7 @@ def test_log_space_posteriors_do_not_underflow():
     n, d = 400, 300  # 300 features: joint probabilities far below 1e-308
     y = rng.integers(0, 2, n)
     X = pd.DataFrame({f"f{i}": np.where(rng.random(n) < 0.9, y, 1 - y) for i in range(d)}).astype(str)
-    clf = BayesianNetworkClassifier("naive-bayes").fit(X, y)
+    clf = BayesianNetworkClassifier(structure="naive-bayes").fit(X, y)
     proba = clf.predict_proba(X)
     assert np.all(np.isfinite(proba))
     assert clf.score(X, y) > 0.99
@@ -70,11 +70,11 @@ def test_log_space_posteriors_do_not_underflow():
 
 def test_classifier_errors_name_the_problem(nursery):
     X, y = nursery
-    clf = BayesianNetworkClassifier("kdb").fit(X.iloc[:500], y.iloc[:500])
+    clf = BayesianNetworkClassifier(structure="kdb").fit(X.iloc[:500], y.iloc[:500])
     bad = X.iloc[:2].copy()
     bad["form"] = bad["form"].astype(str)
     bad.iloc[0, bad.columns.get_loc("form")] = "teal"
     with pytest.raises(ValueError, match="Column 'form' has value 'teal'"):
         clf.predict(bad)
     with pytest.raises(ValueError, match="`structure` must be"):
-        BayesianNetworkClassifier("svm").fit(X, y)
+        BayesianNetworkClassifier(structure="svm").fit(X, y)

@@ -1,8 +1,9 @@
+import numpy as np
 import pandas as pd
 import pytest
 
 from bnfisher import read_bif
-from bnfisher.cli import main
+from bnfisher.cli import build_parser, main
 from bnfisher.datasets import load
 
 
@@ -16,8 +17,23 @@ def tables(tmp_path_factory):
     return folder, first, second
 
 
+@pytest.fixture(scope="module")
+def numeric(tmp_path_factory):
+    """Two random halves of one numeric table (waveform's raw features), for joint binning."""
+    folder = tmp_path_factory.mktemp("numeric")
+    rng = np.random.default_rng(0)
+    latent = rng.normal(size=(1200, 1))
+    frame = pd.DataFrame(latent + rng.normal(size=(1200, 4)), columns=list("abcd"))
+    frame["e"] = np.where(rng.random(1200) < 0.6, 0.0, rng.exponential(size=1200))  # zero-inflated
+    order = rng.permutation(len(frame))
+    first, second = folder / "h1.csv", folder / "h2.csv"
+    frame.iloc[order[:600]].to_csv(first, index=False)
+    frame.iloc[order[600:]].to_csv(second, index=False)
+    return folder, first, second, frame
+
+
 def test_every_command_has_help(capsys):
-    for command in ["demo", "mmd", "learn", "summarize", "compare"]:
+    for command in ["demo", "mmd", "learn", "summarize", "compare", "hmm-kernel"]:
         with pytest.raises(SystemExit) as exit_info:
             main([command, "--help"])
         assert exit_info.value.code == 0
@@ -27,13 +43,13 @@ def test_every_command_has_help(capsys):
 def test_demo_runs(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    assert "Chow-Liu network" in out and "MMD (eq. 10) between two random halves" in out
+    assert "Chow-Liu network" in out and "MMD² (eq. 10) between two random halves" in out
 
 
 def test_summarize_bundled_and_user_csv(tables, capsys):
     folder, first, _ = tables
     assert main(["summarize", "-k", "20", "--n-init", "20", "--n-random", "20", "--quiet"]) == 0
-    assert "MMD of 20 random subsets" in capsys.readouterr().out
+    assert "MMD² of 20 random subsets" in capsys.readouterr().out
     output = folder / "subset.csv"
     plot = folder / "summary.png"
     assert main(["summarize", str(first), "-k", "30", "--structure", "tan", "--n-init", "30", "--n-random", "30",
@@ -52,17 +68,149 @@ def test_learn_writes_bif_and_mmd_compare_use_it(tables, capsys):
     assert main(["learn", str(first), "--structure", "hc", "--quiet", "-o", str(model)]) == 0
     assert len(read_bif(model).variables) == 9
     assert main(["mmd", str(first), str(second), "--network", str(model)]) == 0
-    assert "MMD (eq. 10)" in capsys.readouterr().out
+    assert "MMD² (eq. 10, biased)" in capsys.readouterr().out
     assert main(["compare", str(first), str(second), "--permutations", "50"]) == 0
     out = capsys.readouterr().out
+    assert "MMD² (eq. 10, biased) =" in out
     assert "p-value (50 permutations) = 0.01961" in out  # 1 / 51: the classes differ
 
 
 def test_errors_exit_2_with_a_message(tables, capsys):
     folder, first, _ = tables
-    assert main(["summarize", str(first), "-k", "0", "--quiet"]) == 2
+    with pytest.raises(SystemExit) as exit_info:
+        main(["summarize", str(first), "-k", "0", "--quiet"])
+    assert exit_info.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+    assert main(["summarize", str(first), "-k", "5000", "--quiet"]) == 2
     assert "`k` must satisfy" in capsys.readouterr().err
     assert main(["learn", str(folder / "missing.csv")]) == 2
     assert "No such file" in capsys.readouterr().err
     assert main(["learn", str(first), "--structure", "tan", "--class-variable", "nope"]) == 2
     assert "'nope' is not a column" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["summarize", "learn"])
+def test_output_onto_an_input_is_refused_before_any_work(tables, capsys, command):
+    folder, first, _ = tables
+    before = first.read_bytes()
+    argv = [command, str(first), "-o", str(first), "--quiet"] + (["-k", "5"] if command == "summarize" else [])
+    assert main(argv) == 2
+    assert "refusing to overwrite an input" in capsys.readouterr().err
+    assert first.read_bytes() == before
+
+
+def test_output_into_a_missing_folder_or_onto_a_folder_is_refused(tables, capsys):
+    folder, first, _ = tables
+    assert main(["learn", str(first), "-o", str(folder / "nowhere" / "m.bif")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["summarize", str(first), "-k", "5", "-o", str(folder)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+
+
+def test_subset_size_and_kdb_parents_are_separate_options(tables, capsys):
+    folder, first, _ = tables
+    model = folder / "kdb.bif"
+    assert main(["learn", str(first), "--structure", "kdb", "--kdb-k", "1", "-o", str(model)]) == 0
+    assert max(len(ps) for ps in read_bif(model).parents.values()) <= 2  # class + 1 feature parent
+    # `--k` is no abbreviation of anything: it is refused, never silently taken as the subset size.
+    with pytest.raises(SystemExit):
+        main(["summarize", str(first), "--k", "5"])
+    capsys.readouterr()
+
+
+def test_pseudocount_changes_the_result(tables, capsys):
+    _, first, _ = tables
+    outputs = []
+    for pseudocount in ["0.5", "50"]:
+        assert main(["summarize", str(first), "-k", "10", "--n-init", "10", "--n-random", "10", "--quiet",
+                     "--pseudocount", pseudocount]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] != outputs[1]
+    with pytest.raises(SystemExit):
+        main(["summarize", str(first), "--pseudocount", "-7"])
+    assert "must be a finite number >= 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--max-parents", "2"], "--max-parents do(es) not apply to --structure chow-liu"),
+    (["--structure", "tan", "--tabu", "3"], "--tabu do(es) not apply to --structure tan"),
+    (["--kdb-k", "2"], "--kdb-k do(es) not apply"),
+    (["--score", "bdeu"], "--score do(es) not apply"),
+    (["--workers", "2"], "apply to --engine dask only"),
+    (["--pool-size", "10"], "apply to --engine dask only"),
+    (["--engine", "dask", "--plot", "x.png"], "cannot be used with --engine dask"),
+    (["--engine", "dask", "--n-random", "5"], "cannot be used with --engine dask"),
+    (["--engine", "dask", "--criterion", "chi2"], "cannot be used with --engine dask"),
+])
+def test_options_that_would_be_ignored_are_refused(tables, capsys, argv, message):
+    _, first, _ = tables
+    assert main(["summarize", str(first), "-k", "5", "--quiet", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_every_summarize_option_is_either_used_or_refused():
+    """Enumerate the options: each one is consumed by a code path or checked by a refusal."""
+    import inspect
+
+    from bnfisher import cli
+
+    parser = build_parser()
+    summarize = parser._subparsers._group_actions[0].choices["summarize"]  # noqa: SLF001 - argparse internals
+    source = inspect.getsource(cli)
+    for action in summarize._actions:  # noqa: SLF001
+        if action.dest in ("help", "handler"):
+            continue
+        assert f"args.{action.dest}" in source, f"option {action.option_strings or action.dest} is never read"
+
+
+def test_learning_options_with_a_network_are_refused(tables, capsys):
+    folder, first, second = tables
+    model = folder / "cl.bif"
+    assert main(["learn", str(first), "-o", str(model)]) == 0
+    assert main(["compare", str(first), str(second), "--network", str(model), "--structure", "hc"]) == 2
+    assert "cannot be used with --network" in capsys.readouterr().err
+
+
+def test_compare_bins_both_files_with_the_same_edges(numeric, capsys):
+    """Two random halves of one numeric table are not 'different' because of their binning."""
+    folder, first, second, frame = numeric
+    assert main(["compare", str(first), str(second), "--bins", "4", "--permutations", "200", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    p_value = float(out.split("p-value (200 permutations) = ")[1].split()[0])
+    assert p_value > 0.01
+    from bnfisher import Schema
+    from bnfisher.io import read_table
+
+    halves = [read_table(first), read_table(second)]
+    schema = Schema.from_data(*halves, bins=4)
+    assert len(schema.states["e"]) >= 2  # the zero-inflated column keeps more than one bin
+    joint_codes = [schema.encode(h).codes for h in halves]
+    assert all(c.max() <= 3 for c in joint_codes)
+
+
+def test_wrong_network_files_are_refused(tables, capsys):
+    folder, first, second = tables
+    for name, content in [("t.csv.bif", "a,b\n1,2\n"), ("empty.bif", ""), ("brace.bif", "{}"),
+                          ("truncated.bif", "network x {\n}\nvariable a {\n  type discrete [ 2 ] { y, n };\n")]:
+        path = folder / name
+        path.write_text(content)
+        assert main(["mmd", str(first), str(second), "--network", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert str(path) in err and "line" in err, err
+
+
+def test_hmm_kernel_writes_exactly_the_named_file(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    archive = tmp_path / "seq.npz"
+    np.savez(archive, *[rng.normal(size=(60, 2)) for _ in range(6)])
+    output = tmp_path / "K.npz"
+    assert main(["hmm-kernel", str(archive), "-o", str(output), "--n-states", "2", "--n-init", "1"]) == 0
+    assert output.exists() and not (tmp_path / "K.npz.npy").exists()
+    assert np.load(output).shape == (6, 6)
+    capsys.readouterr()
+
+
+def test_semicolon_csv_is_read_as_columns(tmp_path, capsys):
+    path = tmp_path / "semi.csv"
+    pd.DataFrame({"a": list("xyxyxyxy"), "b": list("uuvvuuvv")}).to_csv(path, index=False, sep=";")
+    assert main(["learn", str(path), "--quiet"]) == 0
+    assert "(2 states)" in capsys.readouterr().out

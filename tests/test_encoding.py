@@ -79,6 +79,6 @@ def test_count_family_matches_pandas_crosstab():
 
 def test_one_state_column_as_parent_and_child():
     df = pd.DataFrame({"const": ["k"] * 6, "a": list("xyxyxx")})
-    network = BayesianNetwork.fit(df, {"const": [], "a": ["const"]})
+    network = BayesianNetwork.from_data(df, {"const": [], "a": ["const"]})
     assert network.n_parameters == 1
     assert infer_states(df)["const"] == ("k",)

@@ -5,7 +5,8 @@ import pytest
 from bnfisher import BayesianNetwork
 from bnfisher.cli import main
 from bnfisher.datasets import DATASETS, load, train_test_split
-from bnfisher.experiments import run_summarization, summarize_claims
+from bnfisher.experiments import run_summarization
+from bnfisher.experiments.report import summarize_claims
 
 
 @pytest.mark.parametrize("name, shape", [("letter", (20000, 17)), ("nursery", (12960, 9)),
@@ -26,7 +27,7 @@ def test_split_is_seeded_and_halves_keep_every_category():
     again, _ = train_test_split(data, random_state=3)
     assert train.index.equals(again.index)
     assert len(train) == len(test) == 6480 and not set(train.index) & set(test.index)
-    network = BayesianNetwork.fit(train.iloc[:50], {"class": ["health"]})
+    network = BayesianNetwork.from_data(train.iloc[:50], {"class": ["health"]})
     assert network.states["class"] == tuple(data["class"].cat.categories)  # unseen states kept
     assert np.all(np.isfinite(network.log_likelihood(test)))
 
@@ -56,7 +57,7 @@ def test_small_experiment_runs_and_full_refit_reproduces_the_reference(model):
     else:
         from bnfisher.classifier import BayesianNetworkClassifier
 
-        clf = BayesianNetworkClassifier("tan").fit(train.drop(columns="class"), train["class"])
+        clf = BayesianNetworkClassifier(structure="tan").fit(train.drop(columns="class"), train["class"])
         proba = clf.predict_proba(test.drop(columns="class"))
         truth = np.searchsorted(clf.classes_, test["class"].astype(str))
         assert full["logloss"] == pytest.approx(-np.mean(np.log(proba[np.arange(len(test)), truth])), rel=1e-9)

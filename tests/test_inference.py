@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from bnfisher import marginal, parent_marginals, read_bif
 
-from _helpers import BIF_DIR, brute_force_marginal, random_network
+from _helpers import bif_path, brute_force_marginal, random_network
 
 EXACT = ["junction-tree", "elimination"]
 
@@ -29,14 +29,14 @@ def test_parent_marginals_equal_brute_force_enumeration(seed, method):
 
 @pytest.mark.parametrize("name", ["asia", "cancer", "survey", "earthquake"])
 def test_marginal_of_any_variable_set_on_small_bif_networks(name):
-    network = read_bif(BIF_DIR / f"{name}.bif")
+    network = read_bif(bif_path(name))
     variables = network.variables
     for pair in itertools.islice(itertools.combinations(variables, 2), 8):
         np.testing.assert_allclose(marginal(network, pair), brute_force_marginal(network, pair), atol=1e-12)
 
 
 def test_sampling_engine_is_close_and_seeded():
-    network = read_bif(BIF_DIR / "asia.bif")
+    network = read_bif(bif_path("asia"))
     exact, _ = parent_marginals(network, "exact")
     sampled, used = parent_marginals(network, "sampling", n_samples=200_000, random_state=1)
     again, _ = parent_marginals(network, "sampling", n_samples=200_000, random_state=1)
@@ -49,7 +49,7 @@ def test_sampling_engine_is_close_and_seeded():
 
 
 def test_auto_falls_back_to_sampling_when_tables_are_too_large():
-    network = read_bif(BIF_DIR / "alarm.bif")
+    network = read_bif(bif_path("alarm"))
     _, used = parent_marginals(network, "auto", max_table_size=10, n_samples=2000)
     assert used == "sampling"
     with pytest.raises(MemoryError, match="max_table_size"):
@@ -70,7 +70,7 @@ def _pyagrum_network(network):
 
 @pytest.mark.parametrize("name", ["alarm", "hailfinder", "win95pts"])
 def test_parent_marginals_equal_pyagrum_lazy_propagation(name):
-    network = read_bif(BIF_DIR / f"{name}.bif")
+    network = read_bif(bif_path(name))
     gum, bn = _pyagrum_network(network)
     engine = gum.LazyPropagation(bn)
     parent_sets = {frozenset(network.parents[v]) for v in network.variables if len(network.parents[v]) > 1}
@@ -95,7 +95,7 @@ def test_parent_marginals_equal_pyagrum_lazy_propagation(name):
 
 @pytest.mark.parametrize("name", ["andes", "pathfinder", "water", "munin"])
 def test_exact_engines_agree_on_large_networks(name):
-    network = read_bif(BIF_DIR / f"{name}.bif")
+    network = read_bif(bif_path(name))
     first, _ = parent_marginals(network, "elimination")
     if name == "munin":
         second, _ = parent_marginals(network, "junction-tree")
@@ -108,7 +108,7 @@ def test_exact_engines_agree_on_large_networks(name):
 
 
 def test_marginal_rejects_unknown_variables():
-    network = read_bif(BIF_DIR / "asia.bif")
+    network = read_bif(bif_path("asia"))
     with pytest.raises(ValueError, match="Unknown variable"):
         marginal(network, ["nope"])
     with pytest.raises(ValueError, match="`inference` must be one of"):

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bnfisher import BayesianNetwork, read_bif, write_bif
+from bnfisher import BayesianNetwork, Schema, parse_bif, read_bif, write_bif
 
 from _helpers import BIF_DIR, all_configurations, joint_probabilities, random_network
 
@@ -44,8 +44,8 @@ def test_network_validation_raises(parents, cpts, match):
 
 def test_fit_uses_pseudocount_formula():
     data = pd.DataFrame({"A": ["a0", "a0", "a1", "a0"], "B": ["b0", "b2", "b2", "b2"]})
-    network = BayesianNetwork.fit(data, {"A": [], "B": ["A"]}, pseudocount=1.0,
-                                  states={"A": ["a0", "a1"], "B": ["b0", "b1", "b2"]})
+    network = BayesianNetwork.from_data(data, {"A": [], "B": ["A"]}, pseudocount=1.0,
+                                        schema=Schema({"A": ["a0", "a1"], "B": ["b0", "b1", "b2"]}))
     # theta_ijk = (N_ijk + 1) / (N_ij + r_i)
     np.testing.assert_allclose(network.cpts["A"], [(3 + 1) / (4 + 2), (1 + 1) / (4 + 2)])
     np.testing.assert_allclose(network.cpts["B"][0], [(1 + 1) / 6, 1 / 6, (2 + 1) / 6])
@@ -54,7 +54,7 @@ def test_fit_uses_pseudocount_formula():
 
 def test_fit_keeps_unused_categories():
     data = pd.DataFrame({"A": pd.Categorical(["x", "x"], categories=["x", "y", "z"])})
-    network = BayesianNetwork.fit(data, {"A": []}, pseudocount=0.0)
+    network = BayesianNetwork.from_data(data, {"A": []}, pseudocount=0.0)
     assert network.states["A"] == ("x", "y", "z")
     np.testing.assert_allclose(network.cpts["A"], [1, 0, 0])
 
@@ -89,7 +89,7 @@ def test_sample_respects_zero_probabilities():
     assert np.all(codes == 1)
 
 
-@pytest.mark.parametrize("path", sorted(BIF_DIR.glob("*.bif")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted(BIF_DIR.glob("*.bif.gz")), ids=lambda p: p.name.split(".")[0])
 def test_bif_round_trip(path, tmp_path):
     network = read_bif(path)
     target = tmp_path / "copy.bif"
@@ -104,8 +104,8 @@ def test_bif_round_trip(path, tmp_path):
 
 def test_bif_round_trip_keeps_label_types():
     data = pd.DataFrame({"n": [1, 2, 2, 3], "flag": [True, False, True, True], "s": ["x", "y", "x", "x"]})
-    network = BayesianNetwork.fit(data, {"n": [], "flag": ["n"], "s": ["flag"]})
-    again = read_bif(write_bif(network))
+    network = BayesianNetwork.from_data(data, {"n": [], "flag": ["n"], "s": ["flag"]})
+    again = parse_bif(write_bif(network))
     assert again.states == network.states
     assert type(again.states["n"][0]) is int and type(again.states["flag"][0]) is bool
 

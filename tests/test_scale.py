@@ -12,7 +12,7 @@ from bnfisher.scale import DaskCounts  # noqa: E402
 from bnfisher.scores import LocalScorer, ProviderScorer  # noqa: E402
 from bnfisher.selection import select_representatives  # noqa: E402
 
-from _helpers import BIF_DIR  # noqa: E402
+from _helpers import bif_path  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def client():
 
 @pytest.fixture(scope="module")
 def alarm():
-    network = read_bif(BIF_DIR / "alarm.bif")
+    network = read_bif(bif_path("alarm"))
     frame = network.sample(6000, random_state=0)
     return network, frame, dd.from_pandas(frame, npartitions=5)
 

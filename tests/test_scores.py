@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from bnfisher import encode, read_bif, score
 from bnfisher.scores import LocalScorer, local_score
 
-from _helpers import BIF_DIR
+from _helpers import bif_path
 
 
 def _brute_force(child, parents, score_name, ess=1.0):
@@ -76,7 +76,7 @@ def test_sparse_counting_path_gives_the_same_score():
 
 
 def test_total_score_is_sum_of_local_scores_and_prior():
-    network = read_bif(BIF_DIR / "asia.bif")
+    network = read_bif(bif_path("asia"))
     data = network.sample(2000, random_state=0)
     per_variable = score(network, data, "bdeu", ess=3.0, by_variable=True)
     assert score(network, data, "bdeu", ess=3.0) == pytest.approx(sum(per_variable.values()))
@@ -90,7 +90,7 @@ def test_local_score_doctest_value():
 
 @pytest.fixture(scope="module")
 def asia_sample():
-    network = read_bif(BIF_DIR / "asia.bif")
+    network = read_bif(bif_path("asia"))
     return network, network.sample(5000, random_state=0)
 
 
@@ -132,7 +132,7 @@ def test_scores_equal_pgmpy_on_real_data(score_name, ess):
 
 def test_score_rejects_bad_input():
     data = pd.DataFrame({"a": list("xy"), "b": list("uv")})
-    with pytest.raises(ValueError, match="`score` must be one of"):
+    with pytest.raises(ValueError, match="`structure_score` must be one of"):
         score({"a": []}, data, "mdl")
     with pytest.raises(ValueError, match="cycle"):
         score({"a": ["b"], "b": ["a"]}, data)

@@ -14,7 +14,7 @@ from bnfisher.selection import (
     select_representatives,
 )
 
-from _helpers import BIF_DIR, random_network
+from _helpers import bif_path, random_network
 
 
 def _mmd_from_gram(gram: np.ndarray, subset) -> float:
@@ -49,7 +49,7 @@ def _reference_algorithm1(gram: np.ndarray, start, max_sweeps=100):
 
 @pytest.fixture(scope="module")
 def small_problem():
-    network = read_bif(BIF_DIR / "asia.bif")
+    network = read_bif(bif_path("asia"))
     data = network.sample(120, random_state=4)
     learned = learn(data, "chow-liu")
     return learned, data, FisherKernel(learned)

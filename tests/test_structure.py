@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bnfisher import encode, learn, read_bif, score
+from bnfisher import as_provider, encode, learn, read_bif, score
 from bnfisher.scores import LocalScorer
 from bnfisher.structure.chow_liu import conditional_mutual_information_matrix, mutual_information_matrix
 from bnfisher.structure.hill_climb import _closure, _Search
 
-from _helpers import BIF_DIR, random_network
+from _helpers import bif_path, random_network
 
 
 def _is_acyclic(parents) -> bool:
@@ -47,7 +47,7 @@ def test_every_hill_climbing_move_keeps_the_graph_acyclic(seed):
 
 
 def test_hill_climbing_result_is_a_local_optimum_and_deterministic():
-    network = read_bif(BIF_DIR / "asia.bif")
+    network = read_bif(bif_path("asia"))
     data = network.sample(3000, random_state=1)
     learned = learn(data, "hc")
     assert learned.edges == learn(data, "hc").edges
@@ -86,7 +86,7 @@ def _pgmpy_bic(frame):
     ("alarm", {"start": "chow-liu"}, 0.005),
 ])
 def test_hill_climbing_recovers_a_high_scoring_structure(name, options, tolerance):
-    network = read_bif(BIF_DIR / f"{name}.bif")
+    network = read_bif(bif_path(name))
     data = network.sample(20_000, random_state=0)
     learned = score(learn(data, "hc", **options), data)
     true = score(network, data)
@@ -96,7 +96,7 @@ def test_hill_climbing_recovers_a_high_scoring_structure(name, options, toleranc
 
 
 def test_whitelist_blacklist_and_max_parents_are_respected():
-    network = read_bif(BIF_DIR / "asia.bif")
+    network = read_bif(bif_path("asia"))
     data = network.sample(3000, random_state=2)
     learned = learn(data, "hc", whitelist=[("asia", "dysp")], blacklist=[("smoke", "lung"), ("lung", "smoke")],
                     max_parents=1)
@@ -110,7 +110,7 @@ def test_whitelist_blacklist_and_max_parents_are_respected():
     ({"whitelist": [("a", "b"), ("b", "a")]}, "not acyclic"),
     ({"whitelist": [("a", "zzz")]}, "'zzz', which is not a column"),
     ({"tabu": -1}, "`tabu` must be >= 0"),
-    ({"score": "mdl"}, "`score` must be one of"),
+    ({"structure_score": "mdl"}, "`structure_score` must be one of"),
 ])
 def test_hill_climbing_bad_options_raise(options, match):
     data = pd.DataFrame({"a": list("xyxy"), "b": list("uuvv"), "c": list("pqqp")})
@@ -119,7 +119,7 @@ def test_hill_climbing_bad_options_raise(options, match):
 
 
 def test_tabu_and_restarts_never_end_below_plain_hill_climbing():
-    network = read_bif(BIF_DIR / "insurance.bif")
+    network = read_bif(bif_path("insurance"))
     data = encode(network.sample(3000, random_state=3))
     plain = score(learn(data, "hc"), data)
     assert score(learn(data, "hc", tabu=10), data) >= plain - 1e-6
@@ -132,17 +132,17 @@ def test_forest_keeps_only_positive_score_gains():
     rng = np.random.default_rng(0)
     a = rng.integers(0, 2, 2000)
     frame = pd.DataFrame({"a": a, "b": a ^ (rng.random(2000) < 0.1), "noise": rng.integers(0, 3, 2000)})
-    forest = learn(frame, "forest", score="bic")
+    forest = learn(frame, "forest", structure_score="bic")
     assert forest.edges == [("a", "b")]  # the noise column stays unconnected under BIC
     assert len(learn(frame, "chow-liu").edges) == 2  # mutual information is always >= 0
-    k2 = learn(frame, "forest", score="k2")  # asymmetric weights: maximum branching
+    k2 = learn(frame, "forest", structure_score="k2")  # asymmetric weights: maximum branching
     assert max(len(p) for p in k2.parents.values()) <= 1
 
 
 def test_conditional_mutual_information_matches_definition():
     rng = np.random.default_rng(1)
     codes = rng.integers(0, 3, size=(400, 3))
-    cmi = conditional_mutual_information_matrix(codes, [3, 3, 3], given=2)
+    cmi = conditional_mutual_information_matrix(as_provider(codes), given=2)
     joint = np.zeros((3, 3, 3))
     np.add.at(joint, (codes[:, 0], codes[:, 1], codes[:, 2]), 1)
     p = joint / joint.sum()
@@ -152,7 +152,7 @@ def test_conditional_mutual_information_matches_definition():
     expected = sum(p[x, y, z] * np.log(p[x, y, z] * pz[z] / (pxz[x, z] * pyz[y, z]))
                    for x in range(3) for y in range(3) for z in range(3) if p[x, y, z] > 0)
     assert cmi[0, 1] == pytest.approx(expected)
-    mi = mutual_information_matrix(codes, [3, 3, 3])
+    mi = mutual_information_matrix(as_provider(codes))
     pxy = p.sum(axis=2)
     expected_mi = sum(pxy[x, y] * np.log(pxy[x, y] / (pxy[x].sum() * pxy[:, y].sum()))
                       for x in range(3) for y in range(3) if pxy[x, y] > 0)

@@ -6,6 +6,8 @@ import numbers
 
 import numpy as np
 
+from .exceptions import OptionError, OptionTypeError
+
 __all__: list[str] = []
 
 
@@ -21,7 +23,7 @@ def check_random_state(random_state) -> np.random.Generator:
         return np.random.Generator(random_state._bit_generator)  # noqa: SLF001
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         return np.random.default_rng(random_state)
-    raise TypeError(
+    raise OptionTypeError(
         f"`random_state` must be None, an int, a numpy Generator or RandomState; got {random_state!r}."
     )
 
@@ -29,20 +31,20 @@ def check_random_state(random_state) -> np.random.Generator:
 def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     """Return ``value`` as an int, or raise naming ``name`` when it is not an integer >= minimum."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"`{name}` must be an integer; got {value!r} of type {type(value).__name__}.")
+        raise OptionTypeError(f"`{name}` must be an integer; got {value!r} of type {type(value).__name__}.")
     if value < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}; got {value}.")
+        raise OptionError(f"`{name}` must be >= {minimum}; got {value}.")
     return int(value)
 
 
 def check_nonnegative_float(value, name: str, *, strictly_positive: bool = False) -> float:
     """Return ``value`` as a finite float >= 0 (or > 0), or raise naming ``name``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be a real number; got {value!r}.")
+        raise OptionTypeError(f"`{name}` must be a real number; got {value!r}.")
     value = float(value)
     if not np.isfinite(value) or value < 0 or (strictly_positive and value == 0):
         rule = "> 0" if strictly_positive else ">= 0"
-        raise ValueError(f"`{name}` must be finite and {rule}; got {value}.")
+        raise OptionError(f"`{name}` must be finite and {rule}; got {value}.")
     return value
 
 
@@ -50,5 +52,5 @@ def check_option(value, name: str, options) -> str:
     """Raise a ValueError listing ``options`` when ``value`` is not one of them."""
     if value not in options:
         listed = ", ".join(repr(o) for o in options)
-        raise ValueError(f"`{name}` must be one of {listed}; got {value!r}.")
+        raise OptionError(f"`{name}` must be one of {listed}; got {value!r}.")
     return value

@@ -1,46 +1,99 @@
-"""Read and write networks in the BIF text format of the bnlearn repository.
+"""Read and write networks in the BIF text format (bnlearn repository, pgmpy, pyAgrum).
+
+The reader accepts the dialects those libraries write -- commas or spaces between
+probabilities, ``discrete[2]`` or ``discrete [ 2 ]``, quoted network names,
+``//`` and ``/* */`` comments -- and rejects everything else with a
+:class:`~bnfisher.exceptions.NetworkFileError` that names the file and the line:
+a file with no variable, text outside the ``network`` / ``variable`` /
+``probability`` blocks, a variable declared twice, two probability blocks for one
+variable or one parent configuration, a table of the wrong size.
 
 State labels are written as text.  To give labels back with the type the user
 gave (``int``, ``float`` or ``bool``), :func:`write_bif` adds a property line
-``property bnfisher_label_type = int ;`` to such variables; :func:`read_bif`
-reads it back.  Other BIF readers ignore properties.
+``property bnfisher_label_type = int ;`` to such variables; the bin edges of a
+binned numeric variable and the missing-value markers of the network's
+:class:`~bnfisher.encoding.Schema` travel the same way
+(``bnfisher_bin_edges``, ``bnfisher_na_values``).  Other BIF readers ignore
+properties.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 
 import numpy as np
 
+from .encoding import Schema
+from .exceptions import DataError, NetworkFileError, OptionTypeError, SchemaError
 from .network import BayesianNetwork
 
-__all__ = ["read_bif", "write_bif"]
+__all__ = ["read_bif", "parse_bif", "write_bif", "check_bif_names"]
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_BLOCK = re.compile(r"(network|variable|probability)\b", re.S)
 _VARIABLE = re.compile(
     r"variable\s+(?P<name>[^\s{]+)\s*\{\s*type\s+discrete\s*\[\s*(?P<n>\d+)\s*\]\s*"
     r"\{(?P<states>[^}]*)\}\s*;(?P<rest>[^}]*)\}",
     re.S,
 )
+_NETWORK = re.compile(r"network\s+(?:\"[^\"]*\"|[^\s{]+)\s*\{(?P<body>[^}]*)\}", re.S)
 _PROBABILITY = re.compile(r"probability\s*\(\s*(?P<head>[^)]*)\)\s*\{(?P<body>[^}]*)\}", re.S)
-_LABEL_TYPE = re.compile(r"property\s+bnfisher_label_type\s*=\s*(\w+)\s*;")
-_FORBIDDEN = re.compile(r"[\s,;{}()\[\]|]")
+_PROPERTY = re.compile(r"property\s+(?P<key>\w+)\s*=\s*(?P<value>[^;]*);")
+_FORBIDDEN = re.compile(r"[\s,;{}()\[\]|\"]")
 _CONVERTERS = {"int": int, "float": float, "bool": lambda text: {"True": True, "False": False}[text]}
 
 
 def _split(text: str) -> list:
-    return [token.strip() for token in text.split(",") if token.strip()]
+    return [token for token in re.split(r"[,\s]+", text) if token]
 
 
-def read_bif(source: str | os.PathLike) -> BayesianNetwork:
+def _blank(match: re.Match) -> str:
+    # Comments become blanks of the same length (newlines kept), so offsets still give line numbers.
+    return re.sub(r"[^\n]", " ", match.group(0))
+
+
+def read_bif(path: str | os.PathLike) -> BayesianNetwork:
     """Read a discrete Bayesian network from a BIF file.
 
     Parameters
     ----------
-    source : str or path-like
-        A file path, or BIF text itself (anything containing a ``{``).
+    path : str or path-like
+        The file (``parse_bif`` reads BIF text).
+
+    Returns
+    -------
+    BayesianNetwork
+        With the schema the file carries (bin edges, missing-value markers, label
+        types), if written by bnfisher.
+
+    Raises
+    ------
+    FileNotFoundError
+        For a missing file.
+    NetworkFileError
+        When the file is not valid BIF; the message names the file and the line.
+    """
+    from .io import read_text
+
+    path = os.fspath(path)
+    try:
+        text = read_text(path)
+    except DataError as exc:  # a folder or a binary file
+        raise NetworkFileError(f"{path}: not a BIF file ({exc})") from None
+    return parse_bif(text, source=path)
+
+
+def parse_bif(text: str, *, source: str = "<text>") -> BayesianNetwork:
+    """Parse BIF text into a network.
+
+    Parameters
+    ----------
+    text : str
+    source : str, default="<text>"
+        Named in error messages (a file path).
 
     Returns
     -------
@@ -48,83 +101,159 @@ def read_bif(source: str | os.PathLike) -> BayesianNetwork:
 
     Raises
     ------
-    ValueError
-        When a block cannot be parsed, a variable has no probability block, or a
-        table has the wrong number of entries.
+    NetworkFileError
+        Naming ``source`` and the line.
 
     Examples
     --------
     >>> text = '''network x { }
     ... variable a { type discrete [ 2 ] { yes, no }; }
     ... probability ( a ) { table 0.3, 0.7; }'''
-    >>> read_bif(text).cpts["a"].tolist()
+    >>> parse_bif(text).cpts["a"].tolist()
     [0.3, 0.7]
     """
-    text = str(source)
-    if "{" not in text:
-        with open(source, encoding="utf-8") as handle:
-            text = handle.read()
-    text = _COMMENTS.sub("", text)
-    states: dict = {}
-    for match in _VARIABLE.finditer(text):
-        name = match["name"]
-        labels = _split(match["states"])
-        if len(labels) != int(match["n"]):
-            raise ValueError(f"BIF variable {name!r} declares {match['n']} states but lists {len(labels)}.")
-        label_type = _LABEL_TYPE.search(match["rest"])
-        if label_type and label_type.group(1) in _CONVERTERS:
-            convert = _CONVERTERS[label_type.group(1)]
-            labels = [convert(label) for label in labels]
-        states[name] = tuple(labels)
-    parents: dict = {}
+    if not isinstance(text, str):
+        raise OptionTypeError(f"`text` must be a str; got {type(text).__name__}.")
+    clean = _COMMENTS.sub(_blank, text)
+
+    def fail(position: int, message: str):
+        line = clean.count("\n", 0, position) + 1
+        raise NetworkFileError(f"{source}, line {line}: {message}")
+
+    blocks = _top_level_blocks(clean, fail)
+    states, edges, na_values = {}, {}, ()
     cpts: dict = {}
-    for match in _PROBABILITY.finditer(text):
-        head = match["head"]
-        child, _, given = head.partition("|")
+    parents: dict = {}
+    for kind, start, match in blocks:
+        if kind == "network":
+            for prop in _PROPERTY.finditer(match["body"]):
+                if prop["key"] == "bnfisher_na_values":
+                    na_values = tuple(_json_property(prop["value"], start, fail))
+        elif kind == "variable":
+            name = match["name"]
+            if name in states:
+                fail(start, f"variable {name!r} is declared twice.")
+            labels = _split(match["states"])
+            if len(labels) != int(match["n"]):
+                fail(start, f"variable {name!r} declares {match['n']} states but lists {len(labels)}.")
+            if not labels:
+                fail(start, f"variable {name!r} has no states.")
+            for prop in _PROPERTY.finditer(match["rest"]):
+                key, value = prop["key"], prop["value"].strip()
+                if key == "bnfisher_label_type" and value in _CONVERTERS:
+                    try:
+                        labels = [_CONVERTERS[value](label) for label in labels]
+                    except (KeyError, ValueError):
+                        fail(start, f"variable {name!r}: labels {labels} are not of type {value}.")
+                elif key == "bnfisher_bin_edges":
+                    edges[name] = _json_property(value, start, fail)
+            if len(set(labels)) != len(labels):
+                fail(start, f"variable {name!r} lists a state twice: {labels}.")
+            states[name] = tuple(labels)
+    if not states:
+        fail(len(clean), "no 'variable' block: this is not a BIF network file.")
+    for kind, start, match in blocks:
+        if kind != "probability":
+            continue
+        child, _, given = match["head"].partition("|")
         child = child.strip()
         if child not in states:
-            raise ValueError(f"BIF probability block for unknown variable {child!r}.")
+            fail(start, f"probability block for unknown variable {child!r}.")
+        if child in cpts:
+            fail(start, f"a second probability block for {child!r}.")
         ps = tuple(_split(given))
         for p in ps:
             if p not in states:
-                raise ValueError(f"BIF probability block of {child!r} names unknown parent {p!r}.")
-        shape = tuple(len(states[p]) for p in ps) + (len(states[child]),)
-        table = np.full(shape, np.nan)
-        label_index = [{str(label): k for k, label in enumerate(states[p])} for p in ps]
-        for entry in match["body"].split(";"):
-            entry = entry.strip()
-            if not entry:
-                continue
-            if entry.startswith("table"):
-                values = np.array(_split(entry[len("table") :].replace("\n", ",")), dtype=float)
-                if values.size != table.size:
-                    raise ValueError(f"BIF table of {child!r} has {values.size} entries; expected {table.size}.")
-                table = values.reshape(shape)
-                continue
-            if not entry.startswith("("):
-                raise ValueError(f"Cannot parse BIF entry for {child!r}: {entry[:60]!r}.")
-            config_text, _, values_text = entry[1:].partition(")")
-            config = _split(config_text)
-            try:
-                position = tuple(index[label] for index, label in zip(label_index, config))
-            except KeyError as exc:
-                raise ValueError(f"BIF entry for {child!r} names unknown parent state {exc.args[0]!r}.") from None
-            if len(position) != len(ps):
-                raise ValueError(f"BIF entry for {child!r} has {len(config)} parent states; expected {len(ps)}.")
-            values = np.array(_split(values_text.replace("\n", ",")), dtype=float)
-            if values.size != shape[-1]:
-                raise ValueError(f"BIF entry {config} of {child!r} has {values.size} values; expected {shape[-1]}.")
-            table[position] = values
-        if np.isnan(table).any():
-            missing = np.argwhere(np.isnan(table[..., 0]))[0]
-            config = tuple(states[p][k] for p, k in zip(ps, missing))
-            raise ValueError(f"BIF table of {child!r} has no row for parent configuration {config}.")
+                fail(start, f"probability block of {child!r} names unknown parent {p!r}.")
+        cpts[child] = _parse_table(match["body"], child, ps, states, start, fail)
         parents[child] = ps
-        cpts[child] = table
     absent = [v for v in states if v not in cpts]
     if absent:
-        raise ValueError(f"BIF variables {absent[:5]} have no probability block.")
-    return BayesianNetwork(parents, cpts, states)
+        fail(len(clean), f"variables {absent[:5]} have no probability block.")
+    try:
+        schema = Schema(states, bin_edges=edges, na_values=na_values)
+        return BayesianNetwork(parents, cpts, states, schema=schema)
+    except (SchemaError, ValueError, TypeError) as exc:
+        raise NetworkFileError(f"{source}: {exc}") from None
+
+
+def _top_level_blocks(clean: str, fail) -> list:
+    """``(kind, offset, match)`` of every top-level block; anything else is an error at its line."""
+    blocks = []
+    position = 0
+    patterns = {"network": _NETWORK, "variable": _VARIABLE, "probability": _PROBABILITY}
+    while True:
+        while position < len(clean) and clean[position].isspace():
+            position += 1
+        if position >= len(clean):
+            return blocks
+        head = _BLOCK.match(clean, position)
+        if head is None:
+            snippet = clean[position : position + 40].split("\n")[0]
+            fail(position, f"expected 'network', 'variable' or 'probability', found {snippet!r}.")
+        match = patterns[head.group(1)].match(clean, position)
+        if match is None:
+            snippet = clean[position : position + 60].split("\n")[0]
+            fail(position, f"cannot parse this {head.group(1)} block: {snippet!r}.")
+        blocks.append((head.group(1), position, match))
+        position = match.end()
+
+
+def _json_property(value: str, start: int, fail):
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        fail(start, f"property value {value.strip()!r} is not valid JSON.")
+
+
+def _parse_table(body: str, child: str, ps: tuple, states: dict, start: int, fail) -> np.ndarray:
+    shape = tuple(len(states[p]) for p in ps) + (len(states[child]),)
+    table = np.full(shape, np.nan)
+    seen: set = set()
+    label_index = [{str(label): k for k, label in enumerate(states[p])} for p in ps]
+
+    def numbers(text: str, expected: int, what: str) -> np.ndarray:
+        tokens = _split(text)
+        try:
+            values = np.array(tokens, dtype=float)
+        except ValueError:
+            fail(start, f"{what} of {child!r} has entries that are not numbers: {' '.join(tokens[:6])!r}.")
+        if values.size != expected:
+            fail(start, f"{what} of {child!r} has {values.size} entries; expected {expected}.")
+        return values
+
+    for entry in body.split(";"):
+        entry = entry.strip()
+        if not entry:
+            continue
+        if entry.startswith("table"):
+            if seen:
+                fail(start, f"the probability block of {child!r} has a 'table' and other entries.")
+            table = numbers(entry[len("table"):], table.size, "the table").reshape(shape)
+            seen.add("table")
+            continue
+        if entry.startswith("default"):
+            fail(start, f"the probability block of {child!r} uses 'default', which bnfisher does not read.")
+        if not entry.startswith("(") or ")" not in entry:
+            fail(start, f"cannot parse the entry {entry[:60]!r} of {child!r}.")
+        config_text, _, values_text = entry[1:].partition(")")
+        config = _split(config_text)
+        if len(config) != len(ps):
+            fail(start, f"entry ({', '.join(config)}) of {child!r} has {len(config)} parent states; "
+                        f"expected {len(ps)}.")
+        try:
+            position = tuple(index[label] for index, label in zip(label_index, config))
+        except KeyError as exc:
+            fail(start, f"entry of {child!r} names unknown parent state {exc.args[0]!r}.")
+        if position in seen or "table" in seen:
+            fail(start, f"a second row for parent configuration ({', '.join(config)}) of {child!r}.")
+        seen.add(position)
+        table[position] = numbers(values_text, shape[-1], f"entry ({', '.join(config)})")
+    if np.isnan(table).any():
+        missing = np.argwhere(np.isnan(table[..., 0]))[0]
+        config = tuple(states[p][k] for p, k in zip(ps, missing))
+        fail(start, f"the table of {child!r} has no row for parent configuration {config}.")
+    return table
 
 
 def _label_type(labels: tuple) -> str | None:
@@ -136,14 +265,38 @@ def _label_type(labels: tuple) -> str | None:
     return None
 
 
-def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, name: str = "bnfisher") -> str:
+def check_bif_names(states) -> None:
+    """Raise when a variable name or state label cannot be written to BIF (it has no quoting).
+
+    Call it before learning, so that the user learns about a bad label at once.
+
+    Parameters
+    ----------
+    states : mapping
+        ``{variable: labels}`` (e.g. a schema's ``states``).
+
+    Raises
+    ------
+    SchemaError
+        Naming the variable and the label, and the fix.
+    """
+    for v, labels in states.items():
+        for text in [str(v)] + [str(label) for label in labels]:
+            if not text or _FORBIDDEN.search(text):
+                raise SchemaError(
+                    f"Cannot write {text!r} (variable {v!r}) to BIF: names and labels may not be empty or contain "
+                    "whitespace or any of , ; { } ( ) [ ] | \". Rename it first."
+                )
+
+
+def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *, name: str = "bnfisher") -> str:
     """Write a network as BIF text.
 
     Parameters
     ----------
     network : BayesianNetwork
     path : str or path-like, optional
-        Where to write; the text is returned either way.
+        Where to write (atomically); the text is returned either way.
     name : str, default="bnfisher"
         The network's name in the ``network`` block.
 
@@ -151,28 +304,35 @@ def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, n
     -------
     str
         The BIF text.  Probabilities are written with 17 significant digits, so
-        reading the file back gives the same CPTs.
+        reading the file back gives the same CPTs; the schema's bin edges and
+        missing-value markers are written as properties.
 
     Raises
     ------
-    ValueError
-        If a variable name or state label contains whitespace or one of ``,;{}()[]|``
-        (BIF has no quoting).
+    SchemaError
+        If a variable name or state label cannot be written (see :func:`check_bif_names`).
+
+    Notes
+    -----
+    pyAgrum refuses variables with a single state; bnfisher reads them.
     """
-    lines = [f"network {name} {{", "}"]
+    if not isinstance(network, BayesianNetwork):
+        raise OptionTypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
+    check_bif_names({str(v): network.states[v] for v in network.variables})
+    schema = network.schema
+    lines = [f"network {name} {{"]
+    if schema.na_values:
+        lines.append(f"  property bnfisher_na_values = {json.dumps([str(v) for v in schema.na_values])} ;")
+    lines.append("}")
     for v in network.variables:
         labels = network.states[v]
-        for text in [str(v)] + [str(label) for label in labels]:
-            if not text or _FORBIDDEN.search(text):
-                raise ValueError(
-                    f"Cannot write {text!r} (variable {v!r}) to BIF: names and labels may not contain "
-                    "whitespace or any of , ; { } ( ) [ ] |. Rename it first."
-                )
         lines.append(f"variable {v} {{")
         lines.append(f"  type discrete [ {len(labels)} ] {{ {', '.join(str(label) for label in labels)} }};")
         label_type = _label_type(labels)
         if label_type is not None:
             lines.append(f"  property bnfisher_label_type = {label_type} ;")
+        if v in schema.bin_edges:
+            lines.append(f"  property bnfisher_bin_edges = {json.dumps(list(schema.bin_edges[v]))} ;")
         lines.append("}")
     for v in network.variables:
         ps = network.parents[v]
@@ -188,6 +348,7 @@ def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, n
         lines.append("}")
     text = "\n".join(lines) + "\n"
     if path is not None:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        from .io import write_text
+
+        write_text(path, text)
     return text

@@ -1,37 +1,208 @@
 """Command line interface: ``bnfisher <command> --help``.
 
-A thin layer: it parses arguments, calls the public API and prints results.  A
-library error is printed as one line and the exit status is 2.
+A thin shell: it parses arguments, checks that they make sense together, calls the
+public API and prints results.  Every input of a command is encoded with one
+:class:`~bnfisher.encoding.Schema` (learned jointly from all the inputs, or the
+network's), every output path is checked before any work and written atomically,
+and every option either changes the result or is refused.  A user's mistake is
+printed as one line on stderr with exit status 2; a traceback means a bug.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 import time
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser"]
 
 
-def _load_network_or_learn(args, frames: list):
-    from . import learn, read_bif
-    from .io import align_labels
+class UsageError(Exception):
+    """Options that do not go together (exit status 2, one line)."""
+
+
+# ----------------------------------------------------------------- options
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+def _nonnegative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not np.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    return value
+
+
+def _parser(**kwargs) -> argparse.ArgumentParser:
+    # No abbreviations: `--k` must never silently mean `--kdb-k`.
+    return argparse.ArgumentParser(allow_abbrev=False, **kwargs)
+
+
+def _data_options() -> argparse.ArgumentParser:
+    parent = _parser(add_help=False)
+    group = parent.add_argument_group("data")
+    group.add_argument("--bins", type=_positive_int, default=None,
+                       help="bin numeric columns into at most this many quantile bins, with edges learned jointly "
+                            "from all inputs (default: no binning; a float column is an error)")
+    group.add_argument("--na-values", nargs="+", default=None, metavar="MARKER",
+                       help="extra cell values that mean 'missing' (e.g. ?)")
+    return parent
+
+
+def _learning_options(network: bool = True) -> argparse.ArgumentParser:
+    from .scores import SCORES
+    from .structure import STRUCTURES
+
+    parent = _parser(add_help=False)
+    group = parent.add_argument_group("network (learned from the data unless --network is given)")
+    if network:
+        group.add_argument("--network", help="use this BIF network (and the schema it carries) instead of learning")
+    group.add_argument("--structure", choices=STRUCTURES, default=None, help="structure learner (default: chow-liu)")
+    group.add_argument("--score", choices=SCORES, default=None, help="score for hc and forest (default: bic)")
+    group.add_argument("--class-variable", default=None, help="class column for tan, kdb, naive-bayes "
+                                                              "(default: class)")
+    group.add_argument("--kdb-k", type=_nonnegative_int, default=None,
+                       help="feature parents per feature for kdb (default 3)")
+    group.add_argument("--max-parents", type=_nonnegative_int, default=None, help="parent limit for hc")
+    group.add_argument("--tabu", type=_nonnegative_int, default=None, help="tabu list length for hc (default 0)")
+    group.add_argument("--pseudocount", type=_nonnegative_float, default=None, help="CPT pseudocount (default 1)")
+    return parent
+
+
+def _run_options(*, seed: bool = True, quiet: bool = True) -> argparse.ArgumentParser:
+    parent = _parser(add_help=False)
+    if seed:
+        parent.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    if quiet:
+        parent.add_argument("--quiet", action="store_true", help="no progress bars")
+    return parent
+
+
+def _structure_options(args) -> tuple[str, dict, float]:
+    """The structure, its ``learn`` options and the pseudocount; refuses options the structure does not use."""
+    structure = args.structure or "chow-liu"
+    given = {"--score": args.score, "--class-variable": args.class_variable, "--kdb-k": args.kdb_k,
+             "--max-parents": args.max_parents, "--tabu": args.tabu}
+    uses = {"hc": {"--score", "--max-parents", "--tabu"}, "forest": {"--score"},
+            "tan": {"--class-variable"}, "naive-bayes": {"--class-variable"},
+            "kdb": {"--class-variable", "--kdb-k"}}.get(structure, set())
+    unused = [flag for flag, value in given.items() if value is not None and flag not in uses]
+    if unused:
+        raise UsageError(f"{', '.join(unused)} do(es) not apply to --structure {structure}.")
+    options: dict = {}
+    if structure in ("hc", "forest"):
+        options["structure_score"] = args.score or "bic"
+    if structure == "hc":
+        options.update(max_parents=args.max_parents, tabu=args.tabu or 0, progress=not getattr(args, "quiet", True))
+    if structure in ("tan", "kdb", "naive-bayes"):
+        options["class_variable"] = args.class_variable or "class"
+    if structure == "kdb":
+        options["k"] = 3 if args.kdb_k is None else args.kdb_k
+    return structure, options, 1.0 if args.pseudocount is None else args.pseudocount
+
+
+def _refuse_learning_options(args) -> None:
+    """With --network nothing is learned: every learning option would be ignored, so it is refused."""
+    flags = {"--structure": args.structure, "--score": args.score, "--class-variable": args.class_variable,
+             "--kdb-k": args.kdb_k, "--max-parents": args.max_parents, "--tabu": args.tabu,
+             "--pseudocount": args.pseudocount, "--bins": args.bins, "--na-values": args.na_values}
+    given = [flag for flag, value in flags.items() if value is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)} cannot be used with --network: the network file fixes the "
+                         "structure, parameters and schema (bins, missing markers).")
+
+
+# ------------------------------------------------------------------- steps
+def _read_network(args):
+    from . import read_bif
+
+    network = read_bif(args.network)
+    print(f"Network {args.network}: {network}")
+    return network
+
+
+def _network_for(args, frames: list, started: float):
+    """The network read from --network, or learned from ``frames`` encoded with one schema learned jointly.
+
+    The network carries its schema: every input is then encoded with ``network.encode``.
+    """
+    from . import Schema, learn
 
     if getattr(args, "network", None):
-        network = read_bif(args.network)
-        return network, [align_labels(frame, network.states) for frame in frames]
-    combined = pd.concat(frames, ignore_index=True)
-    categorical = {c: sorted(combined[c].astype(str).unique()) for c in combined.columns}
-    frames = [
-        pd.DataFrame({c: pd.Categorical(f[c].astype(str), categories=categorical[c]) for c in f.columns})
-        for f in frames
-    ]
-    return learn(pd.concat(frames, ignore_index=True), structure=args.structure), frames
+        _refuse_learning_options(args)
+        return _read_network(args)
+    schema = Schema.from_data(*frames, bins=args.bins, na_values=args.na_values or ())
+    if schema.bin_edges:
+        print(f"Binned {len(schema.bin_edges)} numeric column(s) into at most {args.bins} bins, with the same "
+              "edges for every input.")
+    structure, options, pseudocount = _structure_options(args)
+    encoded = [schema.encode(frame) for frame in frames]
+    pooled = encoded[0] if len(encoded) == 1 else type(encoded[0])(
+        np.asfortranarray(np.vstack([e.codes for e in encoded])), schema.variables, dict(schema.states), schema)
+    network = learn(pooled, structure, pseudocount=pseudocount, **options)
+    print(f"Network ({structure}, learned in {time.perf_counter() - started:.2f} s): {network}")
+    return network
 
 
+def _kernel(network):
+    from . import FisherKernel
+
+    kernel = FisherKernel(network)
+    print(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}")
+    return kernel
+
+
+def _read_inputs(args, paths: list) -> list:
+    from .io import read_table
+
+    frames = []
+    for path in paths:
+        frame = read_table(path, na_values=args.na_values)
+        print(f"{path}: {len(frame)} rows x {frame.shape[1]} columns")
+        frames.append(frame)
+    return frames
+
+
+def _write_subset(frame: pd.DataFrame, rows, output, meaning: str) -> None:
+    """Write the selected rows as the user gave them, with a leading 'row' column, or show the first ten."""
+    from .io import write_table
+
+    out = frame.reset_index(drop=True).copy()
+    out.insert(0, "row", np.asarray(rows))
+    if output:
+        write_table(out, output)
+        print(f"Wrote {output} (column 'row' holds {meaning})")
+        return
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(out.head(10).to_string(index=False))
+        if len(out) > 10:
+            print(f"... {len(out) - 10} more rows (use -o FILE to write them all)")
+
+
+# ---------------------------------------------------------------- commands
 def _command_demo(args) -> None:
     from . import FisherKernel, learn
     from .datasets import load
@@ -54,104 +225,66 @@ def _command_demo(args) -> None:
     permutation = rng.permutation(len(data))
     half = len(data) // 2
     first, second = data.iloc[permutation[:half]], data.iloc[permutation[half:]]
-    print(f"\nMMD (eq. 10) between two random halves:        {kernel.mmd(first, second):.5f}")
+    print(f"\nMMD² (eq. 10) between two random halves:        {kernel.mmd(first, second):.5f}")
     if "class" in data.columns:
         classes = data["class"].value_counts().index[:2]
         a, b = (data[data["class"] == c] for c in classes)
-        print(f"MMD between class {classes[0]!r} ({len(a)} rows) and {classes[1]!r} ({len(b)} rows): "
+        print(f"MMD² between class {classes[0]!r} ({len(a)} rows) and {classes[1]!r} ({len(b)} rows): "
               f"{kernel.mmd(a, b):.5f}")
     print(f"\nDone in {time.perf_counter() - started:.2f} s.")
 
 
 def _command_mmd(args) -> None:
+    started = time.perf_counter()
+    frames = _read_inputs(args, [args.first, args.second])
+    network = _network_for(args, frames, started)
     from . import FisherKernel
-    from .io import read_table
 
-    frames = [read_table(path, bins=args.bins) for path in (args.first, args.second)]
-    network, frames = _load_network_or_learn(args, frames)
     kernel = FisherKernel(network, normalize=args.normalize)
-    value = kernel.mmd(frames[0], frames[1])
-    print(f"MMD (eq. 10) between {args.first} ({len(frames[0])} rows) and {args.second} "
+    value = kernel.mmd(*(network.encode(frame) for frame in frames))
+    print(f"MMD² (eq. 10, biased) between {args.first} ({len(frames[0])} rows) and {args.second} "
           f"({len(frames[1])} rows): {value:.6g}")
 
 
-def _structure_options(args) -> dict:
-    """Options of ``learn`` that the chosen structure takes, from the command line."""
-    options: dict = {}
-    if args.structure == "hc":
-        options.update(score=args.score, max_parents=args.max_parents, tabu=args.tabu, progress=not args.quiet)
-    elif args.structure == "forest":
-        options.update(score=args.score)
-    elif args.structure in ("tan", "kdb", "naive-bayes"):
-        options["class_variable"] = args.class_variable
-        if args.structure == "kdb":
-            options["k"] = args.k
-    return options
+def _command_compare(args) -> None:
+    from .selection import mmd_test
+
+    started = time.perf_counter()
+    frames = _read_inputs(args, [args.first, args.second])
+    network = _network_for(args, frames, started)
+    kernel = _kernel(network)
+    result = mmd_test(kernel, *(network.encode(frame) for frame in frames), n_permutations=args.permutations,
+                      random_state=args.seed)
+    print(f"MMD² (eq. 10, biased) = {result.statistic:.6g}; unbiased MMD²_u = {result.unbiased:.6g}")
+    print(f"Permutation p-value ({args.permutations} permutations) = {result.p_value:.4g}")
+    print("Note: the Fisher kernel is not universal; the test detects differences the network's families "
+          "can express.")
 
 
 def _command_learn(args) -> None:
-    from . import learn, score, write_bif
-    from .io import read_table
+    from . import Schema, learn, score, write_bif
+    from .bif import check_bif_names
+    from .io import check_outputs, read_table
 
-    data = read_table(args.data, bins=args.bins)
+    check_outputs([args.output, args.schema], inputs=[args.data])
+    frame = read_table(args.data, na_values=args.na_values)
+    schema = Schema.from_data(frame, bins=args.bins, na_values=args.na_values or ())
+    if args.output:
+        check_bif_names(schema.states)  # before learning, not after
+    structure, options, pseudocount = _structure_options(args)
     started = time.perf_counter()
-    network = learn(data, structure=args.structure, pseudocount=args.pseudocount, **_structure_options(args))
+    network = learn(schema.encode(frame), structure, pseudocount=pseudocount, **options)
+    encoded = network.encode(frame)
     elapsed = time.perf_counter() - started
     print(network.describe())
-    print(f"Learned in {elapsed:.2f} s; BIC {score(network, data, 'bic'):.6g}, "
-          f"log-likelihood {score(network, data, 'll'):.6g} on {len(data)} rows.")
+    print(f"Learned in {elapsed:.2f} s; BIC {score(network, encoded, 'bic'):.6g}, "
+          f"log-likelihood {score(network, encoded, 'll'):.6g} on {len(frame)} rows.")
     if args.output:
         write_bif(network, args.output)
         print(f"Wrote {args.output}")
-
-
-def _add_learning_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("structure learning")
-    group.add_argument("--structure", default="chow-liu",
-                       choices=["chow-liu", "forest", "hc", "tan", "kdb", "naive-bayes"],
-                       help="structure learner (default: chow-liu)")
-    group.add_argument("--score", default="bic", choices=["bic", "aic", "ll", "bdeu", "k2"],
-                       help="score for hc and forest (default: bic)")
-    group.add_argument("--class-variable", default="class", help="class column for tan, kdb, naive-bayes")
-    group.add_argument("--k", type=int, default=3, help="feature parents per feature for kdb (default 3)")
-    group.add_argument("--max-parents", type=int, default=None, help="parent limit for hc")
-    group.add_argument("--tabu", type=int, default=0, help="tabu list length for hc (default 0: plain)")
-    group.add_argument("--pseudocount", type=float, default=1.0, help="CPT pseudocount (default 1)")
-    group.add_argument("--quiet", action="store_true", help="no progress bars")
-
-
-def _load_summary_data(args) -> tuple:
-    from .datasets import load
-    from .io import read_table
-
-    if args.data is None:
-        return load(args.dataset), f"bundled data set {args.dataset!r}"
-    return read_table(args.data, bins=args.bins), args.data
-
-
-def _write_subset(subset: pd.DataFrame, rows, output, meaning: str) -> None:
-    """Write the selected rows with a leading 'row' column to CSV, or show the first ten."""
-    out = subset.copy()
-    out.insert(0, "row", rows)
-    if output:
-        out.to_csv(output, index=False)
-        print(f"Wrote {output} (column 'row' holds {meaning})")
-        return
-    with pd.option_context("display.width", 160, "display.max_columns", 20):
-        print(out.head(10).to_string(index=False))
-        if len(out) > 10:
-            print(f"... {len(out) - 10} more rows (use -o FILE to write them all)")
-
-
-def _learn_kernel(data, args, started: float, source: str):
-    """Learn the network the command line asks for and build its Fisher kernel, saying what was done."""
-    from . import FisherKernel, learn
-
-    network = learn(data, structure=args.structure, **_structure_options(args))
-    kernel = FisherKernel(network)
-    print(f"Network ({args.structure}){' ' + source if source else ''}: {network}; parent marginals by "
-          f"{kernel.inference_} ({time.perf_counter() - started:.2f} s)")
-    return kernel
+    if args.schema:
+        network.schema.to_json(args.schema)
+        print(f"Wrote {args.schema}")
 
 
 def _dask_client(args):
@@ -160,262 +293,283 @@ def _dask_client(args):
     if args.scheduler:
         return Client(args.scheduler)
     # Worker processes, not threads: the counting kernel holds the GIL in parts.
-    return Client(LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+    return Client(LocalCluster(n_workers=args.workers or 2, threads_per_worker=1, processes=True,
                                dashboard_address=None))
 
 
-def _summarize_dask(args) -> None:
-    import dask.dataframe as dd
+def _check_summarize_options(args) -> None:
+    dask = args.engine == "dask"
+    only_dask = {"--scheduler": args.scheduler, "--workers": args.workers, "--pool-size": args.pool_size}
+    misplaced = [flag for flag, value in only_dask.items() if value is not None and not dask]
+    if misplaced:
+        raise UsageError(f"{', '.join(misplaced)} apply to --engine dask only.")
+    if dask:
+        refused = {"--plot": args.plot, "--n-random": args.n_random,
+                   "--criterion chi2": args.criterion if args.criterion == "chi2" else None}
+        given = [flag for flag, value in refused.items() if value is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)} cannot be used with --engine dask (the full data is not in "
+                             "memory); drop them or use --engine numpy.")
+        if args.data is None:
+            raise UsageError("--engine dask needs a data file (Parquet or CSV).")
+    if args.data is not None and args.dataset is not None:
+        raise UsageError("Give either a data file or --dataset, not both.")
 
+
+def _summarize_dask(args) -> None:
+    from . import learn
+    from .scale import DaskCounts
     from .selection import select_representatives
 
-    if args.data is None:
-        raise ValueError("--engine dask needs a data file (Parquet or CSV).")
+    started = time.perf_counter()
     with _dask_client(args) as client:
-        started = time.perf_counter()
-        lower = args.data.lower()
-        frame = dd.read_csv(args.data, dtype=str) if lower.endswith((".csv", ".csv.gz")) else \
-            dd.read_parquet(args.data)
-        print(f"{args.data}: {frame.npartitions} partitions; scheduler {client.scheduler.address}")
-        kernel = _learn_kernel(frame, args, started, "from distributed counts")
-        result = select_representatives(kernel, frame, args.k, n_init=args.n_init, random_state=args.seed,
-                                        pool_size=args.pool_size, progress=not args.quiet)
+        if args.network:
+            _refuse_learning_options(args)
+            network = _read_network(args)
+            provider = DaskCounts(args.data, network.schema)
+        else:
+            provider = DaskCounts(args.data, bins=args.bins, na_values=args.na_values or ())
+            structure, options, pseudocount = _structure_options(args)
+            print(f"{args.data}: {len(provider.frame.to_delayed())} partitions; scheduler "
+                  f"{client.scheduler.address}; learning {structure} from distributed counts")
+            network = learn(provider, structure, pseudocount=pseudocount, **options)
+            print(f"Network ({structure}): {network} ({time.perf_counter() - started:.2f} s)")
+        kernel = _kernel(network)
+        result = select_representatives(kernel, provider, args.k, n_init=args.n_init, random_state=args.seed,
+                                         pool_size=args.pool_size or 100_000, progress=not args.quiet)
         subset = result.pool.iloc[result.indices]
-        print(f"Selected k={args.k} rows from a pool of {len(result.pool)}: MMD to the full data "
-              f"{result.final_value:.6g} (best random start {result.initial_value:.6g}); "
+        print(f"Selected k={args.k} rows from a pool of {len(result.pool)} of {provider.n_rows}: MMD² to the full "
+              f"data {result.final_value:.6g} (best random start {result.initial_value:.6g}); "
               f"{time.perf_counter() - started:.2f} s in all")
-        _write_subset(subset, subset.index, args.output, "the row label in the input")
+        _write_subset(subset, subset.index, args.output, "the 0-based row number in the input")
 
 
 def _command_summarize(args) -> None:
-    from .selection import random_baseline, random_mmd_baseline, select_representatives
+    from .io import check_outputs
+    from .selection import chi2_criterion, random_baseline, random_mmd_baseline, select_representatives
 
+    _check_summarize_options(args)
+    check_outputs([args.output, args.plot], inputs=[args.data, getattr(args, "network", None)])
     if args.engine == "dask":
         return _summarize_dask(args)
-    data, source = _load_summary_data(args)
-    print(f"{source}: {len(data)} rows x {data.shape[1]} variables")
     started = time.perf_counter()
-    kernel = _learn_kernel(data, args, started, "")
-    network = kernel.network
-    result = select_representatives(kernel, data, args.k, criterion=args.criterion, n_init=args.n_init,
-                                     random_state=args.seed, progress=not args.quiet)
-    subset = data.iloc[result.indices]
-    mmd = kernel.mmd(subset, data)
-    mean, std, _ = random_mmd_baseline(kernel, data, args.k, n=args.n_random, random_state=args.seed + 1)
+    if args.data is None:
+        from .datasets import load
+
+        dataset = args.dataset or "nursery"
+        frames = [load(dataset)]
+        print(f"bundled data set {dataset!r}: {len(frames[0])} rows x {frames[0].shape[1]} variables")
+    else:
+        frames = _read_inputs(args, [args.data])
+    data = frames[0]
+    network = _network_for(args, frames, started)
+    kernel = _kernel(network)
+    encoded = network.encode(data)  # columns in the network's order, as arrays of codes always are
+    result = select_representatives(kernel, encoded, args.k, criterion=args.criterion, n_init=args.n_init,
+                                    random_state=args.seed, progress=not args.quiet)
+    n_random = 1000 if args.n_random is None else args.n_random
+    mmd = kernel.mmd(encoded.codes[result.indices], encoded)
+    mean, std, _ = random_mmd_baseline(kernel, encoded, args.k, n=n_random, random_state=args.seed + 1)
     print(f"Selected k={args.k} rows by greedy {args.criterion}: {result.n_sweeps} sweeps, {result.n_swaps} swaps, "
           f"{time.perf_counter() - started:.2f} s in all")
-    print(f"MMD (eq. 10) of the subset to the full data: {mmd:.6g}")
-    print(f"MMD of {args.n_random} random subsets of {args.k}:   {mean:.6g} ± {std:.3g} (mean ± sd)")
+    print(f"MMD² (eq. 10) of the subset to the full data: {mmd:.6g}")
+    print(f"MMD² of {n_random} random subsets of {args.k}:   {mean:.6g} ± {std:.3g} (mean ± sd)")
     if args.criterion == "chi2":
-        from .selection import chi2_criterion
-
-        codes = network.encode(data).codes
-        chi_mean, chi_std, _ = random_baseline(lambda rows: chi2_criterion(codes, rows), len(data), args.k,
-                                               n=min(args.n_random, 200), random_state=args.seed + 1)
+        chi_mean, chi_std, _ = random_baseline(lambda rows: chi2_criterion(encoded.codes, rows), len(data), args.k,
+                                               n=min(n_random, 200), random_state=args.seed + 1)
         print(f"chi2 criterion: subset {result.final_value:.6g}; random {chi_mean:.6g} ± {chi_std:.3g}")
-    _write_subset(subset, result.indices, args.output, "the 0-based row number in the input")
+    _write_subset(data.iloc[result.indices], result.indices, args.output, "the 0-based row number in the input")
     if args.plot:
         from .plotting import plot_summary
 
-        plot_summary(result, data, subset, args.plot)
+        plot_summary(result, encoded.codes, result.indices, network.schema, args.plot)
         print(f"Wrote {args.plot}")
 
 
-def _command_compare(args) -> None:
-    from . import FisherKernel
-    from .io import read_table
-    from .selection import mmd_test
-
-    frames = [read_table(path, bins=args.bins) for path in (args.first, args.second)]
-    network, frames = _load_network_or_learn(args, frames)
-    kernel = FisherKernel(network)
-    result = mmd_test(kernel, frames[0], frames[1], n_permutations=args.permutations, random_state=args.seed)
-    print(f"{args.first}: {len(frames[0])} rows; {args.second}: {len(frames[1])} rows; network {network}")
-    print(f"MMD^2 (eq. 10, biased) = {result.statistic:.6g}; unbiased MMD^2_u = {result.unbiased:.6g}")
-    print(f"Permutation p-value ({args.permutations} permutations) = {result.p_value:.4g}")
-    print("Note: the Fisher kernel is not universal; the test detects differences the network's families "
-          "can express.")
-
-
 def _command_experiment(args) -> None:
-    import os
+    from .experiments import MODELS, run_experiment
+    from .experiments.report import summarize_claims
 
-    from .experiments import MODELS, plot_summarization, report_markdown, run_summarization, summarize_claims
-
-    datasets = ["letter", "nursery", "waveform-5000"] if args.dataset == "all" else [args.dataset]
+    datasets = list(args.datasets) if args.dataset == "all" else [args.dataset]
     models = list(MODELS) if args.model == "all" else [args.model]
-    seeds = [args.seed + s for s in range(args.n_seeds)]
-    os.makedirs(args.output, exist_ok=True)
-    results, timings = [], []
     started = time.perf_counter()
-    runs = [(d, m, s) for s in seeds for m in models for d in datasets]
-    iterator = runs
-    if not args.quiet:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(runs, desc="experiment", unit="run")
-    for dataset, model, seed in iterator:
-        outcome = run_summarization(dataset, model, sizes=args.sizes, n_random=args.n_random, seed=seed,
-                                    criteria=args.criteria, progress=not args.quiet)
-        results.append(outcome.results)
-        timings.append(outcome.timings)
-    results = pd.concat(results, ignore_index=True)
-    timings = pd.concat(timings, ignore_index=True)
-    results.to_csv(os.path.join(args.output, "results.csv"), index=False)
-    timings.to_csv(os.path.join(args.output, "timings.csv"), index=False)
-    claims = summarize_claims(results)
-    claims.to_csv(os.path.join(args.output, "claims.csv"), index=False)
-    for model in models:
-        plot_summarization(results, os.path.join(args.output, f"figure-{model}.png"), model)
-    elapsed = time.perf_counter() - started
-    with open(os.path.join(args.output, "report.md"), "w", encoding="utf-8") as handle:
-        handle.write(f"Wall time: {elapsed:.1f} s for {len(runs)} runs.\n\n" + report_markdown(results, timings))
-    print(f"{len(runs)} runs in {elapsed:.1f} s; wrote results.csv, timings.csv, claims.csv, report.md and "
-          f"figure-<model>.png to {args.output}")
-    summary = claims.groupby("method")["beats_random"].mean()
+    outcome = run_experiment(args.output, datasets=datasets, models=models, sizes=args.sizes,
+                             n_random=args.n_random, seeds=[args.seed + s for s in range(args.n_seeds)],
+                             criteria=args.criteria, progress=not args.quiet)
+    print(f"{len(datasets) * len(models) * args.n_seeds} runs in {time.perf_counter() - started:.1f} s; wrote "
+          f"results.csv, timings.csv, claims.csv, report.md and figure-<model>.png to {args.output}")
+    summary = summarize_claims(outcome.results).groupby("method")["beats_random"].mean()
     print("Share of (data set, model, seed, k) where the greedy subset beats the random mean:")
     print(summary.round(3).to_string())
 
 
 def _command_hmm_kernel(args) -> None:
+    from .exceptions import DataError
     from .hmm import HMMFisherKernel
+    from .io import check_outputs, write_bytes
 
-    with np.load(args.sequences) as archive:
-        if "X" in archive and "lengths" in archive:
-            sequences, lengths = archive["X"], archive["lengths"]
-        else:
-            sequences, lengths = [archive[name] for name in archive.files], None
+    check_outputs([args.output], inputs=[args.sequences])
+    try:
+        with np.load(args.sequences) as archive:
+            if "X" in archive and "lengths" in archive:
+                sequences, lengths = archive["X"], archive["lengths"]
+            else:
+                sequences, lengths = [archive[name] for name in archive.files], None
+    except (ValueError, OSError, EOFError) as exc:
+        raise DataError(f"Cannot read {args.sequences!r} as a .npz archive of sequences: {exc}") from None
     kernel = HMMFisherKernel(n_states=args.n_states, covariance_type=args.covariance_type,
                              information=args.information, normalize=args.normalize, n_init=args.n_init,
                              random_state=args.seed).fit(sequences, lengths=lengths)
     gram = kernel.gram(sequences, lengths_a=lengths)
-    np.save(args.output, gram)
+    buffer = io.BytesIO()
+    np.save(buffer, gram)
+    write_bytes(args.output, buffer.getvalue())  # exactly the path given (np.save would append .npy)
     print(f"HMM with {args.n_states} states: log-likelihood {kernel.log_likelihood_:.6g} "
           f"(starts: {', '.join(f'{v:.6g}' for v in kernel.init_log_likelihoods_)})")
-    print(f"Wrote the {gram.shape[0]} x {gram.shape[1]} Fisher kernel to {args.output}")
+    print(f"Wrote the {gram.shape[0]} x {gram.shape[1]} Fisher kernel to {args.output} (NumPy .npy format)")
 
 
-def _add_common_data_options(parser: argparse.ArgumentParser, structure: bool = True) -> None:
-    parser.add_argument("--bins", type=int, default=None,
-                        help="bin numeric columns into at most this many quantile bins (default: no binning)")
-    if structure:
-        parser.add_argument("--network", help="use this BIF network instead of learning one")
-        parser.add_argument("--structure", default="chow-liu", help="structure learner (default: chow-liu)")
-
-
+# ------------------------------------------------------------------ parser
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="bnfisher",
-        description="Fisher kernel of discrete Bayesian networks for categorical data.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    """The ``bnfisher`` argument parser (one sub-command per task).
 
-    demo = sub.add_parser("demo", help="learn a network on a bundled data set and show the kernel and MMD",
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    from .datasets import DATASETS
+    from .experiments import CRITERIA, MODELS
+
+    data, learning, run = _data_options(), _learning_options(), _run_options()
+    parser = _parser(prog="bnfisher", description="Fisher kernel of discrete Bayesian networks for categorical "
+                                                  "data.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    datasets = list(DATASETS)
+
+    demo = sub.add_parser("demo", allow_abbrev=False,
+                          help="learn a network on a bundled data set and show the kernel and MMD",
                           description="Learn a Chow-Liu network on a bundled data set, print it, the Fisher "
                                       "kernel between a few rows, and MMDs between random halves and classes.")
-    demo.add_argument("--dataset", default="nursery", choices=["nursery", "letter", "waveform-5000"])
+    demo.add_argument("--dataset", default="nursery", choices=datasets)
     demo.add_argument("--seed", type=int, default=0, help="seed of the random halves (default 0)")
     demo.set_defaults(handler=_command_demo)
 
-    mmd = sub.add_parser("mmd", help="MMD between two CSV/Parquet files",
+    mmd = sub.add_parser("mmd", parents=[data, learning], allow_abbrev=False,
+                         help="squared MMD between two CSV/Parquet files",
                          description="Squared MMD (eq. 10) between two tables under the Fisher kernel of a network "
-                                     "given as BIF or learned from both tables together.")
+                                     "given as BIF or learned from both tables together. Both tables are encoded "
+                                     "and binned with one schema.")
     mmd.add_argument("first", help="first table (.csv, .csv.gz, .tsv or .parquet)")
     mmd.add_argument("second", help="second table")
     mmd.add_argument("--normalize", action="store_true", help="use the cosine-normalised kernel")
-    _add_common_data_options(mmd)
     mmd.set_defaults(handler=_command_mmd)
 
-    learn = sub.add_parser("learn", help="learn a network from a CSV/Parquet file and write it as BIF",
+    compare = sub.add_parser("compare", parents=[data, learning, _run_options(quiet=False)], allow_abbrev=False,
+                             help="MMD permutation two-sample test between two tables",
+                             description="Permutation test (from count tables) of whether two tables come from "
+                                         "the same distribution, under the Fisher kernel of a network. Both tables "
+                                         "are encoded and binned with one schema.")
+    compare.add_argument("first")
+    compare.add_argument("second")
+    compare.add_argument("--permutations", type=_positive_int, default=1000,
+                         help="number of permutations (default 1000)")
+    compare.set_defaults(handler=_command_compare)
+
+    learn = sub.add_parser("learn", parents=[data, _learning_options(network=False), _run_options(seed=False)],
+                           allow_abbrev=False, help="learn a network from a CSV/Parquet file and write it as BIF",
                            description="Learn the structure and CPTs of a Bayesian network; print it and its "
-                                       "scores, and optionally write it as BIF.")
+                                       "scores, and optionally write it as BIF (with its schema inside).")
     learn.add_argument("data", help="table (.csv, .csv.gz, .tsv or .parquet)")
     learn.add_argument("-o", "--output", help="write the network to this BIF file")
-    learn.add_argument("--bins", type=int, default=None,
-                       help="bin numeric columns into at most this many quantile bins (default: no binning)")
-    _add_learning_options(learn)
+    learn.add_argument("--schema", help="also write the schema (states, bin edges, missing markers) as JSON")
     learn.set_defaults(handler=_command_learn)
 
     summarize = sub.add_parser(
-        "summarize", help="select k representative rows (the main job)",
+        "summarize", parents=[data, learning, run], allow_abbrev=False,
+        help="select k representative rows (the main job)",
         description="Learn a network, build its Fisher kernel and select k rows whose MMD to the whole data is "
                     "small (Algorithm 1, started from the best of --n-init random subsets). Prints the subset's "
-                    "MMD next to random subsets' mean ± sd; writes the rows with their row numbers.")
+                    "MMD next to random subsets' mean ± sd; writes the rows as given, with their row numbers.")
     summarize.add_argument("data", nargs="?", help="table (.csv, .csv.gz, .tsv, .parquet); default: a bundled set")
-    summarize.add_argument("-k", type=int, default=200, help="subset size (default 200)")
+    summarize.add_argument("-k", "--size", dest="k", type=_positive_int, default=200, help="subset size (default 200)")
     summarize.add_argument("--criterion", default="mmd", choices=["mmd", "chi2"], help="greedy criterion")
-    summarize.add_argument("--dataset", default="nursery", choices=["nursery", "letter", "waveform-5000"],
+    summarize.add_argument("--dataset", default=None, choices=datasets,
                            help="bundled data set used when no file is given (default nursery)")
-    summarize.add_argument("--n-init", type=int, default=1000, help="random subsets for the start (default 1000)")
-    summarize.add_argument("--n-random", type=int, default=1000, help="random subsets for the baseline")
-    summarize.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    summarize.add_argument("-o", "--output", help="write the selected rows (with a 'row' column) to this CSV")
+    summarize.add_argument("--n-init", type=_positive_int, default=1000,
+                           help="random subsets for the start (default 1000)")
+    summarize.add_argument("--n-random", type=_positive_int, default=None,
+                           help="random subsets for the baseline (default 1000)")
+    summarize.add_argument("-o", "--output", help="write the selected rows (with a 'row' column) to this file")
     summarize.add_argument("--plot", help="write a PNG: objective per sweep and marginals subset vs full")
-    summarize.add_argument("--bins", type=int, default=None,
-                           help="bin numeric columns into at most this many quantile bins (default: no binning)")
     summarize.add_argument("--engine", default="numpy", choices=["numpy", "dask"],
                            help="dask: count tables computed by Dask workers, for data beyond memory")
-    summarize.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster)")
-    summarize.add_argument("--workers", type=int, default=2, help="local Dask worker processes (default 2)")
-    summarize.add_argument("--pool-size", type=int, default=100_000,
+    summarize.add_argument("--scheduler", help="dask engine: scheduler address (default: a local cluster)")
+    summarize.add_argument("--workers", type=_positive_int, default=None,
+                           help="dask engine: local worker processes (default 2)")
+    summarize.add_argument("--pool-size", type=_positive_int, default=None,
                            help="dask engine: candidate rows sampled into memory (default 100000)")
-    _add_learning_options(summarize)
     summarize.set_defaults(handler=_command_summarize)
 
-    compare = sub.add_parser("compare", help="MMD permutation two-sample test between two tables",
-                             description="Permutation test (from count tables) of whether two tables come from "
-                                         "the same distribution, under the Fisher kernel of a network.")
-    compare.add_argument("first")
-    compare.add_argument("second")
-    compare.add_argument("--permutations", type=int, default=1000, help="number of permutations (default 1000)")
-    compare.add_argument("--seed", type=int, default=0)
-    _add_common_data_options(compare)
-    compare.set_defaults(handler=_command_compare)
-
-    experiment = sub.add_parser("experiment", help="reproduce the paper's experiments",
+    experiment = sub.add_parser("experiment", allow_abbrev=False, help="reproduce the paper's experiments",
                                 description="Reproduce the paper's experiments.")
     experiment_sub = experiment.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
     summarization = experiment_sub.add_parser(
-        "summarization", help="data summarisation (Sec. 7.1, Figures 1-3)",
+        "summarization", parents=[_run_options()], allow_abbrev=False,
+        help="data summarisation (Sec. 7.1, Figures 1-3)",
         description="Learn a network on the training half, select subsets of each size by random sampling and "
                     "by Algorithm 1 under several criteria, re-fit on each subset and evaluate on the test half. "
                     "Writes results.csv, timings.csv, claims.csv and figure-<model>.png.")
-    summarization.add_argument("--dataset", default="all", choices=["all", "letter", "nursery", "waveform-5000"])
-    summarization.add_argument("--model", default="all", choices=["all", "hc", "tan", "kdb"])
-    summarization.add_argument("--sizes", type=int, nargs="+", default=[200, 400, 600, 1000])
-    summarization.add_argument("--n-random", type=int, default=1000, help="random subsets per size (default 1000)")
-    summarization.add_argument("--seed", type=int, default=0, help="first split seed (default 0)")
-    summarization.add_argument("--n-seeds", type=int, default=5, help="number of split seeds (default 5)")
-    summarization.add_argument("--criteria", nargs="+", default=["mmd", "chi2", "mmd-identity", "mmd-overlap"],
-                               choices=["mmd", "chi2", "mmd-identity", "mmd-overlap"])
+    summarization.add_argument("--dataset", default="all", choices=["all", *datasets])
+    summarization.add_argument("--model", default="all", choices=["all", *MODELS])
+    summarization.add_argument("--sizes", type=_positive_int, nargs="+", default=[200, 400, 600, 1000])
+    summarization.add_argument("--n-random", type=_positive_int, default=1000,
+                               help="random subsets per size (default 1000)")
+    summarization.add_argument("--n-seeds", type=_positive_int, default=5, help="number of split seeds (default 5)")
+    summarization.add_argument("--criteria", nargs="+", default=list(CRITERIA), choices=CRITERIA)
     summarization.add_argument("-o", "--output", required=True, help="output directory")
-    summarization.add_argument("--quiet", action="store_true", help="no progress bars")
-    summarization.set_defaults(handler=_command_experiment)
+    summarization.set_defaults(handler=_command_experiment, datasets=datasets)
 
-    hmm = sub.add_parser("hmm-kernel", help="Fisher kernel of a Gaussian HMM between time series",
+    hmm = sub.add_parser("hmm-kernel", parents=[_run_options(quiet=False)], allow_abbrev=False,
+                         help="Fisher kernel of a Gaussian HMM between time series",
                          description="Fit a Gaussian HMM to sequences and write their Fisher kernel (.npy). The "
                                      ".npz holds one (T_i, D) array per sequence, or 'X' and 'lengths'.")
     hmm.add_argument("sequences", help=".npz file")
-    hmm.add_argument("-o", "--output", required=True, help="output .npy file")
-    hmm.add_argument("--n-states", type=int, default=3)
+    hmm.add_argument("-o", "--output", required=True, help="output file (NumPy .npy format, written as named)")
+    hmm.add_argument("--n-states", type=_positive_int, default=3)
     hmm.add_argument("--covariance-type", default="full", choices=["full", "diag"])
     hmm.add_argument("--information", default="identity", choices=["identity", "empirical"])
     hmm.add_argument("--normalize", default=None, choices=["l2", "standardize"])
-    hmm.add_argument("--n-init", type=int, default=5)
-    hmm.add_argument("--seed", type=int, default=0)
+    hmm.add_argument("--n-init", type=_positive_int, default=5)
     hmm.set_defaults(handler=_command_hmm_kernel)
     return parser
 
 
 def main(argv=None) -> int:
-    """Entry point of the ``bnfisher`` command."""
+    """Entry point of the ``bnfisher`` command.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 2 for a usage or input error (one line on stderr).
+    """
+    from .exceptions import BnfisherError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         args.handler(args)
-    except (ValueError, TypeError, FileNotFoundError, MemoryError, KeyError) as exc:
-        print(f"bnfisher {args.command}: error: {exc}", file=sys.stderr)
+    except (BnfisherError, UsageError, OSError, ImportError) as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"bnfisher {args.command}: error: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        print(f"bnfisher {args.command}: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

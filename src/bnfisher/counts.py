@@ -5,18 +5,27 @@ an array of shape ``(r_{p_1}, ..., r_{p_m}, r_c)`` (C order, the last index
 fastest), i.e. the layout of a CPT.  Counting is one mixed-radix index per family
 and one ``np.bincount`` -- never a Python loop over rows.
 
-:class:`NumpyCounts` is the in-memory *counts provider*.  Anything with the same
-``counts(families)`` method (for example a Dask-backed provider) can stand in for
-it wherever count tables are needed.
+Every module that needs data asks for a *counts provider* (:class:`CountsProvider`,
+declared here once) and gets one from :func:`as_provider`, the single entry that
+turns any accepted input -- a DataFrame, an array of codes, :class:`EncodedData`,
+a Dask DataFrame, a Parquet or CSV path -- into a provider.  :class:`NumpyCounts`
+is the in-memory provider; :class:`bnfisher.scale.DaskCounts` (optional extra
+``[dask]``, imported only when Dask data arrives) the distributed one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["configuration_index", "count_family", "count_block", "NumpyCounts"]
+from .encoding import EncodedData, Schema
+from .exceptions import OptionTypeError, ResourceError
+
+__all__ = ["CountsProvider", "NumpyCounts", "as_provider", "configuration_index", "count_family", "count_block",
+           "n_configurations"]
 
 #: Largest dense count table (in cells) that is allocated.
 MAX_TABLE_CELLS = 2**31
@@ -61,12 +70,38 @@ def configuration_index(codes: np.ndarray, columns: Sequence[int], cardinalities
     return index
 
 
-def _table_size(columns: Sequence[int], cardinalities: Sequence[int]) -> int:
+def n_configurations(cardinalities: Sequence[int], columns: Sequence[int] = None) -> int:
+    """Number of joint configurations ``prod(cardinalities[c] for c in columns)``, as a Python int.
+
+    Python integers do not overflow, so the count of a large family is exact
+    (callers compare it with a memory limit before allocating).
+
+    Parameters
+    ----------
+    cardinalities : sequence of int
+    columns : sequence of int, optional
+        Default: all of ``cardinalities``.
+
+    Returns
+    -------
+    int
+        1 for no columns.
+
+    Examples
+    --------
+    >>> n_configurations([2, 3, 4], [0, 2])
+    8
+    """
     size = 1
-    for column in columns:
+    for column in range(len(cardinalities)) if columns is None else columns:
         size *= int(cardinalities[column])
+    return size
+
+
+def _table_size(columns: Sequence[int], cardinalities: Sequence[int]) -> int:
+    size = n_configurations(cardinalities, columns)
     if size > MAX_TABLE_CELLS:
-        raise MemoryError(
+        raise ResourceError(
             f"The count table over columns {tuple(columns)} would have {size} cells "
             f"(more than {MAX_TABLE_CELLS}); limit the number of parents (e.g. `max_parents`)."
         )
@@ -116,12 +151,66 @@ def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalit
 
     The block-counting kernel shared by every counts provider: the in-memory one
     calls it on the whole array, the Dask one on every partition and sums.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_variables)
+    families : sequence of sequence of int
+    cardinalities : sequence of int
+    weights : ndarray of shape (n_rows,), optional
+
+    Returns
+    -------
+    list of ndarray
+        One table per family, as :func:`count_family`.
     """
     # One index buffer for every family of the block: no large temporary per family (with
     # Dask's nanny setting MALLOC_TRIM_THRESHOLD_, such temporaries are returned to the OS and
     # re-faulted every time).
     buffer = np.empty(codes.shape[0], dtype=np.intp)
     return [count_family(codes, family, cardinalities, weights, buffer=buffer) for family in families]
+
+
+@runtime_checkable
+class CountsProvider(Protocol):
+    """What every consumer of data needs: count tables, rows block by block, samples.
+
+    A provider is the one interface between data and the rest of bnfisher (scores,
+    structure learning, CPTs, MMD, selection, tests).  Get one with
+    :func:`as_provider`.
+
+    Attributes
+    ----------
+    schema : Schema
+        Variables (column order of every family index), states, bin edges.
+    variables : tuple
+        ``schema.variables``.
+    states : mapping
+        ``schema.states``.
+    cardinalities : ndarray of int
+        Number of states per variable.
+    n_rows : int
+        Number of rows.
+    """
+
+    schema: Schema
+    variables: tuple
+    cardinalities: np.ndarray
+
+    @property
+    def states(self): ...  # pragma: no cover - protocol
+
+    @property
+    def n_rows(self) -> int: ...  # pragma: no cover - protocol
+
+    def counts(self, families: Sequence[Sequence[int]]) -> list:
+        """Count tables of ``families`` (tuples of column indices, child last), from one pass."""
+
+    def map_rows(self, function: Callable) -> list:
+        """``function(codes_block)`` on consecutive blocks of rows; the list of results, in row order."""
+
+    def sample(self, n: int, *, random_state=None):
+        """About ``n`` uniformly sampled rows (without replacement) as a DataFrame of labels."""
 
 
 class NumpyCounts:
@@ -131,41 +220,179 @@ class NumpyCounts:
     ----------
     codes : ndarray of shape (n_rows, n_variables)
         Integer codes (not copied; must not be modified while in use).
-    cardinalities : sequence of int
-        Number of states of every column.
+    schema : Schema
+        Variables and states of the columns of ``codes``.
     weights : ndarray of shape (n_rows,), optional
-        Row weights.
+        Row weights (counts become sums of weights).
+    block_size : int, default=1_000_000
+        Rows per block in :meth:`map_rows`.
 
-    Notes
-    -----
-    The provider protocol is ``counts(families) -> list of ndarray`` (one table per
-    family, all from one pass over the data), ``n_rows`` and ``cardinalities``, and
-    ``map_rows(function)`` for row-wise work that returns one result per block of
-    rows.
+    Examples
+    --------
+    >>> import numpy as np
+    >>> provider = as_provider(np.array([[0, 1], [1, 1], [0, 0]]))
+    >>> provider.counts([(0, 1)])[0].tolist()
+    [[1, 1], [0, 1]]
     """
 
-    def __init__(self, codes: np.ndarray, cardinalities: Sequence[int], weights: np.ndarray | None = None,
-                 variables: Sequence[str] | None = None, states: dict | None = None):
+    def __init__(self, codes: np.ndarray, schema: Schema, *, weights: np.ndarray | None = None,
+                 block_size: int = 1_000_000):
+        if not isinstance(schema, Schema):
+            raise OptionTypeError(f"`schema` must be a Schema; got {type(schema).__name__}.")
         self.codes = codes
-        self.cardinalities = np.asarray(cardinalities, dtype=np.intp)
+        self.schema = schema
+        self.variables = schema.variables
+        self.cardinalities = schema.cardinalities
         self.weights = weights
-        self.variables = tuple(variables) if variables is not None else tuple(f"X{i}" for i in range(codes.shape[1]))
-        self.states = states if states is not None else {v: tuple(range(int(r)))
-                                                         for v, r in zip(self.variables, self.cardinalities)}
+        self.block_size = block_size
 
     @classmethod
-    def from_encoded(cls, encoded) -> NumpyCounts:
+    def from_encoded(cls, encoded: EncodedData) -> NumpyCounts:
         """Provider over an :class:`~bnfisher.encoding.EncodedData`."""
-        return cls(encoded.codes, encoded.cardinalities, variables=encoded.variables, states=encoded.states)
+        return cls(encoded.codes, encoded.schema)
+
+    @property
+    def states(self):
+        """``{variable: tuple of labels}``."""
+        return self.schema.states
 
     @property
     def n_rows(self) -> int:
+        """Number of rows."""
         return int(self.codes.shape[0])
 
-    def counts(self, families: Sequence[Sequence[int]]) -> list[np.ndarray]:
-        """Count tables of ``families`` (each a sequence of column indices)."""
+    @property
+    def encoded(self) -> EncodedData:
+        """The codes with their schema, as :class:`~bnfisher.encoding.EncodedData` (no copy)."""
+        return EncodedData(self.codes, self.variables, dict(self.schema.states), schema=self.schema)
+
+    def counts(self, families: Sequence[Sequence[int]]) -> list:
+        """Count tables of ``families`` (each a sequence of column indices, child last)."""
         return count_block(self.codes, families, self.cardinalities, self.weights)
 
-    def map_rows(self, function, block_size: int = 1_000_000) -> list:
-        """Apply ``function(codes_block)`` to consecutive blocks of rows."""
-        return [function(self.codes[start : start + block_size]) for start in range(0, self.n_rows, block_size)]
+    def map_rows(self, function: Callable) -> list:
+        """Apply ``function(codes_block)`` to consecutive blocks of rows; results in row order."""
+        return [function(self.codes[start : start + self.block_size])
+                for start in range(0, self.n_rows, self.block_size)]
+
+    def sample(self, n: int, *, random_state=None):
+        """``min(n, n_rows)`` rows drawn uniformly without replacement, as a DataFrame of labels.
+
+        The DataFrame's index holds the rows' positions in the data.
+        """
+        import pandas as pd
+
+        from ._validation import check_positive_int, check_random_state
+
+        n = check_positive_int(n, "n", minimum=0)
+        rng = check_random_state(random_state)
+        rows = np.sort(rng.choice(self.n_rows, size=min(n, self.n_rows), replace=False))
+        codes = self.codes[rows]
+        frame = pd.DataFrame({v: pd.Categorical.from_codes(codes[:, i], categories=pd.Index(list(self.states[v]),
+                                                                                                dtype=object))
+                              for i, v in enumerate(self.variables)}, index=rows)
+        return frame
+
+    def __repr__(self) -> str:
+        return f"NumpyCounts(n_rows={self.n_rows}, n_variables={len(self.variables)})"
+
+
+_PROTOCOL = ("schema", "variables", "cardinalities", "states", "n_rows", "counts", "map_rows", "sample")
+
+
+def _is_provider(data) -> bool:
+    """Whether ``data`` has every member of :class:`CountsProvider` (read statically: no property runs)."""
+    import inspect
+
+    missing = object()
+    return not isinstance(data, EncodedData) and all(
+        inspect.getattr_static(data, name, missing) is not missing for name in _PROTOCOL)
+
+
+def _is_path(data) -> bool:
+    return isinstance(data, (str, os.PathLike)) or (
+        isinstance(data, (list, tuple)) and len(data) > 0 and all(isinstance(p, (str, os.PathLike)) for p in data))
+
+
+def as_provider(data, schema: Schema | None = None, *, engine: str = "auto") -> CountsProvider:
+    """Turn any accepted input into a counts provider.
+
+    Parameters
+    ----------
+    data : DataFrame, ndarray of int, EncodedData, provider, Dask DataFrame, or path(s)
+        A DataFrame holds labels; an integer array holds codes whose columns follow
+        ``schema.variables`` (the network's declared variable order); a provider
+        is returned as it is (checked against ``schema``); a Dask DataFrame is
+        counted by Dask workers; a path is a CSV/Parquet table (read into memory,
+        or by Dask with ``engine="dask"``; a list of paths needs Dask).
+    schema : Schema, optional
+        The fitted schema to encode with (a network's ``schema``).  Default: learned
+        from ``data`` itself.
+    engine : {"auto", "numpy", "dask"}, default="auto"
+        ``"auto"``: Dask for Dask data, in memory for everything else.
+
+    Returns
+    -------
+    CountsProvider
+
+    Raises
+    ------
+    SchemaError
+        When the data does not match ``schema``.
+    OptionTypeError
+        For an input of another type.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> provider = as_provider(pd.DataFrame({"a": ["x", "y", "x"]}))
+    >>> provider.n_rows, provider.states["a"]
+    (3, ('x', 'y'))
+    """
+    from ._validation import check_option
+
+    check_option(engine, "engine", ("auto", "numpy", "dask"))
+    if schema is not None and not isinstance(schema, Schema):
+        raise OptionTypeError(f"`schema` must be a bnfisher Schema; got {type(schema).__name__}.")
+    if _is_provider(data):
+        if schema is not None:
+            _check_provider_schema(data, schema)
+        return data
+    from .scale import is_distributed  # the Dask shell; it imports no Dask until Dask data arrives
+
+    if is_distributed(data) or engine == "dask" or (_is_path(data) and not isinstance(data, (str, os.PathLike))):
+        from .scale import DaskCounts
+
+        return DaskCounts(data, schema=schema)
+    if _is_path(data):
+        from .io import read_table
+
+        data = read_table(data, na_values=schema.na_values if schema is not None else None)
+    encoded = (schema.encode(data) if schema is not None else _encode_new(data))
+    return NumpyCounts.from_encoded(encoded)
+
+
+def _encode_new(data) -> EncodedData:
+    import pandas as pd
+
+    if isinstance(data, EncodedData):
+        return data
+    if isinstance(data, (pd.DataFrame, pd.Series)):
+        frame = data.to_frame() if isinstance(data, pd.Series) else data
+        return Schema.from_data(frame).encode(frame)
+    if isinstance(data, np.ndarray) or isinstance(data, (list, tuple)):
+        return Schema.from_codes(data).encode(data)
+    raise OptionTypeError(f"Cannot use data of type {type(data).__name__}: pass a DataFrame, an array of integer "
+                          "codes, a Dask DataFrame or a table path.")
+
+
+def _check_provider_schema(provider, schema: Schema) -> None:
+    from .exceptions import SchemaError
+
+    for v in schema.variables:
+        if v not in provider.variables:
+            raise SchemaError(f"Column {v!r} required by the model is absent from the data "
+                              f"(it has {list(provider.variables)}).")
+        if tuple(provider.states[v]) != tuple(schema.states[v]):
+            raise SchemaError(f"Column {v!r} has states {tuple(provider.states[v])} in the data but "
+                              f"{tuple(schema.states[v])} in the model; build the provider with the model's schema.")

@@ -10,22 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._frames import validate_frame
+from ._frames import feature_columns, validate_frame
+from ._sklearn import BaseEstimator, TransformerMixin, check_is_fitted
+from .counts import as_provider
 from .encoding import encode
+from .exceptions import DataError
 from .kernel import FisherKernel
+from .scale import is_distributed
 from .structure import learn
-
-try:
-    from sklearn.base import BaseEstimator, TransformerMixin
-    from sklearn.utils.validation import check_is_fitted
-except ImportError:  # pragma: no cover - scikit-learn is optional
-    BaseEstimator = object
-    TransformerMixin = object
-
-    def check_is_fitted(estimator, attributes=None):
-        if not hasattr(estimator, "kernel_"):
-            raise AttributeError("This FisherEmbedding is not fitted yet; call `fit` first.")
-
 
 __all__ = ["FisherEmbedding"]
 
@@ -92,9 +84,9 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
 
     def _options(self) -> dict:
         if self.structure == "hc":
-            return {"score": self.structure_score, "max_parents": self.max_parents}
+            return {"structure_score": self.structure_score, "max_parents": self.max_parents}
         if self.structure == "forest":
-            return {"score": self.structure_score}
+            return {"structure_score": self.structure_score}
         if self.structure in ("tan", "naive-bayes"):
             return {"class_variable": self.class_variable}
         if self.structure == "kdb":
@@ -102,22 +94,28 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         return {}
 
     def fit(self, X, y=None):
-        """Learn the network and its parent marginals from ``X``; returns self.
+        """Learn the network and its parent marginals from ``X``.
 
-        ``X`` may be a Dask DataFrame: the network is then learned from distributed
-        count tables.
+        Parameters
+        ----------
+        X : DataFrame, array-like or Dask DataFrame
+            Categorical data (a Dask DataFrame: the network is learned from
+            distributed count tables).
+        y : ignored
+
+        Returns
+        -------
+        self
         """
-        if type(X).__module__.startswith("dask"):
+        if is_distributed(X):
             self.n_features_in_ = len(X.columns)
             self.feature_names_in_ = np.asarray(X.columns, dtype=object)
-            self.network_ = learn(X, self.structure, pseudocount=self.pseudocount, **self._options())
-            self._columns = list(X.columns)
+            self.network_ = learn(as_provider(X), self.structure, pseudocount=self.pseudocount, **self._options())
             return self._fit_kernel()
         frame = validate_frame(self, X, fitting=True)
         if len(frame) == 0:
-            raise ValueError("Cannot fit on an empty data set.")
+            raise DataError("Cannot fit on an empty data set.")
         self.network_ = learn(encode(frame), self.structure, pseudocount=self.pseudocount, **self._options())
-        self._columns = list(frame.columns)
         return self._fit_kernel()
 
     def _fit_kernel(self):
@@ -128,18 +126,23 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
 
     def _encode(self, X):
         check_is_fitted(self, "kernel_")
-        frame = validate_frame(self, X, fitting=False)
-        frame.columns = self._columns
-        return self.network_.encode(frame)
+        return self.network_.encode(validate_frame(self, X, fitting=False))
 
     def transform(self, X):
-        """The exact sparse feature map, a CSR matrix of shape (n_rows, n_features).
+        """The exact sparse feature map.
 
-        A Dask DataFrame gives a Dask array of CSR blocks (one per partition).
+        Parameters
+        ----------
+        X : DataFrame, array-like or Dask DataFrame
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (n_rows, n_features)
+            A Dask DataFrame gives a Dask array of CSR blocks (one per partition).
         """
-        if type(X).__module__.startswith("dask"):
+        if is_distributed(X):
             check_is_fitted(self, "kernel_")
-            return self.kernel_.embed(X[self._columns])
+            return self.kernel_.embed(X[feature_columns(self)])
         return self.kernel_.embed(self._encode(X))
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
@@ -152,14 +155,32 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         return np.asarray(names, dtype=object)
 
     def gram(self, X, Y=None) -> np.ndarray:
-        """Fisher kernel matrix between the rows of ``X`` and ``Y`` (default ``X``)."""
+        """Fisher kernel matrix between the rows of ``X`` and ``Y`` (default ``X``).
+
+        Parameters
+        ----------
+        X, Y : DataFrame or array-like
+
+        Returns
+        -------
+        ndarray of shape (n_rows_X, n_rows_Y)
+        """
         codes_x = self._encode(X)
         return self.kernel_.gram(codes_x, None if Y is None else self._encode(Y))
 
     def mmd(self, X, Y) -> float:
-        """Squared MMD (eq. 10) between two sets of rows (Dask DataFrames: from distributed counts)."""
+        """Squared MMD (eq. 10) between two sets of rows (Dask DataFrames: from distributed counts).
+
+        Parameters
+        ----------
+        X, Y : DataFrame, array-like or Dask DataFrame
+
+        Returns
+        -------
+        float
+        """
         def prepare(data):
-            return data if type(data).__module__.startswith("dask") else self._encode(data)
+            return data if is_distributed(data) else self._encode(data)
 
         return self.kernel_.mmd(prepare(X), prepare(Y))
 

@@ -28,17 +28,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
-from ._validation import check_option, check_positive_int, check_random_state
+from ._sklearn import BaseEstimator, TransformerMixin, check_is_fitted
+from ._validation import check_nonnegative_float, check_option, check_positive_int, check_random_state
+from .exceptions import DataError
 
 __all__ = ["HMMFisherKernel", "forward_backward", "hmm_scores", "log_emissions"]
 
 PARAMETERS = ("startprob", "transmat", "means", "covars")
 
-try:
-    from sklearn.base import BaseEstimator, TransformerMixin
-except ImportError:  # pragma: no cover - scikit-learn is optional
-    BaseEstimator = object
-    TransformerMixin = object
 
 
 # --------------------------------------------------------------- sequences
@@ -53,20 +50,20 @@ def _split(sequences, lengths=None) -> list:
         array = np.asarray(sequences, dtype=np.float64)
         lengths = np.asarray(lengths, dtype=np.int64)
         if lengths.sum() != array.shape[0]:
-            raise ValueError(f"`lengths` sum to {lengths.sum()} but the array has {array.shape[0]} rows.")
+            raise DataError(f"`lengths` sum to {lengths.sum()} but the array has {array.shape[0]} rows.")
         out = np.split(array, np.cumsum(lengths)[:-1])
     out = [np.asarray(s, dtype=np.float64) for s in out]
     for i, s in enumerate(out):
         if s.ndim != 2:
-            raise ValueError(f"Sequence {i} must be 2-D (T, D); got shape {s.shape}.")
+            raise DataError(f"Sequence {i} must be 2-D (T, D); got shape {s.shape}.")
         if s.shape[0] < 2:
-            raise ValueError(f"Sequence {i} has {s.shape[0]} time step(s); at least 2 are needed.")
+            raise DataError(f"Sequence {i} has {s.shape[0]} time step(s); at least 2 are needed.")
         if not np.all(np.isfinite(s)):
-            raise ValueError(f"Sequence {i} has NaN or infinite values.")
+            raise DataError(f"Sequence {i} has NaN or infinite values.")
         if s.shape[1] != out[0].shape[1]:
-            raise ValueError(f"Sequence {i} has {s.shape[1]} channels; sequence 0 has {out[0].shape[1]}.")
+            raise DataError(f"Sequence {i} has {s.shape[1]} channels; sequence 0 has {out[0].shape[1]}.")
     if not out:
-        raise ValueError("No sequences given.")
+        raise DataError("No sequences given.")
     return out
 
 
@@ -209,7 +206,7 @@ def _scores_from_posteriors(X, gamma, xi_sum, startprob, transmat, means, covari
                     # Upper-triangle parametrisation: off-diagonal entries appear twice in C.
                     blocks.append(np.where(rows == cols, 1.0, 2.0) * gradient[rows, cols])
         else:
-            raise ValueError(f"Unknown parameter block {name!r}; use {PARAMETERS}.")
+            raise DataError(f"Unknown parameter block {name!r}; use {PARAMETERS}.")
     return np.concatenate([np.atleast_1d(b) for b in blocks])
 
 
@@ -262,7 +259,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
     (6, 16)
     """
 
-    def __init__(self, n_states: int = 3, covariance_type: str = "full", parameters="all",
+    def __init__(self, *, n_states: int = 3, covariance_type: str = "full", parameters="all",
                  information: str = "identity", normalize=None, n_init: int = 5, n_iter: int = 100,
                  tol: float = 1e-3, ridge: float = 1e-3, form: str = "logit", random_state=None):
         self.n_states = n_states
@@ -284,7 +281,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         for name in blocks:
             check_option(name, "parameters", PARAMETERS)
         if not blocks:
-            raise ValueError("`parameters` must name at least one block.")
+            raise DataError("`parameters` must name at least one block.")
         return blocks
 
     def _fit_hmm(self, X: np.ndarray, lengths: list):
@@ -326,6 +323,9 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         check_option(self.information, "information", ("identity", "empirical"))
         check_option(self.normalize, "normalize", (None, "l2", "standardize"))
         check_option(self.form, "form", ("logit", "raw"))
+        check_positive_int(self.n_iter, "n_iter")
+        check_nonnegative_float(self.tol, "tol")
+        check_nonnegative_float(self.ridge, "ridge", strictly_positive=True)
         self._blocks()
         parts = _split(sequences, lengths)
         X = np.vstack(parts)
@@ -370,13 +370,10 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
 
     def transform(self, sequences, lengths=None) -> np.ndarray:
         """One Fisher-score feature vector per sequence, shape (n_sequences, n_features_out_)."""
-        if not hasattr(self, "model_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError("This HMMFisherKernel is not fitted yet; call `fit` first.")
+        check_is_fitted(self, "model_")
         parts = _split(sequences, lengths)
         if parts[0].shape[1] != self.n_features_in_:
-            raise ValueError(f"Sequences have {parts[0].shape[1]} channels; the HMM was fitted with "
+            raise DataError(f"Sequences have {parts[0].shape[1]} channels; the HMM was fitted with "
                              f"{self.n_features_in_}.")
         features = self._raw_scores(parts)
         if self.whitening_ is not None:

@@ -31,12 +31,14 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.special import logsumexp
 
 from ._validation import check_option, check_positive_int, check_random_state
-from .counts import count_family
+from .counts import configuration_index, count_family
+from .exceptions import OptionError, ResourceError
 from .network import BayesianNetwork
 
-__all__ = ["parent_marginals", "marginal", "INFERENCE_METHODS"]
+__all__ = ["parent_marginals", "marginal", "ClassPosterior", "INFERENCE_METHODS"]
 
 INFERENCE_METHODS = ("auto", "exact", "junction-tree", "elimination", "sampling")
 #: Default limit on the cells of any one table built during exact inference (128 MiB of float64).
@@ -312,7 +314,7 @@ def _resolve(network, queries, method, max_table_size, n_samples, pseudocount, r
         fits = max(sizes) <= max_table_size and _family_hosts_ok(plan, queries)
         cheap = sum(sizes) <= _JUNCTION_TREE_COST_LIMIT
         if method == "junction-tree" and not fits:
-            raise MemoryError(
+            raise ResourceError(
                 f"The junction tree's largest clique has {max(sizes)} cells (> max_table_size={max_table_size}); "
                 "use inference='elimination' or 'sampling', or raise max_table_size."
             )
@@ -327,14 +329,14 @@ def _resolve(network, queries, method, max_table_size, n_samples, pseudocount, r
             if max(plan[2]) <= max_table_size:
                 return _junction_tree_marginals(network, plan, queries), "junction-tree"
         if method == "elimination":
-            raise MemoryError(
+            raise ResourceError(
                 f"Exact elimination needs a table that is too large ({exc}); use inference='sampling' "
                 "or raise max_table_size."
             ) from None
         if method == "exact" and plan is not None and max(plan[2]) <= max_table_size:
             return _junction_tree_marginals(network, plan, queries), "junction-tree"
         if method == "exact":
-            raise MemoryError(f"Exact inference exceeds max_table_size={max_table_size} ({exc}).") from None
+            raise ResourceError(f"Exact inference exceeds max_table_size={max_table_size} ({exc}).") from None
     return _sampling_marginals(network, queries, n_samples, pseudocount, random_state), "sampling"
 
 
@@ -402,11 +404,71 @@ def marginal(network: BayesianNetwork, variables: Sequence[str], method: str = "
     index = {v: i for i, v in enumerate(network.variables)}
     unknown = [v for v in variables if v not in index]
     if unknown:
-        raise ValueError(f"Unknown variable(s) {unknown}.")
+        raise OptionError(f"Unknown variable(s) {unknown}.")
     if len(set(variables)) != len(variables):
-        raise ValueError(f"`variables` has duplicates: {list(variables)}.")
+        raise OptionError(f"`variables` has duplicates: {list(variables)}.")
     query = tuple(index[v] for v in variables)
     options = dict(max_table_size=DEFAULT_MAX_TABLE_SIZE, n_samples=10**6, pseudocount=1.0, random_state=0)
     options.update(kwargs)
     results, _ = _resolve(network, [query], method, **options)
     return np.asarray(results[0])
+
+
+class ClassPosterior:
+    """Exact class posteriors ``log P(C = c | x)`` of one set of rows under changing CPTs.
+
+    Only the families that contain the class depend on it (the others add the same
+    term to every class and cancel).  Their CPTs are read with the class axis moved
+    last, so one row gather per family gives ``log theta`` for every class value at
+    once.  The configuration indices of the rows are computed once, in the
+    constructor; :meth:`log_posterior` then costs one gather per class family.
+
+    Parameters
+    ----------
+    families : list of tuple
+        Column indices ``parents + (child,)`` of every variable.
+    cardinalities : sequence of int
+    codes : ndarray of shape (n_rows, n_variables)
+        The rows; the class column is ignored.
+    class_position : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes = np.array([[0, 0], [1, 0]])          # columns: class, feature
+    >>> posterior = ClassPosterior([(0,), (0, 1)], [2, 2], codes, class_position=0)
+    >>> log_tables = [np.log([0.5, 0.5]), np.log([0.9, 0.1, 0.2, 0.8])]
+    >>> np.round(np.exp(posterior.log_posterior(log_tables)), 3).tolist()
+    [[0.818, 0.182], [0.818, 0.182]]
+    """
+
+    def __init__(self, families: list, cardinalities, codes: np.ndarray, class_position: int):
+        self.cardinalities = np.asarray(cardinalities)
+        self.class_families = []
+        for i, family in enumerate(families):
+            if class_position not in family:
+                continue
+            shape = tuple(int(self.cardinalities[c]) for c in family)
+            rest = tuple(c for c in family if c != class_position)
+            self.class_families.append((i, family.index(class_position), shape,
+                                        configuration_index(codes, rest, self.cardinalities)))
+
+    def log_posterior(self, log_tables: list) -> np.ndarray:
+        """``(n_rows, n_classes)`` log posteriors from flat log CPTs (one per family).
+
+        Parameters
+        ----------
+        log_tables : list of ndarray
+            ``log theta`` of every family, flat (mixed radix over the family).
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+            ``log P(C = c | x)``; rows impossible under every class are ``nan``
+            (the caller decides what that means).
+        """
+        joint = 0.0
+        for i, axis, shape, index in self.class_families:
+            table = np.moveaxis(np.asarray(log_tables[i]).reshape(shape), axis, -1).reshape(-1, shape[axis])
+            joint = joint + table[index]
+        return joint - logsumexp(joint, axis=1, keepdims=True)

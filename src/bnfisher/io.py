@@ -1,63 +1,226 @@
-"""Reading tables from files for the command line (CSV or Parquet)."""
+"""Files at the boundary: reading tables, and writing outputs safely.
+
+Every output is written atomically (a temporary file in the destination's folder,
+then a rename), so a failed or interrupted run never leaves a half-written file,
+and :func:`check_outputs` refuses, before any computation, a destination that is
+missing its folder, is a folder, or is one of the command's inputs.
+"""
 
 from __future__ import annotations
 
+import csv
+import gzip
 import os
-from collections.abc import Mapping
+import tempfile
+import zlib
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from .encoding import discretize
+from .exceptions import DataError, OutputError
 
-__all__ = ["read_table", "align_labels"]
+__all__ = ["read_table", "read_text", "write_text", "write_bytes", "write_table", "check_outputs",
+           "TABLE_SUFFIXES"]
+
+TABLE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".parquet", ".pq")
 
 
-def read_table(path: str | os.PathLike, bins: int | None = None) -> pd.DataFrame:
-    """Read a CSV (optionally gzip-compressed) or Parquet file as a DataFrame.
+def _suffix(path: str) -> str:
+    lower = path.lower()
+    return next((s for s in sorted(TABLE_SUFFIXES, key=len, reverse=True) if lower.endswith(s)), "")
+
+
+def _sniff_delimiter(path: str, compressed: bool) -> str:
+    """``,``, ``;``, tab or ``|``, from the first lines of the file (csv.Sniffer on a sample)."""
+    opener = gzip.open if compressed else open
+    with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as handle:
+        sample = handle.read(64 * 1024)
+    if not sample.strip():
+        return ","
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except csv.Error:
+        return ","
+
+
+def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
+               columns: Sequence | None = None) -> pd.DataFrame:
+    """Read a CSV (optionally gzip-compressed), TSV or Parquet file as a DataFrame.
+
+    The delimiter of a text file is detected (comma, semicolon, tab or bar).
+    Numeric columns are read as numbers; bin them with a
+    :class:`~bnfisher.encoding.Schema` learned with ``bins`` (the command line's
+    ``--bins``), which bins every input of a command with the same edges.
 
     Parameters
     ----------
     path : str or path-like
-        ``.csv``, ``.csv.gz``, ``.tsv`` or ``.parquet``.
-    bins : int, optional
-        When given, numeric columns are binned with :func:`bnfisher.discretize`
-        (quantile bins); otherwise a float column is an error at encoding time.
+        ``.csv``, ``.csv.gz``, ``.tsv``, ``.tsv.gz``, ``.txt`` or ``.parquet``.
+    na_values : sequence, optional
+        Extra markers of missing values (e.g. ``["?"]``).
+    columns : sequence, optional
+        Read only these columns.
+
+    Returns
+    -------
+    DataFrame
 
     Raises
     ------
-    FileNotFoundError, ValueError
-        For a missing file or an unknown extension.
+    FileNotFoundError
+        For a missing file.
+    DataError
+        For an unknown extension, an empty or corrupt file, or a file with no
+        columns; the message names the file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> _ = open(path, "w").write("a;b\\nx;1\\ny;2\\n")
+    >>> read_table(path).columns.tolist()
+    ['a', 'b']
     """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"No such file: {path!r}.")
-    lower = path.lower()
-    if lower.endswith(".parquet") or lower.endswith(".pq"):
-        frame = pd.read_parquet(path)
-    elif lower.endswith((".csv", ".csv.gz", ".txt")):
-        frame = pd.read_csv(path, keep_default_na=True)
-    elif lower.endswith((".tsv", ".tsv.gz")):
-        frame = pd.read_csv(path, sep="\t", keep_default_na=True)
-    else:
-        raise ValueError(f"Cannot read {path!r}: use a .csv, .csv.gz, .tsv or .parquet file.")
-    if bins is not None:
-        frame = discretize(frame, bins=bins)
+    if os.path.isdir(path):
+        raise DataError(f"{path!r} is a folder, not a table file.")
+    suffix = _suffix(path)
+    if not suffix:
+        raise DataError(f"Cannot read {path!r}: use a .csv, .csv.gz, .tsv or .parquet file.")
+    try:
+        if suffix in (".parquet", ".pq"):
+            frame = pd.read_parquet(path, columns=list(columns) if columns is not None else None)
+        else:
+            compressed = suffix.endswith(".gz")
+            sep = "\t" if suffix.startswith(".tsv") else _sniff_delimiter(path, compressed)
+            frame = pd.read_csv(path, sep=sep, na_values=list(na_values) if na_values else None,
+                                usecols=list(columns) if columns is not None else None, skipinitialspace=True)
+    except FileNotFoundError:
+        raise
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, EOFError, OSError,
+            zlib.error, gzip.BadGzipFile, ValueError, KeyError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataError(f"Cannot read {path!r} as a {suffix} table: {message}") from None
+    except Exception as exc:  # pyarrow raises its own classes for corrupt Parquet files
+        if type(exc).__module__.startswith("pyarrow"):
+            raise DataError(f"Cannot read {path!r} as a Parquet table: {str(exc).splitlines()[0]}") from None
+        raise
+    if frame.shape[1] == 0:
+        raise DataError(f"{path!r} has no columns.")
+    if na_values and suffix in (".parquet", ".pq"):
+        frame = frame.mask(frame.isin(list(na_values)))
     return frame
 
 
-def align_labels(frame: pd.DataFrame, states: Mapping) -> pd.DataFrame:
-    """Map each column's values onto a model's state labels by their text.
+def read_text(path: str | os.PathLike) -> str:
+    """The text of a UTF-8 file, gzip-compressed when its name ends in ``.gz``.
 
-    A CSV gives ``"1"`` or ``1`` where the model may hold ``1`` or ``"1"``; values
-    are matched on ``str(value)``.  Columns the model does not know are dropped;
-    values that match no state are kept as they are (encoding then names them).
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    FileNotFoundError
+        For a missing file.
+    DataError
+        For a folder, a binary file or a corrupt gzip stream.
     """
-    out = {}
-    for column, labels in states.items():
-        if column not in frame.columns:
-            continue  # encoding reports absent columns with the model's full list
-        by_text = pd.Series(list(labels), index=[str(label) for label in labels], dtype=object)
-        original = frame[column].astype(object)
-        mapped = original.astype(str).map(by_text)
-        out[column] = mapped.where(mapped.notna() | original.isna(), original)
-    return pd.DataFrame(out, index=frame.index)
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"No such file: {path!r}.")
+    if os.path.isdir(path):
+        raise DataError(f"{path!r} is a folder, not a file.")
+    opener = gzip.open if path.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            return handle.read()
+    except UnicodeDecodeError:
+        raise DataError(f"{path!r} is not a UTF-8 text file.") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DataError(f"{path!r} cannot be read: {exc}") from None
+
+
+def check_outputs(outputs: Iterable, inputs: Iterable = ()) -> None:
+    """Refuse output paths before any work: a missing folder, a folder, an input, a repeated path.
+
+    Parameters
+    ----------
+    outputs : iterable of str or path-like (None entries are skipped)
+    inputs : iterable of str or path-like (None entries are skipped)
+
+    Raises
+    ------
+    OutputError
+        Naming the path and the fix.
+    """
+    seen: dict = {}
+    resolved_inputs = {os.path.realpath(os.fspath(p)): os.fspath(p) for p in inputs if p is not None}
+    for output in outputs:
+        if output is None:
+            continue
+        text = os.fspath(output)
+        real = os.path.realpath(text)
+        if real in resolved_inputs:
+            raise OutputError(f"Output {text!r} is the input {resolved_inputs[real]!r}; refusing to overwrite an "
+                              "input. Choose another output path.")
+        if real in seen:
+            raise OutputError(f"Output {text!r} is given twice (also as {seen[real]!r}); choose distinct paths.")
+        seen[real] = text
+        if os.path.isdir(real):
+            raise OutputError(f"Output {text!r} is a folder; give a file path.")
+        folder = os.path.dirname(real) or "."
+        if not os.path.isdir(folder):
+            raise OutputError(f"Output {text!r}: the folder {os.path.dirname(text) or '.'!r} does not exist; "
+                              "create it first.")
+        if not os.access(folder, os.W_OK):
+            raise OutputError(f"Output {text!r}: the folder is not writable.")
+
+
+def write_bytes(path: str | os.PathLike, content: bytes) -> None:
+    """Write ``content`` to ``path`` atomically (temporary file in the same folder, then rename).
+
+    Raises
+    ------
+    OutputError
+        When the folder is missing or not writable, or ``path`` is a folder.
+    """
+    check_outputs([path])
+    text = os.fspath(path)
+    folder = os.path.dirname(os.path.realpath(text)) or "."
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".bnfisher-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content)
+        os.replace(temporary, os.path.realpath(text))
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically (see :func:`write_bytes`)."""
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write a DataFrame atomically: Parquet for ``.parquet``/``.pq``, otherwise CSV (gzip for ``.gz``)."""
+    text = os.fspath(path)
+    lower = text.lower()
+    if lower.endswith((".parquet", ".pq")):
+        import io as _io
+
+        buffer = _io.BytesIO()
+        frame.to_parquet(buffer, index=False)
+        write_bytes(path, buffer.getvalue())
+    elif lower.endswith(".gz"):
+        write_bytes(path, gzip.compress(frame.to_csv(index=False).encode("utf-8")))
+    else:
+        write_text(path, frame.to_csv(index=False))

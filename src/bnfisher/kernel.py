@@ -17,26 +17,378 @@ one checks ``<phi_ij(a), phi_ij(b)> = (delta_ab / theta_ija - 1) / P_ij``, so
 sparse map with ``sum_i r_i`` non-zeros per row.  Hence the set kernel is the inner
 product of mean embeddings, and the mean embedding depends only on the family count
 tables ``N_ijk`` -- MMD costs one pass over the rows, never an N x M matrix.
+
+The public kernel API
+---------------------
+Both kernels here are *family kernels*: a sum over families (a variable with its
+parents) of an inner product of per-cell feature rows.  :class:`FamilyKernel`
+declares that structure once -- ``families``, ``cell_index``, ``cell_features``,
+``cell_norms``, ``block_offsets``, ``mean_embedding_from_counts`` -- and everything
+built on a kernel (selection, the two-sample test, interpretation) uses only it,
+so :class:`FisherKernel` and :class:`OverlapKernel` are interchangeable there.
 """
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._validation import check_option
-from .counts import configuration_index, count_family
+from .counts import as_provider, configuration_index, n_configurations
 from .encoding import EncodedData
+from .exceptions import DataError, OptionError, OptionTypeError
 from .inference import DEFAULT_MAX_TABLE_SIZE, INFERENCE_METHODS, parent_marginals
 from .network import BayesianNetwork
 
-__all__ = ["FisherKernel", "OverlapKernel"]
+__all__ = ["FamilyKernel", "FisherKernel", "OverlapKernel"]
 
 
+class FamilyKernel:
+    """A kernel that is a sum over families of inner products of per-cell feature rows.
 
-class FisherKernel:
+    For family ``f`` (parents then the child, column indices in
+    ``network.variables`` order) a row ``x`` falls in one *cell* ``c_f(x)`` (its
+    parent configuration and child state, mixed radix, C order).  The kernel is
+
+    .. math::
+
+        K(x, y) = \\sum_f [\\pi_f(x) = \\pi_f(y)] \\, \\langle F_f[c_f(x)], F_f[c_f(y)] \\rangle,
+
+    with ``F_f`` the ``(cells, width)`` table :meth:`cell_features`.  The feature map
+    places ``F_f[c_f(x)]`` in the block of the row's parent configuration, so
+    ``K = Phi Phi^T`` exactly and mean embeddings are functions of count tables.
+
+    Subclasses set ``network`` and build the per-family tables; this class gives
+    every derived operation.  Not instantiated directly.
+
+    Attributes
+    ----------
+    network : BayesianNetwork
+    families : tuple of tuple of int
+        ``parents + (child,)`` column indices, one per variable, in ``network.variables`` order.
+    block_offsets : ndarray of int
+        Feature column where each family's block starts (length ``n_families + 1``).
+    n_features_ : int
+    """
+
+    normalize = False
+
+    def _set_tables(self, tables: list, valid: list) -> None:
+        """Store the per-family cell feature tables ``(q r, d)`` and their validity masks ``(q r,)``."""
+        network = self.network
+        self.families = tuple(tuple(p) + (i,) for i, p in enumerate(network.parent_indices()))
+        self._tables = [np.ascontiguousarray(t) for t in tables]
+        for t in self._tables:
+            t.setflags(write=False)
+        self._valid = valid
+        widths = np.array([t.shape[1] for t in self._tables], dtype=np.int64)
+        configurations = np.array([n_configurations(network.cardinalities, f[:-1]) for f in self.families],
+                                  dtype=np.int64)
+        self.block_offsets = np.concatenate([[0], np.cumsum(widths * configurations)]).astype(np.int64)
+        self.n_features_ = int(self.block_offsets[-1])
+        self._norms = None
+
+    # ------------------------------------------------------------ data
+    @property
+    def schema(self):
+        """The network's :class:`~bnfisher.encoding.Schema`: how every input is encoded."""
+        return self.network.schema
+
+    def encode(self, X) -> EncodedData:
+        """``X`` encoded with the network's schema (columns in ``network.variables`` order).
+
+        Parameters
+        ----------
+        X : DataFrame, ndarray of int or EncodedData
+            Labels in a DataFrame (extra columns ignored), or codes in an array whose
+            columns follow ``network.variables``.
+
+        Returns
+        -------
+        EncodedData
+        """
+        return self.network.encode(X)
+
+    def provider(self, X):
+        """A counts provider over ``X`` encoded with the network's schema (see :func:`bnfisher.counts.as_provider`)."""
+        return as_provider(X, self.schema)
+
+    # ------------------------------------------------------- families
+    def cell_features(self, i: int) -> np.ndarray:
+        """Read-only ``(q_i r_i, d_i)`` feature rows of family ``i``'s cells (zeros for impossible cells)."""
+        return self._tables[i]
+
+    def block_width(self, i: int) -> int:
+        """Width ``d_i`` of family ``i``'s feature rows (0: the family contributes nothing)."""
+        return int(self._tables[i].shape[1])
+
+    def cell_valid(self, i: int) -> np.ndarray:
+        """``(q_i r_i,)`` bool: False where the kernel is undefined (a cell of probability 0)."""
+        return self._valid[i]
+
+    def cell_norms(self) -> list:
+        """Per family, ``K_f(z, z)`` of every cell ``z``: ``K(x, x) = sum_f norms[f][c_f(x)]``."""
+        if self._norms is None:
+            self._norms = [np.einsum("cd,cd->c", t, t) for t in self._tables]
+        return self._norms
+
+    def cell_index(self, codes: np.ndarray, i: int) -> np.ndarray:
+        """Cell of family ``i`` of every row of ``codes`` (mixed radix over ``families[i]``), checked possible.
+
+        Raises
+        ------
+        DataError
+            When a row falls in a cell where the kernel is undefined (probability 0).
+        """
+        flat = configuration_index(codes, self.families[i], self.network.cardinalities)
+        bad = ~self._valid[i][flat]
+        if bad.any():
+            row = int(np.argmax(bad))
+            v = self.network.variables[i]
+            raise DataError(
+                f"Row {row} has {v!r} = {self.network.states[v][codes[row, i]]!r}, which has probability 0 "
+                "under the network given its parents; the Fisher kernel is undefined there (Theorem 1 assumes "
+                "theta > 0). Fit the network with a pseudocount > 0."
+            )
+        return flat
+
+    # ----------------------------------------------------------- rows
+    def embed(self, X) -> sp.csr_matrix:
+        """Exact feature map: ``embed(X) @ embed(Y).T == gram(X, Y)``.
+
+        Parameters
+        ----------
+        X : DataFrame, ndarray of int, EncodedData or Dask DataFrame
+            Rows to embed.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (n_rows, n_features_)
+            (For a Dask DataFrame: a Dask array of CSR blocks, one per partition.)
+            Column ``block_offsets[i] + j * d_i + k`` belongs to family ``i``, parent
+            configuration ``j`` (mixed radix, C order) and feature ``k``
+            (:meth:`feature_names`).
+        """
+        from .scale import embed_distributed, is_distributed
+
+        if is_distributed(X):
+            return embed_distributed(self, X)
+        matrix = self._embed_codes(self.encode(X).codes)
+        if self.normalize:
+            norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+            with np.errstate(divide="ignore"):  # zero rows stay zero
+                scale = np.where(norms > 0, 1.0 / norms, 0.0)
+            matrix = sp.csr_matrix(sp.diags(scale) @ matrix)
+        return matrix
+
+    def _embed_codes(self, codes: np.ndarray) -> sp.csr_matrix:
+        n_rows = codes.shape[0]
+        widths = [self.block_width(i) for i in range(len(self.families))]
+        width = int(sum(widths))
+        data = np.empty((n_rows, width))
+        indices = np.empty((n_rows, width), dtype=np.int64)
+        start = 0
+        cards = self.network.cardinalities
+        for i, d in enumerate(widths):
+            if d == 0:
+                continue
+            flat = self.cell_index(codes, i)
+            config = flat // int(cards[i])
+            data[:, start : start + d] = self._tables[i][flat]
+            indices[:, start : start + d] = (self.block_offsets[i] + config * d)[:, None] + np.arange(d)
+            start += d
+        indptr = np.arange(0, n_rows * width + 1, width, dtype=np.int64)
+        return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(n_rows, self.n_features_))
+
+    def _raw_diag(self, codes: np.ndarray) -> np.ndarray:
+        norms = self.cell_norms()
+        total = np.zeros(codes.shape[0])
+        for i in range(len(self.families)):
+            if self.block_width(i):
+                total += norms[i][self.cell_index(codes, i)]
+        return total
+
+    def diag(self, X) -> np.ndarray:
+        """``K(x, x)`` for every row, without building the Gram matrix.
+
+        Parameters
+        ----------
+        X : DataFrame, ndarray of int or EncodedData
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+        """
+        raw = self._raw_diag(self.encode(X).codes)
+        return np.where(raw > 0, 1.0, 0.0) if self.normalize else raw
+
+    def gram(self, X, Y=None, dense_output: bool = True):
+        """Kernel matrix ``K[a, b] = K(X[a], Y[b])``.
+
+        Parameters
+        ----------
+        X, Y : DataFrame, ndarray of int or EncodedData
+            ``Y`` defaults to ``X``.
+        dense_output : bool, default=True
+            Return an ndarray (else a sparse matrix from the sparse feature map).
+
+        Returns
+        -------
+        ndarray or sparse matrix of shape (n_rows_X, n_rows_Y)
+        """
+        EX = self.embed(X)
+        EY = EX if Y is None else self.embed(Y)
+        product = (EX @ EY.T).tocsr()
+        return product.toarray() if dense_output else product
+
+    # ----------------------------------------------------------- sets
+    def mean_embedding(self, X) -> np.ndarray:
+        """Mean of the feature map over the rows of ``X``, from count tables.
+
+        Without normalisation this needs only the family counts ``N_ijk``: one
+        pass over the data (distributed for Dask data).
+
+        Parameters
+        ----------
+        X : DataFrame, ndarray of int, EncodedData, counts provider or Dask DataFrame
+
+        Returns
+        -------
+        ndarray of shape (n_features_,)
+            Zeros for an empty ``X``.
+        """
+        if self.normalize:
+            encoded = self.encode(X)
+            if encoded.n_rows == 0:
+                return np.zeros(self.n_features_)
+            return np.asarray(self.embed(encoded).mean(axis=0)).ravel()
+        provider = self.provider(X)
+        n_rows = provider.n_rows
+        if n_rows == 0:
+            return np.zeros(self.n_features_)
+        return self.mean_embedding_from_counts(self.family_counts(provider), n_rows)
+
+    def family_counts(self, provider) -> list:
+        """Count tables of the kernel's families from a counts provider (one pass), columns matched by name.
+
+        Parameters
+        ----------
+        provider : CountsProvider
+            With the network's states for every variable.
+
+        Returns
+        -------
+        list of ndarray
+            One table per family, in ``families`` order.
+        """
+        column = {v: i for i, v in enumerate(provider.variables)}
+        names = self.network.variables
+        return provider.counts([tuple(column[names[c]] for c in family) for family in self.families])
+
+    def mean_embedding_from_counts(self, family_counts: list, n_rows: int | float) -> np.ndarray:
+        """Mean embedding from family count tables.
+
+        Parameters
+        ----------
+        family_counts : list
+            ``family_counts[i]`` is the count table of ``families[i]`` (any shape with
+            ``q_i * r_i`` cells), e.g. from :meth:`family_counts`.
+        n_rows : int or float
+            Number (or total weight) of rows counted.
+
+        Returns
+        -------
+        ndarray of shape (n_features_,)
+
+        Raises
+        ------
+        DataError
+            When the counts put rows in a cell where the kernel is undefined.
+        """
+        if self.normalize:
+            raise OptionError("With normalize=True the mean embedding is not a function of the counts.")
+        mean = np.zeros(self.n_features_)
+        cards = self.network.cardinalities
+        for i in range(len(self.families)):
+            d = self.block_width(i)
+            if d == 0:
+                continue
+            counts = np.asarray(family_counts[i], dtype=np.float64).reshape(-1)
+            if np.any(counts[~self._valid[i]] > 0):
+                v = self.network.variables[i]
+                raise DataError(
+                    f"The data contains a configuration of {v!r} and its parents with probability 0 under the "
+                    "network; the Fisher kernel is undefined there. Fit with a pseudocount > 0."
+                )
+            r = int(cards[i])
+            frequencies = (counts / n_rows).reshape(-1, r)
+            table = self._tables[i].reshape(-1, r, d)
+            # mu_ij = sum_a (N_ija / N) phi_ij(a): one block of width d per configuration j.
+            mean[self.block_offsets[i] : self.block_offsets[i + 1]] = np.einsum(
+                "ja,jad->jd", frequencies, table).reshape(-1)
+        return mean
+
+    def set_kernel(self, X, Y) -> float:
+        """Set kernel ``K(X, Y) = (1 / NM) sum_l sum_m K(x_l, y_m)`` (Sec. 6.2).
+
+        Computed as the inner product of mean embeddings (count tables only); 0
+        when either set is empty, by the paper's convention.
+
+        Parameters
+        ----------
+        X, Y : DataFrame, ndarray of int, EncodedData, counts provider or Dask DataFrame
+
+        Returns
+        -------
+        float
+        """
+        return float(self.mean_embedding(X) @ self.mean_embedding(Y))
+
+    def mmd(self, X, Y) -> float:
+        """Squared maximum mean discrepancy ``d(X, Y)`` of eq. 10 (biased, ``MMD^2_b``).
+
+        ``d(X, Y) = ||mu_X - mu_Y||^2`` with the mean embeddings computed from count
+        tables, so the cost is linear in the number of rows.
+
+        Parameters
+        ----------
+        X, Y : DataFrame, ndarray of int, EncodedData, counts provider or Dask DataFrame
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        DataError
+            If either set is empty.
+        """
+        means = []
+        for data in (X, Y):
+            source = self.encode(data) if self.normalize else self.provider(data)
+            if source.n_rows == 0:
+                raise DataError("MMD needs two non-empty sets of rows.")
+            means.append(self.mean_embedding(source))
+        difference = means[0] - means[1]
+        return float(difference @ difference)
+
+    # ---------------------------------------------------------- names
+    def feature_names(self) -> list:
+        """``(variable, parent configuration as a dict, feature label)`` for every feature column."""
+        network = self.network
+        names = []
+        for i, v in enumerate(network.variables):
+            parents = [network.variables[p] for p in self.families[i][:-1]]
+            parent_cards = [len(network.states[p]) for p in parents]
+            for j in range(n_configurations(parent_cards)):
+                position = np.unravel_index(j, parent_cards) if parents else ()
+                config = {p: network.states[p][k] for p, k in zip(parents, position)}
+                for k in range(self.block_width(i)):
+                    names.append((v, config, network.states[v][k]))
+        return names
+
+
+class FisherKernel(FamilyKernel):
     """Fisher kernel ``K(x, y) = s(x)^T I^{-1} s(y)`` of a discrete Bayesian network.
 
     Parameters
@@ -54,8 +406,12 @@ class FisherKernel:
         it depends on the parametrisation and is offered for comparison.
     normalize : bool, default=False
         Cosine-normalise: ``K(x, y) / sqrt(K(x, x) K(y, y))``.
-    max_table_size, n_samples, random_state
-        Passed to the inference engine (sampling uses ``random_state``).
+    max_table_size : int, default=DEFAULT_MAX_TABLE_SIZE
+        Largest table exact inference may build.
+    n_samples : int, default=1_000_000
+        Rows drawn by the sampling engine.
+    random_state : None, int or Generator, default=None
+        Seed of the sampling engine (exact engines use no randomness).
 
     Attributes
     ----------
@@ -65,6 +421,13 @@ class FisherKernel:
         The engine used: ``"junction-tree"``, ``"elimination"`` or ``"sampling"``.
     n_features_ : int
         Length of the feature map.
+
+    Raises
+    ------
+    OptionTypeError
+        When ``network`` is not a BayesianNetwork.
+    OptionError
+        For an unknown ``inference`` or ``information``.
 
     References
     ----------
@@ -95,10 +458,10 @@ class FisherKernel:
         normalize: bool = False,
         max_table_size: int = DEFAULT_MAX_TABLE_SIZE,
         n_samples: int = 10**6,
-        random_state=0,
+        random_state=None,
     ):
         if not isinstance(network, BayesianNetwork):
-            raise TypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
+            raise OptionTypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
         check_option(inference, "inference", INFERENCE_METHODS)
         check_option(information, "information", ("fisher", "identity"))
         self.network = network
@@ -114,112 +477,19 @@ class FisherKernel:
             )
         else:
             self.parent_marginals_, self.inference_ = None, "none"
-        self._build_tables()
-
-    # ------------------------------------------------------------------ tables
-    def _build_tables(self) -> None:
-        network = self.network
-        cards = network.cardinalities
-        self._parent_index = network.parent_indices()
-        self._tables = []  # per variable: (q * r, d) feature rows, zeros where invalid
-        self._valid = []  # per variable: (q * r,) bool, False where the row has probability 0
-        self._widths = []
-        self._offsets = [0]
+        tables, valid = [], []
         for i, v in enumerate(network.variables):
-            r = int(cards[i])
+            r = int(network.cardinalities[i])
             theta = np.asarray(network.cpts[v], dtype=np.float64).reshape(-1, r)
             q = theta.shape[0]
-            if self.information == "fisher":
+            if information == "fisher":
                 marginal = np.asarray(self.parent_marginals_[v], dtype=np.float64).reshape(-1)
-                table, valid = _fisher_block_features(theta, marginal)
+                table, ok = _fisher_block_features(theta, marginal)
             else:
-                table, valid = _identity_block_features(theta)
-            d = table.shape[-1]
-            self._tables.append(table.reshape(q * r, d))
-            self._valid.append(valid.reshape(q * r))
-            self._widths.append(d)
-            self._offsets.append(self._offsets[-1] + q * d)
-        self.n_features_ = int(self._offsets[-1])
-
-    def _encode(self, X) -> EncodedData:
-        return self.network.encode(X)
-
-    def _family_index(self, codes: np.ndarray, i: int) -> np.ndarray:
-        cards = self.network.cardinalities
-        return configuration_index(codes, self._parent_index[i] + (i,), cards)
-
-    def _check_possible(self, i: int, flat: np.ndarray, codes: np.ndarray) -> None:
-        bad = ~self._valid[i][flat]
-        if bad.any():
-            row = int(np.argmax(bad))
-            v = self.network.variables[i]
-            raise ValueError(
-                f"Row {row} has {v!r} = {self.network.states[v][codes[row, i]]!r}, which has probability 0 "
-                "under the network given its parents; the Fisher kernel is undefined there (Theorem 1 assumes "
-                "theta > 0). Fit the network with a pseudocount > 0."
-            )
-
-    # ------------------------------------------------------------------- rows
-    def embed(self, X) -> sp.csr_matrix:
-        """Exact feature map: ``embed(X) @ embed(Y).T == gram(X, Y)``.
-
-        Parameters
-        ----------
-        X : DataFrame, ndarray of int or EncodedData
-            Rows to embed (labels in a DataFrame, codes in ``network.variables``
-            order in an array).
-
-        Returns
-        -------
-        scipy.sparse.csr_matrix of shape (n_rows, n_features_)
-            (For a Dask DataFrame: a Dask array of CSR blocks, one per partition.)
-            Column ``offset_i + j * d_i + k`` belongs to variable ``i``, parent
-            configuration ``j`` (mixed radix, C order) and state ``k``
-            (:meth:`feature_names`).
-        """
-        if type(X).__module__.startswith("dask"):
-            return self._embed_dask(X)
-        codes = self._encode(X).codes
-        matrix = self._embed_codes(codes)
-        if self.normalize:
-            norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
-            with np.errstate(divide="ignore"):  # zero rows stay zero
-                scale = np.where(norms > 0, 1.0 / norms, 0.0)
-            matrix = sp.csr_matrix(sp.diags(scale) @ matrix)
-        return matrix
-
-    def _embed_dask(self, frame):
-        """A Dask array of CSR blocks, one per partition (row-wise work, no counting)."""
-        import dask
-        import dask.array as da
-
-        parts = frame.to_delayed()
-        lengths = dask.compute(*[dask.delayed(len)(part) for part in parts])
-        blocks = [
-            da.from_delayed(dask.delayed(self.embed)(part), shape=(n, self.n_features_), dtype=np.float64,
-                            meta=sp.csr_matrix((0, self.n_features_)))
-            for part, n in zip(parts, lengths)
-        ]
-        return da.concatenate(blocks, axis=0)
-
-    def _embed_codes(self, codes: np.ndarray) -> sp.csr_matrix:
-        n_rows = codes.shape[0]
-        width = int(sum(self._widths))
-        data = np.empty((n_rows, width))
-        indices = np.empty((n_rows, width), dtype=np.int64)
-        start = 0
-        for i, d in enumerate(self._widths):
-            if d == 0:
-                continue
-            flat = self._family_index(codes, i)
-            self._check_possible(i, flat, codes)
-            r = int(self.network.cardinalities[i])
-            config = flat // r
-            data[:, start : start + d] = self._tables[i][flat]
-            indices[:, start : start + d] = (self._offsets[i] + config * d)[:, None] + np.arange(d)
-            start += d
-        indptr = np.arange(0, n_rows * width + 1, width, dtype=np.int64)
-        return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(n_rows, self.n_features_))
+                table, ok = _identity_block_features(theta)
+            tables.append(table.reshape(q * r, table.shape[-1]))
+            valid.append(ok.reshape(q * r))
+        self._set_tables(tables, valid)
 
     def gram(self, X, Y=None, dense_output: bool = True):
         """Kernel matrix ``K[a, b] = K(X[a], Y[b])`` (Theorem 1, eq. 2).
@@ -245,12 +515,10 @@ class FisherKernel:
         and columns (cheap when there are many configurations), whichever costs
         less.
         """
-        codes_x = self._encode(X).codes
-        codes_y = codes_x if Y is None else self._encode(Y).codes
         if not dense_output:
-            EX = self.embed(codes_x)
-            EY = EX if Y is None else self.embed(codes_y)
-            return (EX @ EY.T).tocsr()
+            return super().gram(X, Y, dense_output=False)
+        codes_x = self.encode(X).codes
+        codes_y = codes_x if Y is None else self.encode(Y).codes
         gram = self._raw_gram(codes_x, codes_y, symmetric=Y is None)
         if self.normalize:
             norm_x = np.sqrt(np.maximum(self._raw_diag(codes_x), 0.0))
@@ -262,20 +530,15 @@ class FisherKernel:
 
     def _group_features(self, codes: np.ndarray, members: list) -> np.ndarray:
         """Dense ``(n_rows, sum d_i)`` block features of the variables in ``members``."""
-        parts = []
-        for i in members:
-            flat = self._family_index(codes, i)
-            self._check_possible(i, flat, codes)
-            parts.append(self._tables[i][flat])
-        return np.hstack(parts)
+        return np.hstack([self._tables[i][self.cell_index(codes, i)] for i in members])
 
     def _raw_gram(self, codes_x: np.ndarray, codes_y: np.ndarray, symmetric: bool) -> np.ndarray:
         cards = self.network.cardinalities
         n_x, n_y = codes_x.shape[0], codes_y.shape[0]
         groups: dict = {}
-        for i, d in enumerate(self._widths):
-            if d:
-                groups.setdefault(tuple(sorted(self._parent_index[i])), []).append(i)
+        for i, family in enumerate(self.families):
+            if self.block_width(i):
+                groups.setdefault(tuple(sorted(family[:-1])), []).append(i)
         dense_x, dense_y, scattered = [], [], []
         for parents, members in groups.items():
             features_x = self._group_features(codes_x, members)
@@ -283,7 +546,7 @@ class FisherKernel:
             width = features_x.shape[1]
             config_x = configuration_index(codes_x, parents, cards)
             config_y = config_x if symmetric else configuration_index(codes_y, parents, cards)
-            q = int(np.prod([cards[p] for p in parents], dtype=np.int64)) if parents else 1
+            q = n_configurations(cards, parents)
             count_x = np.bincount(config_x, minlength=q)
             count_y = count_x if symmetric else np.bincount(config_y, minlength=q)
             shared = np.flatnonzero((count_x > 0) & (count_y > 0))
@@ -312,143 +575,6 @@ class FisherKernel:
             for index_x, index_y in zip(rows_x, rows_y):
                 gram[np.ix_(index_x, index_y)] += features_x[index_x] @ features_y[index_y].T
         return gram
-
-    def _raw_diag(self, codes: np.ndarray) -> np.ndarray:
-        E = self._embed_codes(codes)
-        return np.asarray(E.multiply(E).sum(axis=1)).ravel()
-
-    def diag(self, X) -> np.ndarray:
-        """``K(x, x)`` for every row, without building the Gram matrix."""
-        raw = self._raw_diag(self._encode(X).codes)
-        return np.where(raw > 0, 1.0, 0.0) if self.normalize else raw
-
-    # -------------------------------------------------------------------- sets
-    def mean_embedding(self, X) -> np.ndarray:
-        """Mean of the feature map over the rows of ``X``, from count tables.
-
-        Without normalisation this needs only the family counts ``N_ijk``; one
-        ``bincount`` per variable.  Returns zeros for an empty ``X``.
-        """
-        provider = self._as_provider(X)
-        if provider is not None:
-            return self._mean_embedding_from_provider(provider)
-        encoded = self._encode(X)
-        codes = encoded.codes
-        if codes.shape[0] == 0:
-            return np.zeros(self.n_features_)
-        if self.normalize:
-            return np.asarray(self.embed(encoded).mean(axis=0)).ravel()
-        cards = self.network.cardinalities
-        counts = [
-            count_family(codes, self._parent_index[i] + (i,), cards).reshape(-1) if d else None
-            for i, d in enumerate(self._widths)
-        ]
-        return self.mean_embedding_from_counts(counts, codes.shape[0])
-
-    def _as_provider(self, X):
-        """A counts provider for Dask data or providers (None for in-memory rows)."""
-        if type(X).__module__.startswith("dask") or (isinstance(X, (str, os.PathLike)) and
-                                                      str(X).endswith((".parquet", ".pq"))):
-            from .scale import DaskCounts
-
-            return DaskCounts(X, states=self.network.states, variables=self.network.variables)
-        if hasattr(X, "counts") and hasattr(X, "variables") and not isinstance(X, EncodedData):
-            return X
-        return None
-
-    def _mean_embedding_from_provider(self, provider) -> np.ndarray:
-        if self.normalize:
-            raise ValueError("With normalize=True the mean embedding is not a function of the counts.")
-        network = self.network
-        column = {v: i for i, v in enumerate(provider.variables)}
-        for v in network.variables:
-            if v not in column:
-                raise ValueError(f"Column {v!r} required by the model is absent from the data.")
-            if tuple(provider.states[v]) != tuple(network.states[v]):
-                raise ValueError(f"Column {v!r} has states {provider.states[v]} in the data but "
-                                 f"{network.states[v]} in the model; build the provider with the model's states.")
-        families = [tuple(column[p] for p in network.parents[v]) + (column[v],) for v in network.variables]
-        n_rows = provider.n_rows
-        if n_rows == 0:
-            return np.zeros(self.n_features_)
-        return self.mean_embedding_from_counts(provider.counts(families), n_rows)
-
-    def mean_embedding_from_counts(self, family_counts: list, n_rows: int | float) -> np.ndarray:
-        """Mean embedding from family count tables.
-
-        Parameters
-        ----------
-        family_counts : list
-            ``family_counts[i]`` is the count table of ``parents + (variable,)`` of
-            ``network.variables[i]`` (any shape with ``q_i * r_i`` cells), e.g. from a
-            counts provider.
-        n_rows : int or float
-            Number (or total weight) of rows counted.
-        """
-        if self.normalize:
-            raise ValueError("With normalize=True the mean embedding is not a function of the counts.")
-        mean = np.zeros(self.n_features_)
-        for i, d in enumerate(self._widths):
-            if d == 0:
-                continue
-            counts = np.asarray(family_counts[i], dtype=np.float64).reshape(-1)
-            if np.any(counts[~self._valid[i]] > 0):
-                v = self.network.variables[i]
-                raise ValueError(
-                    f"The data contains a configuration of {v!r} and its parents with probability 0 under the "
-                    "network; the Fisher kernel is undefined there. Fit with a pseudocount > 0."
-                )
-            r = int(self.network.cardinalities[i])
-            frequencies = (counts / n_rows).reshape(-1, r)
-            table = self._tables[i].reshape(-1, r, d)
-            # mu_ij = sum_a (N_ija / N) phi_ij(a): one block of width d per configuration j.
-            mean[self._offsets[i] : self._offsets[i + 1]] = np.einsum("ja,jad->jd", frequencies, table).reshape(-1)
-        return mean
-
-    def set_kernel(self, X, Y) -> float:
-        """Set kernel ``K(X, Y) = (1 / NM) sum_l sum_m K(x_l, y_m)`` (Sec. 6.2).
-
-        Computed as the inner product of mean embeddings (count tables only); 0
-        when either set is empty, by the paper's convention.
-        """
-        mean_x, mean_y = self.mean_embedding(X), self.mean_embedding(Y)
-        return float(mean_x @ mean_y)
-
-    def mmd(self, X, Y) -> float:
-        """Squared maximum mean discrepancy ``d(X, Y)`` of eq. 10.
-
-        ``d(X, Y) = ||mu_X - mu_Y||^2`` with the mean embeddings computed from count
-        tables, so the cost is linear in the number of rows.
-
-        Raises
-        ------
-        ValueError
-            If either set is empty.
-        """
-        sets = []
-        for data in (X, Y):
-            provider = self._as_provider(data)
-            data = provider if provider is not None else self._encode(data)
-            if data.n_rows == 0:
-                raise ValueError("MMD needs two non-empty sets of rows.")
-            sets.append(data)
-        difference = self.mean_embedding(sets[0]) - self.mean_embedding(sets[1])
-        return float(difference @ difference)
-
-    # ------------------------------------------------------------------ names
-    def feature_names(self) -> list:
-        """``(variable, parent configuration as a dict, state label)`` for every feature column."""
-        network = self.network
-        names = []
-        for i, v in enumerate(network.variables):
-            parents = network.parents[v]
-            parent_cards = [len(network.states[p]) for p in parents]
-            for j in range(int(np.prod(parent_cards, dtype=np.int64)) if parents else 1):
-                position = np.unravel_index(j, parent_cards) if parents else ()
-                config = {p: network.states[p][k] for p, k in zip(parents, position)}
-                for k in range(self._widths[i]):
-                    names.append((v, config, network.states[v][k]))
-        return names
 
     def __repr__(self) -> str:
         return (
@@ -504,17 +630,18 @@ def _rows_by_configuration(config: np.ndarray, shared: np.ndarray) -> list:
     return [order[start:stop] for start, stop in zip(bounds[0], bounds[1])]
 
 
-class OverlapKernel:
+class OverlapKernel(FamilyKernel):
     """Overlap (Hamming) kernel ``K(x, y) = sum_i [x_i = y_i]``: the inner product of one-hot rows.
 
-    A structure-free baseline for the Fisher kernel: same interface for ``embed``,
-    ``gram``, ``mean_embedding`` and ``mmd``; ``network`` only fixes the variables
-    and their states.
+    A structure-free baseline for the Fisher kernel, with the same public API
+    (:class:`FamilyKernel`): every variable is its own family with no parents and
+    one-hot cell features, so ``mmd_test`` and ``select_representatives`` take it
+    as they take a :class:`FisherKernel`.
 
     Parameters
     ----------
     network : BayesianNetwork
-        Supplies the variables and states (its CPTs are not used).
+        Supplies the variables and states (its CPTs and arcs are not used).
 
     Examples
     --------
@@ -525,36 +652,14 @@ class OverlapKernel:
     [[2.0, 1.0], [1.0, 2.0]]
     """
 
-    normalize = False
-
     def __init__(self, network: BayesianNetwork):
         if not isinstance(network, BayesianNetwork):
-            raise TypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
-        self.network = network
-        cards = network.cardinalities
-        self._offsets = np.concatenate([[0], np.cumsum(cards)[:-1]]).astype(np.int64)
-        self.n_features_ = int(cards.sum())
+            raise OptionTypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
+        # Only the variables and states matter: the same network without arcs (uniform CPTs).
+        self.network = BayesianNetwork({}, {v: np.full(len(s), 1.0 / len(s)) for v, s in network.states.items()},
+                                       network.states, schema=network.schema)
+        cards = self.network.cardinalities
+        self._set_tables([np.eye(int(r)) for r in cards], [np.ones(int(r), dtype=bool) for r in cards])
 
-    def embed(self, X) -> sp.csr_matrix:
-        """One-hot rows, shape (n_rows, sum r_i)."""
-        codes = self.network.encode(X).codes
-        n_rows, n_vars = codes.shape
-        indices = (codes + self._offsets[None, :]).ravel()
-        indptr = np.arange(0, n_rows * n_vars + 1, n_vars, dtype=np.int64)
-        return sp.csr_matrix((np.ones(n_rows * n_vars), indices, indptr), shape=(n_rows, self.n_features_))
-
-    def gram(self, X, Y=None) -> np.ndarray:
-        """``K[a, b]`` = number of variables on which ``X[a]`` and ``Y[b]`` agree."""
-        EX = self.embed(X)
-        EY = EX if Y is None else self.embed(Y)
-        return (EX @ EY.T).toarray()
-
-    def mean_embedding(self, X) -> np.ndarray:
-        """Per-variable state frequencies, concatenated."""
-        E = self.embed(X)
-        return np.asarray(E.mean(axis=0)).ravel() if E.shape[0] else np.zeros(self.n_features_)
-
-    def mmd(self, X, Y) -> float:
-        """Squared MMD (eq. 10) under the overlap kernel."""
-        difference = self.mean_embedding(X) - self.mean_embedding(Y)
-        return float(difference @ difference)
+    def __repr__(self) -> str:
+        return f"OverlapKernel(n_variables={len(self.network.variables)})"

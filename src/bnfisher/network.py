@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_nonnegative_float, check_positive_int, check_random_state
-from .counts import configuration_index, count_family
-from .encoding import EncodedData, encode
+from .counts import as_provider, configuration_index
+from .encoding import EncodedData, Schema
+from .exceptions import DataError, OptionError, OptionTypeError, SchemaError
 
 __all__ = ["BayesianNetwork", "topological_order"]
 
@@ -39,7 +40,7 @@ def topological_order(parents: Mapping[str, Sequence[str]], order: Sequence[str]
             if indegree[c] == 0:
                 heapq.heappush(ready, position[c])
     if len(result) != len(order):
-        raise ValueError(f"The structure has a directed cycle: {_find_cycle(parents, set(order) - set(result))}.")
+        raise OptionError(f"The structure has a directed cycle: {_find_cycle(parents, set(order) - set(result))}.")
     return tuple(result)
 
 
@@ -62,19 +63,19 @@ def _normalise_parents(parents: Mapping[str, Sequence[str]], variables: Sequence
     for v in variables:
         ps = parents.get(v, ())
         if isinstance(ps, str):
-            raise TypeError(f"parents[{v!r}] must be a sequence of variable names, not the string {ps!r}.")
+            raise OptionTypeError(f"parents[{v!r}] must be a sequence of variable names, not the string {ps!r}.")
         ps = tuple(ps)
         for p in ps:
             if p not in known:
-                raise ValueError(f"Variable {v!r} has parent {p!r}, which is not a variable of the network.")
+                raise OptionError(f"Variable {v!r} has parent {p!r}, which is not a variable of the network.")
             if p == v:
-                raise ValueError(f"Variable {v!r} is listed as its own parent.")
+                raise OptionError(f"Variable {v!r} is listed as its own parent.")
         if len(set(ps)) != len(ps):
-            raise ValueError(f"Variable {v!r} lists a parent twice: {ps}.")
+            raise OptionError(f"Variable {v!r} lists a parent twice: {ps}.")
         result[v] = ps
     unknown = [v for v in parents if v not in known]
     if unknown:
-        raise ValueError(f"`parents` names variable(s) {unknown} that have no states.")
+        raise OptionError(f"`parents` names variable(s) {unknown} that have no states.")
     return result
 
 
@@ -92,6 +93,10 @@ class BayesianNetwork:
         each row sums to 1.
     states : mapping
         ``states[v]`` is the ordered sequence of state labels of ``v``.
+    schema : Schema, optional
+        How data is encoded for this network: bin edges of numeric variables and
+        missing-value markers (its states must equal ``states``).  Default: a
+        schema of the states alone.
 
     Attributes
     ----------
@@ -99,6 +104,8 @@ class BayesianNetwork:
         A topological order (stable: ties keep the order of ``states``).
     parents, states, cpts : read-only mappings
         As given (CPT rows renormalised to sum to exactly 1; arrays read-only).
+    schema : Schema
+        The data boundary, in ``variables`` order; every input is encoded with it.
 
     Raises
     ------
@@ -119,47 +126,47 @@ class BayesianNetwork:
     -1.7148
     """
 
-    def __init__(self, parents: Mapping, cpts: Mapping, states: Mapping):
+    def __init__(self, parents: Mapping, cpts: Mapping, states: Mapping, *, schema: Schema | None = None):
         if not isinstance(states, Mapping) or not isinstance(parents, Mapping) or not isinstance(cpts, Mapping):
-            raise TypeError("`parents`, `cpts` and `states` must be mappings keyed by variable name.")
+            raise OptionTypeError("`parents`, `cpts` and `states` must be mappings keyed by variable name.")
         order = list(states)
         clean_states = {}
         for v in order:
             labels = states[v]
             if isinstance(labels, str):
-                raise TypeError(f"states[{v!r}] must be a sequence of labels, not the string {labels!r}.")
+                raise OptionTypeError(f"states[{v!r}] must be a sequence of labels, not the string {labels!r}.")
             labels = tuple(labels)
             if len(labels) == 0:
-                raise ValueError(f"Variable {v!r} has no states.")
+                raise OptionError(f"Variable {v!r} has no states.")
             if len(set(labels)) != len(labels):
-                raise ValueError(f"Variable {v!r} has duplicate state labels: {labels}.")
+                raise OptionError(f"Variable {v!r} has duplicate state labels: {labels}.")
             clean_states[v] = labels
         clean_parents = _normalise_parents(parents, order)
         variables = topological_order(clean_parents, order)
         clean_cpts = {}
         for v in order:
             if v not in cpts:
-                raise ValueError(f"No CPT given for variable {v!r}.")
+                raise OptionError(f"No CPT given for variable {v!r}.")
             expected = tuple(len(clean_states[p]) for p in clean_parents[v]) + (len(clean_states[v]),)
             try:
                 table = np.array(cpts[v], dtype=np.float64)
             except (TypeError, ValueError) as exc:
-                raise ValueError(f"CPT of {v!r} is not a numeric array: {exc}") from None
+                raise OptionError(f"CPT of {v!r} is not a numeric array: {exc}") from None
             if table.shape != expected:
-                raise ValueError(
+                raise OptionError(
                     f"CPT of {v!r} has shape {table.shape}; expected {expected} "
                     f"(parents {clean_parents[v]} then {v!r} itself)."
                 )
             if not np.all(np.isfinite(table)):
-                raise ValueError(f"CPT of {v!r} has non-finite entries.")
+                raise OptionError(f"CPT of {v!r} has non-finite entries.")
             if np.any(table < 0):
-                raise ValueError(f"CPT of {v!r} has negative entries (min {table.min():.3g}).")
+                raise OptionError(f"CPT of {v!r} has negative entries (min {table.min():.3g}).")
             sums = table.sum(axis=-1)
             bad = np.abs(sums - 1.0) > _ROW_SUM_TOLERANCE
             if np.any(bad):
                 where = np.unravel_index(int(np.argmax(bad)), sums.shape)
                 config = {p: clean_states[p][k] for p, k in zip(clean_parents[v], where)}
-                raise ValueError(
+                raise OptionError(
                     f"CPT of {v!r}: the row for parent configuration {config} sums to "
                     f"{float(sums[where]):.6g}, not 1."
                 )
@@ -174,12 +181,28 @@ class BayesianNetwork:
         self._parent_index = tuple(tuple(index[p] for p in clean_parents[v]) for v in variables)
         self._cardinalities = np.array([len(clean_states[v]) for v in variables], dtype=np.intp)
         self._cardinalities.setflags(write=False)
+        if schema is None:
+            schema = Schema({v: clean_states[v] for v in variables})
+        elif not isinstance(schema, Schema):
+            raise OptionTypeError(f"`schema` must be a Schema; got {type(schema).__name__}.")
+        else:
+            schema = schema.select(variables)
+            for v in variables:
+                if tuple(schema.states[v]) != clean_states[v]:
+                    raise SchemaError(f"The schema's states of {v!r} {schema.states[v]} differ from the network's "
+                                      f"{clean_states[v]}.")
+        self._schema = schema
 
     # ------------------------------------------------------------------ structure
     @property
     def variables(self) -> tuple:
         """Variable names in a topological order."""
         return self._variables
+
+    @property
+    def schema(self) -> Schema:
+        """The :class:`~bnfisher.encoding.Schema` every input is encoded with (``variables`` order)."""
+        return self._schema
 
     @property
     def parents(self) -> Mapping:
@@ -241,83 +264,74 @@ class BayesianNetwork:
 
     # ------------------------------------------------------------------- data
     def encode(self, data) -> EncodedData:
-        """Encode ``data`` against this network's states, columns in ``variables`` order.
+        """Encode ``data`` with this network's schema, columns in ``variables`` order.
 
-        A DataFrame holds labels (extra columns are ignored); an integer array holds
-        codes with its columns in ``variables`` order.
+        Parameters
+        ----------
+        data : DataFrame, ndarray of int or EncodedData
+            A DataFrame holds labels (extra columns are ignored; numeric values of
+            binned variables are binned with the schema's edges); an integer array
+            holds codes with its columns in ``variables`` order.
+
+        Returns
+        -------
+        EncodedData
+
+        Raises
+        ------
+        SchemaError
+            An absent column, an unknown value, a code out of range.
         """
-        return encode(data, states=self._states, variables=self._variables)
+        return self._schema.encode(data)
 
     @classmethod
-    def fit(
-        cls,
-        data,
-        parents: Mapping,
-        pseudocount: float = 1.0,
-        states: Mapping | None = None,
-    ) -> BayesianNetwork:
+    def from_data(cls, data, parents: Mapping, *, pseudocount: float = 1.0,
+                  schema: Schema | None = None) -> BayesianNetwork:
         """Fit the CPTs of a given structure by smoothed maximum likelihood.
 
         Parameters
         ----------
-        data : DataFrame or ndarray of int
-            Categorical data (see :func:`bnfisher.encode`).
+        data : DataFrame, ndarray of int, EncodedData or counts provider
+            Categorical data (see :func:`bnfisher.counts.as_provider`).
         parents : mapping
             ``{variable: sequence of parents}``; every key is a variable of the model,
             and so is every parent.
         pseudocount : float, default=1.0
             Dirichlet pseudocount alpha: ``theta_ijk = (N_ijk + alpha) / (N_ij + r_i alpha)``.
             With ``alpha = 0`` unseen parent configurations get uniform rows.
-        states : mapping, optional
-            States of the variables (default: inferred from the data; categorical
-            columns keep unused categories).
+        schema : Schema, optional
+            How to encode ``data`` (default: learned from it; categorical columns
+            keep unused categories).
 
         Returns
         -------
         BayesianNetwork
+
+        Raises
+        ------
+        DataError
+            When the structure names a variable absent from the data.
         """
         alpha = check_nonnegative_float(pseudocount, "pseudocount")
-        order = list(parents)
-        for v in list(parents):
-            for p in parents[v]:
-                if p not in order:
-                    order.append(p)
-        if hasattr(data, "counts") and not isinstance(data, EncodedData):  # a counts provider
-            return cls.from_counts(data, parents, pseudocount=alpha)
-        if isinstance(data, EncodedData) and states is None:
-            states = data.states
-        encoded = encode(data, states=states, variables=order)
-        cardinalities = encoded.cardinalities
-        index = {v: i for i, v in enumerate(order)}
-        cpts = {}
-        for v in order:
-            family = [index[p] for p in parents.get(v, ())] + [index[v]]
-            cpts[v] = cpt_from_counts(count_family(encoded.codes, family, cardinalities), alpha)
-        return cls({v: tuple(parents.get(v, ())) for v in order}, cpts, encoded.states)
-
-    @classmethod
-    def from_counts(cls, provider, parents: Mapping, pseudocount: float = 1.0) -> BayesianNetwork:
-        """Fit the CPTs of ``parents`` from a counts provider (one pass for all families).
-
-        Parameters
-        ----------
-        provider : counts provider
-            With ``variables``, ``states``, ``cardinalities`` and ``counts(families)``
-            (e.g. :class:`bnfisher.counts.NumpyCounts` or a Dask one).
-        parents : mapping
-        pseudocount : float, default=1.0
-        """
-        alpha = check_nonnegative_float(pseudocount, "pseudocount")
+        if not isinstance(parents, Mapping):
+            raise OptionTypeError(f"`parents` must be a mapping {{variable: parents}}; got {type(parents).__name__}.")
+        needed = set(parents) | {p for ps in parents.values() for p in ps}
+        if schema is None and isinstance(data, pd.DataFrame):
+            # Only the structure's columns: other columns (e.g. floats) are none of this model's business.
+            schema = Schema.from_data(data, variables=[c for c in data.columns if c in needed])
+        provider = as_provider(data, schema)
         variables = list(provider.variables)
         index = {v: i for i, v in enumerate(variables)}
-        unknown = sorted({str(p) for v, ps in parents.items() for p in (*ps, v) if p not in index})
+        unknown = sorted(str(v) for v in needed if v not in index)
         if unknown:
-            raise ValueError(f"The structure names variable(s) {unknown} absent from the data.")
-        families = [tuple(index[p] for p in parents.get(v, ())) + (index[v],) for v in variables]
+            raise DataError(f"The structure names variable(s) {unknown} absent from the data "
+                            f"(it has {variables}).")
+        order = [v for v in variables if v in needed]
+        families = [tuple(index[p] for p in parents.get(v, ())) + (index[v],) for v in order]
         tables = provider.counts(families)
-        cpts = {v: cpt_from_counts(np.asarray(t), alpha) for v, t in zip(variables, tables)}
-        return cls({v: tuple(parents.get(v, ())) for v in variables}, cpts,
-                   {v: provider.states[v] for v in variables})
+        cpts = {v: cpt_from_counts(np.asarray(t), alpha) for v, t in zip(order, tables)}
+        return cls({v: tuple(parents.get(v, ())) for v in order}, cpts, {v: provider.states[v] for v in order},
+                   schema=provider.schema.select(order))
 
     def log_likelihood(self, data) -> np.ndarray:
         """Per-row log-likelihood ``log P(x) = sum_i log theta_{i, pi_i(x), x_i}`` (eq. 1).

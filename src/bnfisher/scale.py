@@ -1,15 +1,17 @@
-"""Dask scale-out: a counts provider over a Dask DataFrame or Parquet files.
+"""Dask scale-out: a counts provider over a Dask DataFrame or Parquet/CSV files.
 
 Every statistic bnfisher needs from data -- structure scores, CPTs, MMD and set
 kernels -- is a set of count tables.  :class:`DaskCounts` computes many families'
-tables in **one pass** over the partitions: each partition is encoded to a
-column-major block of codes and counted by the same block-counting kernel as the
-in-memory provider (:func:`bnfisher.counts.count_block`); the per-partition tables
-are summed in a tree.  The same code runs on a laptop (``LocalCluster``) and on a
-cluster (``Client("tcp://scheduler:8786")``, dask-jobqueue, Dask Kubernetes):
-bnfisher only builds the task graph; whatever Dask client is active runs it.
+tables in **one pass** over the partitions: each partition is encoded with the one
+fitted :class:`~bnfisher.encoding.Schema` (so every partition is binned and coded
+alike) and counted by the same block-counting kernel as the in-memory provider
+(:func:`bnfisher.counts.count_block`); the per-partition tables are summed in a
+tree.  The same code runs on a laptop (``LocalCluster``) and on a cluster
+(``Client("tcp://scheduler:8786")``, dask-jobqueue, Dask Kubernetes): bnfisher only
+builds the task graph; whatever Dask client is active runs it.
 
-Optional extra: ``pip install "bnfisher[dask]"``.
+This is the only module that knows about Dask; the core reaches it through
+:func:`bnfisher.counts.as_provider`.  Optional extra: ``pip install "bnfisher[dask]"``.
 """
 
 from __future__ import annotations
@@ -21,27 +23,75 @@ import numpy as np
 import pandas as pd
 
 from .counts import count_block
-from .encoding import _sorted_unique, encode
+from .encoding import Schema, _bin_edges, _interval_labels, _is_numeric, _sorted_unique
+from .exceptions import DataError, OptionTypeError
 
-__all__ = ["DaskCounts", "read_parquet"]
+__all__ = ["DaskCounts", "read_dask", "is_distributed", "embed_distributed"]
 
 
-def read_parquet(path, columns: Sequence[str] | None = None, blocksize: str | None = None):
-    """A Dask DataFrame over Parquet file(s) (a thin wrapper of ``dask.dataframe.read_parquet``)."""
+def is_distributed(data) -> bool:
+    """True for a Dask collection (recognised by the Dask collection protocol; Dask is not imported).
+
+    Parameters
+    ----------
+    data : object
+
+    Returns
+    -------
+    bool
+    """
+    return hasattr(data, "__dask_graph__")
+
+
+def read_dask(path, *, columns: Sequence[str] | None = None, na_values: Sequence | None = None,
+              blocksize: str | int | None = None):
+    """A Dask DataFrame over Parquet or CSV file(s), split into partitions that parallelise.
+
+    A Parquet file becomes one partition per row group (not one per file), so a
+    single large file still spreads over the workers; CSV files are split into
+    blocks of ``blocksize`` bytes (default 64 MB), and read as text.
+
+    Parameters
+    ----------
+    path : str, path-like or list of them
+    columns : sequence of str, optional
+    na_values : sequence, optional
+        Extra missing-value markers for CSV.
+    blocksize : str or int, optional
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+
+    Raises
+    ------
+    DataError
+        For a path that is neither Parquet nor CSV.
+    """
     import dask.dataframe as dd
 
-    options = {} if blocksize is None else {"blocksize": blocksize}
-    return dd.read_parquet(path, columns=list(columns) if columns is not None else None, **options)
+    paths = [os.fspath(p) for p in (path if isinstance(path, (list, tuple)) else [path])]
+    lower = [p.lower() for p in paths]
+    if all(p.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt")) for p in lower):
+        options = {"blocksize": blocksize if blocksize is not None else "64MB"}
+        if any(p.endswith(".gz") for p in lower):
+            options["blocksize"] = None  # gzip streams cannot be split
+        sep = "\t" if all(".tsv" in p for p in lower) else ","
+        return dd.read_csv(paths, dtype=str, usecols=list(columns) if columns is not None else None, sep=sep,
+                           na_values=list(na_values) if na_values else None, **options)
+    if all(p.endswith((".parquet", ".pq")) or os.path.isdir(p) for p in lower):
+        return dd.read_parquet(paths if len(paths) > 1 else paths[0],
+                               columns=list(columns) if columns is not None else None, split_row_groups=True)
+    raise DataError(f"Cannot read {paths[0]!r} with Dask: use Parquet (.parquet) or CSV (.csv) files.")
 
 
-def _count_partition(frame: pd.DataFrame, variables: tuple, states: dict, families: list, cardinalities) -> list:
-    encoded = encode(frame, states=states, variables=variables)
-    return count_block(encoded.codes, families, cardinalities)
+# --------------------------------------------------------------- tasks
+def _encode_partition(frame: pd.DataFrame, schema: Schema) -> np.ndarray:
+    return schema.encode(frame).codes
 
 
-def _encode_partition(frame: pd.DataFrame, variables: tuple, states: dict, dtype) -> np.ndarray:
-    """Column-major codes in the smallest integer type that holds them (kept in worker memory)."""
-    return np.asfortranarray(encode(frame, states=states, variables=variables).codes.astype(dtype))
+def _count_partition(frame: pd.DataFrame, schema: Schema, families: list) -> list:
+    return count_block(schema.encode(frame).codes, families, schema.cardinalities)
 
 
 def _count_codes(codes: np.ndarray, families: list, cardinalities) -> list:
@@ -52,40 +102,61 @@ def _add_tables(first: list, second: list) -> list:
     return [a + b for a, b in zip(first, second)]
 
 
-def _partition_uniques(frame: pd.DataFrame, columns: list) -> dict:
+def _partition_uniques(frame: pd.DataFrame, columns: list, na_values: tuple) -> dict:
+    out = {}
     for column in columns:
-        if frame[column].isna().any():
-            raise ValueError(f"Column {column!r} has missing values; bnfisher needs complete data.")
-    return {column: pd.unique(frame[column].to_numpy()) for column in columns}
+        series = frame[column]
+        missing = series.isna() | (series.isin(na_values) if na_values else False)
+        if missing.any():
+            raise DataError(f"Column {column!r} has missing values; bnfisher needs complete data here.")
+        out[column] = pd.unique(series.to_numpy())
+    return out
 
 
 def _partition_length(frame: pd.DataFrame) -> int:
     return len(frame)
 
 
+def _looks_numeric(values: pd.Series) -> bool:
+    """True when every non-missing value of a text column parses as a number (CSV read as text)."""
+    present = values.dropna()
+    return len(present) > 0 and bool(pd.to_numeric(present, errors="coerce").notna().all())
+
+
+def _take_rows(frame: pd.DataFrame, local: np.ndarray, global_rows: np.ndarray) -> pd.DataFrame:
+    out = frame.iloc[local].copy()
+    out.index = global_rows
+    return out
+
+
 class DaskCounts:
-    """Counts provider over a Dask DataFrame (or Parquet paths).
+    """Counts provider over a Dask DataFrame (or Parquet/CSV paths).
 
     Parameters
     ----------
     data : dask.dataframe.DataFrame, str, path-like or list of them
-        The data, or Parquet file(s) / directories to read lazily.
-    states : mapping, optional
-        ``{variable: labels}``.  Default: categorical columns' categories (when
-        known), otherwise the sorted distinct values of each column, found in one
-        pass.
-    variables : sequence of str, optional
-        Columns to use (default: all).
+        The data, or Parquet/CSV file(s) to read lazily (:func:`read_dask`).
+    schema : Schema, optional
+        How to encode every partition (e.g. a network's ``schema``).  Default:
+        learned from the data in one pass (categorical columns' categories, else
+        the sorted distinct values; numeric columns binned with ``bins``).
+    bins : int, optional
+        When learning the schema: bin numeric columns into at most this many
+        quantile bins, with edges from the whole data (exact quantiles of the
+        column, computed by Dask).
+    na_values : sequence, optional
+        Missing-value markers, when learning the schema.
     persist : bool, default=False
-        Encode every partition once and keep the column-major codes (smallest
-        integer type, 1 byte per cell for up to 256 states) in worker memory, so
-        repeated passes (hill climbing) skip reading and encoding.  Default:
-        stream the data on every pass.
+        Encode every partition once and keep the column-major codes in worker
+        memory, so repeated passes (hill climbing) skip reading and encoding.
 
     Attributes
     ----------
-    variables, states, cardinalities, n_rows
+    schema, variables, states, cardinalities, n_rows
         As for :class:`bnfisher.counts.NumpyCounts`.
+    partition_offsets : ndarray of int
+        Global row number of the first row of each partition (length
+        ``npartitions + 1``): rows are numbered across the whole data.
 
     Notes
     -----
@@ -94,57 +165,89 @@ class DaskCounts:
     worker *processes* (the counting kernel holds the GIL in parts).
     """
 
-    def __init__(self, data, states=None, variables: Sequence[str] | None = None, persist: bool = False):
+    def __init__(self, data, schema: Schema | None = None, *, bins: int | None = None,
+                 na_values: Sequence = (), persist: bool = False):
         if isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and data
                                                      and isinstance(data[0], (str, os.PathLike))):
-            data = read_parquet(data, columns=variables)
-        if not hasattr(data, "to_delayed"):
-            raise TypeError(f"`data` must be a Dask DataFrame or Parquet path(s); got {type(data).__name__}.")
-        columns = list(variables) if variables is not None else list(data.columns)
-        missing = [c for c in columns if c not in data.columns]
-        if missing:
-            raise ValueError(f"Column(s) {missing} are absent from the data (it has {list(data.columns)}).")
+            data = read_dask(data, columns=schema.variables if schema is not None else None,
+                             na_values=na_values or (schema.na_values if schema is not None else None))
+        if not is_distributed(data) or not hasattr(data, "to_delayed"):
+            raise OptionTypeError(f"`data` must be a Dask DataFrame or Parquet/CSV path(s); "
+                                  f"got {type(data).__name__}.")
+        if schema is not None and bins is not None:
+            raise OptionTypeError("Pass either a fitted `schema` or `bins` (to learn one), not both.")
+        columns = list(schema.variables) if schema is not None else list(data.columns)
+        absent = [c for c in columns if c not in data.columns]
+        if absent:
+            raise DataError(f"Column(s) {absent} are absent from the data (it has {list(data.columns)}).")
         self.frame = data[columns]
-        self.variables = tuple(columns)
-        self.states = {v: tuple(states[v]) for v in columns} if states is not None else self._infer_states()
-        self.cardinalities = np.array([len(self.states[v]) for v in self.variables], dtype=np.intp)
-        self._n_rows = None
+        self._parts = self.frame.to_delayed()
+        self.schema = schema if schema is not None else self._learn_schema(bins, tuple(na_values or ()))
+        self.variables = self.schema.variables
+        self.cardinalities = self.schema.cardinalities
+        self._lengths = None
         self._blocks = None
         if persist:
             import dask
 
-            dtype = np.min_scalar_type(int(self.cardinalities.max()) - 1 if len(self.cardinalities) else 0)
-            blocks = [dask.delayed(_encode_partition)(part, self.variables, self.states, dtype)
-                      for part in self.frame.to_delayed()]
+            blocks = [dask.delayed(_encode_partition)(part, self.schema) for part in self._parts]
             self._blocks = list(dask.persist(*blocks))
 
-    def _infer_states(self) -> dict:
+    @property
+    def states(self):
+        """``{variable: tuple of labels}``."""
+        return self.schema.states
+
+    def _learn_schema(self, bins: int | None, na_values: tuple) -> Schema:
         import dask
 
-        known, unknown = {}, []
-        for v in self.variables:
-            dtype = self.frame[v].dtype
-            if isinstance(dtype, pd.CategoricalDtype) and self.frame[v].cat.known:
-                known[v] = tuple(c.item() if isinstance(c, np.generic) else c for c in dtype.categories)
+        states, edges, unknown, numeric = {}, {}, [], []
+        head = self.frame.head(1000, npartitions=-1) if bins is not None else None
+        for v in self.frame.columns:
+            meta = self.frame[v]._meta
+            if isinstance(meta.dtype, pd.CategoricalDtype) and self.frame[v].cat.known:
+                states[v] = tuple(c.item() if isinstance(c, np.generic) else c for c in meta.dtype.categories)
+            elif bins is not None and (_is_numeric(meta) or _looks_numeric(head[v])):
+                numeric.append(v)
+            elif pd.api.types.is_float_dtype(meta.dtype):
+                raise DataError(f"Column {v!r} is floating point; bin it with `bins` (command line: --bins 4).")
             else:
                 unknown.append(v)
         if unknown:
             # One pass: distinct values per partition, merged here (no shuffle).
-            parts = dask.compute(*[dask.delayed(_partition_uniques)(part, unknown)
-                                   for part in self.frame.to_delayed()])
+            parts = dask.compute(*[dask.delayed(_partition_uniques)(part, unknown, na_values)
+                                   for part in self._parts])
             for v in unknown:
-                values = np.concatenate([np.asarray(part[v], dtype=object) for part in parts])
-                known[v] = _sorted_unique(values, v)
-        return {v: known[v] for v in self.variables}
+                states[v] = _sorted_unique(np.concatenate([np.asarray(part[v], dtype=object) for part in parts]), v)
+        if numeric:
+            import dask.dataframe as dd
+
+            # Exact edges over the whole data: each numeric column is brought to the client once, as float64.
+            (columns,) = dask.compute([dd.to_numeric(self.frame[v], errors="coerce").astype("float64")
+                                       for v in numeric])
+            for v, values in zip(numeric, columns):
+                values = np.asarray(values)
+                if np.isnan(values).any():
+                    raise DataError(f"Column {v!r} has missing or non-numeric values; bnfisher needs complete "
+                                    "numeric data to bin it.")
+                edges[v] = _bin_edges(values, bins, "quantile", v)
+                states[v] = _interval_labels(edges[v])
+        return Schema({v: states[v] for v in self.frame.columns}, bin_edges=edges, na_values=na_values)
+
+    @property
+    def partition_offsets(self) -> np.ndarray:
+        """Global row number where each partition starts (and the total, last)."""
+        if self._lengths is None:
+            import dask
+
+            self._lengths = np.array(dask.compute(*[dask.delayed(_partition_length)(p) for p in self._parts]),
+                                     dtype=np.int64)
+        return np.concatenate([[0], np.cumsum(self._lengths)])
 
     @property
     def n_rows(self) -> int:
-        if self._n_rows is None:
-            import dask
-
-            lengths = [dask.delayed(_partition_length)(part) for part in self.frame.to_delayed()]
-            self._n_rows = int(sum(dask.compute(*lengths)))
-        return self._n_rows
+        """Number of rows (one pass the first time)."""
+        return int(self.partition_offsets[-1])
 
     def counts(self, families: Sequence[Sequence[int]]) -> list:
         """Count tables of all ``families`` (tuples of column indices), from one pass."""
@@ -156,8 +259,7 @@ class DaskCounts:
         if self._blocks is not None:  # codes already encoded and held by the workers
             tasks = [dask.delayed(_count_codes)(block, families, self.cardinalities) for block in self._blocks]
         else:  # stream: read, encode and count every partition
-            tasks = [dask.delayed(_count_partition)(part, self.variables, self.states, families, self.cardinalities)
-                     for part in self.frame.to_delayed()]
+            tasks = [dask.delayed(_count_partition)(part, self.schema, families) for part in self._parts]
         while len(tasks) > 1:  # pairwise tree sum of the per-partition tables
             tasks = [dask.delayed(_add_tables)(tasks[i], tasks[i + 1]) if i + 1 < len(tasks) else tasks[i]
                      for i in range(0, len(tasks), 2)]
@@ -165,21 +267,62 @@ class DaskCounts:
         return tables
 
     def map_rows(self, function) -> list:
-        """``function(codes_block)`` on every partition's codes; returns the list of results."""
+        """``function(codes_block)`` on every partition's codes; the list of results, in row order."""
         import dask
 
         def apply(frame):
-            return function(encode(frame, states=self.states, variables=self.variables).codes)
+            return function(self.schema.encode(frame).codes)
 
-        return list(dask.compute(*[dask.delayed(apply)(part) for part in self.frame.to_delayed()]))
+        return list(dask.compute(*[dask.delayed(apply)(part) for part in self._parts]))
 
-    def sample(self, n: int, random_state=None) -> pd.DataFrame:
-        """About ``n`` uniformly sampled rows (in memory), for candidate pools."""
-        from ._validation import check_random_state
+    def sample(self, n: int, *, random_state=None) -> pd.DataFrame:
+        """``min(n, n_rows)`` rows drawn uniformly without replacement, into memory.
 
+        The returned DataFrame's index holds each row's **global** row number (its
+        position in the whole data, counted across partitions).
+        """
+        import dask
+
+        from ._validation import check_positive_int, check_random_state
+
+        n = check_positive_int(n, "n", minimum=0)
         rng = check_random_state(random_state)
-        fraction = min(1.0, 1.2 * n / max(self.n_rows, 1))
-        sample = self.frame.sample(frac=fraction, random_state=int(rng.integers(2**31 - 1))).compute()
-        if len(sample) > n:
-            sample = sample.iloc[np.sort(rng.choice(len(sample), size=n, replace=False))]
-        return sample
+        offsets = self.partition_offsets
+        rows = np.sort(rng.choice(self.n_rows, size=min(n, self.n_rows), replace=False))
+        part_of = np.searchsorted(offsets, rows, side="right") - 1
+        tasks = []
+        for p in np.unique(part_of):
+            chosen = rows[part_of == p]
+            tasks.append(dask.delayed(_take_rows)(self._parts[p], chosen - offsets[p], chosen))
+        if not tasks:
+            return self.frame._meta.copy()
+        return pd.concat(dask.compute(*tasks))
+
+    def __repr__(self) -> str:
+        return f"DaskCounts(npartitions={len(self._parts)}, n_variables={len(self.variables)})"
+
+
+def embed_distributed(kernel, frame):
+    """A kernel's feature map of a Dask DataFrame: a Dask array of CSR blocks, one per partition.
+
+    Parameters
+    ----------
+    kernel : FamilyKernel
+    frame : dask.dataframe.DataFrame
+
+    Returns
+    -------
+    dask.array.Array
+    """
+    import dask
+    import dask.array as da
+    import scipy.sparse as sp
+
+    parts = frame.to_delayed()
+    lengths = dask.compute(*[dask.delayed(len)(part) for part in parts])
+    blocks = [
+        da.from_delayed(dask.delayed(kernel.embed)(part), shape=(n, kernel.n_features_), dtype=np.float64,
+                        meta=sp.csr_matrix((0, kernel.n_features_)))
+        for part, n in zip(parts, lengths)
+    ]
+    return da.concatenate(blocks, axis=0)

@@ -32,11 +32,11 @@ import numpy as np
 from scipy.special import gammaln, xlogy
 
 from ._validation import check_nonnegative_float, check_option
-from .counts import configuration_index
-from .encoding import EncodedData, encode
+from .counts import NumpyCounts, as_provider, configuration_index, n_configurations
+from .exceptions import DataError, OptionError, OptionTypeError
 from .network import BayesianNetwork, topological_order
 
-__all__ = ["SCORES", "local_score", "score", "LocalScorer", "ProviderScorer"]
+__all__ = ["SCORES", "local_score", "score", "LocalScorer", "ProviderScorer", "make_scorer"]
 
 SCORES = ("ll", "bic", "aic", "bdeu", "k2")
 #: Above this many cells a family is counted sparsely (``np.unique``) instead of densely.
@@ -48,7 +48,7 @@ def _check_prior(structure_prior) -> float:
         return 0.0
     value = check_nonnegative_float(structure_prior, "structure_prior", strictly_positive=True)
     if value > 1:
-        raise ValueError(f"`structure_prior` c must be in (0, 1]; got {value}.")
+        raise OptionError(f"`structure_prior` c must be in (0, 1]; got {value}.")
     return math.log(value)
 
 
@@ -128,7 +128,7 @@ class _CachedScorer:
 
     def __init__(self, cardinalities: Sequence[int], n_rows: int, score: str, ess: float,
                  structure_prior: float | None):
-        check_option(score, "score", SCORES)
+        check_option(score, "structure_score", SCORES)
         self.cardinalities = np.asarray(cardinalities, dtype=np.intp)
         self.score_name = score
         self.ess = check_nonnegative_float(ess, "ess", strictly_positive=True)
@@ -138,7 +138,8 @@ class _CachedScorer:
         self.n_evaluations = 0
 
     def _n_configurations(self, parents) -> int:
-        return int(np.prod([int(self.cardinalities[p]) for p in parents], dtype=np.int64)) if parents else 1
+        # A Python int: the product of many cardinalities must not wrap around in int64.
+        return n_configurations(self.cardinalities, parents)
 
     def _remember(self, child: int, parents, value: float) -> float:
         """Add the structure prior ``|parents| log c``, cache and return the local score."""
@@ -284,31 +285,53 @@ def _configuration_counts(config: np.ndarray, q: int, child_codes: np.ndarray, r
     return np.bincount(inverse * r + child_codes, minlength=observed.size * r).reshape(observed.size, r)
 
 
+def make_scorer(provider, *, structure_score: str = "bic", ess: float = 1.0,
+                structure_prior: float | None = None):
+    """The cached local scorer for a counts provider: the codes-based one in memory, batched passes otherwise.
+
+    Parameters
+    ----------
+    provider : CountsProvider
+    structure_score : {"ll", "bic", "aic", "bdeu", "k2"}, default="bic"
+    ess : float, default=1.0
+    structure_prior : float, optional
+
+    Returns
+    -------
+    LocalScorer or ProviderScorer
+    """
+    if isinstance(provider, NumpyCounts) and provider.weights is None:
+        return LocalScorer(provider.codes, provider.cardinalities, structure_score, ess, structure_prior)
+    return ProviderScorer(provider, structure_score, ess, structure_prior)
+
+
 def _as_parent_index(network_or_parents, variables: Sequence[str]) -> list:
     if isinstance(network_or_parents, BayesianNetwork):
         parents = {v: network_or_parents.parents[v] for v in network_or_parents.variables}
     elif isinstance(network_or_parents, Mapping):
         parents = {v: tuple(network_or_parents.get(v, ())) for v in variables}
     else:
-        raise TypeError("Pass a BayesianNetwork or a mapping {variable: parents}.")
+        raise OptionTypeError("`network_or_parents` must be a BayesianNetwork or a mapping {variable: parents}.")
     index = {v: i for i, v in enumerate(variables)}
     unknown = sorted({str(p) for v, ps in parents.items() for p in (*ps, v) if p not in index})
     if unknown:
-        raise ValueError(f"The structure names variable(s) {unknown} absent from the data.")
+        raise DataError(f"The structure names variable(s) {unknown} absent from the data.")
     topological_order({v: parents.get(v, ()) for v in variables}, list(variables))  # raises on cycles
     return [tuple(index[p] for p in parents.get(v, ())) for v in variables]
 
 
-def score(network_or_parents, data, score: str = "bic", *, ess: float = 1.0, structure_prior: float | None = None,
-          by_variable: bool = False):
+def score(network_or_parents, data, structure_score: str = "bic", *, ess: float = 1.0,
+          structure_prior: float | None = None, by_variable: bool = False):
     """Total (decomposable) score of a DAG on data.
 
     Parameters
     ----------
     network_or_parents : BayesianNetwork or mapping
         The structure (a network's CPTs are ignored; the score maximises over them).
-    data : DataFrame, ndarray of int or EncodedData
-    score : {"ll", "bic", "aic", "bdeu", "k2"}, default="bic"
+    data : DataFrame, ndarray of int, EncodedData or counts provider
+        With a network, encoded with the network's schema (arrays of codes follow
+        ``network.variables``).
+    structure_score : {"ll", "bic", "aic", "bdeu", "k2"}, default="bic"
     ess : float, default=1.0
         Equivalent sample size of BDeu.
     structure_prior : float, optional
@@ -320,6 +343,11 @@ def score(network_or_parents, data, score: str = "bic", *, ess: float = 1.0, str
     -------
     float or dict
 
+    Raises
+    ------
+    DataError
+        A variable of the structure absent from the data; a cycle.
+
     Examples
     --------
     >>> import pandas as pd
@@ -328,13 +356,14 @@ def score(network_or_parents, data, score: str = "bic", *, ess: float = 1.0, str
     -4.1589
     """
     if isinstance(network_or_parents, BayesianNetwork):
-        variables = network_or_parents.variables
-        encoded = network_or_parents.encode(data)
+        provider = as_provider(data, network_or_parents.schema)
     else:
-        encoded = data if isinstance(data, EncodedData) else encode(data)
-        variables = encoded.variables
-        encoded = encoded.select(variables)
+        provider = as_provider(data)
+    is_network = isinstance(network_or_parents, BayesianNetwork)
+    variables = network_or_parents.variables if is_network else provider.variables
+    index = {v: i for i, v in enumerate(provider.variables)}
     parent_index = _as_parent_index(network_or_parents, variables)
-    scorer = LocalScorer(encoded.codes, encoded.cardinalities, score, ess, structure_prior)
-    values = {v: scorer(i, parent_index[i]) for i, v in enumerate(variables)}
+    scorer = make_scorer(provider, structure_score=structure_score, ess=ess, structure_prior=structure_prior)
+    values = {v: scorer(index[v], tuple(index[variables[p]] for p in parent_index[i]))
+              for i, v in enumerate(variables)}
     return values if by_variable else float(sum(values.values()))

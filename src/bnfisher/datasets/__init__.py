@@ -21,6 +21,7 @@ import pandas as pd
 
 from .._validation import check_option, check_random_state
 from ..encoding import discretize
+from ..exceptions import OptionError
 
 __all__ = ["load", "train_test_split", "DATASETS"]
 
@@ -83,7 +84,7 @@ def train_test_split(data: pd.DataFrame, test_size: float = 0.5, random_state=0)
         Row subsets keeping the original index (row numbers) and dtypes.
     """
     if not 0 < test_size < 1:
-        raise ValueError(f"`test_size` must be in (0, 1); got {test_size}.")
+        raise OptionError(f"`test_size` must be in (0, 1); got {test_size}.")
     rng = check_random_state(random_state)
     permutation = rng.permutation(len(data))
     n_test = int(round(test_size * len(data)))

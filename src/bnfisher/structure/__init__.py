@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from .._validation import check_positive_int
-from ..counts import NumpyCounts
-from ..encoding import EncodedData, encode
+from ..counts import as_provider
+from ..encoding import Schema
+from ..exceptions import DataError, OptionError, OptionTypeError
 from ..network import BayesianNetwork, topological_order
-from ..scores import LocalScorer
+from ..scores import ProviderScorer, make_scorer
 from .chow_liu import chow_liu_parents, score_forest_parents
 from .classifiers import kdb_parents, naive_bayes_parents, tan_parents
 from .hill_climb import hill_climb
@@ -21,8 +21,8 @@ STRUCTURES = ("chow-liu", "forest", "hc", "tan", "kdb", "naive-bayes")
 
 _OPTIONS = {
     "chow-liu": set(),
-    "forest": {"score", "ess", "structure_prior"},
-    "hc": {"score", "ess", "structure_prior", "max_parents", "tabu", "max_tabu", "restarts", "perturb",
+    "forest": {"structure_score", "ess", "structure_prior"},
+    "hc": {"structure_score", "ess", "structure_prior", "max_parents", "tabu", "max_tabu", "restarts", "perturb",
            "whitelist", "blacklist", "start", "random_state", "max_iter", "progress"},
     "tan": {"class_variable"},
     "kdb": {"class_variable", "k"},
@@ -38,7 +38,7 @@ def _given_structure(structure, variables: Sequence[str]) -> dict:
             p for ps in structure.values() for p in ps if p not in variables
         ]
         if unknown:
-            raise ValueError(f"The structure names variable(s) {sorted(set(map(str, unknown)))} absent from the data.")
+            raise DataError(f"The structure names variable(s) {sorted(set(map(str, unknown)))} absent from the data.")
         parents = {v: tuple(structure.get(v, ())) for v in variables}
     else:
         parents = {v: [] for v in variables}
@@ -53,12 +53,12 @@ def _edges(edges, variables: Sequence[str], name: str) -> list:
     out = []
     for edge in edges:
         if isinstance(edge, str) or len(edge) != 2:
-            raise ValueError(f"`{name}` must hold (parent, child) pairs; got {edge!r}.")
+            raise OptionError(f"`{name}` must hold (parent, child) pairs; got {edge!r}.")
         for node in edge:
             if node not in variables:
-                raise ValueError(f"`{name}` arc {tuple(edge)!r} names {node!r}, which is not a column of the data.")
+                raise OptionError(f"`{name}` arc {tuple(edge)!r} names {node!r}, which is not a column of the data.")
         if edge[0] == edge[1]:
-            raise ValueError(f"`{name}` arc {tuple(edge)!r} is a self-loop.")
+            raise OptionError(f"`{name}` arc {tuple(edge)!r} is a self-loop.")
         out.append(tuple(edge))
     return out
 
@@ -66,29 +66,29 @@ def _edges(edges, variables: Sequence[str], name: str) -> list:
 def _class_index(options: dict, variables: Sequence[str], structure: str) -> int:
     class_variable = options.get("class_variable")
     if class_variable is None:
-        raise ValueError(f"structure={structure!r} needs `class_variable`, the name of the class column.")
+        raise OptionError(f"structure={structure!r} needs `class_variable`, the name of the class column.")
     if class_variable not in variables:
-        raise ValueError(
+        raise OptionError(
             f"`class_variable` {class_variable!r} is not a column of the data (columns: {list(variables)})."
         )
     return list(variables).index(class_variable)
 
 
-def _hill_climb_parents(encoded, options: dict, scorer) -> list:
-    """Validate the hill-climbing options and run the search (``encoded``: EncodedData or a provider)."""
-    variables = encoded.variables
+def _hill_climb_parents(provider, options: dict, scorer) -> list:
+    """Validate the hill-climbing options and run the search."""
+    variables = provider.variables
     index = {v: i for i, v in enumerate(variables)}
     white = [(index[a], index[b]) for a, b in _edges(options.get("whitelist") or (), variables, "whitelist")]
     black = [(index[a], index[b]) for a, b in _edges(options.get("blacklist") or (), variables, "blacklist")]
     both = set(white) & set(black)
     if both:
         a, b = sorted(both)[0]
-        raise ValueError(f"Arc ({variables[a]!r}, {variables[b]!r}) is in both `whitelist` and `blacklist`.")
+        raise OptionError(f"Arc ({variables[a]!r}, {variables[b]!r}) is in both `whitelist` and `blacklist`.")
     start = None
     if isinstance(options.get("start"), str):
         if options["start"] != "chow-liu":
-            raise ValueError(f"`start` must be 'chow-liu' or a structure; got {options['start']!r}.")
-        start = chow_liu_parents(encoded if _is_provider(encoded) else NumpyCounts.from_encoded(encoded))
+            raise OptionError(f"`start` must be 'chow-liu' or a structure; got {options['start']!r}.")
+        start = chow_liu_parents(provider)
     elif options.get("start") is not None:
         given = _given_structure(options["start"], variables)
         start = [tuple(index[p] for p in given[v]) for v in variables]
@@ -99,43 +99,51 @@ def _hill_climb_parents(encoded, options: dict, scorer) -> list:
     try:
         topological_order(start_names, list(variables))
     except ValueError as exc:
-        raise ValueError(f"The `whitelist` (with `start`) is not acyclic: {exc}") from None
+        raise OptionError(f"The `whitelist` (with `start`) is not acyclic: {exc}") from None
     max_parents = options.get("max_parents")
     if max_parents is not None:
         max_parents = check_positive_int(max_parents, "max_parents", minimum=0)
         crowded = [v for v, ps in start_names.items() if len(ps) > max_parents]
         if crowded:
-            raise ValueError(
+            raise OptionError(
                 f"Variable {crowded[0]!r} has more whitelisted/start parents than max_parents={max_parents}."
             )
     tabu = check_positive_int(options.get("tabu", 0), "tabu", minimum=0)
+    max_tabu = options.get("max_tabu")
+    if max_tabu is not None:
+        max_tabu = check_positive_int(max_tabu, "max_tabu", minimum=0)
+    max_iter = options.get("max_iter")
+    if max_iter is not None:
+        max_iter = check_positive_int(max_iter, "max_iter")
     restarts = check_positive_int(options.get("restarts", 0), "restarts", minimum=0)
     return hill_climb(
-        scorer, len(variables), start=start, max_parents=max_parents, tabu=tabu, max_tabu=options.get("max_tabu"),
+        scorer, len(variables), start=start, max_parents=max_parents, tabu=tabu, max_tabu=max_tabu,
         restarts=restarts, perturb=check_positive_int(options.get("perturb", 1), "perturb"),
         whitelist=white, blacklist=black, random_state=options.get("random_state"),
-        max_iter=options.get("max_iter"), progress=bool(options.get("progress", False)),
+        max_iter=max_iter, progress=bool(options.get("progress", False)),
     )
 
 
-def learn(data, structure="chow-liu", pseudocount: float = 1.0, **options) -> BayesianNetwork:
+def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schema | None = None,
+          **options) -> BayesianNetwork:
     """Learn a Bayesian network (structure and CPTs) from categorical data.
 
     Parameters
     ----------
-    data : DataFrame, ndarray of int or EncodedData
-        Training data (see :func:`bnfisher.encode`).
+    data : DataFrame, ndarray of int, EncodedData, counts provider, Dask DataFrame or path
+        Training data (see :func:`bnfisher.counts.as_provider`).  An integer
+        array holds codes; its columns are named ``X0, X1, ...`` in array order.
     structure : str, mapping, sequence of edges or BayesianNetwork, default="chow-liu"
         ``"chow-liu"``
             Maximum-weight spanning forest over mutual information (Chow & Liu 1968).
         ``"forest"``
             Maximum-weight spanning forest with score gains ``S(X_i | X_j) - S(X_i)``
-            as weights (only positive ones kept); options ``score``, ``ess``,
-            ``structure_prior``.
+            as weights (only positive ones kept); options ``structure_score``,
+            ``ess``, ``structure_prior``.
         ``"hc"``
             Hill climbing as R bnlearn's ``hc``: from the empty graph (or ``start``),
             apply the best add / delete / reverse move until none improves.  Options
-            ``score`` ("bic" default, "ll", "aic", "bdeu", "k2"), ``ess``,
+            ``structure_score`` ("bic" default, "ll", "aic", "bdeu", "k2"), ``ess``,
             ``structure_prior``, ``max_parents``, ``tabu`` (list length; 0 = plain hill
             climbing), ``max_tabu``, ``restarts``, ``perturb``, ``whitelist``,
             ``blacklist`` (sequences of (parent, child) names), ``start`` (a
@@ -149,8 +157,12 @@ def learn(data, structure="chow-liu", pseudocount: float = 1.0, **options) -> Ba
         BayesianNetwork fixes the structure and only fits the parameters.
     pseudocount : float, default=1.0
         Dirichlet pseudocount of the CPTs.
+    schema : Schema, optional
+        How to encode ``data`` (default: learned from it).  The network carries it,
+        so new data is encoded, and binned, as the training data was.
     **options
-        As listed per structure; an unknown option raises a TypeError.
+        As listed per structure; an unknown option raises a TypeError.  ``score``
+        is the former name of ``structure_score`` (deprecated).
 
     Returns
     -------
@@ -158,10 +170,11 @@ def learn(data, structure="chow-liu", pseudocount: float = 1.0, **options) -> Ba
 
     Raises
     ------
-    ValueError
+    OptionError
         Unknown structure name or class variable, ``k < 0``, cycles in a given
-        structure or whitelist, arcs in both whitelist and blacklist, names absent
-        from the data.
+        structure or whitelist, arcs in both whitelist and blacklist.
+    DataError
+        Names absent from the data; bad data (see :func:`bnfisher.counts.as_provider`).
 
     Examples
     --------
@@ -172,69 +185,50 @@ def learn(data, structure="chow-liu", pseudocount: float = 1.0, **options) -> Ba
     >>> learn(df, "naive-bayes", class_variable="c").edges
     [('c', 'a'), ('c', 'b')]
     """
-    if _is_dask(data):
-        from ..scale import DaskCounts
-
-        data = DaskCounts(data)
-    if _is_provider(data):
-        source, provider = data, data
-    else:
-        source = data if isinstance(data, EncodedData) else encode(data)
-        provider = NumpyCounts.from_encoded(source)
+    if "score" in options:
+        warnings.warn("`score` is deprecated; use `structure_score` (the name the estimators use).",
+                      FutureWarning, stacklevel=2)
+        options["structure_score"] = options.pop("score")
+    provider = as_provider(data, schema)
     variables = provider.variables
     if not isinstance(structure, str):
         if options:
-            raise TypeError(f"Options {sorted(options)} apply to named structures only.")
+            raise OptionTypeError(f"Options {sorted(options)} apply to named structures only.")
         parents = _given_structure(structure, variables)
     else:
         if structure not in STRUCTURES:
-            raise ValueError(f"`structure` must be one of {STRUCTURES} or a given structure; got {structure!r}.")
+            raise OptionError(f"`structure` must be one of {STRUCTURES} or a given structure; got {structure!r}.")
         unexpected = sorted(set(options) - _OPTIONS[structure])
         if unexpected:
-            raise TypeError(f"Unexpected option(s) for structure={structure!r}: {unexpected}; "
-                            f"it takes {sorted(_OPTIONS[structure]) or 'none'}.")
-        parent_index = _structure_parents(source, provider, structure, options)
+            raise OptionTypeError(f"Unexpected option(s) for structure={structure!r}: {unexpected}; "
+                                  f"it takes {sorted(_OPTIONS[structure]) or 'none'}.")
+        parent_index = _structure_parents(provider, structure, options)
         parents = {v: tuple(variables[p] for p in parent_index[i]) for i, v in enumerate(variables)}
-    if source is provider:
-        return BayesianNetwork.from_counts(provider, parents, pseudocount)
-    return BayesianNetwork.fit(source, parents, pseudocount=pseudocount, states=source.states)
+    return BayesianNetwork.from_data(provider, parents, pseudocount=pseudocount)
 
 
-def _is_provider(data) -> bool:
-    return hasattr(data, "counts") and hasattr(data, "cardinalities") and not isinstance(data, EncodedData)
-
-
-def _is_dask(data) -> bool:
-    return type(data).__module__.startswith("dask")
-
-
-def _scorer(source, provider, options: dict):
-    """The fast codes-based scorer in memory; a provider-based one (batched passes) otherwise."""
-    from ..scores import ProviderScorer
-
-    arguments = (options.get("score", "bic"), options.get("ess", 1.0), options.get("structure_prior"))
-    if isinstance(source, EncodedData):
-        return LocalScorer(source.codes, source.cardinalities, *arguments)
-    scorer = ProviderScorer(provider, *arguments)
-    n = len(provider.variables)
-    # Every single-parent family in one pass: the whole first step of a search or a forest.
-    scorer.prefetch([(i, (j,)) for i in range(n) for j in range(n) if i != j] + [(i, ()) for i in range(n)])
+def _scorer(provider, options: dict):
+    """The cached scorer of ``provider``; a distributed one starts with every single-parent family in one pass."""
+    scorer = make_scorer(provider, structure_score=options.get("structure_score", "bic"),
+                         ess=options.get("ess", 1.0), structure_prior=options.get("structure_prior"))
+    if isinstance(scorer, ProviderScorer):
+        n = len(provider.variables)
+        scorer.prefetch([(i, (j,)) for i in range(n) for j in range(n) if i != j] + [(i, ()) for i in range(n)])
     return scorer
 
 
-def _structure_parents(source, provider, structure: str, options: dict) -> list:
-    """Parent sets (column indices) of a named learner; ``source`` is EncodedData or the provider."""
+def _structure_parents(provider, structure: str, options: dict) -> list:
+    """Parent sets (column indices) of a named learner."""
     variables = provider.variables
-    cards = np.asarray(provider.cardinalities)
     if structure == "chow-liu":
         return chow_liu_parents(provider)
     if structure == "forest":
-        return score_forest_parents(_scorer(source, provider, options), len(variables))
+        return score_forest_parents(_scorer(provider, options), len(variables))
     if structure == "hc":
-        return _hill_climb_parents(source, options, scorer=_scorer(source, provider, options))
+        return _hill_climb_parents(provider, options, scorer=_scorer(provider, options))
     class_index = _class_index(options, variables, structure)
     if structure == "naive-bayes":
         return naive_bayes_parents(len(variables), class_index)
     if structure == "tan":
-        return tan_parents(provider, cards, class_index)
-    return kdb_parents(provider, cards, class_index, check_positive_int(options.get("k", 3), "k", minimum=0))
+        return tan_parents(provider, class_index)
+    return kdb_parents(provider, class_index, check_positive_int(options.get("k", 3), "k", minimum=0))

@@ -6,8 +6,6 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from ..counts import NumpyCounts
-
 __all__ = [
     "mutual_information_matrix",
     "conditional_mutual_information_matrix",
@@ -17,14 +15,7 @@ __all__ = [
 ]
 
 
-def _provider(data, cardinalities=None):
-    """A counts provider: ``data`` itself, or an in-memory one over an array of codes."""
-    if hasattr(data, "counts"):
-        return data
-    return NumpyCounts(data, cardinalities)
-
-
-def mutual_information_matrix(data, cardinalities=None) -> np.ndarray:
+def mutual_information_matrix(provider) -> np.ndarray:
     """Empirical mutual information (nats) between every pair of columns.
 
     ``I(a; b) = sum_xy p(x, y) log(p(x, y) / (p(x) p(y)))``, from the joint count
@@ -32,11 +23,14 @@ def mutual_information_matrix(data, cardinalities=None) -> np.ndarray:
 
     Parameters
     ----------
-    data : ndarray of codes or counts provider
-    cardinalities : sequence of int, optional
-        Needed with an array of codes.
+    provider : CountsProvider
+        See :func:`bnfisher.counts.as_provider`.
+
+    Returns
+    -------
+    ndarray of shape (n_variables, n_variables)
+        Symmetric, zero diagonal.
     """
-    provider = _provider(data, cardinalities)
     n_rows, n_vars = provider.n_rows, len(provider.cardinalities)
     information = np.zeros((n_vars, n_vars))
     if n_rows == 0:
@@ -47,13 +41,22 @@ def mutual_information_matrix(data, cardinalities=None) -> np.ndarray:
     return information
 
 
-def conditional_mutual_information_matrix(data, cardinalities=None, given: int = 0) -> np.ndarray:
+def conditional_mutual_information_matrix(provider, given: int = 0) -> np.ndarray:
     """``I(a; b | given)`` (nats) for every pair of columns, from 3-way tables asked in one pass.
 
     ``I(a; b | c) = sum p(x, y, z) log(p(x, y, z) p(z) / (p(x, z) p(y, z)))``; rows and
     columns of ``given`` itself are 0.
+
+    Parameters
+    ----------
+    provider : CountsProvider
+    given : int, default=0
+        Column index of the conditioning variable.
+
+    Returns
+    -------
+    ndarray of shape (n_variables, n_variables)
     """
-    provider = _provider(data, cardinalities)
     n_rows, n_vars = provider.n_rows, len(provider.cardinalities)
     information = np.zeros((n_vars, n_vars))
     if n_rows == 0:
@@ -132,6 +135,15 @@ def score_forest_parents(scorer, n_variables: int) -> list:
     return parents
 
 
-def chow_liu_parents(data, cardinalities=None) -> list:
-    """Parent sets of the Chow-Liu forest of the data (columns as indices)."""
-    return spanning_forest_parents(mutual_information_matrix(data, cardinalities))
+def chow_liu_parents(provider) -> list:
+    """Parent sets of the Chow-Liu forest of the data (columns as indices).
+
+    Parameters
+    ----------
+    provider : CountsProvider
+
+    Returns
+    -------
+    list of tuple
+    """
+    return spanning_forest_parents(mutual_information_matrix(provider))

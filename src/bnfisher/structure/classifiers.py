@@ -17,18 +17,37 @@ __all__ = ["naive_bayes_parents", "tan_parents", "kdb_parents"]
 
 
 def naive_bayes_parents(n_variables: int, class_index: int) -> list:
-    """Every feature has the class as its only parent."""
+    """Every feature has the class as its only parent.
+
+    Parameters
+    ----------
+    n_variables : int
+    class_index : int
+
+    Returns
+    -------
+    list of tuple
+    """
     return [() if i == class_index else (class_index,) for i in range(n_variables)]
 
 
-def tan_parents(data, cardinalities, class_index: int) -> list:
+def tan_parents(provider, class_index: int) -> list:
     """Class -> every feature, plus the conditional-MI spanning tree over the features.
 
-    ``data`` is an array of codes (with ``cardinalities``) or a counts provider.
+    Parameters
+    ----------
+    provider : CountsProvider
+    class_index : int
+        Column of the class.
+
+    Returns
+    -------
+    list of tuple
+        Parent column indices of every variable.
     """
-    n = len(cardinalities)
+    n = len(provider.cardinalities)
     features = [i for i in range(n) if i != class_index]
-    information = conditional_mutual_information_matrix(data, cardinalities, class_index)
+    information = conditional_mutual_information_matrix(provider, class_index)
     tree = spanning_forest_parents(information[np.ix_(features, features)])
     parents: list = [() for _ in range(n)]
     for position, i in enumerate(features):
@@ -36,18 +55,29 @@ def tan_parents(data, cardinalities, class_index: int) -> list:
     return parents
 
 
-def kdb_parents(data, cardinalities, class_index: int, k: int) -> list:
+def kdb_parents(provider, class_index: int, k: int) -> list:
     """Sahami's k-dependence Bayesian classifier structure.
 
     Features are taken in decreasing ``I(X_i; C)`` (ties: lower column first); each
     gets the class and up to ``k`` earlier features with the highest positive
     ``I(X_i; X_j | C)`` (ties: earlier in that order).
+
+    Parameters
+    ----------
+    provider : CountsProvider
+    class_index : int
+    k : int
+        Largest number of feature parents per feature.
+
+    Returns
+    -------
+    list of tuple
     """
-    n = len(cardinalities)
+    n = len(provider.cardinalities)
     features = [i for i in range(n) if i != class_index]
-    with_class = mutual_information_matrix(data, cardinalities)[class_index]
+    with_class = mutual_information_matrix(provider)[class_index]
     order = sorted(features, key=lambda i: (-with_class[i], i))
-    conditional = conditional_mutual_information_matrix(data, cardinalities, class_index)
+    conditional = conditional_mutual_information_matrix(provider, class_index)
     parents: list = [() for _ in range(n)]
     for position, i in enumerate(order):
         earlier = order[:position]

@@ -9,9 +9,12 @@ paths.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._validation import check_random_state
+from ..exceptions import ConvergenceWarning
 
 __all__ = ["hill_climb"]
 
@@ -159,6 +162,10 @@ def _climb(search: _Search, tabu: int, max_tabu: int, max_iter, progress_bar) ->
             if progress_bar is not None:
                 progress_bar.update(1)
                 progress_bar.set_postfix(score=f"{search.total:.6g}")
+        else:
+            if search.best_move() is not None:
+                warnings.warn(f"Hill climbing stopped after max_iter={max_iter} moves with improving moves left; "
+                              "raise `max_iter` (or pass None).", ConvergenceWarning, stacklevel=4)
         return search.total, search.snapshot()
     # Tabu search (bnlearn's ``tabu``): take the best move not leading to a recently
     # visited structure even if it lowers the score; stop after `max_tabu` steps

@@ -21,16 +21,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validation import check_option, check_positive_int, check_random_state
-from .classifier import ClassPosterior
-from .counts import configuration_index
-from .datasets import DATASETS, load, train_test_split
-from .kernel import FisherKernel, OverlapKernel
-from .network import BayesianNetwork
-from .selection import _Chi2Criterion, _MMDCriterion, _random_subsets, select_representatives
-from .structure import learn
+from .._validation import check_option, check_positive_int, check_random_state
+from ..counts import configuration_index
+from ..datasets import DATASETS, load, train_test_split
+from ..inference import ClassPosterior
+from ..kernel import FisherKernel, OverlapKernel
+from ..network import BayesianNetwork, cpt_from_counts
+from ..selection import Chi2Criterion, MMDCriterion, random_subsets, select_representatives
+from ..structure import learn
 
-__all__ = ["MODELS", "CRITERIA", "ExperimentResult", "run_summarization", "plot_summarization"]
+__all__ = ["MODELS", "CRITERIA", "ExperimentResult", "run_summarization", "run_experiment"]
 
 MODELS = ("hc", "tan", "kdb")
 #: criterion name -> what the greedy search minimises
@@ -62,10 +62,10 @@ class _Evaluator:
         """Log CPTs re-fitted (pseudocount 1) on the training rows ``rows`` (None: all)."""
         out = []
         for family, index, size in zip(self.families, self.train_index, self.sizes):
-            counts = np.bincount(index if rows is None else index[rows], minlength=size).astype(np.float64)
+            counts = np.bincount(index if rows is None else index[rows], minlength=size)
             r = int(self.cards[family[-1]])
-            counts = counts.reshape(-1, r) + 1.0  # pseudocount 1, as in the paper
-            out.append(np.log(counts / counts.sum(axis=1, keepdims=True)).reshape(-1))
+            # pseudocount 1, as in the paper; > 0, so every log is finite
+            out.append(np.log(cpt_from_counts(counts.reshape(-1, r), 1.0)).reshape(-1))
         return out
 
     def evaluate(self, rows: np.ndarray | None) -> dict:
@@ -101,7 +101,7 @@ class ExperimentResult:
 
 def _learn(model: str, train: pd.DataFrame) -> BayesianNetwork:
     if model == "hc":
-        return learn(train, "hc", score="bic", pseudocount=1.0)
+        return learn(train, "hc", structure_score="bic", pseudocount=1.0)
     if model == "tan":
         return learn(train, "tan", class_variable=CLASS, pseudocount=1.0)
     return learn(train, "kdb", class_variable=CLASS, k=3, pseudocount=1.0)
@@ -110,6 +110,7 @@ def _learn(model: str, train: pd.DataFrame) -> BayesianNetwork:
 def run_summarization(
     dataset: str,
     model: str,
+    *,
     sizes: Sequence[int] = (200, 400, 600, 1000),
     n_random: int = 1000,
     seed: int = 0,
@@ -161,13 +162,13 @@ def run_summarization(
     started = time.perf_counter()
     kernels = {"mmd": FisherKernel(network)}
     encoded = network.encode(train)
-    mmd_criterion = _MMDCriterion(kernels["mmd"], encoded)  # embeds the training rows once
+    mmd_criterion = MMDCriterion(kernels["mmd"], encoded)  # embeds the training rows once
     timed("parent probabilities and kernel", None, started)
     if "mmd-identity" in criteria:
         kernels["mmd-identity"] = FisherKernel(network, information="identity")
     if "mmd-overlap" in criteria:
         kernels["mmd-overlap"] = OverlapKernel(network)
-    chi2_criterion = _Chi2Criterion(encoded.codes, encoded.cardinalities)
+    chi2_criterion = Chi2Criterion(encoded.codes, encoded.cardinalities)
     evaluator = _Evaluator(network, train, test, classification=model != "hc")
     full = evaluator.evaluate(None)
     rows.append({**base, "k": len(train), "method": "full", "replicate": 0, "mmd": 0.0, "chi2": np.nan, **full})
@@ -179,7 +180,7 @@ def run_summarization(
     for k in iterator:
         k = int(k)
         started = time.perf_counter()
-        subsets = _random_subsets(rng, len(train), k, n_random)
+        subsets = random_subsets(len(train), k, n_random, random_state=rng)
         values = {"mmd": mmd_criterion.evaluate_many(subsets), "chi2": chi2_criterion.evaluate_many(subsets)}
         timed("random subsets: mmd and chi2", k, started)
         started = time.perf_counter()
@@ -191,7 +192,7 @@ def run_summarization(
         for criterion in criteria:
             started = time.perf_counter()
             if criterion not in values:
-                values[criterion] = _MMDCriterion(kernels[criterion], encoded).evaluate_many(subsets)
+                values[criterion] = MMDCriterion(kernels[criterion], encoded).evaluate_many(subsets)
             start = subsets[int(np.argmin(values[criterion]))]
             kernel = kernels.get(criterion, kernels["mmd"])
             result = select_representatives(kernel, encoded, k, criterion="chi2" if criterion == "chi2" else "mmd",
@@ -205,116 +206,52 @@ def run_summarization(
     return ExperimentResult(pd.DataFrame(rows), pd.DataFrame(timings))
 
 
-def _metrics(model: str) -> list:
-    return ["nll"] if model == "hc" else ["error", "logloss"]
 
 
-def plot_summarization(results: pd.DataFrame, path: str, model: str) -> None:
-    """Figures laid out like the paper's Figures 1-3: one panel per data set (and metric).
+def run_experiment(output: str, *, datasets: Sequence[str] = DATASETS, models: Sequence[str] = MODELS,
+                   sizes: Sequence[int] = (200, 400, 600, 1000), n_random: int = 1000, seeds: Sequence[int] = (0,),
+                   criteria: Sequence[str] = CRITERIA, progress: bool = False) -> ExperimentResult:
+    """Run :func:`run_summarization` for every data set, model and seed, and write the report.
 
-    Random subsets: mean ± sd (averaged over seeds); greedy criteria: mean over
-    seeds with the range over seeds as a band; full set: a horizontal line.
+    Writes ``results.csv``, ``timings.csv``, ``claims.csv``, ``report.md`` and
+    ``figure-<model>.png`` to the folder ``output`` (created if absent; each file
+    written atomically).
+
+    Parameters
+    ----------
+    output : str
+        Output folder.
+    datasets, models, sizes, n_random, seeds, criteria, progress
+        As for :func:`run_summarization`.
+
+    Returns
+    -------
+    ExperimentResult
+        All runs' results and timings, concatenated.
     """
-    import matplotlib
+    import os
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..io import write_table, write_text
+    from .report import plot_summarization, report_markdown, summarize_claims
 
-    frame = results[results["model"] == model]
-    datasets = [d for d in DATASETS if d in set(frame["dataset"])] or sorted(set(frame["dataset"]))
-    metrics = _metrics(model)
-    figure, axes = plt.subplots(len(metrics), len(datasets), figsize=(4.5 * len(datasets), 3.6 * len(metrics)),
-                                squeeze=False)
-    labels = {"greedy-mmd": "greedy MMD (Fisher)", "greedy-chi2": "greedy χ²",
-              "greedy-mmd-identity": "greedy MMD (identity)", "greedy-mmd-overlap": "greedy MMD (overlap)"}
-    for column, dataset in enumerate(datasets):
-        part = frame[frame["dataset"] == dataset]
-        for row, metric in enumerate(metrics):
-            ax = axes[row, column]
-            random = part[part["method"] == "random"].groupby("k")[metric]
-            ax.errorbar(random.mean().index, random.mean().values, yerr=random.std().values, fmt="o-", color="grey",
-                        capsize=3, label="random mean ± sd")
-            for method, label in labels.items():
-                greedy = part[part["method"] == method]
-                if greedy.empty:
-                    continue
-                by_k = greedy.groupby("k")[metric]
-                line = ax.plot(by_k.mean().index, by_k.mean().values, "s-", label=label)[0]
-                if greedy["seed"].nunique() > 1:
-                    ax.fill_between(by_k.min().index, by_k.min().values, by_k.max().values, alpha=0.15,
-                                    color=line.get_color())
-            full = part[part["method"] == "full"][metric].mean()
-            ax.axhline(full, color="black", linestyle="--", label="full set")
-            ax.set_title(f"{dataset} ({model})")
-            ax.set_xlabel("subset size k")
-            ax.set_ylabel({"nll": "test NLL per sample", "error": "misclassification rate",
-                           "logloss": "test log loss"}[metric])
-    axes[0, 0].legend(fontsize=7)
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    os.makedirs(output, exist_ok=True)
+    runs = [(d, m, s) for s in seeds for m in models for d in datasets]
+    iterator = runs
+    if progress:
+        from tqdm.auto import tqdm
 
-
-def summarize_claims(results: pd.DataFrame) -> pd.DataFrame:
-    """How often each greedy criterion beats the random mean, per data set, model and size."""
-    out = []
-    for (dataset, model, seed, k), part in results[results["method"] != "full"].groupby(
-            ["dataset", "model", "seed", "k"]):
-        metric = "nll" if model == "hc" else "logloss"
-        random_mean = part.loc[part["method"] == "random", metric].mean()
-        for method in sorted(set(part["method"]) - {"random"}):
-            value = part.loc[part["method"] == method, metric].iloc[0]
-            out.append({"dataset": dataset, "model": model, "seed": seed, "k": k, "method": method,
-                        "metric": metric, "value": value, "random_mean": random_mean,
-                        "beats_random": bool(value < random_mean)})
-    return pd.DataFrame(out)
-
-
-def report_markdown(results: pd.DataFrame, timings: pd.DataFrame) -> str:
-    """Markdown tables of a run: per model and metric, random mean ± sd, greedy criteria, full set;
-    then the stage timings (seconds, summed over sizes, mean over seeds)."""
-    methods = ["greedy-mmd", "greedy-chi2", "greedy-mmd-identity", "greedy-mmd-overlap"]
-    names = {"greedy-mmd": "MMD Fisher", "greedy-chi2": "χ²", "greedy-mmd-identity": "MMD identity",
-             "greedy-mmd-overlap": "MMD overlap"}
-    lines = []
-    seeds = sorted(results["seed"].unique())
-    spread = len(seeds) > 1
-    for model in [m for m in MODELS if m in set(results["model"])]:
-        for metric in _metrics(model):
-            title = {"nll": "test NLL per sample", "error": "misclassification rate", "logloss": "test log loss"}
-            lines.append(f"### {model}: {title[metric]}" + (f" (mean [min, max] over {len(seeds)} seeds)"
-                                                              if spread else ""))
-            lines.append("")
-            present = [m for m in methods if m in set(results["method"])]
-            lines.append("| data set | k | random mean ± sd | " + " | ".join(names[m] for m in present) + " | full |")
-            lines.append("|---|---|---|" + "---|" * (len(present) + 1))
-            part = results[results["model"] == model]
-            for (dataset, k), group in part[part["method"] != "full"].groupby(["dataset", "k"]):
-                random = group[group["method"] == "random"][metric]
-                cells = [dataset, str(k), f"{random.mean():.4f} ± {random.std():.4f}"]
-                for method in present:
-                    values = group[group["method"] == method][metric]
-                    text = f"{values.mean():.4f}"
-                    if spread:
-                        text += f" [{values.min():.4f}, {values.max():.4f}]"
-                    cells.append(f"**{text}**" if values.mean() < random.mean() else text)
-                full = part[(part["method"] == "full") & (part["dataset"] == dataset)][metric].mean()
-                cells.append(f"{full:.4f}")
-                lines.append("| " + " | ".join(cells) + " |")
-            lines.append("")
-    lines.append("Bold: below the random mean.")
-    lines.append("")
-    lines.append("### Stage timings (seconds; summed over the sizes, mean over seeds)")
-    lines.append("")
-    table = (timings.groupby(["dataset", "model", "seed", "stage"])["seconds"].sum()
-             .groupby(["dataset", "model", "stage"]).mean().unstack("stage").round(2))
-    columns = list(table.columns)
-    lines.append("| data set | model | " + " | ".join(columns) + " |")
-    lines.append("|---|---|" + "---|" * len(columns))
-    for (dataset, model), row in table.iterrows():
-        lines.append(f"| {dataset} | {model} | " + " | ".join(f"{row[c]:.2f}" for c in columns) + " |")
-    per_k = timings[timings["stage"] == "greedy mmd"].groupby(["dataset", "model", "k"])["seconds"].mean()
-    lines.append("")
-    lines.append("Greedy MMD per size (seconds): " + "; ".join(
-        f"{d}/{m} k={int(k)}: {v:.2f}" for (d, m, k), v in per_k.items()))
-    return "\n".join(lines) + "\n"
+        iterator = tqdm(runs, desc="experiment", unit="run")
+    started = time.perf_counter()
+    outcomes = [run_summarization(d, m, sizes=sizes, n_random=n_random, seed=s, criteria=criteria, progress=progress)
+                for d, m, s in iterator]
+    results = pd.concat([o.results for o in outcomes], ignore_index=True)
+    timings = pd.concat([o.timings for o in outcomes], ignore_index=True)
+    write_table(results, os.path.join(output, "results.csv"))
+    write_table(timings, os.path.join(output, "timings.csv"))
+    write_table(summarize_claims(results), os.path.join(output, "claims.csv"))
+    for model in models:
+        plot_summarization(results, os.path.join(output, f"figure-{model}.png"), model)
+    elapsed = time.perf_counter() - started
+    write_text(os.path.join(output, "report.md"),
+               f"Wall time: {elapsed:.1f} s for {len(runs)} runs.\n\n" + report_markdown(results, timings))
+    return ExperimentResult(results, timings)

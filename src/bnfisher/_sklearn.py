@@ -1,0 +1,28 @@
+"""The one scikit-learn import guard of bnfisher (private module).
+
+scikit-learn is an optional extra (``pip install "bnfisher[sklearn]"``): the
+estimators subclass its base classes when it is installed, and plain ``object``
+otherwise, so that ``import bnfisher`` never needs it.  Using an estimator
+without it raises an ImportError naming the extra.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BaseEstimator", "TransformerMixin", "ClassifierMixin", "check_is_fitted", "HAVE_SKLEARN"]
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+    from sklearn.utils.validation import check_is_fitted
+
+    HAVE_SKLEARN = True
+except ImportError:  # pragma: no cover - exercised only without scikit-learn
+    HAVE_SKLEARN = False
+
+    class BaseEstimator:  # noqa: D101 - stand-in
+        def __init__(self, *args, **kwargs):
+            raise ImportError("bnfisher's estimators need scikit-learn: pip install 'bnfisher[sklearn]'.")
+
+    ClassifierMixin = TransformerMixin = object
+
+    def check_is_fitted(estimator, attributes=None):  # noqa: D103 - stand-in
+        raise ImportError("bnfisher's estimators need scikit-learn: pip install 'bnfisher[sklearn]'.")
