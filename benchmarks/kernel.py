@@ -22,7 +22,7 @@ import bnfisher as bf
 from bnfisher.datasets import load
 from bnfisher.interop import to_pyagrum
 
-BIF_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "bif"
+BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
 
 
 def best_of(function, *args, repeat=3, **kwargs):
@@ -64,7 +64,7 @@ def bench_gram(n_rows: int) -> None:
 
 
 def bench_mmd(sizes) -> None:
-    network = bf.read_bif(BIF_DIR / "alarm.bif")
+    network = bf.read_bif(BIF_DIR / "alarm.bif.gz")
     kernel = bf.FisherKernel(network)
     print("(c) mmd between two samples of alarm (37 variables), each of n rows")
     for n in sizes:
@@ -91,7 +91,7 @@ def bench_mmd(sizes) -> None:
 def _pyagrum_worker(name, engine_name, queue):
     import pyagrum as gum
 
-    network = bf.read_bif(BIF_DIR / f"{name}.bif")
+    network = bf.read_bif(BIF_DIR / f"{name}.bif.gz")
     bn = to_pyagrum(network)
     start = time.perf_counter()
     engine = gum.LazyPropagation(bn) if engine_name == "lazy" else gum.VariableElimination(bn)
@@ -137,7 +137,7 @@ def bench_parent_marginals(names, timeout) -> None:
     print(f"    {'network':<11}{'nodes':>6}{'bnfisher':>10}{'engine':>15}{'jt':>8}{'elim':>8}"
           f"{'pyAgrum LP':>12}{'pyAgrum VE':>12}")
     for name in names:
-        network = bf.read_bif(BIF_DIR / f"{name}.bif")
+        network = bf.read_bif(BIF_DIR / f"{name}.bif.gz")
         t_auto, (_, used) = best_of(bf.parent_marginals, network, "exact", repeat=3)
         t_jt, _ = best_of(bf.parent_marginals, network, "junction-tree", max_table_size=2**27, repeat=1)
         t_el, _ = best_of(bf.parent_marginals, network, "elimination", repeat=1)

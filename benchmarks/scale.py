@@ -29,9 +29,8 @@ import pandas as pd
 
 import bnfisher as bf
 from bnfisher.counts import count_block
-from bnfisher.encoding import encode
 
-BIF_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "bif"
+BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
 
 
 class StreamingNumpyCounts:
@@ -41,18 +40,28 @@ class StreamingNumpyCounts:
         import pyarrow.parquet as pq
 
         self.file = pq.ParquetFile(path)
-        self.states = states
-        self.variables = tuple(states)
-        self.cardinalities = np.array([len(states[v]) for v in self.variables])
+        self.schema = bf.Schema(states)
+        self.states = self.schema.states
+        self.variables = self.schema.variables
+        self.cardinalities = self.schema.cardinalities
         self.n_rows = self.file.metadata.num_rows
+
+    def _blocks(self):
+        for group in range(self.file.num_row_groups):
+            yield self.schema.encode(self.file.read_row_group(group).to_pandas()).codes
 
     def counts(self, families):
         total = None
-        for group in range(self.file.num_row_groups):
-            frame = self.file.read_row_group(group).to_pandas()
-            tables = count_block(encode(frame, self.states, self.variables).codes, families, self.cardinalities)
+        for codes in self._blocks():
+            tables = count_block(codes, families, self.cardinalities)
             total = tables if total is None else [a + b for a, b in zip(total, tables)]
         return total
+
+    def map_rows(self, function):
+        return [function(codes) for codes in self._blocks()]
+
+    def sample(self, n, *, random_state=None):
+        raise NotImplementedError("The reference provider only counts.")
 
 
 def write_parquet(network, rows: int, path: str, chunk: int = 1_000_000) -> None:
@@ -83,7 +92,7 @@ def main() -> None:
 
     from bnfisher.scale import DaskCounts
 
-    network = bf.read_bif(BIF_DIR / "alarm.bif")
+    network = bf.read_bif(BIF_DIR / "alarm.bif.gz")
     states = {v: tuple(range(len(network.states[v]))) for v in network.variables}
     folder = tempfile.mkdtemp(prefix="bnfisher-scale-")
     path = os.path.join(folder, "alarm.parquet")
@@ -96,7 +105,7 @@ def main() -> None:
     numpy_provider = StreamingNumpyCounts(path, states)
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        dask_provider = DaskCounts(dd.read_parquet(path, split_row_groups=True), states=states)
+        dask_provider = DaskCounts(dd.read_parquet(path, split_row_groups=True), bf.Schema(states))
 
         def timed(function):
             begin = time.perf_counter()
@@ -120,8 +129,8 @@ def main() -> None:
             hc_path = os.path.join(folder, "alarm-hc.parquet")
             write_parquet(network, hc_rows, hc_path)
         hc_frame = dd.read_parquet(hc_path, split_row_groups=True)
-        t_hc_dask, learned_dask = timed(lambda: bf.learn(DaskCounts(hc_frame, states=states), "hc"))
-        t_hc_persist, learned_persist = timed(lambda: bf.learn(DaskCounts(hc_frame, states=states, persist=True),
+        t_hc_dask, learned_dask = timed(lambda: bf.learn(DaskCounts(hc_frame, bf.Schema(states)), "hc"))
+        t_hc_persist, learned_persist = timed(lambda: bf.learn(DaskCounts(hc_frame, bf.Schema(states), persist=True),
                                                                "hc"))
         t_hc_numpy, learned_numpy = timed(lambda: bf.learn(StreamingNumpyCounts(hc_path, states), "hc"))
         same = learned_dask.edges == learned_numpy.edges == learned_persist.edges

@@ -22,7 +22,7 @@ import numpy as np
 
 import bnfisher as bf
 from bnfisher.datasets import load, train_test_split
-from bnfisher.selection import _random_subsets, _tolerance, random_mmd_baseline, select_representatives
+from bnfisher.selection import random_mmd_baseline, random_subsets, select_representatives
 
 PAPER_MINUTES = {200: 0.7, 1000: 19.0}  # greedy MMD on letter, Sec. 7.1.1
 
@@ -44,6 +44,7 @@ def gram_reference(gram: np.ndarray, start: np.ndarray, max_positions: int | Non
         return gram[np.ix_(subset, subset)].sum() / k**2 + total - 2 * row_sums[subset].sum() / (k * n)
 
     current = value(S)
+    scale = float(np.diag(gram).mean())
     sweeps = 0
     begin = time.perf_counter()
     while True:
@@ -59,8 +60,10 @@ def gram_reference(gram: np.ndarray, start: np.ndarray, max_positions: int | Non
                       - 2 * (row_sums[others].sum() + row_sums) / (k * n))
             values[member] = np.inf
             best = values.min()
-            if best < current - _tolerance(current):
-                j = int(np.flatnonzero(values <= best + _tolerance(best))[0])
+            # The documented acceptance rule of select_representatives (tol=1e-10 relative to the value, or to
+            # the mean K(x, x) when the value is ~0), and its tie rule (1e-12 relative).
+            if best < current - 1e-10 * max(abs(current), scale):
+                j = int(np.flatnonzero(values <= best + 1e-12 * abs(best) + 1e-300)[0])
                 member[S[position]], member[j] = False, True
                 S[position] = j
                 current = best
@@ -105,7 +108,7 @@ def main() -> None:
         random_mmd_baseline(kernel, train, k, n=1000, random_state=0)  # the work of the best-random start
         t_random = time.perf_counter() - begin
         print(f"  best of 1000 random subsets (MMD):   {t_random:8.2f} s")
-        starting = _random_subsets(rng, len(train), k, 1)[0]
+        starting = random_subsets(len(train), k, 1, random_state=rng)[0]
         begin = time.perf_counter()
         ours = select_representatives(kernel, train, k, init=starting)
         t_ours = time.perf_counter() - begin

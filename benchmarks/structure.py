@@ -10,15 +10,18 @@ Run:  python benchmarks/structure.py [--quick] [--skip-pgmpy-above N]
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
 
 import bnfisher as bf
 from bnfisher.datasets import load
-from bnfisher.interop import pyagrum_hill_climb
 
-BIF_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "bif"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from _helpers import pyagrum_hill_climb  # noqa: E402
+
+BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
 
 
 def ours(frame, **options):
@@ -47,7 +50,7 @@ def pgmpy(frame):
 def datasets(quick: bool):
     sizes = [5000] if quick else [5000, 50000]
     for name in ("alarm", "insurance"):
-        network = bf.read_bif(BIF_DIR / f"{name}.bif")
+        network = bf.read_bif(BIF_DIR / f"{name}.bif.gz")
         for n in sizes:
             yield f"{name} {n:,}", network.sample(n, random_state=0)
     yield "letter 10,000", load("letter").iloc[:10000].reset_index(drop=True)

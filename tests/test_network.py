@@ -2,9 +2,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bnfisher import BayesianNetwork, Schema, parse_bif, read_bif, write_bif
+from bnfisher import BayesianNetwork, Schema
 
-from _helpers import BIF_DIR, all_configurations, joint_probabilities, random_network
+from _helpers import all_configurations, joint_probabilities, random_network
 
 STATES = {"A": ["a0", "a1"], "B": ["b0", "b1", "b2"]}
 
@@ -87,30 +87,3 @@ def test_sample_respects_zero_probabilities():
                               {"A": [0, 1], "B": [0, 1]})
     codes = network.sample(10_000, random_state=0, as_frame=False)
     assert np.all(codes == 1)
-
-
-@pytest.mark.parametrize("path", sorted(BIF_DIR.glob("*.bif.gz")), ids=lambda p: p.name.split(".")[0])
-def test_bif_round_trip(path, tmp_path):
-    network = read_bif(path)
-    target = tmp_path / "copy.bif"
-    write_bif(network, target)
-    again = read_bif(target)
-    assert again.variables == network.variables
-    for v in network.variables:
-        assert again.states[v] == network.states[v]
-        assert again.parents[v] == network.parents[v]
-        np.testing.assert_allclose(again.cpts[v], network.cpts[v], rtol=0, atol=1e-15)
-
-
-def test_bif_round_trip_keeps_label_types():
-    data = pd.DataFrame({"n": [1, 2, 2, 3], "flag": [True, False, True, True], "s": ["x", "y", "x", "x"]})
-    network = BayesianNetwork.from_data(data, {"n": [], "flag": ["n"], "s": ["flag"]})
-    again = parse_bif(write_bif(network))
-    assert again.states == network.states
-    assert type(again.states["n"][0]) is int and type(again.states["flag"][0]) is bool
-
-
-def test_write_bif_rejects_labels_bif_cannot_hold():
-    network = BayesianNetwork({}, {"A": [0.5, 0.5]}, {"A": ["a b", "c"]})
-    with pytest.raises(ValueError, match="'a b'"):
-        write_bif(network)

@@ -68,7 +68,7 @@ def test_hill_climbing_result_is_a_local_optimum_and_deterministic():
 
 def _pyagrum_bic(frame):
     pytest.importorskip("pyagrum")
-    from bnfisher.interop import pyagrum_hill_climb
+    from _helpers import pyagrum_hill_climb
 
     return score(pyagrum_hill_climb(frame)[0], frame)
 

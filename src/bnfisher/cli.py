@@ -368,7 +368,7 @@ def _command_summarize(args) -> None:
     result = select_representatives(kernel, encoded, args.k, criterion=args.criterion, n_init=args.n_init,
                                     random_state=args.seed, progress=not args.quiet)
     n_random = 1000 if args.n_random is None else args.n_random
-    mmd = kernel.mmd(encoded.codes[result.indices], encoded)
+    mmd = kernel.mmd(encoded.take(result.indices), encoded)
     mean, std, _ = random_mmd_baseline(kernel, encoded, args.k, n=n_random, random_state=args.seed + 1)
     print(f"Selected k={args.k} rows by greedy {args.criterion}: {result.n_sweeps} sweeps, {result.n_swaps} swaps, "
           f"{time.perf_counter() - started:.2f} s in all")

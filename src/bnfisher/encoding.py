@@ -673,6 +673,10 @@ class EncodedData:
         """Number of rows."""
         return self.codes.shape[0]
 
+    def take(self, rows) -> EncodedData:
+        """The rows ``rows`` (positions or a boolean mask) as a new EncodedData with the same schema."""
+        return EncodedData(np.asfortranarray(self.codes[rows]), self.variables, self.states, schema=self.schema)
+
     def select(self, variables: Sequence) -> EncodedData:
         """Return the columns ``variables`` (in that order) as a new EncodedData."""
         index = {v: i for i, v in enumerate(self.variables)}

@@ -269,7 +269,7 @@ def _sampling_marginals(network, queries, n_samples, pseudocount, random_state) 
     done = 0
     while done < n_samples:
         size = min(chunk, n_samples - done)
-        codes = network.sample(size, random_state=rng, as_frame=False)
+        codes = network.encode(network.sample(size, random_state=rng, as_frame=False)).codes  # topological
         for k, query in enumerate(queries):
             if query:
                 totals[k] += count_family(codes, query, cards)

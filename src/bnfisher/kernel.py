@@ -135,6 +135,8 @@ class FamilyKernel:
     def cell_index(self, codes: np.ndarray, i: int) -> np.ndarray:
         """Cell of family ``i`` of every row of ``codes`` (mixed radix over ``families[i]``), checked possible.
 
+        ``codes`` has its columns in ``network.variables`` order, as ``encode(X).codes`` has.
+
         Raises
         ------
         DataError
@@ -656,8 +658,9 @@ class OverlapKernel(FamilyKernel):
         if not isinstance(network, BayesianNetwork):
             raise OptionTypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
         # Only the variables and states matter: the same network without arcs (uniform CPTs).
-        self.network = BayesianNetwork({}, {v: np.full(len(s), 1.0 / len(s)) for v, s in network.states.items()},
-                                       network.states, schema=network.schema)
+        states = {v: network.states[v] for v in network.variables}
+        self.network = BayesianNetwork({}, {v: np.full(len(s), 1.0 / len(s)) for v, s in states.items()}, states,
+                                       schema=network.schema)
         cards = self.network.cardinalities
         self._set_tables([np.eye(int(r)) for r in cards], [np.ones(int(r), dtype=bool) for r in cards])
 

@@ -182,16 +182,21 @@ class BayesianNetwork:
         self._cardinalities = np.array([len(clean_states[v]) for v in variables], dtype=np.intp)
         self._cardinalities.setflags(write=False)
         if schema is None:
-            schema = Schema({v: clean_states[v] for v in variables})
+            schema = Schema({v: clean_states[v] for v in order})  # declared order: the order of `states`
         elif not isinstance(schema, Schema):
             raise OptionTypeError(f"`schema` must be a Schema; got {type(schema).__name__}.")
         else:
-            schema = schema.select(variables)
+            absent = [v for v in order if v not in schema.states]
+            if absent:
+                raise SchemaError(f"The schema lacks variable(s) {absent} of the network.")
+            schema = schema.select([v for v in schema.variables if v in clean_states])
             for v in variables:
                 if tuple(schema.states[v]) != clean_states[v]:
                     raise SchemaError(f"The schema's states of {v!r} {schema.states[v]} differ from the network's "
                                       f"{clean_states[v]}.")
         self._schema = schema
+        # Arrays of codes in and out follow the declared order; internally columns are topological.
+        self._declared = tuple(index[v] for v in schema.variables)
 
     # ------------------------------------------------------------------ structure
     @property
@@ -201,7 +206,13 @@ class BayesianNetwork:
 
     @property
     def schema(self) -> Schema:
-        """The :class:`~bnfisher.encoding.Schema` every input is encoded with (``variables`` order)."""
+        """The :class:`~bnfisher.encoding.Schema` every input is encoded with.
+
+        Its variable order is the network's *declared* order (the order of
+        ``states``, i.e. of the training data's columns): an array of codes given
+        to any method has its columns in this order, and arrays returned (e.g. by
+        :meth:`sample`) use it too.
+        """
         return self._schema
 
     @property
@@ -264,25 +275,29 @@ class BayesianNetwork:
 
     # ------------------------------------------------------------------- data
     def encode(self, data) -> EncodedData:
-        """Encode ``data`` with this network's schema, columns in ``variables`` order.
+        """Encode ``data`` with this network's schema, columns in ``variables`` (topological) order.
 
         Parameters
         ----------
         data : DataFrame, ndarray of int or EncodedData
             A DataFrame holds labels (extra columns are ignored; numeric values of
             binned variables are binned with the schema's edges); an integer array
-            holds codes with its columns in ``variables`` order.
+            holds codes with its columns in the declared order ``schema.variables``.
 
         Returns
         -------
         EncodedData
+            Columns in ``variables`` order.
 
         Raises
         ------
         SchemaError
             An absent column, an unknown value, a code out of range.
         """
-        return self._schema.encode(data)
+        if isinstance(data, (pd.DataFrame, pd.Series, EncodedData)):
+            return self._schema.encode(data, variables=self._variables)
+        encoded = self._schema.encode(data)
+        return encoded if encoded.variables == self._variables else encoded.select(self._variables)
 
     @classmethod
     def from_data(cls, data, parents: Mapping, *, pseudocount: float = 1.0,
@@ -354,7 +369,7 @@ class BayesianNetwork:
                 total += np.log(self._cpts[v].reshape(-1)[flat])
         return total
 
-    def sample(self, n: int, random_state=None, as_frame: bool = True):
+    def sample(self, n: int, *, random_state=None, as_frame: bool = True):
         """Draw ``n`` rows by vectorised ancestral (forward) sampling.
 
         Parameters
@@ -365,8 +380,12 @@ class BayesianNetwork:
             Seed for reproducibility.
         as_frame : bool, default=True
             Return a DataFrame of categorical columns (every state kept as a
-            category); otherwise an ``(n, n_variables)`` array of codes in
-            ``variables`` order.
+            category); otherwise an ``(n, n_variables)`` array of codes in the
+            declared order ``schema.variables``.
+
+        Returns
+        -------
+        DataFrame or ndarray
         """
         n = check_positive_int(n, "n", minimum=0)
         rng = check_random_state(random_state)
@@ -386,17 +405,30 @@ class BayesianNetwork:
             position = np.searchsorted(shifted, u, side="right")
             codes[:, i] = np.minimum(position - config * r, r - 1)
         if not as_frame:
-            return codes
-        return self.decode(codes)
+            return np.asfortranarray(codes[:, list(self._declared)])
+        return self._frame(codes)
 
     def decode(self, codes: np.ndarray) -> pd.DataFrame:
-        """Turn an array of codes (columns in ``variables`` order) into a categorical DataFrame."""
-        return pd.DataFrame(
-            {
-                v: pd.Categorical.from_codes(codes[:, i], categories=pd.Index(list(self._states[v]), dtype=object))
-                for i, v in enumerate(self._variables)
-            }
-        )
+        """Turn an array of codes (columns in the declared order ``schema.variables``) into a categorical DataFrame.
+
+        Parameters
+        ----------
+        codes : ndarray of shape (n_rows, n_variables)
+
+        Returns
+        -------
+        DataFrame
+            Columns in the declared order, every state kept as a category.
+        """
+        return self._frame(self.encode(codes).codes)
+
+    def _frame(self, codes: np.ndarray) -> pd.DataFrame:
+        """Categorical DataFrame, columns in declared order, from codes in ``variables`` order."""
+        return pd.DataFrame({
+            self._variables[i]: pd.Categorical.from_codes(
+                codes[:, i], categories=pd.Index(list(self._states[self._variables[i]]), dtype=object))
+            for i in self._declared
+        })
 
 
 def cpt_from_counts(counts: np.ndarray, pseudocount: float) -> np.ndarray:

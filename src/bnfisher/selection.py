@@ -632,7 +632,7 @@ def mmd_test(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_s
         limit = check_positive_int(max_rows, "max_rows")
         providers = [p if isinstance(p, NumpyCounts) else kernel.provider(p.sample(limit, random_state=rng))
                      for p in providers]
-    x, y = (p.encoded for p in providers)
+    x, y = (kernel.encode(p.encoded) for p in providers)  # columns in the kernel's family order
     n_x, n_y = x.n_rows, y.n_rows
     if n_x < 2 or n_y < 2:
         raise DataError(f"Each sample needs at least 2 rows; got {n_x} and {n_y}.")

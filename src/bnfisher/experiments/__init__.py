@@ -200,7 +200,7 @@ def run_summarization(
             timed(f"greedy {criterion}", k, started)
             chosen = result.indices
             rows.append({**base, "k": k, "method": f"greedy-{criterion}", "replicate": 0,
-                         "mmd": kernels["mmd"].mmd(encoded.codes[chosen], encoded),
+                         "mmd": kernels["mmd"].mmd(encoded.take(chosen), encoded),
                          "chi2": chi2_criterion.evaluate_many(chosen[None, :])[0],
                          "sweeps": result.n_sweeps, "swaps": result.n_swaps, **evaluator.evaluate(chosen)})
     return ExperimentResult(pd.DataFrame(rows), pd.DataFrame(timings))

@@ -1,0 +1,112 @@
+"""The counts-provider protocol and ``as_provider`` (Dask forms are tested in test_scale.py)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bnfisher import EncodedData, FisherKernel, Schema, as_provider, learn, score
+from bnfisher.counts import CountsProvider, NumpyCounts, configuration_index, count_family, n_configurations
+from bnfisher.exceptions import SchemaError
+from bnfisher.selection import select_representatives
+
+from _helpers import random_network
+
+
+def test_count_family_hand_computed():
+    codes = np.array([[0, 1], [1, 1], [0, 0], [0, 1]])
+    np.testing.assert_array_equal(count_family(codes, [0, 1], [2, 2]), [[1, 2], [0, 1]])
+    np.testing.assert_array_equal(count_family(codes, [1], [2, 2]), [1, 3])
+    assert count_family(codes, [], [2, 2]) == 4
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 60), st.integers(0, 2**31 - 1))
+def test_counts_sum_to_the_weighted_number_of_rows(n_vars, n_rows, seed):
+    rng = np.random.default_rng(seed)
+    cards = rng.integers(1, 4, size=n_vars)
+    codes = np.column_stack([rng.integers(0, r, size=n_rows) for r in cards]) if n_rows else \
+        np.zeros((0, n_vars), dtype=int)
+    weights = rng.random(n_rows)
+    family = list(range(n_vars))
+    assert count_family(codes, family, cards).sum() == n_rows
+    assert count_family(codes, family, cards, weights).sum() == pytest.approx(weights.sum())
+
+
+def test_configuration_count_does_not_overflow():
+    assert n_configurations([1000] * 8) == 1000**8  # > 2**63
+    assert configuration_index(np.array([[1, 2]]), [0, 1], [2, 3]).tolist() == [5]
+
+
+def test_every_input_form_gives_the_same_counts_scores_kernel_and_selection():
+    network = random_network(np.random.default_rng(3), n_vars=5, max_states=3)
+    frame = network.sample(400, random_state=1)
+    codes = network.encode(frame).codes  # in network.variables order
+    forms = {
+        "frame": frame,
+        "codes": np.asarray(codes),
+        "encoded": network.encode(frame),
+        "provider": NumpyCounts(np.asarray(codes), network.schema),
+    }
+    kernel = FisherKernel(network)
+    families = [(0,), (1, 2), (0, 3, 4)]
+    reference = None
+    for name, data in forms.items():
+        provider = as_provider(data, network.schema)
+        assert isinstance(provider, CountsProvider)
+        outcome = (
+            [t.tolist() for t in provider.counts(families)],
+            score(network, data, "bic"),
+            kernel.mmd(data, frame.iloc[:100]),
+            select_representatives(kernel, data, 10, n_init=20, random_state=0).indices.tolist(),
+        )
+        if reference is None:
+            reference = outcome
+        else:
+            assert outcome[0] == reference[0], name
+            assert outcome[1] == pytest.approx(reference[1], rel=1e-12), name
+            assert outcome[2] == pytest.approx(reference[2], rel=1e-12), name
+            assert outcome[3] == reference[3], name
+
+
+def test_arrays_of_codes_always_follow_the_declared_order():
+    """learn(array) names columns X0.. in array order; every array given back is read in that same order."""
+    rng = np.random.default_rng(0)
+    x0 = rng.integers(0, 2, 3000)
+    x2 = (x0 + (rng.random(3000) < 0.1)) % 2  # X0 -> X2 -> X1: topological order X0, X2, X1
+    x1 = (x2 + (rng.random(3000) < 0.1)) % 2 + 2 * (rng.random(3000) < 0.3)
+    codes = np.column_stack([x0, x1, x2])
+    network = learn(codes, "chow-liu")
+    assert network.variables != ("X0", "X1", "X2")  # the case that used to go wrong
+    assert network.schema.variables == ("X0", "X1", "X2")
+    frame = pd.DataFrame(codes, columns=["X0", "X1", "X2"])
+    np.testing.assert_allclose(network.log_likelihood(codes), network.log_likelihood(frame))
+    kernel = FisherKernel(network)
+    np.testing.assert_allclose(kernel.diag(codes[:50]), kernel.diag(frame.iloc[:50]))
+    sampled = network.sample(5, random_state=0, as_frame=False)
+    np.testing.assert_array_equal(network.decode(sampled).to_numpy(dtype=int), sampled)
+    assert list(network.sample(5, random_state=0).columns) == ["X0", "X1", "X2"]
+
+
+def test_provider_with_other_states_is_refused():
+    network = random_network(np.random.default_rng(1), n_vars=3)
+    other = NumpyCounts(np.zeros((5, 3), dtype=int), Schema({v: ("a", "b", "c", "d") for v in network.variables}))
+    with pytest.raises(SchemaError, match="build the provider with the model's schema"):
+        as_provider(other, network.schema)
+
+
+def test_sample_returns_labelled_rows_with_positions():
+    provider = as_provider(pd.DataFrame({"a": list("xyzxyz"), "b": [1, 2, 1, 2, 1, 2]}))
+    sample = provider.sample(4, random_state=0)
+    assert len(sample) == 4 and sorted(sample.index) == list(sample.index)
+    assert set(sample["a"]) <= {"x", "y", "z"}
+    assert provider.sample(4, random_state=0).equals(sample)
+    blocks = NumpyCounts(provider.codes, provider.schema, block_size=4).map_rows(len)
+    assert blocks == [4, 2]
+
+
+def test_as_provider_rejects_other_types():
+    with pytest.raises(TypeError, match="Cannot use data of type"):
+        as_provider({"a": [1, 2]})
+    assert isinstance(as_provider(EncodedData(np.zeros((2, 1), dtype=int), ("a",), {"a": (0,)})), NumpyCounts)
