@@ -2,8 +2,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bnfisher import BayesianNetwork, discretize, encode, infer_states, learn
+from bnfisher import BayesianNetwork, Schema, discretize, encode, infer_states, learn
 from bnfisher.counts import count_family
+from bnfisher.exceptions import DataError, SchemaError
 
 
 def test_encode_infers_sorted_and_categorical_states():
@@ -82,3 +83,62 @@ def test_one_state_column_as_parent_and_child():
     network = BayesianNetwork.from_data(df, {"const": [], "a": ["const"]})
     assert network.n_parameters == 1
     assert infer_states(df)["const"] == ("k",)
+
+
+# ------------------------------------------------------------------ Schema
+def test_schema_learned_jointly_bins_every_input_with_the_same_edges():
+    rng = np.random.default_rng(4)
+    first = pd.DataFrame({"x": rng.normal(size=300), "c": rng.choice(["u", "v"], 300)})
+    second = pd.DataFrame({"x": rng.normal(2, 1, size=100), "c": ["w"] * 100})
+    schema = Schema.from_data(first, second, bins=4)
+    union = np.concatenate([first["x"], second["x"]])
+    np.testing.assert_allclose(schema.bin_edges["x"], np.quantile(union, [0, 0.25, 0.5, 0.75, 1]))
+    assert schema.states["c"] == ("u", "v", "w")
+    codes = schema.encode(second).codes[:, 0]
+    expected = np.clip(np.searchsorted(np.asarray(schema.bin_edges["x"])[1:-1], second["x"], side="left"), 0, 3)
+    np.testing.assert_array_equal(codes, expected)
+    # Values outside the learned range go to the end bins; text numbers (a CSV read as text) are binned too.
+    extreme = pd.DataFrame({"x": [-1e9, 1e9], "c": ["u", "u"]})
+    assert schema.encode(extreme).codes[:, 0].tolist() == [0, 3]
+    as_text = pd.DataFrame({"x": [str(v) for v in second["x"]], "c": second["c"]})
+    np.testing.assert_array_equal(schema.encode(as_text).codes, schema.encode(second).codes)
+    # Already-binned labels encode to the same bins.
+    np.testing.assert_array_equal(schema.encode(schema.discretize(second)).codes, schema.encode(second).codes)
+
+
+def test_schema_round_trips_through_json(tmp_path):
+    frame = pd.DataFrame({"x": np.linspace(-1, 1, 50), "n": [1, 2] * 25, "b": [True, False] * 25,
+                          "s": list("ab") * 25})
+    schema = Schema.from_data(frame, bins=3, columns=["x"], na_values=["?", -99])
+    again = Schema.from_json(schema.to_json())
+    assert again == schema
+    assert type(again.states["n"][0]) is int and type(again.states["b"][0]) is bool
+    path = tmp_path / "schema.json"
+    schema.to_json(path)
+    assert Schema.read_json(path) == schema
+    with pytest.raises(SchemaError, match="Not a bnfisher schema"):
+        Schema.from_json('{"states": []}')
+
+
+def test_schema_refuses_what_would_be_a_silent_wrong_answer():
+    with pytest.raises(DataError, match="mixes value types"):
+        Schema.from_data(pd.DataFrame({"a": [1, True, 1.0, "z"]}, dtype=object))
+    with pytest.raises(DataError, match="non-finite value inf"):
+        Schema.from_data(pd.DataFrame({"x": [0.0, 1.0, np.inf]}), bins=2)
+    with pytest.raises(DataError, match="missing value"):
+        Schema.from_data(pd.DataFrame({"a": ["x", "?"]}), na_values=["?"])
+
+
+def test_discretize_keeps_zero_inflated_columns_informative():
+    rng = np.random.default_rng(2)
+    x = np.where(rng.random(1000) < 0.7, 0.0, rng.exponential(size=1000))
+    out = discretize(pd.DataFrame({"x": x}), bins=4)
+    assert out["x"].cat.categories.size >= 3
+    assert out["x"].value_counts().min() > 0
+
+
+def test_encode_matches_labels_by_text_when_types_differ():
+    """A network read from BIF holds '1' where a CSV gives 1 (or the reverse)."""
+    schema = Schema({"a": ("1", "2"), "b": (0, 1)})
+    codes = schema.encode(pd.DataFrame({"a": [2, 1], "b": ["1", "0"]})).codes
+    assert codes.tolist() == [[1, 1], [0, 0]]

@@ -15,7 +15,7 @@ __all__: list[str] = []
 
 
 def feature_columns(estimator) -> list:
-    """The column names the estimator was fitted with: ``feature_names_in_``, or ``x0, x1, ...`` for arrays."""
+    """Return the column names the estimator was fitted with: ``feature_names_in_``, or ``x0, x1, ...`` for arrays."""
     if hasattr(estimator, "feature_names_in_"):
         return list(estimator.feature_names_in_)
     return [f"x{i}" for i in range(estimator.n_features_in_)]

@@ -14,13 +14,13 @@ __all__: list[str] = []
 def check_random_state(random_state) -> np.random.Generator:
     """Turn ``None``, an int, a ``SeedSequence`` or a ``Generator`` into a Generator.
 
-    A ``numpy.random.RandomState`` is accepted too (its bit generator is wrapped),
-    so scikit-learn style seeds work everywhere.
+    A ``numpy.random.RandomState`` is accepted too (it draws the seed of a new
+    Generator, advancing its own state), so scikit-learn style seeds work everywhere.
     """
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
-        return np.random.Generator(random_state._bit_generator)  # noqa: SLF001
+        return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         return np.random.default_rng(random_state)
     raise OptionTypeError(

@@ -75,7 +75,19 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         return validate_frame(self, X, fitting, reserved=(_CLASS,))
 
     def fit(self, X, y):
-        """Learn the network from features ``X`` and labels ``y``; returns self."""
+        """Learn the network from features ``X`` and labels ``y``; returns self.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Categorical features (labels).
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self
+        """
         if y is None:
             raise DataError("BayesianNetworkClassifier requires y to be passed, but the target y is None.")
         from sklearn.utils.multiclass import check_classification_targets
@@ -106,7 +118,22 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def predict_log_proba(self, X) -> np.ndarray:
-        """``log P(C = c | x)`` for every row and class, shape (n_rows, n_classes)."""
+        """``log P(C = c | x)`` for every row and class, shape (n_rows, n_classes).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            ``log P(C = c | x)``.
+
+        Raises
+        ------
+        DataError
+            A value unseen in fit, or a row impossible under every class (``pseudocount=0``).
+        """
         check_is_fitted(self, "network_")
         frame = self._frame(X, fitting=False)
         network = self.network_
@@ -131,10 +158,39 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         return log_posterior
 
     def predict_proba(self, X) -> np.ndarray:
-        """Exact class posteriors, shape (n_rows, n_classes)."""
+        """Exact class posteriors, shape (n_rows, n_classes).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+
+        Raises
+        ------
+        DataError
+            A value unseen in fit, or a row impossible under every class (``pseudocount=0``).
+        """
         return np.exp(self.predict_log_proba(X))
 
     def predict(self, X) -> np.ndarray:
-        """Most probable class of every row."""
+        """Most probable class of every row.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+
+        Raises
+        ------
+        DataError
+            A value unseen in fit, or a row impossible under every class (``pseudocount=0``).
+        """
         log_proba = self.predict_log_proba(X)
         return self.classes_[np.argmax(log_proba, axis=1)]

@@ -102,7 +102,7 @@ def _run_options(*, seed: bool = True, quiet: bool = True) -> argparse.ArgumentP
 
 
 def _structure_options(args) -> tuple[str, dict, float]:
-    """The structure, its ``learn`` options and the pseudocount; refuses options the structure does not use."""
+    """Return the structure, its ``learn`` options and the pseudocount; refuses options the structure does not use."""
     structure = args.structure or "chow-liu"
     given = {"--score": args.score, "--class-variable": args.class_variable, "--kdb-k": args.kdb_k,
              "--max-parents": args.max_parents, "--tabu": args.tabu}
@@ -145,7 +145,7 @@ def _read_network(args):
 
 
 def _network_for(args, frames: list, started: float):
-    """The network read from --network, or learned from ``frames`` encoded with one schema learned jointly.
+    """Return the network read from --network, or learned from ``frames`` encoded with one schema learned jointly.
 
     The network carries its schema: every input is then encoded with ``network.encode``.
     """
@@ -287,16 +287,6 @@ def _command_learn(args) -> None:
         print(f"Wrote {args.schema}")
 
 
-def _dask_client(args):
-    from distributed import Client, LocalCluster
-
-    if args.scheduler:
-        return Client(args.scheduler)
-    # Worker processes, not threads: the counting kernel holds the GIL in parts.
-    return Client(LocalCluster(n_workers=args.workers or 2, threads_per_worker=1, processes=True,
-                               dashboard_address=None))
-
-
 def _check_summarize_options(args) -> None:
     dask = args.engine == "dask"
     only_dask = {"--scheduler": args.scheduler, "--workers": args.workers, "--pool-size": args.pool_size}
@@ -318,11 +308,11 @@ def _check_summarize_options(args) -> None:
 
 def _summarize_dask(args) -> None:
     from . import learn
-    from .scale import DaskCounts
+    from .scale import DaskCounts, dask_client
     from .selection import select_representatives
 
     started = time.perf_counter()
-    with _dask_client(args) as client:
+    with dask_client(args.scheduler, n_workers=args.workers or 2) as client:
         if args.network:
             _refuse_learning_options(args)
             network = _read_network(args)
@@ -431,7 +421,7 @@ def _command_hmm_kernel(args) -> None:
 
 # ------------------------------------------------------------------ parser
 def build_parser() -> argparse.ArgumentParser:
-    """The ``bnfisher`` argument parser (one sub-command per task).
+    """Return the ``bnfisher`` argument parser (one sub-command per task).
 
     Returns
     -------

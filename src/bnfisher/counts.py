@@ -71,7 +71,7 @@ def configuration_index(codes: np.ndarray, columns: Sequence[int], cardinalities
 
 
 def n_configurations(cardinalities: Sequence[int], columns: Sequence[int] = None) -> int:
-    """Number of joint configurations ``prod(cardinalities[c] for c in columns)``, as a Python int.
+    """Return the number of joint configurations ``prod(cardinalities[c] for c in columns)``, as a Python int.
 
     Python integers do not overflow, so the count of a large family is exact
     (callers compare it with a memory limit before allocating).
@@ -198,19 +198,52 @@ class CountsProvider(Protocol):
     cardinalities: np.ndarray
 
     @property
-    def states(self): ...  # pragma: no cover - protocol
+    def states(self):
+        """``{variable: tuple of labels}``, as ``schema.states``."""
 
     @property
-    def n_rows(self) -> int: ...  # pragma: no cover - protocol
+    def n_rows(self) -> int:
+        """Number of rows."""
 
     def counts(self, families: Sequence[Sequence[int]]) -> list:
-        """Count tables of ``families`` (tuples of column indices, child last), from one pass."""
+        """Return the count tables of ``families`` (tuples of column indices, child last), from one pass.
+
+        Parameters
+        ----------
+        families : sequence of sequence of int
+
+        Returns
+        -------
+        list of ndarray
+            One table per family, shaped by the family's cardinalities.
+        """
 
     def map_rows(self, function: Callable) -> list:
-        """``function(codes_block)`` on consecutive blocks of rows; the list of results, in row order."""
+        """Apply ``function(codes_block)`` to consecutive blocks of rows; the list of results, in row order.
+
+        Parameters
+        ----------
+        function : callable
+            ``function(codes_block) -> object``.
+
+        Returns
+        -------
+        list
+        """
 
     def sample(self, n: int, *, random_state=None):
-        """About ``n`` uniformly sampled rows (without replacement) as a DataFrame of labels."""
+        """Return about ``n`` uniformly sampled rows (without replacement) as a DataFrame of labels.
+
+        Parameters
+        ----------
+        n : int
+        random_state : None, int or Generator
+
+        Returns
+        -------
+        DataFrame
+            Its index holds the rows' positions in the whole data.
+        """
 
 
 class NumpyCounts:
@@ -248,7 +281,16 @@ class NumpyCounts:
 
     @classmethod
     def from_encoded(cls, encoded: EncodedData) -> NumpyCounts:
-        """Provider over an :class:`~bnfisher.encoding.EncodedData`."""
+        """Return a provider over an :class:`~bnfisher.encoding.EncodedData`.
+
+        Parameters
+        ----------
+        encoded : EncodedData
+
+        Returns
+        -------
+        NumpyCounts
+        """
         return cls(encoded.codes, encoded.schema)
 
     @property
@@ -267,11 +309,29 @@ class NumpyCounts:
         return EncodedData(self.codes, self.variables, dict(self.schema.states), schema=self.schema)
 
     def counts(self, families: Sequence[Sequence[int]]) -> list:
-        """Count tables of ``families`` (each a sequence of column indices, child last)."""
+        """Return the count tables of ``families`` (each a sequence of column indices, child last).
+
+        Parameters
+        ----------
+        families : sequence of sequence of int
+
+        Returns
+        -------
+        list of ndarray
+        """
         return count_block(self.codes, families, self.cardinalities, self.weights)
 
     def map_rows(self, function: Callable) -> list:
-        """Apply ``function(codes_block)`` to consecutive blocks of rows; results in row order."""
+        """Apply ``function(codes_block)`` to consecutive blocks of rows; results in row order.
+
+        Parameters
+        ----------
+        function : callable
+
+        Returns
+        -------
+        list
+        """
         return [function(self.codes[start : start + self.block_size])
                 for start in range(0, self.n_rows, self.block_size)]
 
@@ -279,6 +339,15 @@ class NumpyCounts:
         """``min(n, n_rows)`` rows drawn uniformly without replacement, as a DataFrame of labels.
 
         The DataFrame's index holds the rows' positions in the data.
+
+        Parameters
+        ----------
+        n : int
+        random_state : None, int or Generator
+
+        Returns
+        -------
+        DataFrame
         """
         import pandas as pd
 

@@ -129,7 +129,7 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         return self.network_.encode(validate_frame(self, X, fitting=False))
 
     def transform(self, X):
-        """The exact sparse feature map.
+        """Return the exact sparse feature map.
 
         Parameters
         ----------
@@ -146,7 +146,17 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         return self.kernel_.embed(self._encode(X))
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
-        """``"variable[parent=value,...]=state"`` for every output column."""
+        """``"variable[parent=value,...]=state"`` for every output column.
+
+        Parameters
+        ----------
+        input_features : ignored
+            Present for scikit-learn's API.
+
+        Returns
+        -------
+        ndarray of str
+        """
         check_is_fitted(self, "kernel_")
         names = []
         for variable, config, state in self.kernel_.feature_names():

@@ -39,7 +39,7 @@ BIN_SEPARATOR = "~"
 
 # ----------------------------------------------------------------- labels
 def _python_scalar(value):
-    """numpy scalars -> Python scalars, so labels print, compare and serialise plainly."""
+    """Numpy scalars -> Python scalars, so labels print, compare and serialise plainly."""
     return value.item() if isinstance(value, np.generic) else value
 
 
@@ -323,7 +323,18 @@ class Schema:
 
     @classmethod
     def from_codes(cls, codes: np.ndarray, variables: Sequence | None = None) -> Schema:
-        """Schema of an array of integer codes: states ``0 .. max`` of each column."""
+        """Return a schema of an array of integer codes: states ``0 .. max`` of each column.
+
+        Parameters
+        ----------
+        codes : array-like of int, shape (n_rows, n_variables)
+        variables : sequence, optional
+            Names (default ``X0, X1, ...``).
+
+        Returns
+        -------
+        Schema
+        """
         array = _as_code_array(codes)
         variables = tuple(variables) if variables is not None else tuple(f"X{i}" for i in range(array.shape[1]))
         if len(variables) != array.shape[1]:
@@ -359,12 +370,20 @@ class Schema:
         return np.array([len(self._states[v]) for v in self._variables], dtype=np.intp)
 
     def select(self, variables: Sequence) -> Schema:
-        """The schema of ``variables`` only, in that order.
+        """Return the schema of ``variables`` only, in that order.
 
         Raises
         ------
         SchemaError
             When a variable is not in the schema.
+
+        Parameters
+        ----------
+        variables : sequence
+
+        Returns
+        -------
+        Schema
         """
         absent = [v for v in variables if v not in self._states]
         if absent:
@@ -415,15 +434,16 @@ class Schema:
                 raise SchemaError(f"Column(s) {absent} required by the model are absent from the data "
                                   f"(it has {list(data.variables)}).")
             for v in variables:
-                if tuple(data.states[v]) != schema._states[v]:
+                if tuple(data.states[v]) != schema.states[v]:
                     raise SchemaError(f"Column {v!r} is encoded with states {data.states[v]} but the model has "
-                                      f"{schema._states[v]}; encode the data with the model's schema.")
+                                      f"{schema.states[v]}; encode the data with the model's schema.")
             return data if data.variables == variables else data.select(variables)
         if isinstance(data, pd.Series):
             data = data.to_frame()
+        # Same class: the selected schema's own private encoders.
         if isinstance(data, pd.DataFrame):
-            return schema._encode_frame(data)
-        return schema._encode_array(data)
+            return schema._encode_frame(data)  # noqa: SLF001
+        return schema._encode_array(data)  # noqa: SLF001
 
     def _encode_frame(self, data: pd.DataFrame) -> EncodedData:
         if data.columns.duplicated().any():
@@ -489,10 +509,18 @@ class Schema:
         return EncodedData(np.asfortranarray(array, dtype=np.intp), self._variables, dict(self._states), schema=self)
 
     def discretize(self, data: pd.DataFrame) -> pd.DataFrame:
-        """A copy of ``data`` in which the binned numeric columns hold their bin labels.
+        """Return a copy of ``data`` in which the binned numeric columns hold their bin labels.
 
         Binned columns become ordered categoricals (bins in increasing order);
         every other column is left as it is.  ``data`` is not modified.
+
+        Parameters
+        ----------
+        data : DataFrame
+
+        Returns
+        -------
+        DataFrame
         """
         if not isinstance(data, pd.DataFrame):
             raise OptionTypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
@@ -506,7 +534,12 @@ class Schema:
 
     # -------------------------------------------------------- serialising
     def to_dict(self) -> dict:
-        """A JSON-serialisable dict (labels keep their int/float/bool/str type)."""
+        """Return a JSON-serialisable dict (labels keep their int/float/bool/str type).
+
+        Returns
+        -------
+        dict
+        """
         return {
             "format": "bnfisher-schema",
             "version": 1,
@@ -518,12 +551,20 @@ class Schema:
 
     @classmethod
     def from_dict(cls, content: Mapping) -> Schema:
-        """The schema written by :meth:`to_dict`.
+        """Return the schema written by :meth:`to_dict`.
 
         Raises
         ------
         SchemaError
             When ``content`` is not such a dict.
+
+        Parameters
+        ----------
+        content : mapping
+
+        Returns
+        -------
+        Schema
         """
         try:
             if content.get("format") != "bnfisher-schema":
@@ -539,7 +580,16 @@ class Schema:
             raise SchemaError(f"Not a bnfisher schema (bad or absent field {exc}).") from None
 
     def to_json(self, path: str | os.PathLike | None = None) -> str:
-        """The schema as JSON text; also written to ``path`` when given (atomically)."""
+        """Return the schema as JSON text; also written to ``path`` when given (atomically).
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+
+        Returns
+        -------
+        str
+        """
         text = json.dumps(self.to_dict(), indent=1)
         if path is not None:
             from .io import write_text
@@ -549,7 +599,16 @@ class Schema:
 
     @classmethod
     def from_json(cls, text: str) -> Schema:
-        """The schema from JSON text (see :meth:`read_json` for a file)."""
+        """Return the schema from JSON text (see :meth:`read_json` for a file).
+
+        Parameters
+        ----------
+        text : str
+
+        Returns
+        -------
+        Schema
+        """
         try:
             content = json.loads(text)
         except (json.JSONDecodeError, TypeError) as exc:
@@ -558,7 +617,16 @@ class Schema:
 
     @classmethod
     def read_json(cls, path: str | os.PathLike) -> Schema:
-        """Read a schema written by :meth:`to_json`."""
+        """Read a schema written by :meth:`to_json`.
+
+        Parameters
+        ----------
+        path : str or path-like
+
+        Returns
+        -------
+        Schema
+        """
         from .io import read_text
 
         return cls.from_json(read_text(path))
@@ -598,7 +666,7 @@ def _lookup_codes(series: pd.Series, states: tuple) -> np.ndarray:
 
 
 def _integer_states(series: pd.Series, states: tuple) -> bool:
-    """True when a lookup table can encode the column: integers in both, a modest range."""
+    """Return True when a lookup table can encode the column: integers in both, a modest range."""
     if not pd.api.types.is_integer_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype) or not len(series):
         return False
     if not all(isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) for s in states):
@@ -674,11 +742,29 @@ class EncodedData:
         return self.codes.shape[0]
 
     def take(self, rows) -> EncodedData:
-        """The rows ``rows`` (positions or a boolean mask) as a new EncodedData with the same schema."""
+        """Return the rows ``rows`` (positions or a boolean mask) as a new EncodedData with the same schema.
+
+        Parameters
+        ----------
+        rows : array-like of int or bool
+
+        Returns
+        -------
+        EncodedData
+        """
         return EncodedData(np.asfortranarray(self.codes[rows]), self.variables, self.states, schema=self.schema)
 
     def select(self, variables: Sequence) -> EncodedData:
-        """Return the columns ``variables`` (in that order) as a new EncodedData."""
+        """Return the columns ``variables`` (in that order) as a new EncodedData.
+
+        Parameters
+        ----------
+        variables : sequence
+
+        Returns
+        -------
+        EncodedData
+        """
         index = {v: i for i, v in enumerate(self.variables)}
         missing = [v for v in variables if v not in index]
         if missing:
@@ -764,7 +850,7 @@ def encode(data, states: Mapping | None = None, variables: Sequence | None = Non
 
 
 def _resolve_schema(data, states, variables) -> Schema:
-    """The schema ``encode`` applies: the given one (or states), completed by inference for the rest."""
+    """Return the schema ``encode`` applies: the given one (or states), completed by inference for the rest."""
     if isinstance(states, Schema):
         return states
     if isinstance(data, pd.Series):

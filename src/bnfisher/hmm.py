@@ -40,7 +40,7 @@ PARAMETERS = ("startprob", "transmat", "means", "covars")
 
 # --------------------------------------------------------------- sequences
 def _split(sequences, lengths=None) -> list:
-    """A list of (T_i, D) arrays, from a list or from one array and ``lengths`` (hmmlearn style)."""
+    """Return a list of (T_i, D) arrays, from a list or from one array and ``lengths`` (hmmlearn style)."""
     if lengths is None:
         if isinstance(sequences, np.ndarray) and sequences.ndim == 2:
             out = [sequences]
@@ -78,7 +78,18 @@ def _full_covariances(covars: np.ndarray, covariance_type: str, n_states: int, n
 
 # --------------------------------------------------------- forward-backward
 def log_emissions(X: np.ndarray, means: np.ndarray, covariances: np.ndarray) -> np.ndarray:
-    """``log N(x_t | m_k, C_k)`` for every time step and state, shape (..., T, K), via Cholesky factors."""
+    """``log N(x_t | m_k, C_k)`` for every time step and state, shape (..., T, K), via Cholesky factors.
+
+    Parameters
+    ----------
+    X : ndarray of shape (T, D)
+    means : ndarray of shape (K, D)
+    covariances : ndarray of shape (K, D, D)
+
+    Returns
+    -------
+    ndarray of shape (T, K)
+    """
     D = X.shape[-1]
     out = np.empty(X.shape[:-1] + (means.shape[0],))
     flat = X.reshape(-1, D)
@@ -318,7 +329,19 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         return best[1], best[0], scores
 
     def fit(self, sequences, y=None, lengths=None):
-        """Fit the HMM (best of ``n_init`` starts) and the feature normalisers; returns self."""
+        """Fit the HMM (best of ``n_init`` starts) and the feature normalisers; returns self.
+
+        Parameters
+        ----------
+        sequences : list of ndarray of shape (T_i, D), or ndarray of shape (sum T_i, D)
+        y : ignored
+        lengths : sequence of int, optional
+            Sequence lengths when ``sequences`` is one stacked array (hmmlearn style).
+
+        Returns
+        -------
+        self
+        """
         check_option(self.covariance_type, "covariance_type", ("full", "diag"))
         check_option(self.information, "information", ("identity", "empirical"))
         check_option(self.normalize, "normalize", (None, "l2", "standardize"))
@@ -369,7 +392,17 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         return np.stack(out)
 
     def transform(self, sequences, lengths=None) -> np.ndarray:
-        """One Fisher-score feature vector per sequence, shape (n_sequences, n_features_out_)."""
+        """One Fisher-score feature vector per sequence, shape (n_sequences, n_features_out_).
+
+        Parameters
+        ----------
+        sequences : list of ndarray or ndarray
+        lengths : sequence of int, optional
+
+        Returns
+        -------
+        ndarray of shape (n_sequences, n_features_out_)
+        """
         check_is_fitted(self, "model_")
         parts = _split(sequences, lengths)
         if parts[0].shape[1] != self.n_features_in_:
@@ -386,12 +419,33 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         return features
 
     def gram(self, A, B=None, lengths_a=None, lengths_b=None) -> np.ndarray:
-        """Kernel matrix between two collections of sequences (``B`` defaults to ``A``)."""
+        """Kernel matrix between two collections of sequences (``B`` defaults to ``A``).
+
+        Parameters
+        ----------
+        A, B : list of ndarray or ndarray
+            Sequences (``B`` defaults to ``A``).
+        lengths_a, lengths_b : sequence of int, optional
+
+        Returns
+        -------
+        ndarray of shape (n_sequences_A, n_sequences_B)
+        """
         FA = self.transform(A, lengths_a)
         FB = FA if B is None else self.transform(B, lengths_b)
         return FA @ FB.T
 
     def score_sequences(self, sequences, lengths=None) -> np.ndarray:
-        """Exact log-likelihood of every sequence under the fitted HMM (forward algorithm)."""
+        """Exact log-likelihood of every sequence under the fitted HMM (forward algorithm).
+
+        Parameters
+        ----------
+        sequences : list of ndarray or ndarray
+        lengths : sequence of int, optional
+
+        Returns
+        -------
+        ndarray of shape (n_sequences, n_features_out_)
+        """
         return np.array([forward_backward(s, self.startprob_, self.transmat_, self.means_, self.covariances_)[0]
                          for s in _split(sequences, lengths)])

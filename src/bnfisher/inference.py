@@ -1,5 +1,7 @@
-"""Exact and sampled marginals of a Bayesian network, in particular the parent
-marginals ``P(pi_i(D) = j)`` that the Fisher kernel needs (Theorem 1, eq. 2).
+"""Exact and sampled marginals of a Bayesian network.
+
+In particular the parent marginals ``P(pi_i(D) = j)`` that the Fisher kernel needs
+(Theorem 1, eq. 2), and exact class posteriors.
 
 Three engines:
 
@@ -71,7 +73,6 @@ def _elimination_order(adjacency: dict, log_cards: np.ndarray, eliminate: set) -
     Returns the order and, for each eliminated node, its clique ``{v} | neighbours``
     at elimination time.  ``adjacency`` is modified (fill-in edges, removals).
     """
-
     log_cards = [float(x) for x in log_cards]
 
     def fill(v):
@@ -285,8 +286,10 @@ def _sampling_marginals(network, queries, n_samples, pseudocount, random_state) 
 
 
 def _shallow_queries(network: BayesianNetwork, queries: list) -> bool:
-    """True when the queries' ancestral sets are small in total (<= 3 nodes per variable):
-    then pruned elimination touches little of the network and beats a full junction tree."""
+    """Return True when the queries' ancestral sets are small in total (<= 3 nodes per variable).
+
+    Then pruned elimination touches little of the network and beats a full junction tree.
+    """
     parent_index = network.parent_indices()
     distinct = {tuple(sorted(q)) for q in queries if q}
     budget = 3 * len(parent_index)
@@ -400,6 +403,11 @@ def marginal(network: BayesianNetwork, variables: Sequence[str], method: str = "
         As in :func:`parent_marginals`.
     **kwargs
         ``max_table_size``, ``n_samples``, ``pseudocount``, ``random_state``.
+
+    Returns
+    -------
+    ndarray
+        Shaped by the variables' cardinalities, in the order given.
     """
     index = {v: i for i, v in enumerate(network.variables)}
     unknown = [v for v in variables if v not in index]

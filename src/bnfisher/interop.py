@@ -25,7 +25,7 @@ def _check_network(network) -> None:
 
 
 def to_pgmpy(network: BayesianNetwork):
-    """The same network as a ``pgmpy.models.DiscreteBayesianNetwork`` (identical CPTs and state names).
+    """Return the same network as a ``pgmpy.models.DiscreteBayesianNetwork`` (identical CPTs and state names).
 
     Parameters
     ----------
@@ -55,7 +55,7 @@ def to_pgmpy(network: BayesianNetwork):
 
 
 def from_pgmpy(model) -> BayesianNetwork:
-    """A bnfisher network from a pgmpy discrete Bayesian network with CPDs.
+    """Return a bnfisher network from a pgmpy discrete Bayesian network with CPDs.
 
     Parameters
     ----------
@@ -81,7 +81,7 @@ def from_pgmpy(model) -> BayesianNetwork:
 
 
 def to_pyagrum(network: BayesianNetwork):
-    """The same network as a ``pyagrum.BayesNet`` (labels as text, identical CPTs).
+    """Return the same network as a ``pyagrum.BayesNet`` (labels as text, identical CPTs).
 
     Parameters
     ----------
@@ -109,7 +109,7 @@ def to_pyagrum(network: BayesianNetwork):
 
 
 def from_pyagrum(bn) -> BayesianNetwork:
-    """A bnfisher network from a ``pyagrum.BayesNet`` (labels as pyAgrum's text labels).
+    """Return a bnfisher network from a ``pyagrum.BayesNet`` (labels as pyAgrum's text labels).
 
     Parameters
     ----------

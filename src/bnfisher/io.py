@@ -45,7 +45,7 @@ def _sniff_delimiter(path: str, compressed: bool) -> str:
 
 def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
                columns: Sequence | None = None) -> pd.DataFrame:
-    """Read a CSV (optionally gzip-compressed), TSV or Parquet file as a DataFrame.
+    r"""Read a CSV (optionally gzip-compressed), TSV or Parquet file as a DataFrame.
 
     The delimiter of a text file is detected (comma, semicolon, tab or bar).
     Numeric columns are read as numbers; bin them with a
@@ -77,7 +77,7 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
     --------
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
-    >>> _ = open(path, "w").write("a;b\\nx;1\\ny;2\\n")
+    >>> _ = open(path, "w").write("a;b\nx;1\ny;2\n")
     >>> read_table(path).columns.tolist()
     ['a', 'b']
     """
@@ -115,7 +115,7 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
 
 
 def read_text(path: str | os.PathLike) -> str:
-    """The text of a UTF-8 file, gzip-compressed when its name ends in ``.gz``.
+    """Return the text of a UTF-8 file, gzip-compressed when its name ends in ``.gz``.
 
     Parameters
     ----------
@@ -190,6 +190,11 @@ def write_bytes(path: str | os.PathLike, content: bytes) -> None:
     ------
     OutputError
         When the folder is missing or not writable, or ``path`` is a folder.
+
+    Parameters
+    ----------
+    path : str or path-like
+    content : bytes
     """
     check_outputs([path])
     text = os.fspath(path)
@@ -206,12 +211,24 @@ def write_bytes(path: str | os.PathLike, content: bytes) -> None:
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
-    """Write UTF-8 ``text`` to ``path`` atomically (see :func:`write_bytes`)."""
+    """Write UTF-8 ``text`` to ``path`` atomically (see :func:`write_bytes`).
+
+    Parameters
+    ----------
+    path : str or path-like
+    text : str
+    """
     write_bytes(path, text.encode("utf-8"))
 
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write a DataFrame atomically: Parquet for ``.parquet``/``.pq``, otherwise CSV (gzip for ``.gz``)."""
+    """Write a DataFrame atomically: Parquet for ``.parquet``/``.pq``, otherwise CSV (gzip for ``.gz``).
+
+    Parameters
+    ----------
+    frame : DataFrame
+    path : str or path-like
+    """
     text = os.fspath(path)
     lower = text.lower()
     if lower.endswith((".parquet", ".pq")):

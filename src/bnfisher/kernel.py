@@ -1,5 +1,6 @@
-"""The Fisher kernel of a discrete Bayesian network (Theorem 1), its exact sparse
-feature map, the set kernel (Sec. 6.2) and the MMD (Sec. 6.3, eq. 10).
+r"""The Fisher kernel of a discrete Bayesian network (Theorem 1) and its exact feature map.
+
+Also the set kernel (Sec. 6.2) and the MMD (Sec. 6.3, eq. 10).
 
 Feature map
 -----------
@@ -7,8 +8,8 @@ Theorem 1 (eq. 2) gives, per variable ``i`` with parent configuration ``j = pi_i
 
 .. math::
 
-    K_i(x, y) = \\frac{[\\pi_i(x) = \\pi_i(y)]}{P(\\pi_i = j)}
-                \\left(\\frac{[x_i = y_i]}{\\theta_{i j x_i}} - 1\\right).
+    K_i(x, y) = \frac{[\pi_i(x) = \pi_i(y)]}{P(\pi_i = j)}
+                \left(\frac{[x_i = y_i]}{\theta_{i j x_i}} - 1\right).
 
 With the block vector ``phi_ij(a)_k = (delta_ak / sqrt(theta_ijk) - sqrt(theta_ijk)) / sqrt(P_ij)``
 one checks ``<phi_ij(a), phi_ij(b)> = (delta_ab / theta_ija - 1) / P_ij``, so
@@ -44,7 +45,7 @@ __all__ = ["FamilyKernel", "FisherKernel", "OverlapKernel"]
 
 
 class FamilyKernel:
-    """A kernel that is a sum over families of inner products of per-cell feature rows.
+    r"""A kernel that is a sum over families of inner products of per-cell feature rows.
 
     For family ``f`` (parents then the child, column indices in
     ``network.variables`` order) a row ``x`` falls in one *cell* ``c_f(x)`` (its
@@ -52,7 +53,7 @@ class FamilyKernel:
 
     .. math::
 
-        K(x, y) = \\sum_f [\\pi_f(x) = \\pi_f(y)] \\, \\langle F_f[c_f(x)], F_f[c_f(y)] \\rangle,
+        K(x, y) = \sum_f [\pi_f(x) = \pi_f(y)] \, \langle F_f[c_f(x)], F_f[c_f(y)] \rangle,
 
     with ``F_f`` the ``(cells, width)`` table :meth:`cell_features`.  The feature map
     places ``F_f[c_f(x)]`` in the block of the row's parent configuration, so
@@ -110,24 +111,66 @@ class FamilyKernel:
         return self.network.encode(X)
 
     def provider(self, X):
-        """A counts provider over ``X`` encoded with the network's schema (see :func:`bnfisher.counts.as_provider`)."""
+        """Return a counts provider over ``X``, encoded with the network's schema (:func:`~bnfisher.as_provider`).
+
+        Parameters
+        ----------
+        X : DataFrame, ndarray of int, EncodedData, provider, Dask DataFrame or path
+
+        Returns
+        -------
+        CountsProvider
+        """
         return as_provider(X, self.schema)
 
     # ------------------------------------------------------- families
     def cell_features(self, i: int) -> np.ndarray:
-        """Read-only ``(q_i r_i, d_i)`` feature rows of family ``i``'s cells (zeros for impossible cells)."""
+        """Read-only ``(q_i r_i, d_i)`` feature rows of family ``i``'s cells (zeros for impossible cells).
+
+        Parameters
+        ----------
+        i : int
+            Family (variable) index in ``network.variables``.
+
+        Returns
+        -------
+        ndarray of shape (q_i r_i, d_i)
+        """
         return self._tables[i]
 
     def block_width(self, i: int) -> int:
-        """Width ``d_i`` of family ``i``'s feature rows (0: the family contributes nothing)."""
+        """Width ``d_i`` of family ``i``'s feature rows (0: the family contributes nothing).
+
+        Parameters
+        ----------
+        i : int
+
+        Returns
+        -------
+        int
+        """
         return int(self._tables[i].shape[1])
 
     def cell_valid(self, i: int) -> np.ndarray:
-        """``(q_i r_i,)`` bool: False where the kernel is undefined (a cell of probability 0)."""
+        """``(q_i r_i,)`` bool: False where the kernel is undefined (a cell of probability 0).
+
+        Parameters
+        ----------
+        i : int
+
+        Returns
+        -------
+        ndarray of bool
+        """
         return self._valid[i]
 
     def cell_norms(self) -> list:
-        """Per family, ``K_f(z, z)`` of every cell ``z``: ``K(x, x) = sum_f norms[f][c_f(x)]``."""
+        """Per family, ``K_f(z, z)`` of every cell ``z``: ``K(x, x) = sum_f norms[f][c_f(x)]``.
+
+        Returns
+        -------
+        list of ndarray
+        """
         if self._norms is None:
             self._norms = [np.einsum("cd,cd->c", t, t) for t in self._tables]
         return self._norms
@@ -141,6 +184,15 @@ class FamilyKernel:
         ------
         DataError
             When a row falls in a cell where the kernel is undefined (probability 0).
+
+        Parameters
+        ----------
+        codes : ndarray of shape (n_rows, n_variables)
+        i : int
+
+        Returns
+        -------
+        ndarray of shape (n_rows,), dtype intp
         """
         flat = configuration_index(codes, self.families[i], self.network.cardinalities)
         bad = ~self._valid[i][flat]
@@ -376,7 +428,12 @@ class FamilyKernel:
 
     # ---------------------------------------------------------- names
     def feature_names(self) -> list:
-        """``(variable, parent configuration as a dict, feature label)`` for every feature column."""
+        """``(variable, parent configuration as a dict, feature label)`` for every feature column.
+
+        Returns
+        -------
+        list of tuple
+        """
         network = self.network
         names = []
         for i, v in enumerate(network.variables):
@@ -615,8 +672,10 @@ def _identity_block_features(theta: np.ndarray):
 
 
 def _spread(features: np.ndarray, block: np.ndarray, n_blocks: int) -> np.ndarray:
-    """Place each row's features in its configuration's block of columns (zeros elsewhere);
-    rows whose configuration is not shared (block -1) stay zero."""
+    """Place each row's features in its configuration's block of columns (zeros elsewhere).
+
+    Rows whose configuration is not shared (block -1) stay zero.
+    """
     n_rows, width = features.shape
     dense = np.zeros((n_rows, n_blocks * width))
     keep = np.flatnonzero(block >= 0)

@@ -1,5 +1,7 @@
-"""Discrete Bayesian networks: structure, conditional probability tables, fitting,
-likelihood and ancestral sampling."""
+"""Discrete Bayesian networks.
+
+Structure, conditional probability tables, fitting, likelihood and ancestral sampling.
+"""
 
 from __future__ import annotations
 
@@ -21,8 +23,22 @@ _ROW_SUM_TOLERANCE = 1e-4
 
 
 def topological_order(parents: Mapping[str, Sequence[str]], order: Sequence[str]) -> tuple:
-    """Stable topological order: among the nodes whose parents are placed, the one
-    earliest in ``order`` comes first.  Raises ValueError naming a cycle."""
+    """Return a stable topological order.
+
+    Among the nodes whose parents are placed, the one earliest in ``order`` comes
+    first.  Raises an OptionError naming a cycle.
+
+    Parameters
+    ----------
+    parents : mapping
+        ``{node: parents}``.
+    order : sequence
+        Every node, in the preferred order.
+
+    Returns
+    -------
+    tuple
+    """
     position = {v: i for i, v in enumerate(order)}
     children: dict = {v: [] for v in order}
     indegree = {v: len(parents[v]) for v in order}
@@ -246,11 +262,16 @@ class BayesianNetwork:
         return int(sum(table.size // table.shape[-1] * (table.shape[-1] - 1) for table in self._cpts.values()))
 
     def parent_indices(self) -> list:
-        """``parent_indices()[i]`` is the tuple of column indices of the parents of ``variables[i]``."""
+        """``parent_indices()[i]`` is the tuple of column indices of the parents of ``variables[i]``.
+
+        Returns
+        -------
+        list of tuple of int
+        """
         return list(self._parent_index)
 
     def to_networkx(self):
-        """The DAG as a ``networkx.DiGraph`` (nodes carry ``states``)."""
+        """Return the DAG as a ``networkx.DiGraph`` (nodes carry ``states``)."""
         import networkx as nx
 
         graph = nx.DiGraph()
@@ -266,7 +287,12 @@ class BayesianNetwork:
         )
 
     def describe(self) -> str:
-        """A multi-line text summary: one line per variable with its parents."""
+        """Return a multi-line text summary: one line per variable with its parents.
+
+        Returns
+        -------
+        str
+        """
         lines = [repr(self)]
         for v in self._variables:
             ps = ", ".join(self._parents[v]) or "-"

@@ -23,14 +23,14 @@ import numpy as np
 import pandas as pd
 
 from .counts import count_block
-from .encoding import Schema, _bin_edges, _interval_labels, _is_numeric, _sorted_unique
+from .encoding import Schema, _bin_edges, _interval_labels, _sorted_unique
 from .exceptions import DataError, OptionTypeError
 
-__all__ = ["DaskCounts", "read_dask", "is_distributed", "embed_distributed"]
+__all__ = ["DaskCounts", "read_dask", "is_distributed", "embed_distributed", "dask_client"]
 
 
 def is_distributed(data) -> bool:
-    """True for a Dask collection (recognised by the Dask collection protocol; Dask is not imported).
+    """Return True for a Dask collection (recognised by the Dask collection protocol; Dask is not imported).
 
     Parameters
     ----------
@@ -43,9 +43,34 @@ def is_distributed(data) -> bool:
     return hasattr(data, "__dask_graph__")
 
 
+def dask_client(scheduler: str | None = None, *, n_workers: int = 2):
+    """Return a Dask client: connected to ``scheduler``, or to a new local cluster of worker processes.
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address such as ``"tcp://host:8786"``.
+    n_workers : int, default=2
+        Local worker processes (one thread each: the counting kernel holds the GIL in parts).
+
+    Returns
+    -------
+    distributed.Client
+        Use it as a context manager.
+    """
+    from distributed import Client, LocalCluster
+
+    from ._validation import check_positive_int
+
+    if scheduler:
+        return Client(scheduler)
+    return Client(LocalCluster(n_workers=check_positive_int(n_workers, "n_workers"), threads_per_worker=1,
+                               processes=True, dashboard_address=None))
+
+
 def read_dask(path, *, columns: Sequence[str] | None = None, na_values: Sequence | None = None,
               blocksize: str | int | None = None):
-    """A Dask DataFrame over Parquet or CSV file(s), split into partitions that parallelise.
+    """Return a Dask DataFrame over Parquet or CSV file(s), split into partitions that parallelise.
 
     A Parquet file becomes one partition per row group (not one per file), so a
     single large file still spreads over the workers; CSV files are split into
@@ -117,8 +142,12 @@ def _partition_length(frame: pd.DataFrame) -> int:
     return len(frame)
 
 
+def _is_numeric_dtype(dtype) -> bool:
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
 def _looks_numeric(values: pd.Series) -> bool:
-    """True when every non-missing value of a text column parses as a number (CSV read as text)."""
+    """Return True when every non-missing value of a text column parses as a number (CSV read as text)."""
     present = values.dropna()
     return len(present) > 0 and bool(pd.to_numeric(present, errors="coerce").notna().all())
 
@@ -204,12 +233,12 @@ class DaskCounts:
         states, edges, unknown, numeric = {}, {}, [], []
         head = self.frame.head(1000, npartitions=-1) if bins is not None else None
         for v in self.frame.columns:
-            meta = self.frame[v]._meta
-            if isinstance(meta.dtype, pd.CategoricalDtype) and self.frame[v].cat.known:
-                states[v] = tuple(c.item() if isinstance(c, np.generic) else c for c in meta.dtype.categories)
-            elif bins is not None and (_is_numeric(meta) or _looks_numeric(head[v])):
+            dtype = self.frame[v].dtype
+            if isinstance(dtype, pd.CategoricalDtype) and self.frame[v].cat.known:
+                states[v] = tuple(c.item() if isinstance(c, np.generic) else c for c in dtype.categories)
+            elif bins is not None and (_is_numeric_dtype(dtype) or _looks_numeric(head[v])):
                 numeric.append(v)
-            elif pd.api.types.is_float_dtype(meta.dtype):
+            elif pd.api.types.is_float_dtype(dtype):
                 raise DataError(f"Column {v!r} is floating point; bin it with `bins` (command line: --bins 4).")
             else:
                 unknown.append(v)
@@ -250,7 +279,16 @@ class DaskCounts:
         return int(self.partition_offsets[-1])
 
     def counts(self, families: Sequence[Sequence[int]]) -> list:
-        """Count tables of all ``families`` (tuples of column indices), from one pass."""
+        """Count tables of all ``families`` (tuples of column indices), from one pass.
+
+        Parameters
+        ----------
+        families : sequence of sequence of int
+
+        Returns
+        -------
+        list of ndarray
+        """
         import dask
 
         families = [tuple(int(c) for c in f) for f in families]
@@ -267,7 +305,16 @@ class DaskCounts:
         return tables
 
     def map_rows(self, function) -> list:
-        """``function(codes_block)`` on every partition's codes; the list of results, in row order."""
+        """``function(codes_block)`` on every partition's codes; the list of results, in row order.
+
+        Parameters
+        ----------
+        function : callable
+
+        Returns
+        -------
+        list
+        """
         import dask
 
         def apply(frame):
@@ -280,6 +327,15 @@ class DaskCounts:
 
         The returned DataFrame's index holds each row's **global** row number (its
         position in the whole data, counted across partitions).
+
+        Parameters
+        ----------
+        n : int
+        random_state : None, int or Generator
+
+        Returns
+        -------
+        DataFrame
         """
         import dask
 
@@ -295,7 +351,7 @@ class DaskCounts:
             chosen = rows[part_of == p]
             tasks.append(dask.delayed(_take_rows)(self._parts[p], chosen - offsets[p], chosen))
         if not tasks:
-            return self.frame._meta.copy()
+            return self.frame.head(0, npartitions=1)
         return pd.concat(dask.compute(*tasks))
 
     def __repr__(self) -> str:
@@ -303,7 +359,7 @@ class DaskCounts:
 
 
 def embed_distributed(kernel, frame):
-    """A kernel's feature map of a Dask DataFrame: a Dask array of CSR blocks, one per partition.
+    """Return a kernel's feature map of a Dask DataFrame: a Dask array of CSR blocks, one per partition.
 
     Parameters
     ----------

@@ -123,8 +123,11 @@ def _segment_scores(table: np.ndarray, starts: np.ndarray, n_configurations: np.
 
 
 class _CachedScorer:
-    """What both scorers share: options, the cache by ``(child, frozenset(parents))``, and
-    turning a family count table into a cached local score (plus the structure prior)."""
+    """Share what both scorers need: options, the cache, local scores from count tables.
+
+    The cache is keyed by ``(child, frozenset(parents))``; a family count table
+    becomes a cached local score plus the structure prior.
+    """
 
     def __init__(self, cardinalities: Sequence[int], n_rows: int, score: str, ess: float,
                  structure_prior: float | None):
@@ -181,6 +184,7 @@ class LocalScorer(_CachedScorer):
         super().__init__(cardinalities, self.codes.shape[0], score, ess, structure_prior)
 
     def __call__(self, child: int, parents) -> float:
+        """Return the (cached) local score of ``child`` with ``parents`` (column indices)."""
         value = self.cache.get((child, frozenset(parents)))
         if value is None:
             parents = tuple(sorted(parents))
@@ -188,7 +192,17 @@ class LocalScorer(_CachedScorer):
         return value
 
     def family_table(self, child: int, parents: tuple) -> np.ndarray:
-        """Counts of the observed-or-all parent configurations (rows) by child state (columns)."""
+        """Return the counts of the observed-or-all parent configurations (rows) by child state (columns).
+
+        Parameters
+        ----------
+        child : int
+        parents : tuple of int
+
+        Returns
+        -------
+        ndarray of shape (configurations, r)
+        """
         config = configuration_index(self.codes, parents, self.cardinalities)
         return _configuration_counts(config, self._n_configurations(parents), self.codes[:, child],
                                      int(self.cardinalities[child]))
@@ -199,6 +213,16 @@ class LocalScorer(_CachedScorer):
         The parents' configuration index is computed once and extended per
         candidate; all candidates are counted by one ``bincount`` over stacked
         indices and scored by one segment-wise computation.
+
+        Parameters
+        ----------
+        child : int
+        parents : iterable of int
+        candidates : sequence of int
+
+        Returns
+        -------
+        ndarray of shape (len(candidates),)
         """
         parents = tuple(sorted(parents))
         base_set = frozenset(parents)
@@ -252,6 +276,13 @@ class ProviderScorer(_CachedScorer):
 
     Same interface as :class:`LocalScorer`; every ``scores_adding`` call asks the
     provider for all candidate families of the column in one pass over the data.
+
+    Parameters
+    ----------
+    provider : CountsProvider
+    score : {"ll", "bic", "aic", "bdeu", "k2"}, default="bic"
+    ess : float, default=1.0
+    structure_prior : float, optional
     """
 
     def __init__(self, provider, score: str = "bic", ess: float = 1.0, structure_prior: float | None = None):
@@ -259,7 +290,12 @@ class ProviderScorer(_CachedScorer):
         super().__init__(provider.cardinalities, provider.n_rows, score, ess, structure_prior)
 
     def prefetch(self, families: list) -> None:
-        """Score many ``(child, parents)`` families with one pass over the data."""
+        """Score many ``(child, parents)`` families with one pass over the data.
+
+        Parameters
+        ----------
+        families : list of (child, parents)
+        """
         todo = [(c, tuple(sorted(ps))) for c, ps in families if (c, frozenset(ps)) not in self.cache]
         if todo:
             tables = self.provider.counts([ps + (c,) for c, ps in todo])
@@ -267,18 +303,34 @@ class ProviderScorer(_CachedScorer):
                 self._store(child, parents, table)
 
     def __call__(self, child: int, parents) -> float:
+        """Return the (cached) local score of ``child`` with ``parents`` (column indices)."""
         self.prefetch([(child, parents)])
         return self.cache[(child, frozenset(parents))]
 
     def scores_adding(self, child: int, parents, candidates) -> np.ndarray:
+        """Return the local scores of ``child`` with ``parents | {c}`` for every candidate ``c`` (one pass).
+
+        Parameters
+        ----------
+        child : int
+        parents : iterable of int
+        candidates : sequence of int
+
+        Returns
+        -------
+        ndarray of shape (len(candidates),)
+        """
         base = frozenset(parents)
         self.prefetch([(child, base | {c}) for c in candidates])  # one pass for the whole column
         return np.array([self.cache[(child, base | {c})] for c in candidates])
 
 
 def _configuration_counts(config: np.ndarray, q: int, child_codes: np.ndarray, r: int) -> np.ndarray:
-    """``(configurations, r)`` counts: all ``q`` configurations when that table is small
-    next to the data, else only the observed ones (the others add nothing to a score)."""
+    """Return the ``(configurations, r)`` counts of a family.
+
+    All ``q`` configurations when that table is small next to the data, else only
+    the observed ones (the others add nothing to a score).
+    """
     if q * r <= _DENSE_CELLS_PER_ROW * max(config.size, 1) + 4096:
         return np.bincount(config * r + child_codes, minlength=q * r).reshape(q, r)
     observed, inverse = np.unique(config, return_inverse=True)
@@ -287,7 +339,7 @@ def _configuration_counts(config: np.ndarray, q: int, child_codes: np.ndarray, r
 
 def make_scorer(provider, *, structure_score: str = "bic", ess: float = 1.0,
                 structure_prior: float | None = None):
-    """The cached local scorer for a counts provider: the codes-based one in memory, batched passes otherwise.
+    """Return the cached local scorer for a counts provider: the codes-based one in memory, batched passes otherwise.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Representative subsets (Algorithm 1) and kernel two-sample tests.
+r"""Representative subsets (Algorithm 1) and kernel two-sample tests.
 
 Greedy swap search (Algorithm 1, [1]_ Sec. 6.4)
 ------------------------------------------------
@@ -12,7 +12,7 @@ for every row, so the value after swapping ``i`` for ``j`` is
 
 .. math::
 
-    d' = d + \\frac{2}{k}(g_j - g_i) + \\frac{K(x_j, x_j) - 2K(x_i, x_j) + K(x_i, x_i)}{k^2},
+    d' = d + \frac{2}{k}(g_j - g_i) + \frac{K(x_j, x_j) - 2K(x_i, x_j) + K(x_i, x_i)}{k^2},
 
 which needs one kernel column ``K(., x_i)`` per position -- ``O(N n)`` work and no
 ``N x N`` matrix.  The chi-square criterion ([1]_ Sec. 7.1) changes in two cells per
@@ -127,7 +127,16 @@ class MMDCriterion:
         self.scale = float(self.diagonal.mean()) if self.n_rows else 1.0
 
     def evaluate_many(self, subsets: np.ndarray) -> np.ndarray:
-        """Criterion of each row of ``subsets`` (shape (m, k)) via sparse subset means."""
+        """Criterion of each row of ``subsets`` (shape (m, k)) via sparse subset means.
+
+        Parameters
+        ----------
+        subsets : ndarray of int, shape (m, k)
+
+        Returns
+        -------
+        ndarray of shape (m,)
+        """
         m, k = subsets.shape
         out = np.empty(m)
         block = max(1, 2**22 // max(self.features.shape[1], 1))
@@ -144,18 +153,50 @@ class MMDCriterion:
         return np.maximum(out, 0.0)
 
     def start(self, subset: np.ndarray) -> float:
+        """Begin the search at ``subset``; return its criterion value.
+
+        Parameters
+        ----------
+        subset : ndarray of int
+
+        Returns
+        -------
+        float
+        """
         self.k = subset.size
         self.delta = np.asarray(self.features[subset].mean(axis=0)).ravel() - self.target
         self.inner = self.features @ self.delta
         return float(self.delta @ self.delta)
 
     def column(self, row: int) -> np.ndarray:
+        """Return the kernel column ``K(., x_row)`` over all candidates.
+
+        Parameters
+        ----------
+        row : int
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+        """
         start, stop = self.features.indptr[row], self.features.indptr[row + 1]
         dense = np.zeros(self.features.shape[1])
         dense[self.features.indices[start:stop]] = self.features.data[start:stop]
         return self.features @ dense
 
     def candidates(self, current: float, row: int) -> np.ndarray:
+        """Return the criterion after swapping ``row`` out for each candidate (``current``: the value now).
+
+        Parameters
+        ----------
+        current : float
+        row : int
+            The member of the subset to swap out.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+        """
         self._column = self.column(row)
         k = self.k
         # d' = d + 2/k (g_j - g_i) + (K_jj - 2 K_ij + K_ii) / k^2   (eq. 10 after one swap)
@@ -163,6 +204,12 @@ class MMDCriterion:
                 + (self.diagonal - 2.0 * self._column + self.diagonal[row]) / k**2)
 
     def swap(self, out_row: int, in_row: int) -> None:
+        """Apply the swap of ``out_row`` for ``in_row`` to the running state.
+
+        Parameters
+        ----------
+        out_row, in_row : int
+        """
         k = self.k
         f = self.features
         for row, sign in ((in_row, 1.0), (out_row, -1.0)):
@@ -171,16 +218,36 @@ class MMDCriterion:
         self.inner += (self.column(in_row) - self._column) / k
 
     def refresh(self, subset: np.ndarray) -> float:
+        """Recompute the state of ``subset`` from scratch (drops accumulated rounding); return its value.
+
+        Parameters
+        ----------
+        subset : ndarray of int
+
+        Returns
+        -------
+        float
+        """
         return self.start(subset)
 
 
 def chi2_criterion(codes: np.ndarray, subset: np.ndarray) -> float:
-    """The paper's chi-square heuristic ``-sum_i log p_i`` ([1]_ Sec. 7.1).
+    """Return the paper's chi-square heuristic ``-sum_i log p_i`` ([1]_ Sec. 7.1).
 
     Per variable, a chi-square goodness-of-fit test of the subset's state counts
     against ``k`` times the full data's frequencies, over the states that occur in
     the full data (degrees of freedom: their number minus 1); p-values in log
     space (``chi2.logsf``), so the sum does not underflow.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_variables)
+    subset : array-like of int
+        Row positions.
+
+    Returns
+    -------
+    float
     """
     return Chi2Criterion(codes).evaluate_many(np.asarray(subset)[None, :])[0]
 
@@ -215,6 +282,16 @@ class Chi2Criterion:
         return (((observed[..., used] - expected[used]) ** 2) / expected[used]).sum(axis=-1)
 
     def evaluate_many(self, subsets: np.ndarray) -> np.ndarray:
+        """Return the criterion of each row of ``subsets`` (shape (m, k)).
+
+        Parameters
+        ----------
+        subsets : ndarray of int, shape (m, k)
+
+        Returns
+        -------
+        ndarray of shape (m,)
+        """
         m, self.k = subsets.shape
         total = np.zeros(m)
         for v, r in enumerate(self.cards):
@@ -227,6 +304,16 @@ class Chi2Criterion:
         return total
 
     def start(self, subset: np.ndarray) -> float:
+        """Begin the search at ``subset``; return its criterion value.
+
+        Parameters
+        ----------
+        subset : ndarray of int
+
+        Returns
+        -------
+        float
+        """
         self.k = subset.size
         self.observed = [np.bincount(self.codes[subset, v], minlength=r).astype(float)
                          for v, r in enumerate(self.cards)]
@@ -234,6 +321,18 @@ class Chi2Criterion:
         return self._objective(self.statistics)
 
     def candidates(self, current: float, row: int) -> np.ndarray:
+        """Return the criterion after swapping ``row`` out for each candidate (``current``: the value now).
+
+        Parameters
+        ----------
+        current : float
+        row : int
+            The member of the subset to swap out.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+        """
         total = np.zeros(self.n_rows)
         for v in range(self.n_vars):
             if self.df[v] <= 0:
@@ -253,12 +352,28 @@ class Chi2Criterion:
         return total
 
     def swap(self, out_row: int, in_row: int) -> None:
+        """Apply the swap of ``out_row`` for ``in_row`` to the running state.
+
+        Parameters
+        ----------
+        out_row, in_row : int
+        """
         for v in range(self.n_vars):
             self.observed[v][self.codes[out_row, v]] -= 1
             self.observed[v][self.codes[in_row, v]] += 1
             self.statistics[v] = float(self._statistic(self.observed[v], v))
 
     def refresh(self, subset: np.ndarray) -> float:
+        """Recompute the state of ``subset`` from scratch (drops accumulated rounding); return its value.
+
+        Parameters
+        ----------
+        subset : ndarray of int
+
+        Returns
+        -------
+        float
+        """
         return self.start(subset)
 
 
@@ -271,13 +386,16 @@ class _CallableCriterion:
         self.scale = 0.0  # relative tolerance only
 
     def evaluate_many(self, subsets: np.ndarray) -> np.ndarray:
+        """Return the criterion of each row of ``subsets`` (shape (m, k))."""
         return np.array([float(self.function(np.sort(s))) for s in subsets])
 
     def start(self, subset: np.ndarray) -> float:
+        """Begin the search at ``subset``; return its criterion value."""
         self.subset = subset.copy()
         return float(self.function(np.sort(self.subset)))
 
     def candidates(self, current: float, row: int) -> np.ndarray:
+        """Return the criterion after swapping ``row`` out for each candidate (``current``: the value now)."""
         position = int(np.flatnonzero(self.subset == row)[0])
         values = np.full(self.n_rows, np.inf)
         trial = self.subset.copy()
@@ -287,9 +405,11 @@ class _CallableCriterion:
         return values
 
     def swap(self, out_row: int, in_row: int) -> None:
+        """Apply the swap of ``out_row`` for ``in_row`` to the running state."""
         self.subset[self.subset == out_row] = in_row
 
     def refresh(self, subset: np.ndarray) -> float:
+        """Recompute the state of ``subset`` from scratch (drops accumulated rounding); return its value."""
         return self.start(subset)
 
 

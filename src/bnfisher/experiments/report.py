@@ -11,7 +11,16 @@ __all__ = ["plot_summarization", "summarize_claims", "report_markdown", "metrics
 
 
 def metrics(model: str) -> list:
-    """The evaluation metrics of a model: test NLL for hill climbing, error and log loss for classifiers."""
+    """Return the evaluation metrics of a model: test NLL for hill climbing, error and log loss for classifiers.
+
+    Parameters
+    ----------
+    model : {"hc", "tan", "kdb"}
+
+    Returns
+    -------
+    list of str
+    """
     return ["nll"] if model == "hc" else ["error", "logloss"]
 
 
@@ -68,7 +77,18 @@ def plot_summarization(results: pd.DataFrame, path: str, model: str) -> None:
 
 
 def summarize_claims(results: pd.DataFrame) -> pd.DataFrame:
-    """How often each greedy criterion beats the random mean, per data set, model and size."""
+    """How often each greedy criterion beats the random mean, per data set, model and size.
+
+    Parameters
+    ----------
+    results : DataFrame
+        ``ExperimentResult.results``.
+
+    Returns
+    -------
+    DataFrame
+        One row per (data set, model, seed, k, greedy method) with ``beats_random``.
+    """
     out = []
     for (dataset, model, seed, k), part in results[results["method"] != "full"].groupby(
             ["dataset", "model", "seed", "k"]):
@@ -83,8 +103,20 @@ def summarize_claims(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def report_markdown(results: pd.DataFrame, timings: pd.DataFrame) -> str:
-    """Markdown tables of a run: per model and metric, random mean ± sd, greedy criteria, full set;
-    then the stage timings (seconds, summed over sizes, mean over seeds)."""
+    """Write the Markdown tables of a run.
+
+    Per model and metric: random mean ± sd, greedy criteria, full set; then the
+    stage timings (seconds, summed over sizes, mean over seeds).
+
+    Parameters
+    ----------
+    results, timings : DataFrame
+        ``ExperimentResult.results`` and ``.timings``.
+
+    Returns
+    -------
+    str
+    """
     methods = ["greedy-mmd", "greedy-chi2", "greedy-mmd-identity", "greedy-mmd-overlap"]
     names = {"greedy-mmd": "MMD Fisher", "greedy-chi2": "χ²", "greedy-mmd-identity": "MMD identity",
              "greedy-mmd-overlap": "MMD overlap"}

@@ -208,7 +208,7 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
 
 
 def _scorer(provider, options: dict):
-    """The cached scorer of ``provider``; a distributed one starts with every single-parent family in one pass."""
+    """Return the cached scorer of ``provider`` (a distributed one prefetches all one-parent families)."""
     scorer = make_scorer(provider, structure_score=options.get("structure_score", "bic"),
                          ess=options.get("ess", 1.0), structure_prior=options.get("structure_prior"))
     if isinstance(scorer, ProviderScorer):

@@ -1,5 +1,8 @@
-"""Trees and forests: Chow-Liu (mutual information), score-weighted spanning forests,
-and the conditional mutual information used by TAN and KDB."""
+"""Trees and forests.
+
+Chow-Liu (mutual information), score-weighted spanning forests, and the
+conditional mutual information used by TAN and KDB.
+"""
 
 from __future__ import annotations
 
@@ -79,7 +82,7 @@ def _mutual_information(joint: np.ndarray, n_rows: float) -> float:
     return float(max(0.0, np.sum(joint[nonzero] * np.log(ratio)) / n_rows))
 
 
-def spanning_forest_parents(weights: np.ndarray, names=None) -> list:
+def spanning_forest_parents(weights: np.ndarray) -> list:
     """Maximum-weight spanning forest of a symmetric weight matrix, oriented from roots.
 
     Only strictly positive weights become edges.  Each tree is rooted at its
@@ -91,6 +94,11 @@ def spanning_forest_parents(weights: np.ndarray, names=None) -> list:
     -------
     list of tuple
         ``parents[i]`` is ``()`` or ``(j,)``.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n, n)
+        Symmetric weights.
     """
     n = weights.shape[0]
     graph = nx.Graph()
@@ -115,6 +123,16 @@ def score_forest_parents(scorer, n_variables: int) -> list:
     undirected forest rooted at each tree's lowest index; otherwise (k2) the
     maximum-weight branching (Edmonds) picks the arc directions.  Only positive
     weights become arcs.
+
+    Parameters
+    ----------
+    scorer : LocalScorer or ProviderScorer
+    n_variables : int
+
+    Returns
+    -------
+    list of tuple
+        Parent column indices of every variable.
     """
     n = n_variables
     weights = np.zeros((n, n))  # weights[j, i] = gain of the arc j -> i

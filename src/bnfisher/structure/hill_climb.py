@@ -35,7 +35,7 @@ def _closure(parents: list) -> np.ndarray:
 
 
 def _path_avoiding_arc(parents: list, source: int, target: int) -> bool:
-    """Is there a directed path source -> ... -> target that does not use the arc itself?"""
+    """Return whether a directed path source -> ... -> target exists that does not use the arc itself."""
     n = len(parents)
     children: list = [[] for _ in range(n)]
     for j, ps in enumerate(parents):
@@ -104,7 +104,7 @@ class _Search:
         return add, delete, reverse
 
     def best_move(self, tabu_check=None, minimum_gain=_MIN_GAIN, skip_neutral=False):
-        """The legal move with the largest gain above ``minimum_gain``, or None.
+        """Return the legal move with the largest gain above ``minimum_gain``, or None.
 
         Equal gains go to the first in (kind, i, j) order (add < delete < reverse):
         a stable sort of the flattened gain table, so results are reproducible.

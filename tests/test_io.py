@@ -1,0 +1,76 @@
+"""Reading tables and writing outputs: delimiters, corrupt files, atomic writes, refused destinations."""
+
+import gzip
+import os
+
+import pandas as pd
+import pytest
+
+from bnfisher.exceptions import DataError, OutputError
+from bnfisher.io import check_outputs, read_table, read_text, write_table, write_text
+
+
+@pytest.mark.parametrize("sep", [",", ";", "\t", "|"])
+def test_delimiter_is_detected(tmp_path, sep):
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"a": list("xyz"), "b": [1, 2, 3]}).to_csv(path, index=False, sep=sep)
+    frame = read_table(path)
+    assert list(frame.columns) == ["a", "b"] and frame["b"].tolist() == [1, 2, 3]
+
+
+def test_na_values_and_gzip(tmp_path):
+    path = tmp_path / "t.csv.gz"
+    path.write_bytes(gzip.compress(b"a,b\nx,?\ny,1\n"))
+    frame = read_table(path, na_values=["?"])
+    assert frame["b"].isna().tolist() == [True, False]
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("empty.csv", b"", "Cannot read"),
+    ("bad.csv.gz", b"\x1f\x8b\x08garbage", "Cannot read"),
+    ("bad.parquet", b"PAR1 not really", "Cannot read"),
+    ("table.xlsx", b"x", "use a .csv"),
+])
+def test_corrupt_or_unknown_files_raise_data_errors(tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(DataError, match=message):
+        read_table(path)
+
+
+def test_writes_are_atomic_and_leave_no_temporary_files(tmp_path):
+    path = tmp_path / "out.csv"
+    write_table(pd.DataFrame({"a": [1, 2]}), path)
+    write_text(tmp_path / "x.txt", "hello")
+    assert read_text(tmp_path / "x.txt") == "hello"
+    assert sorted(os.listdir(tmp_path)) == ["out.csv", "x.txt"]
+
+    class Boom(Exception):
+        pass
+
+    class Frame(pd.DataFrame):
+        def to_csv(self, *args, **kwargs):
+            raise Boom
+
+    with pytest.raises(Boom):
+        write_table(Frame({"a": [1]}), path)
+    assert pd.read_csv(path)["a"].tolist() == [1, 2]  # the old file is intact
+    assert sorted(os.listdir(tmp_path)) == ["out.csv", "x.txt"]
+
+
+def test_check_outputs_refuses_inputs_folders_and_repeats(tmp_path):
+    source = tmp_path / "in.csv"
+    source.write_text("a\n1\n")
+    with pytest.raises(OutputError, match="refusing to overwrite an input"):
+        check_outputs([str(tmp_path / "." / "in.csv")], inputs=[source])
+    with pytest.raises(OutputError, match="is a folder"):
+        check_outputs([tmp_path])
+    with pytest.raises(OutputError, match="does not exist"):
+        check_outputs([tmp_path / "no" / "x.csv"])
+    with pytest.raises(OutputError, match="given twice"):
+        check_outputs([tmp_path / "a.csv", tmp_path / "a.csv"])
+    link = tmp_path / "link.csv"
+    link.symlink_to(source)
+    with pytest.raises(OutputError, match="refusing"):
+        check_outputs([link], inputs=[source])
+    check_outputs([None, tmp_path / "fine.csv"], inputs=[source, None])
