@@ -337,7 +337,7 @@ def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *
     for v in network.variables:
         ps = network.parents[v]
         table = network.cpts[v]
-        head = f"{v} | {', '.join(ps)}" if ps else f"{v}"
+        head = f"{v} | {', '.join(str(p) for p in ps)}" if ps else f"{v}"
         lines.append(f"probability ( {head} ) {{")
         if not ps:
             lines.append("  table " + ", ".join(format(x, ".17g") for x in table) + ";")

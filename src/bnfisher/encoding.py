@@ -221,7 +221,7 @@ class Schema:
                 raise OptionTypeError(f"states[{v!r}] must be a sequence of labels, not the string {labels!r}.")
             labels = tuple(_python_scalar(label) for label in labels)
             if not labels:
-                raise SchemaError(f"Variable {v!r} has no states.")
+                raise SchemaError(f"Variable {v!r} has no states (is the data empty?).")
             if len(set(labels)) != len(labels):
                 raise SchemaError(f"Variable {v!r} has duplicate state labels: {labels}.")
             clean[v] = labels

@@ -251,7 +251,7 @@ class FamilyKernel:
             data[:, start : start + d] = self._tables[i][flat]
             indices[:, start : start + d] = (self.block_offsets[i] + config * d)[:, None] + np.arange(d)
             start += d
-        indptr = np.arange(0, n_rows * width + 1, width, dtype=np.int64)
+        indptr = np.arange(n_rows + 1, dtype=np.int64) * width  # width 0: every variable has one state
         return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(n_rows, self.n_features_))
 
     def _raw_diag(self, codes: np.ndarray) -> np.ndarray:

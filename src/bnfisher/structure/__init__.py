@@ -191,6 +191,10 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         options["structure_score"] = options.pop("score")
     provider = as_provider(data, schema)
     variables = provider.variables
+    if not variables:
+        raise DataError("The data has no columns; a network needs at least one variable.")
+    if provider.n_rows == 0:
+        raise DataError("The data has 0 rows; a network cannot be learned from empty data.")
     if not isinstance(structure, str):
         if options:
             raise OptionTypeError(f"Options {sorted(options)} apply to named structures only.")

@@ -1,0 +1,216 @@
+"""Fuzzing: random small tables through the API, mutated files through the command line.
+
+Every failure must be a library error (a :class:`bnfisher.BnfisherError`) or, on the
+command line, exit status 2 with one line on stderr -- never a raw traceback, never a
+silently empty network, never a modified input.  The number of examples is bounded
+(``BNFISHER_FUZZ_EXAMPLES``, default 120 per test); with ``BNFISHER_FUZZ_REPORT=path``
+the outcome counts are written there as JSON (the closing note's figures).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import copy
+import gzip
+import io
+import json
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bnfisher as bf
+from bnfisher.cli import main
+from bnfisher.selection import mmd_test, select_representatives
+
+EXAMPLES = int(os.environ.get("BNFISHER_FUZZ_EXAMPLES", "120"))
+OUTCOMES: dict = collections.defaultdict(collections.Counter)
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                       HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report():
+    yield
+    path = os.environ.get("BNFISHER_FUZZ_REPORT")
+    if path:
+        with open(path, "w") as handle:
+            json.dump({k: dict(v) for k, v in OUTCOMES.items()}, handle, indent=1)
+
+
+# ------------------------------------------------------------------ tables
+_LABELS = st.sampled_from(["a", "b", "c", "?", "", " x", "1", "ä"])
+
+
+@st.composite
+def tables(draw):
+    n_rows = draw(st.integers(0, 25))
+    n_cols = draw(st.integers(1, 4))
+    columns = {}
+    for j in range(n_cols):
+        kind = draw(st.sampled_from(["str", "int", "bool", "float", "constant", "category", "missing", "mixed"]))
+        if kind == "str":
+            values = draw(st.lists(_LABELS, min_size=n_rows, max_size=n_rows))
+        elif kind == "int":
+            values = draw(st.lists(st.integers(-3, 3), min_size=n_rows, max_size=n_rows))
+        elif kind == "bool":
+            values = draw(st.lists(st.booleans(), min_size=n_rows, max_size=n_rows))
+        elif kind == "float":
+            values = draw(st.lists(st.floats(-5, 5, allow_nan=False), min_size=n_rows, max_size=n_rows))
+        elif kind == "constant":
+            values = ["k"] * n_rows
+        elif kind == "category":
+            values = pd.Categorical(draw(st.lists(st.sampled_from("xyz"), min_size=n_rows, max_size=n_rows)),
+                                    categories=list("zyxw"))
+        elif kind == "missing":
+            values = draw(st.lists(st.sampled_from(["a", "b", None]), min_size=n_rows, max_size=n_rows))
+        else:
+            values = draw(st.lists(st.sampled_from([1, True, 1.0, "1", 0]), min_size=n_rows, max_size=n_rows))
+        columns[f"c{j}" if draw(st.booleans()) else j] = pd.Series(values, dtype=None if kind != "mixed" else object)
+    return pd.DataFrame(columns)
+
+
+def _run_api(frame: pd.DataFrame, structure: str, bins) -> None:
+    schema = bf.Schema.from_data(frame, bins=bins)
+    network = bf.learn(frame, structure, schema=schema)
+    assert len(network.variables) == frame.shape[1]  # never a silently empty network
+    kernel = bf.FisherKernel(network)
+    kernel.gram(frame)
+    kernel.mmd(frame, frame)
+    if len(frame) > 2:
+        select_representatives(kernel, frame, 2, n_init=3, max_sweeps=5, random_state=0)
+        mmd_test(kernel, frame, frame, n_permutations=5, random_state=0)
+    text = bf.write_bif(network)
+    again = bf.parse_bif(text)
+    assert len(again.variables) == len(network.variables)
+    bf.score(network, frame, "bdeu")
+
+
+@FUZZ
+@given(frame=tables(), structure=st.sampled_from(["chow-liu", "hc", "forest"]),
+       bins=st.sampled_from([None, 2, 3]))
+def test_random_tables_through_the_api(frame, structure, bins):
+    before = copy.deepcopy(frame)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bf.ConvergenceWarning)
+            _run_api(frame, structure, bins)
+        OUTCOMES["api"]["ok"] += 1
+    except bf.BnfisherError as exc:
+        OUTCOMES["api"][type(exc).__name__] += 1
+    # The caller's object is never modified.
+    pd.testing.assert_frame_equal(frame, before)
+    assert list(frame.columns) == list(before.columns)
+
+
+# ------------------------------------------------------------------ files
+def _seed_table() -> pd.DataFrame:
+    from bnfisher.datasets import load
+
+    return load("nursery").iloc[::400].reset_index(drop=True).astype(str)
+
+
+def _files() -> dict:
+    frame = _seed_table()
+    text = frame.to_csv(index=False).encode()
+    parquet = io.BytesIO()
+    frame.to_parquet(parquet)
+    network = bf.learn(frame, "chow-liu")
+    return {".csv": text, ".csv.gz": gzip.compress(text), ".parquet": parquet.getvalue(),
+            ".bif": bf.write_bif(network).encode()}
+
+
+_SEEDS = _files()
+_TOKENS = [b",", b";", b"\n", b'"', b"?", b"{", b"}", b"\x00", b"NaN", b"1e309", b"\xff\xfe", b"table", b"|"]
+
+
+@st.composite
+def mutated(draw, suffix):
+    """The seed file with 1-4 byte or token mutations at uniformly random places (numpy RNG, seeded by hypothesis)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    data = bytearray(_SEEDS[suffix])
+    for _ in range(int(rng.integers(1, 5))):
+        if not data:
+            break
+        action = rng.choice(["flip", "truncate", "insert", "delete", "duplicate"])
+        position = int(rng.integers(0, len(data)))
+        if action == "flip":
+            data[position] = int(rng.integers(0, 256))
+        elif action == "truncate":
+            del data[position:]
+        elif action == "insert":
+            data[position:position] = _TOKENS[int(rng.integers(len(_TOKENS)))]
+        elif action == "delete":
+            del data[position:position + int(rng.integers(1, 40))]
+        else:
+            end = data.find(b"\n", position)
+            data[position:position] = data[position:end if end > 0 else position + 20]
+    return bytes(data)
+
+
+def _cli(argv: list, kind: str) -> None:
+    stderr = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(stderr), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            status = main(argv)
+        except SystemExit as exc:  # argparse's own usage errors
+            status = exc.code
+    assert status in (0, 2), (argv, status)
+    if status == 2:
+        lines = [line for line in stderr.getvalue().splitlines() if line.strip()]
+        assert lines and lines[-1].startswith("bnfisher ") and "Traceback" not in stderr.getvalue()
+        reason = lines[-1].split("error: ", 1)[-1]
+        OUTCOMES[f"{kind}: reasons"][" ".join(w for w in reason.split()[:4] if "/" not in w and "'" not in w)] += 1
+    OUTCOMES[kind]["exit 0" if status == 0 else "exit 2"] += 1
+
+
+@FUZZ
+@given(suffix=st.sampled_from([".csv", ".csv.gz", ".parquet"]), data=st.data())
+def test_mutated_tables_through_the_command_line(tmp_path_factory, suffix, data):
+    folder = tmp_path_factory.mktemp("fuzz")
+    path = folder / f"t{suffix}"
+    path.write_bytes(data.draw(mutated(suffix)))
+    command = data.draw(st.sampled_from(["summarize", "learn", "compare"]))
+    argv = {"summarize": ["summarize", str(path), "-k", "3", "--n-init", "3", "--n-random", "3", "--quiet"],
+            "learn": ["learn", str(path), "--quiet"],
+            "compare": ["compare", str(path), str(path), "--permutations", "5"]}[command]
+    if data.draw(st.booleans()):
+        argv += ["--bins", "3"]
+    _cli(argv, f"cli {suffix}")
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_networks_through_the_command_line(tmp_path_factory, data):
+    folder = tmp_path_factory.mktemp("fuzzbif")
+    table = folder / "t.csv"
+    table.write_bytes(_SEEDS[".csv"])
+    network = folder / "m.bif"
+    network.write_bytes(data.draw(mutated(".bif")))
+    _cli(["mmd", str(table), str(table), "--network", str(network)], "cli .bif")
+    # Whatever the reader accepted is a real network, never an empty one.
+    try:
+        assert len(bf.read_bif(network).variables) > 0
+    except bf.BnfisherError:
+        pass
+
+
+def test_fuzz_tables_cover_the_degenerate_cases():
+    """The generators reach the cases the issue names (a check on the fuzzer itself)."""
+    assert np.isfinite(EXAMPLES)
+    constant = pd.DataFrame({"a": ["k"] * 5, "b": ["k"] * 5})
+    kernel = bf.FisherKernel(bf.learn(constant))
+    assert kernel.n_features_ == 0 and kernel.mmd(constant, constant) == 0.0
+    assert select_representatives(kernel, constant, 2, n_init=2).final_value == 0.0
+    with pytest.raises(bf.BnfisherError):
+        bf.learn(pd.DataFrame({"a": pd.Series([], dtype=object)}))
+    header_only = pd.read_csv(io.StringIO("a,b\n"))
+    with pytest.raises(bf.BnfisherError):
+        bf.learn(header_only)
