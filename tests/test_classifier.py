@@ -78,3 +78,21 @@ def test_classifier_errors_name_the_problem(nursery):
         clf.predict(bad)
     with pytest.raises(ValueError, match="`structure` must be"):
         BayesianNetworkClassifier(structure="svm").fit(X, y)
+
+
+def test_rows_impossible_under_every_class_raise_instead_of_nan():
+    import pandas as pd
+
+    from bnfisher.exceptions import DataError
+
+    X = pd.DataFrame({"a": ["x", "x", "y", "y"], "b": ["u", "v", "u", "u"]})
+    y = ["p", "q", "p", "p"]
+    clf = BayesianNetworkClassifier(structure="naive-bayes", pseudocount=0).fit(X, y)
+    with pytest.raises(DataError, match="Row 0 of X has probability 0 under every class"):
+        clf.predict(pd.DataFrame({"a": ["y"], "b": ["v"]}))
+
+
+def test_fitted_on_a_frame_predicts_on_an_array(nursery):
+    X, y = nursery
+    clf = BayesianNetworkClassifier(structure="tan").fit(X.iloc[:2000], y.iloc[:2000])
+    np.testing.assert_array_equal(clf.predict(X.iloc[2000:2100].to_numpy()), clf.predict(X.iloc[2000:2100]))

@@ -79,3 +79,17 @@ def test_integer_codes_and_arrays(nursery):
     assert embedding.transform(codes[:3]).shape[0] == 3
     assert not hasattr(embedding, "feature_names_in_")
     assert isinstance(pd.DataFrame(codes).shape, tuple)
+
+
+def test_transform_never_renames_the_callers_columns():
+    import pandas as pd
+
+    from bnfisher.datasets import load
+
+    frame = load("nursery").iloc[:300].drop(columns="class")
+    embedding = FisherEmbedding().fit(frame.to_numpy())
+    columns = list(frame.columns)
+    Phi = embedding.transform(frame)
+    assert list(frame.columns) == columns  # the caller's DataFrame is untouched
+    np.testing.assert_allclose(Phi.toarray(), embedding.transform(frame.to_numpy()).toarray())
+    assert isinstance(frame, pd.DataFrame)

@@ -236,3 +236,18 @@ def test_kernel_rejects_bad_arguments():
         FisherKernel(network, inference="magic")
     with pytest.raises(TypeError, match="BayesianNetwork"):
         FisherKernel({"A": []})
+
+
+def test_allocations_beyond_memory_are_refused_with_an_alternative(monkeypatch):
+    from bnfisher import _memory
+    from bnfisher.exceptions import ResourceError
+
+    network = random_network(np.random.default_rng(0), n_vars=4)
+    kernel = FisherKernel(network)
+    X = network.sample(300, random_state=0)
+    monkeypatch.setattr(_memory, "available_memory", lambda: 100_000)
+    with pytest.raises(ResourceError, match="Gram matrix would need.*use `embed`"):
+        kernel.gram(X)
+    with pytest.raises(ResourceError, match="feature map of 300 rows.*`mmd`"):
+        kernel.embed(X)
+    assert kernel.mmd(X, X.iloc[:10]) >= 0  # counts only: still fine

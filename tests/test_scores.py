@@ -141,3 +141,21 @@ def test_score_rejects_bad_input():
     with pytest.raises(ValueError, match="structure_prior"):
         score({"a": []}, data, structure_prior=2.0)
     assert encode(data).n_rows == 2
+
+
+def test_families_with_more_configurations_than_int64_score_exactly():
+    """q = 100**10 > 2**63: the parent index must not wrap around (it used to, silently)."""
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 100, size=(60, 11))
+    codes[:30] = codes[30:]  # repeated parent configurations, so the log-likelihood is not 0
+    scorer = LocalScorer(codes, [100] * 11, "ll")
+    parents = tuple(range(10))
+    # Brute force: N_jk from the rows' parent tuples.
+    groups: dict = {}
+    for row in codes:
+        groups.setdefault(tuple(row[:10]), []).append(row[10])
+    expected = sum(n * np.log(n / len(v)) for v in groups.values() for n in np.unique(v, return_counts=True)[1])
+    assert scorer(10, parents) == pytest.approx(expected, rel=1e-12)
+    assert scorer.scores_adding(10, parents[:9], [9])[0] == pytest.approx(expected, rel=1e-12)
+    bic = LocalScorer(codes, [100] * 11, "bic")(10, parents)
+    assert bic == pytest.approx(expected - 0.5 * np.log(60) * 100**10 * 99, rel=1e-12)

@@ -29,6 +29,8 @@ __all__ = ["CountsProvider", "NumpyCounts", "as_provider", "configuration_index"
 
 #: Largest dense count table (in cells) that is allocated.
 MAX_TABLE_CELLS = 2**31
+#: Largest number of configurations a mixed-radix index may reach without overflowing int64.
+_MAX_INDEX = 2**62
 
 
 def configuration_index(codes: np.ndarray, columns: Sequence[int], cardinalities: Sequence[int],
@@ -58,6 +60,9 @@ def configuration_index(codes: np.ndarray, columns: Sequence[int], cardinalities
     >>> configuration_index(np.array([[1, 2], [0, 1]]), [0, 1], [2, 3]).tolist()
     [5, 1]
     """
+    if n_configurations(cardinalities, columns) > _MAX_INDEX:
+        raise ResourceError(f"Columns {tuple(columns)} have more joint configurations than a 64-bit index holds; "
+                            "use fewer or smaller columns.")
     if out is None:
         index = np.zeros(codes.shape[0], dtype=np.intp)
     else:
@@ -99,7 +104,11 @@ def n_configurations(cardinalities: Sequence[int], columns: Sequence[int] = None
 
 
 def _table_size(columns: Sequence[int], cardinalities: Sequence[int]) -> int:
+    from ._memory import check_allocation
+
     size = n_configurations(cardinalities, columns)
+    check_allocation(8.0 * size, f"The count table over columns {tuple(columns)} ({size} cells)",
+                     "limit the number of parents (e.g. `max_parents`) or bin variables into fewer states.")
     if size > MAX_TABLE_CELLS:
         raise ResourceError(
             f"The count table over columns {tuple(columns)} would have {size} cells "

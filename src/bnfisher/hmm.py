@@ -352,7 +352,15 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         self._blocks()
         parts = _split(sequences, lengths)
         X = np.vstack(parts)
-        self.model_, self.log_likelihood_, self.init_log_likelihoods_ = self._fit_hmm(X, [len(p) for p in parts])
+        constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
+        if constant.size:
+            raise DataError(f"Channel {int(constant[0])} is constant over all sequences; a Gaussian HMM needs "
+                            "variation in every channel (drop it, or add noise).")
+        try:
+            self.model_, self.log_likelihood_, self.init_log_likelihoods_ = self._fit_hmm(X, [len(p) for p in parts])
+        except np.linalg.LinAlgError as exc:
+            raise DataError(f"The HMM fit degenerated ({exc}): a state collapsed on too few points. Use fewer "
+                            "states (`n_states`) or more data.") from None
         K, D = self.model_.means_.shape
         self.startprob_ = np.array(self.model_.startprob_)
         self.transmat_ = np.array(self.model_.transmat_)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ._memory import check_allocation
 from ._validation import check_option
 from .counts import as_provider, configuration_index, n_configurations
 from .encoding import EncodedData
@@ -79,6 +80,8 @@ class FamilyKernel:
         network = self.network
         self.families = tuple(tuple(p) + (i,) for i, p in enumerate(network.parent_indices()))
         self._tables = [np.ascontiguousarray(t) for t in tables]
+        check_allocation(sum(t.nbytes for t in self._tables), "The kernel's per-cell feature tables",
+                         "limit the parents (`max_parents`) or use variables with fewer states.")
         for t in self._tables:
             t.setflags(write=False)
         self._valid = valid
@@ -239,6 +242,10 @@ class FamilyKernel:
         n_rows = codes.shape[0]
         widths = [self.block_width(i) for i in range(len(self.families))]
         width = int(sum(widths))
+        # data + indices while building, and scipy's copy of both: 32 bytes per non-zero.
+        check_allocation(32.0 * n_rows * width, f"The feature map of {n_rows} rows ({width} non-zeros each)",
+                         "embed the rows in blocks, or use `mean_embedding`, `mmd` or `set_kernel`, which need "
+                         "only count tables.")
         data = np.empty((n_rows, width))
         indices = np.empty((n_rows, width), dtype=np.int64)
         start = 0
@@ -578,6 +585,9 @@ class FisherKernel(FamilyKernel):
             return super().gram(X, Y, dense_output=False)
         codes_x = self.encode(X).codes
         codes_y = codes_x if Y is None else self.encode(Y).codes
+        check_allocation(8.0 * codes_x.shape[0] * codes_y.shape[0],
+                         f"A {codes_x.shape[0]} x {codes_y.shape[0]} Gram matrix",
+                         "use `embed` (the exact sparse feature map) with a linear method, or `mmd` / `set_kernel`.")
         gram = self._raw_gram(codes_x, codes_y, symmetric=Y is None)
         if self.normalize:
             norm_x = np.sqrt(np.maximum(self._raw_diag(codes_x), 0.0))

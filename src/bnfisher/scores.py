@@ -39,6 +39,7 @@ from .network import BayesianNetwork, topological_order
 __all__ = ["SCORES", "local_score", "score", "LocalScorer", "ProviderScorer", "make_scorer"]
 
 SCORES = ("ll", "bic", "aic", "bdeu", "k2")
+_MAX_INDEX = 2**62
 #: Above this many cells a family is counted sparsely (``np.unique``) instead of densely.
 _DENSE_CELLS_PER_ROW = 4
 
@@ -191,6 +192,13 @@ class LocalScorer(_CachedScorer):
             value = self._store(child, parents, self.family_table(child, parents))
         return value
 
+    def _parent_configurations(self, parents: tuple) -> np.ndarray:
+        """Each row's parent configuration: mixed radix, or (beyond 2**62 configurations) a compact index."""
+        if self._n_configurations(parents) <= _MAX_INDEX:
+            return configuration_index(self.codes, parents, self.cardinalities)
+        # Too many configurations for a 64-bit mixed-radix index: number the observed ones instead.
+        return np.unique(self.codes[:, list(parents)], axis=0, return_inverse=True)[1].reshape(-1)
+
     def family_table(self, child: int, parents: tuple) -> np.ndarray:
         """Return the counts of the observed-or-all parent configurations (rows) by child state (columns).
 
@@ -203,7 +211,7 @@ class LocalScorer(_CachedScorer):
         -------
         ndarray of shape (configurations, r)
         """
-        config = configuration_index(self.codes, parents, self.cardinalities)
+        config = self._parent_configurations(parents)
         return _configuration_counts(config, self._n_configurations(parents), self.codes[:, child],
                                      int(self.cardinalities[child]))
 
@@ -238,7 +246,10 @@ class LocalScorer(_CachedScorer):
             return values
         r = int(self.cardinalities[child])
         q_base = self._n_configurations(parents)
-        base = configuration_index(self.codes, parents, self.cardinalities)
+        if q_base * int(self.cardinalities.max()) > _MAX_INDEX:
+            base = np.unique(self.codes[:, list(parents)], axis=0, return_inverse=True)[1].reshape(-1)
+        else:
+            base = configuration_index(self.codes, parents, self.cardinalities)
         child_codes = self.codes[:, child]
         dense_limit = _DENSE_CELLS_PER_ROW * max(self.n_rows, 1) + 4096
         batch: list = []

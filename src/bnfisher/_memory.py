@@ -1,0 +1,47 @@
+"""Memory estimates before large allocations (private module).
+
+A computation that would not fit is refused *before* it starts, with its size and
+an alternative, instead of failing (or swapping) half way.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .exceptions import ResourceError
+
+__all__: list[str] = []
+
+#: Share of the available memory one allocation may take.
+FRACTION = 0.8
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (``MemAvailable`` on Linux; physical pages elsewhere)."""
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    try:  # pragma: no cover - not Linux
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover
+        return 1 << 62
+
+
+def _size(n_bytes: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n_bytes < 1024 or unit == "TiB":
+            return f"{n_bytes:.0f} {unit}" if unit == "bytes" else f"{n_bytes:.1f} {unit}"
+        n_bytes /= 1024
+    return ""  # pragma: no cover
+
+
+def check_allocation(n_bytes: float, what: str, alternative: str) -> None:
+    """Raise a ResourceError when ``n_bytes`` exceed the share of available memory one allocation may take."""
+    available = available_memory()
+    if n_bytes > FRACTION * available:
+        raise ResourceError(f"{what} would need {_size(n_bytes)}, but {_size(available)} of memory is available; "
+                            f"{alternative}")
