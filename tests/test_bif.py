@@ -10,7 +10,11 @@ from bnfisher.exceptions import NetworkFileError, SchemaError
 from _helpers import BIF_DIR, bif_path
 
 
-@pytest.mark.parametrize("path", sorted(BIF_DIR.glob("*.bif.gz")), ids=lambda p: p.name.split(".")[0])
+_LARGE = {"munin", "pathfinder", "link", "pigs", "water"}
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.name.split(".")[0] in _LARGE else p
+                                  for p in sorted(BIF_DIR.glob("*.bif.gz"))], ids=lambda p: p.name.split(".")[0])
 def test_bif_round_trip(path, tmp_path):
     network = read_bif(path)
     target = tmp_path / "copy.bif"

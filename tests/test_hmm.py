@@ -139,6 +139,7 @@ def groups():
     return _two_groups(np.random.default_rng(5))
 
 
+@pytest.mark.slow
 def test_scores_at_the_fitted_optimum_are_near_zero(groups):
     sequences, _ = groups
     kernel = HMMFisherKernel(n_states=3, parameters=["means", "covars"], n_init=3, n_iter=200, tol=1e-6,

@@ -93,6 +93,7 @@ def test_parent_marginals_equal_pyagrum_lazy_propagation(name):
             np.testing.assert_allclose(marginals[v], theirs, atol=1e-10, err_msg=f"{name}: parents of {v}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["andes", "pathfinder", "water", "munin"])
 def test_exact_engines_agree_on_large_networks(name):
     network = read_bif(bif_path(name))
@@ -113,3 +114,22 @@ def test_marginal_rejects_unknown_variables():
         marginal(network, ["nope"])
     with pytest.raises(ValueError, match="`inference` must be one of"):
         parent_marginals(network, "magic")
+
+
+def test_auto_uses_the_junction_tree_when_elimination_is_too_large_but_the_tree_fits(monkeypatch):
+    """On mildew with max_table_size=4e6, auto used to sample (kernel diagonal off by up to 84%)."""
+    from bnfisher import inference
+
+    network = read_bif(bif_path("alarm"))
+
+    def too_large(*args, **kwargs):
+        raise inference._TableTooLarge("forced")  # noqa: SLF001 - the engine's own signal
+
+    monkeypatch.setattr(inference, "_elimination_marginals", too_large)
+    monkeypatch.setattr(inference, "_JUNCTION_TREE_COST_LIMIT", 0)  # the tree fits but is not "cheap"
+    marginals, used = parent_marginals(network, "auto")
+    assert used == "junction-tree"
+    monkeypatch.undo()
+    exact, _ = parent_marginals(network, "elimination")
+    for v in network.variables:
+        np.testing.assert_allclose(marginals[v], exact[v], atol=1e-12)

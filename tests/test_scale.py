@@ -4,6 +4,8 @@ import pytest
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
+pytestmark = pytest.mark.slow  # a 2-process LocalCluster per module
+
 from bnfisher import FisherKernel, encode, learn, read_bif  # noqa: E402
 from bnfisher.counts import NumpyCounts  # noqa: E402
 from bnfisher.datasets import load  # noqa: E402

@@ -81,6 +81,7 @@ def _pgmpy_bic(frame):
     return score({v: list(dag.predecessors(v)) for v in frame.columns}, frame)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, options, tolerance", [
     ("asia", {}, 0.0005),
     ("alarm", {"start": "chow-liu"}, 0.005),

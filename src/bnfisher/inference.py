@@ -336,7 +336,8 @@ def _resolve(network, queries, method, max_table_size, n_samples, pseudocount, r
                 f"Exact elimination needs a table that is too large ({exc}); use inference='sampling' "
                 "or raise max_table_size."
             ) from None
-        if method == "exact" and plan is not None and max(plan[2]) <= max_table_size:
+        if plan is not None and max(plan[2]) <= max_table_size and _family_hosts_ok(plan, queries):
+            # Elimination needed a table beyond the limit but the junction tree fits: exact, not sampled.
             return _junction_tree_marginals(network, plan, queries), "junction-tree"
         if method == "exact":
             raise ResourceError(f"Exact inference exceeds max_table_size={max_table_size} ({exc}).") from None
@@ -350,7 +351,7 @@ def parent_marginals(
     max_table_size: int = DEFAULT_MAX_TABLE_SIZE,
     n_samples: int = 10**6,
     pseudocount: float = 1.0,
-    random_state=0,
+    random_state=None,
 ) -> tuple[dict, str]:
     """Marginal distribution of every variable's parent set.
 
@@ -366,7 +367,7 @@ def parent_marginals(
         Rows drawn by the sampling engine.
     pseudocount : float, default=1.0
         Added to every parent-configuration count by the sampling engine.
-    random_state : None, int or Generator, default=0
+    random_state : None, int or Generator, default=None
         Seed of the sampling engine.
 
     Returns
