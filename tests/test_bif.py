@@ -9,7 +9,6 @@ from bnfisher.exceptions import NetworkFileError, SchemaError
 
 from _helpers import BIF_DIR, bif_path
 
-
 _LARGE = {"munin", "pathfinder", "link", "pigs", "water"}
 
 

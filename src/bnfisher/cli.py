@@ -372,7 +372,7 @@ def _command_summarize(args) -> None:
     if args.plot:
         from .plotting import plot_summary
 
-        plot_summary(result, encoded.codes, result.indices, network.schema, args.plot)
+        plot_summary(result, network.schema.encode(data), result.indices, args.plot)  # columns as in the data
         print(f"Wrote {args.plot}")
 
 

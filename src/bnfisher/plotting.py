@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["plot_summary", "pyplot", "save_figure"]
+__all__ = ["plot_summary", "summary_marginals", "pyplot", "save_figure"]
 
 #: Most categories drawn per variable; more are shown as the most frequent ones, in state order.
 MAX_BARS = 20
@@ -52,7 +52,32 @@ def save_figure(figure, path, *, dpi: int = 100) -> None:
     write_bytes(path, buffer.getvalue())
 
 
-def plot_summary(result, codes: np.ndarray, subset_rows: np.ndarray, schema, path) -> None:
+def summary_marginals(encoded, subset_rows: np.ndarray) -> dict:
+    """Return every variable's state frequencies in the full data and in the subset, in state order.
+
+    Parameters
+    ----------
+    encoded : EncodedData
+    subset_rows : ndarray of int
+
+    Returns
+    -------
+    dict
+        ``{variable: DataFrame}`` indexed by state label, columns ``"full data"`` and
+        ``"subset (k=...)"``; for more than ``MAX_BARS`` states, the most frequent ones.
+    """
+    out = {}
+    for i, v in enumerate(encoded.variables):
+        r = len(encoded.states[v])
+        full = np.bincount(encoded.codes[:, i], minlength=r) / max(encoded.n_rows, 1)
+        part = np.bincount(encoded.codes[subset_rows, i], minlength=r) / max(len(subset_rows), 1)
+        shown = np.arange(r) if r <= MAX_BARS else np.sort(np.argsort(-full, kind="stable")[:MAX_BARS])
+        out[v] = pd.DataFrame({"full data": full[shown], f"subset (k={len(subset_rows)})": part[shown]},
+                              index=[encoded.states[v][k] for k in shown])
+    return out
+
+
+def plot_summary(result, encoded, subset_rows: np.ndarray, path) -> None:
     """Objective per sweep, and every variable's marginal in the subset vs the full data.
 
     Bars follow each variable's state order (bins in increasing order); for a
@@ -61,35 +86,28 @@ def plot_summary(result, codes: np.ndarray, subset_rows: np.ndarray, schema, pat
     Parameters
     ----------
     result : SelectionResult
-    codes : ndarray of shape (n_rows, n_variables)
-        The full data, encoded with ``schema``.
+    encoded : EncodedData
+        The full data (its codes, variables and states go together).
     subset_rows : ndarray of int
         Positions of the selected rows.
-    schema : Schema
     path : str or path-like
         PNG file to write.
     """
     plt = pyplot()
-    variables = list(schema.variables)
-    n_panels = len(variables) + 1
+    marginals = summary_marginals(encoded, subset_rows)
+    n_panels = len(marginals) + 1
     n_cols = min(4, n_panels)
     n_rows = math.ceil(n_panels / n_cols)
     figure, axes = plt.subplots(n_rows, n_cols, figsize=(4 * n_cols, 3 * n_rows), squeeze=False)
     axes = axes.ravel()
     axes[0].plot(range(len(result.objective)), result.objective, marker="o")
     axes[0].set_xlabel("sweep")
-    axes[0].set_ylabel(result.criterion)
+    axes[0].set_ylabel("MMD² (eq. 10)" if result.criterion == "mmd" else result.criterion)
     axes[0].set_title(f"greedy {result.criterion}: {result.n_swaps} swaps")
-    for i, (ax, v) in enumerate(zip(axes[1:], variables)):
-        r = len(schema.states[v])
-        full = np.bincount(codes[:, i], minlength=r) / max(codes.shape[0], 1)
-        part = np.bincount(codes[subset_rows, i], minlength=r) / max(len(subset_rows), 1)
-        shown = np.arange(r)
-        if r > MAX_BARS:
-            shown = np.sort(np.argsort(-full, kind="stable")[:MAX_BARS])
-        labels = [_short(schema.states[v][k]) for k in shown]
-        frame = pd.DataFrame({"full data": full[shown], f"subset (k={len(subset_rows)})": part[shown]}, index=labels)
-        frame.plot.bar(ax=ax, legend=ax is axes[1], rot=45 if len(shown) > 3 else 0)
+    for ax, (v, frame) in zip(axes[1:], marginals.items()):
+        r = len(encoded.states[v])
+        frame = frame.set_axis([_short(label) for label in frame.index], axis=0)
+        frame.plot.bar(ax=ax, legend=ax is axes[1], rot=45 if len(frame) > 3 else 0)
         ax.set_title(str(v) + (f" ({MAX_BARS} most frequent of {r})" if r > MAX_BARS else ""), fontsize=9)
         ax.tick_params(axis="x", labelsize=7)
     for ax in axes[n_panels:]:
