@@ -214,3 +214,22 @@ def test_semicolon_csv_is_read_as_columns(tmp_path, capsys):
     pd.DataFrame({"a": list("xyxyxyxy"), "b": list("uuvvuuvv")}).to_csv(path, index=False, sep=";")
     assert main(["learn", str(path), "--quiet"]) == 0
     assert "(2 states)" in capsys.readouterr().out
+
+
+def test_zero_dask_workers_is_refused_at_once(tables, capsys):
+    _, first, _ = tables
+    with pytest.raises(SystemExit) as exit_info:
+        main(["summarize", str(first), "--engine", "dask", "--workers", "0"])
+    assert exit_info.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+
+
+def test_binned_summary_writes_the_users_values_not_bin_labels(numeric, capsys):
+    folder, first, _, _ = numeric
+    output = folder / "subset.csv"
+    assert main(["summarize", str(first), "-k", "10", "--bins", "3", "--n-init", "10", "--n-random", "10",
+                 "--quiet", "-o", str(output)]) == 0
+    written = pd.read_csv(output)
+    original = pd.read_csv(first)
+    assert "~" not in "".join(written.astype(str).to_numpy().ravel())
+    np.testing.assert_allclose(written.drop(columns="row").to_numpy(), original.iloc[written["row"]].to_numpy())
+    capsys.readouterr()
