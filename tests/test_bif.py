@@ -121,3 +121,9 @@ def test_one_state_variables_round_trip():
     network = BayesianNetwork({"b": ["a"]}, {"a": [1.0], "b": [[0.3, 0.7]]}, {"a": ["only"], "b": ["u", "v"]})
     again = parse_bif(write_bif(network))
     assert again.states["a"] == ("only",) and np.allclose(again.cpts["b"], [[0.3, 0.7]])
+
+
+def test_states_that_bif_would_write_alike_are_refused():
+    network = BayesianNetwork({}, {"a": [0.2, 0.3, 0.5]}, {"a": [0, 1, "1"]})
+    with pytest.raises(SchemaError, match="write alike"):
+        write_bif(network)

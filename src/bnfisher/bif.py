@@ -281,7 +281,12 @@ def check_bif_names(states) -> None:
         Naming the variable and the label, and the fix.
     """
     for v, labels in states.items():
-        for text in [str(v)] + [str(label) for label in labels]:
+        texts = [str(label) for label in labels]
+        if len(set(texts)) != len(texts):
+            twice = sorted({t for t in texts if texts.count(t) > 1})
+            raise SchemaError(f"Variable {v!r} has distinct states that BIF would write alike ({twice[0]!r}, e.g. "
+                              f"1 and '1'); convert the column to one type first.")
+        for text in [str(v)] + texts:
             if not text or _FORBIDDEN.search(text):
                 raise SchemaError(
                     f"Cannot write {text!r} (variable {v!r}) to BIF: names and labels may not be empty or contain "

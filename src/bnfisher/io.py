@@ -92,6 +92,10 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
     try:
         if suffix in (".parquet", ".pq"):
             frame = pd.read_parquet(path, columns=list(columns) if columns is not None else None)
+            # Arrow-backed text is decoded lazily; decode it here, so a corrupt file fails here, with its name.
+            text = [c for c in frame.columns if pd.api.types.is_string_dtype(frame[c].dtype)]
+            if text:
+                frame = frame.astype({c: object for c in text})
         else:
             compressed = suffix.endswith(".gz")
             sep = "\t" if suffix.startswith(".tsv") else _sniff_delimiter(path, compressed)
