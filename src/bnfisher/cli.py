@@ -26,34 +26,23 @@ class UsageError(Exception):
 
 
 # ----------------------------------------------------------------- options
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _number(kind: type, minimum: float):
+    """Return an argparse type: ``kind`` (int or float), finite and at least ``minimum``."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a {'whole ' if kind is int else ''}number, got {text!r}") \
+                from None
+        if not np.isfinite(value) or value < minimum:
+            raise argparse.ArgumentTypeError(f"must be a finite number >= {minimum}, got {text}" if kind is float
+                                             else f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
 
 
-def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
-
-
-def _nonnegative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not np.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
-    return value
+_positive_int, _nonnegative_int, _nonnegative_float = _number(int, 1), _number(int, 0), _number(float, 0)
 
 
 def _parser(**kwargs) -> argparse.ArgumentParser:

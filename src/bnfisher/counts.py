@@ -25,7 +25,7 @@ from .encoding import EncodedData, Schema
 from .exceptions import OptionTypeError, ResourceError
 
 __all__ = ["CountsProvider", "NumpyCounts", "as_provider", "configuration_index", "count_family", "count_block",
-           "n_configurations"]
+           "n_configurations", "sample_positions"]
 
 #: Largest dense count table (in cells) that is allocated.
 MAX_TABLE_CELLS = 2**31
@@ -360,11 +360,7 @@ class NumpyCounts:
         """
         import pandas as pd
 
-        from ._validation import check_positive_int, check_random_state
-
-        n = check_positive_int(n, "n", minimum=0)
-        rng = check_random_state(random_state)
-        rows = np.sort(rng.choice(self.n_rows, size=min(n, self.n_rows), replace=False))
+        rows = sample_positions(self.n_rows, n, random_state=random_state)
         codes = self.codes[rows]
         frame = pd.DataFrame({v: pd.Categorical.from_codes(codes[:, i], categories=pd.Index(list(self.states[v]),
                                                                                                 dtype=object))
@@ -385,6 +381,27 @@ def _is_provider(data) -> bool:
     missing = object()
     return not isinstance(data, EncodedData) and all(
         inspect.getattr_static(data, name, missing) is not missing for name in _PROTOCOL)
+
+
+def sample_positions(n_rows: int, n: int, *, random_state=None) -> np.ndarray:
+    """Return ``min(n, n_rows)`` sorted row positions drawn uniformly without replacement.
+
+    The one sampling rule of every provider's :meth:`~CountsProvider.sample`.
+
+    Parameters
+    ----------
+    n_rows, n : int
+    random_state : None, int or Generator
+
+    Returns
+    -------
+    ndarray of int
+    """
+    from ._validation import check_positive_int, check_random_state
+
+    n = check_positive_int(n, "n", minimum=0)
+    rng = check_random_state(random_state)
+    return np.sort(rng.choice(n_rows, size=min(n, n_rows), replace=False))
 
 
 def _is_path(data) -> bool:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .counts import count_block
+from .counts import count_block, sample_positions
 from .encoding import Schema, _bin_edges, _interval_labels, _sorted_unique
 from .exceptions import DataError, OptionTypeError
 
@@ -339,12 +339,8 @@ class DaskCounts:
         """
         import dask
 
-        from ._validation import check_positive_int, check_random_state
-
-        n = check_positive_int(n, "n", minimum=0)
-        rng = check_random_state(random_state)
         offsets = self.partition_offsets
-        rows = np.sort(rng.choice(self.n_rows, size=min(n, self.n_rows), replace=False))
+        rows = sample_positions(self.n_rows, n, random_state=random_state)
         part_of = np.searchsorted(offsets, rows, side="right") - 1
         tasks = []
         for p in np.unique(part_of):
