@@ -115,3 +115,41 @@ def test_overlap_kernel_is_the_number_of_agreeing_variables():
     gram = OverlapKernel(network).gram(X)
     values = X.to_numpy()
     np.testing.assert_array_equal(gram, (values[:, None, :] == values[None, :, :]).sum(axis=2))
+
+
+def test_public_calls_never_modify_their_inputs():
+    """Deep-compare every input before and after the public calls a user makes on it."""
+    import copy
+
+    import pandas as pd
+
+    from bnfisher.datasets import load
+
+    frame = load("nursery").iloc[::50].reset_index(drop=True)
+    numeric = pd.DataFrame({"x": np.linspace(0, 1, len(frame)), "c": frame["class"].astype(str)})
+    codes = bnfisher.learn(frame).schema.encode(frame).codes.copy()
+    inputs = {"frame": frame, "numeric": numeric, "codes": codes}
+    before = copy.deepcopy(inputs)
+    schema = bnfisher.Schema.from_data(numeric, bins=3)
+    schema.encode(numeric)
+    schema.discretize(numeric)
+    bnfisher.discretize(numeric, bins=3)
+    network = bnfisher.learn(frame, "hc")
+    kernel = FisherKernel(network)
+    for data in (frame, codes):
+        kernel.gram(data[:20]); kernel.embed(data); kernel.diag(data); kernel.mmd(data, data[:30])  # noqa: E702
+        network.log_likelihood(data); bnfisher.score(network, data)  # noqa: E702
+        select_representatives(kernel, data, 5, n_init=5, random_state=0)
+        mmd_test(kernel, data, data[:40], n_permutations=5, random_state=0)
+        bnfisher.as_provider(data, network.schema).counts([(0,)])
+    X, y = frame.drop(columns="class"), frame["class"]
+    embedding = FisherEmbedding().fit(X)
+    embedding.transform(X)
+    embedding.transform(X.to_numpy())
+    BayesianNetworkClassifier(structure="tan").fit(X, y).predict_proba(X)
+    for name, value in inputs.items():
+        if isinstance(value, pd.DataFrame):
+            pd.testing.assert_frame_equal(value, before[name], check_exact=True)
+        else:
+            np.testing.assert_array_equal(value, before[name])
+    pd.testing.assert_series_equal(y, before["frame"]["class"])
