@@ -19,7 +19,7 @@ def bif_path(name: str) -> Path:
 
 
 def random_network(rng: np.random.Generator, n_vars: int = 4, max_parents: int = 2, max_states: int = 3,
-                   min_states: int = 2, concentration: float = 1.0) -> BayesianNetwork:
+                   min_states: int = 2, concentration: float = 1.0, floor: float = 1e-3) -> BayesianNetwork:
     """A random DAG over X0..X{n-1} (parents among earlier variables) with Dirichlet CPTs."""
     names = [f"X{i}" for i in range(n_vars)]
     cards = rng.integers(min_states, max_states + 1, size=n_vars)
@@ -31,7 +31,7 @@ def random_network(rng: np.random.Generator, n_vars: int = 4, max_parents: int =
         parents[v] = [names[p] for p in ps]
         shape = tuple(int(cards[p]) for p in ps) + (int(cards[i]),)
         cpts[v] = rng.dirichlet(np.full(shape[-1], concentration), size=shape[:-1]).reshape(shape)
-        cpts[v] = np.clip(cpts[v], 1e-3, None)
+        cpts[v] = np.clip(cpts[v], floor, None)
         cpts[v] /= cpts[v].sum(axis=-1, keepdims=True)
         states[v] = [f"s{k}" for k in range(int(cards[i]))]
     return BayesianNetwork(parents, cpts, states)

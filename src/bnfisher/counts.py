@@ -22,10 +22,10 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from .encoding import EncodedData, Schema
-from .exceptions import OptionTypeError, ResourceError
+from .exceptions import DataError, OptionTypeError, ResourceError
 
 __all__ = ["CountsProvider", "NumpyCounts", "as_provider", "configuration_index", "count_family", "count_block",
-           "n_configurations", "sample_positions"]
+           "n_configurations", "sample_positions", "in_memory"]
 
 #: Largest dense count table (in cells) that is allocated.
 MAX_TABLE_CELLS = 2**31
@@ -281,6 +281,9 @@ class NumpyCounts:
                  block_size: int = 1_000_000):
         if not isinstance(schema, Schema):
             raise OptionTypeError(f"`schema` must be a Schema; got {type(schema).__name__}.")
+        if codes.shape[0] and codes.min() < 0:
+            raise DataError("The data has missing values (code -1); count tables need complete rows. Use "
+                            "`bnfisher.inference.expected_counts` or a method that marginalizes them.")
         self.codes = codes
         self.schema = schema
         self.variables = schema.variables
@@ -402,6 +405,22 @@ def sample_positions(n_rows: int, n: int, *, random_state=None) -> np.ndarray:
     n = check_positive_int(n, "n", minimum=0)
     rng = check_random_state(random_state)
     return np.sort(rng.choice(n_rows, size=min(n, n_rows), replace=False))
+
+
+def in_memory(data) -> bool:
+    """Return whether ``data`` is rows in memory (a DataFrame, codes, EncodedData), not a provider, Dask or a path.
+
+    Parameters
+    ----------
+    data : object
+
+    Returns
+    -------
+    bool
+    """
+    from .scale import is_distributed
+
+    return not (_is_provider(data) or is_distributed(data) or _is_path(data))
 
 
 def _is_path(data) -> bool:

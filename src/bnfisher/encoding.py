@@ -26,7 +26,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from .exceptions import DataError, OptionTypeError, SchemaError
+from .exceptions import DataError, OptionError, OptionTypeError, SchemaError
 
 __all__ = ["Schema", "EncodedData", "encode", "infer_states", "discretize", "MAX_INTEGER_STATES"]
 
@@ -404,7 +404,8 @@ class Schema:
         return f"Schema({len(self._variables)} variables{binned}, {int(self.cardinalities.sum())} states)"
 
     # ------------------------------------------------------------ applying
-    def encode(self, data, *, variables: Sequence | None = None) -> EncodedData:
+    def encode(self, data, *, variables: Sequence | None = None, missing: str = "error",
+               handle_unknown: str = "error") -> EncodedData:
         """Encode ``data`` with this schema's states and bin edges.
 
         Parameters
@@ -415,6 +416,13 @@ class Schema:
             its columns in the order of ``variables``.
         variables : sequence, optional
             Which variables to encode, in order (default: the schema's).
+        missing : {"error", "allow"}, default="error"
+            ``"allow"``: NaN, None, ``pd.NA`` and the schema's ``na_values`` become the
+            code -1 (for the marginalized kernel, EM and queries); in an array, -1
+            means missing.  ``"error"``: they raise.
+        handle_unknown : {"error", "marginalize"}, default="error"
+            ``"marginalize"`` (needs ``missing="allow"``): a value that is not a state
+            becomes missing (-1) too, instead of raising.
 
         Returns
         -------
@@ -426,6 +434,13 @@ class Schema:
             An absent column, a value that is not a state (naming column, value
             and row), a code out of range, missing values.
         """
+        from ._validation import check_option
+
+        check_option(missing, "missing", ("error", "allow"))
+        check_option(handle_unknown, "handle_unknown", ("error", "marginalize"))
+        if handle_unknown == "marginalize" and missing != "allow":
+            raise OptionError("handle_unknown='marginalize' turns unknown values into missing ones: it needs "
+                              "missing='allow'.")
         variables = self._variables if variables is None else tuple(variables)
         schema = self if variables == self._variables else self.select(variables)
         if isinstance(data, EncodedData):
@@ -437,15 +452,19 @@ class Schema:
                 if tuple(data.states[v]) != schema.states[v]:
                     raise SchemaError(f"Column {v!r} is encoded with states {data.states[v]} but the model has "
                                       f"{schema.states[v]}; encode the data with the model's schema.")
+            if missing == "error" and data.n_rows and data.codes.min() < 0:
+                row, column = (int(k[0]) for k in np.nonzero(data.codes < 0))
+                raise DataError(f"Column {data.variables[column]!r} has missing values (first at row {row}); use "
+                                "a method that marginalizes them (the Fisher kernel, EM) or drop those rows.")
             return data if data.variables == variables else data.select(variables)
         if isinstance(data, pd.Series):
             data = data.to_frame()
         # Same class: the selected schema's own private encoders.
         if isinstance(data, pd.DataFrame):
-            return schema._encode_frame(data)  # noqa: SLF001
-        return schema._encode_array(data)  # noqa: SLF001
+            return schema._encode_frame(data, missing, handle_unknown)  # noqa: SLF001
+        return schema._encode_array(data, missing)  # noqa: SLF001
 
-    def _encode_frame(self, data: pd.DataFrame) -> EncodedData:
+    def _encode_frame(self, data: pd.DataFrame, missing: str = "error", handle_unknown: str = "error") -> EncodedData:
         if data.columns.duplicated().any():
             raise DataError(f"The data has duplicate column names: {list(data.columns[data.columns.duplicated()])}.")
         absent = [v for v in self._variables if v not in data.columns]
@@ -458,12 +477,23 @@ class Schema:
         dtype = next(t for t in (np.int8, np.int16, np.int32, np.int64) if largest - 1 <= np.iinfo(t).max)
         codes = np.empty((len(data), len(self._variables)), dtype=dtype, order="F")
         for i, v in enumerate(self._variables):
-            codes[:, i] = self._encode_column(data[v], v)
+            codes[:, i] = self._encode_column(data[v], v, missing, handle_unknown)
         return EncodedData(codes, self._variables, dict(self._states), schema=self)
 
-    def _encode_column(self, series: pd.Series, column) -> np.ndarray:
+    def _encode_column(self, series: pd.Series, column, missing: str = "error",
+                       handle_unknown: str = "error") -> np.ndarray:
         states = self._states[column]
-        _check_no_missing(series, column, self._na_values)
+        if missing == "error":
+            _check_no_missing(series, column, self._na_values)
+            absent = None
+        else:
+            absent = _missing_mask(series, self._na_values)
+            if absent.any():
+                codes = np.full(len(series), -1, dtype=np.intp)
+                present = ~absent
+                if present.any():
+                    codes[present] = self._encode_column(series[present], column, "error", handle_unknown)
+                return codes
         if column in self._bin_edges:
             values = series if _is_numeric(series) else _as_numbers(series)
             if values is not None:
@@ -477,24 +507,25 @@ class Schema:
                 by_text = pd.Index(texts, dtype=object).get_indexer(pd.Index(series[unknown].astype(str), dtype=object))
                 codes[unknown] = by_text
                 unknown = codes < 0
-        if unknown.any():
+        if unknown.any() and handle_unknown == "error":
             position = int(np.argmax(unknown))
             bad = series.iloc[position]
             shown = ", ".join(repr(s) for s in states[:10]) + (", ..." if len(states) > 10 else "")
             raise SchemaError(
                 f"Column {column!r} has value {bad!r} (row {position}) that is not one of its {len(states)} "
-                f"states ({shown}); the model was fitted on data without it: refit on data that contains it."
+                f"states ({shown}); the model was fitted on data without it: refit on data that contains it, or "
+                "pass handle_unknown='marginalize' to treat such values as missing."
             )
         return codes
 
-    def _encode_array(self, data) -> EncodedData:
+    def _encode_array(self, data, missing: str = "error") -> EncodedData:
         array = _as_code_array(data)
         if len(self._variables) != array.shape[1]:
             raise SchemaError(
                 f"The array has {array.shape[1]} columns but the model has {len(self._variables)} variables "
                 f"({list(self._variables)}); an array of codes has one column per variable, in that order."
             )
-        _check_nonnegative(array, self._variables)
+        _check_nonnegative(array if missing == "error" else np.where(array == -1, 0, array), self._variables)
         if array.shape[0]:
             highest = array.max(axis=0)
             cards = self.cardinalities

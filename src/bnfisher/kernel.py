@@ -36,7 +36,7 @@ import scipy.sparse as sp
 
 from ._memory import check_allocation
 from ._validation import check_option
-from .counts import as_provider, configuration_index, n_configurations
+from .counts import as_provider, configuration_index, in_memory, n_configurations
 from .encoding import EncodedData
 from .exceptions import DataError, OptionError, OptionTypeError
 from .inference import DEFAULT_MAX_TABLE_SIZE, INFERENCE_METHODS, parent_marginals
@@ -98,20 +98,62 @@ class FamilyKernel:
         """The network's :class:`~bnfisher.encoding.Schema`: how every input is encoded."""
         return self.network.schema
 
+    handle_unknown = "error"
+
     def encode(self, X) -> EncodedData:
-        """``X`` encoded with the network's schema (columns in ``network.variables`` order).
+        """Return ``X`` encoded with the network's schema (columns in ``network.variables`` order).
+
+        Missing values (NaN, None, the schema's ``na_values``; -1 in an array of codes)
+        become -1 and are marginalized (paper Sec. 8); so do values that are not states
+        when ``handle_unknown="marginalize"``.
 
         Parameters
         ----------
         X : DataFrame, ndarray of int or EncodedData
             Labels in a DataFrame (extra columns ignored), or codes in an array whose
-            columns follow ``network.variables``.
+            columns follow the declared order ``network.schema.variables``.
 
         Returns
         -------
         EncodedData
         """
-        return self.network.encode(X)
+        return self.network.encode(X, missing="allow", handle_unknown=self.handle_unknown)
+
+    def cell_weights(self, X) -> list:
+        """Return each row's distribution over every family's cells (the marginalized kernel's statistic).
+
+        A complete row puts weight 1 on one cell per family; a row with missing values
+        spreads its weight by the exact posterior of the family given the row's observed
+        values.  The expected feature map is ``E[Phi(Z) | x] = sum_cells weight * Phi(cell)``.
+
+        Parameters
+        ----------
+        X : DataFrame, ndarray of int or EncodedData
+
+        Returns
+        -------
+        list of (rows, cells, weights)
+            One triple of arrays per family (see
+            :func:`bnfisher.inference.family_cell_weights`).
+
+        Raises
+        ------
+        DataError
+            When weight falls on a cell where the kernel is undefined (probability 0).
+        """
+        from .inference import family_cell_weights
+
+        codes = self.encode(X).codes
+        triples = family_cell_weights(self.network, codes, list(self.families))
+        for i, (rows, cells, weights) in enumerate(triples):
+            bad = ~self._valid[i][cells] & (weights > 0)
+            if bad.any():
+                row = int(rows[np.argmax(bad)])
+                v = self.network.variables[i]
+                raise DataError(f"Row {row} puts weight on a configuration of {v!r} and its parents with probability "
+                                "0 under the network; the Fisher kernel is undefined there. Fit with a pseudocount "
+                                "> 0.")
+        return triples
 
     def provider(self, X):
         """Return a counts provider over ``X``, encoded with the network's schema (:func:`~bnfisher.as_provider`).
@@ -230,7 +272,11 @@ class FamilyKernel:
 
         if is_distributed(X):
             return embed_distributed(self, X)
-        matrix = self._embed_codes(self.encode(X).codes)
+        encoded = self.encode(X)
+        if encoded.n_rows and encoded.codes.min() < 0:
+            matrix = self._embed_weights(encoded)  # the marginalized kernel: expected feature map
+        else:
+            matrix = self._embed_codes(encoded.codes)
         if self.normalize:
             norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
             with np.errstate(divide="ignore"):  # zero rows stay zero
@@ -261,7 +307,32 @@ class FamilyKernel:
         indptr = np.arange(n_rows + 1, dtype=np.int64) * width  # width 0: every variable has one state
         return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(n_rows, self.n_features_))
 
+    def _embed_weights(self, encoded: EncodedData) -> sp.csr_matrix:
+        """Build the expected feature map from cell weights: row ``x`` gets ``sum_cells P(cell | x) Phi(cell)``."""
+        n_rows = encoded.n_rows
+        cards = self.network.cardinalities
+        rows_all, columns_all, values_all = [], [], []
+        for i, (rows, cells, weights) in enumerate(self.cell_weights(encoded)):
+            d = self.block_width(i)
+            if d == 0:
+                continue
+            config = cells // int(cards[i])
+            rows_all.append(np.repeat(rows, d))
+            columns_all.append(((self.block_offsets[i] + config * d)[:, None] + np.arange(d)).ravel())
+            values_all.append((weights[:, None] * self._tables[i][cells]).ravel())
+        if not rows_all:
+            return sp.csr_matrix((n_rows, self.n_features_))
+        check_allocation(24.0 * sum(r.size for r in rows_all), f"The expected feature map of {n_rows} rows",
+                         "embed the rows in blocks, or use `mean_embedding` / `mmd`.")
+        matrix = sp.coo_matrix((np.concatenate(values_all), (np.concatenate(rows_all), np.concatenate(columns_all))),
+                               shape=(n_rows, self.n_features_))
+        return matrix.tocsr()  # duplicates (several cells of one configuration) are summed
+
     def _raw_diag(self, codes: np.ndarray) -> np.ndarray:
+        if codes.shape[0] and codes.min() < 0:  # marginalized: ||E[Phi | x]||^2
+            E = self._embed_weights(EncodedData(codes, self.network.variables, dict(self.network.states),
+                                                schema=self.network.schema))
+            return np.asarray(E.multiply(E).sum(axis=1)).ravel()
         norms = self.cell_norms()
         total = np.zeros(codes.shape[0])
         for i in range(len(self.families)):
@@ -323,6 +394,13 @@ class FamilyKernel:
             if encoded.n_rows == 0:
                 return np.zeros(self.n_features_)
             return np.asarray(self.embed(encoded).mean(axis=0)).ravel()
+        if in_memory(X):
+            encoded = self.encode(X)
+            if encoded.n_rows and encoded.codes.min() < 0:  # expected count tables of the incomplete rows
+                counts = [np.bincount(cells, weights=weights, minlength=self._tables[i].shape[0])
+                          for i, (_, cells, weights) in enumerate(self.cell_weights(encoded))]
+                return self.mean_embedding_from_counts(counts, encoded.n_rows)
+            X = encoded
         provider = self.provider(X)
         n_rows = provider.n_rows
         if n_rows == 0:
@@ -426,7 +504,7 @@ class FamilyKernel:
         """
         means = []
         for data in (X, Y):
-            source = self.encode(data) if self.normalize else self.provider(data)
+            source = self.encode(data) if self.normalize or in_memory(data) else self.provider(data)
             if source.n_rows == 0:
                 raise DataError("MMD needs two non-empty sets of rows.")
             means.append(self.mean_embedding(source))
@@ -478,6 +556,19 @@ class FisherKernel(FamilyKernel):
         Rows drawn by the sampling engine.
     random_state : None, int or Generator, default=None
         Seed of the sampling engine (exact engines use no randomness).
+    handle_unknown : {"error", "marginalize"}, default="error"
+        A value that is not a state of its variable raises, or is treated as
+        missing and marginalized.
+
+    Notes
+    -----
+    Rows with missing values get the **marginalized kernel** (paper Sec. 8, after
+    Tsuda et al. 2002): ``K(x, x') = sum_{h, h'} P(h | x) P(h' | x') K(z, z')``, which
+    with the exact feature map is ``<E[Phi(Z) | x], E[Phi(Z') | x']>``.  Each row's
+    expected features need the posterior of the families that touch a missing
+    variable, from batched exact inference (:meth:`cell_weights`); complete rows
+    keep the sparse one-cell-per-family path.  By Fisher's identity
+    ``E[s(Z) | x]`` is the score of the observed-data likelihood.
 
     Attributes
     ----------
@@ -525,10 +616,12 @@ class FisherKernel(FamilyKernel):
         max_table_size: int = DEFAULT_MAX_TABLE_SIZE,
         n_samples: int = 10**6,
         random_state=None,
+        handle_unknown: str = "error",
     ):
         if not isinstance(network, BayesianNetwork):
             raise OptionTypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
         check_option(inference, "inference", INFERENCE_METHODS)
+        self.handle_unknown = check_option(handle_unknown, "handle_unknown", ("error", "marginalize"))
         check_option(information, "information", ("fisher", "identity"))
         self.network = network
         self.inference = inference
@@ -585,6 +678,8 @@ class FisherKernel(FamilyKernel):
             return super().gram(X, Y, dense_output=False)
         codes_x = self.encode(X).codes
         codes_y = codes_x if Y is None else self.encode(Y).codes
+        if any(c.shape[0] and c.min() < 0 for c in (codes_x, codes_y)):  # marginalized kernel: from the embedding
+            return super().gram(X, Y)
         check_allocation(8.0 * codes_x.shape[0] * codes_y.shape[0],
                          f"A {codes_x.shape[0]} x {codes_y.shape[0]} Gram matrix",
                          "use `embed` (the exact sparse feature map) with a linear method, or `mmd` / `set_kernel`.")

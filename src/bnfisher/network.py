@@ -300,7 +300,7 @@ class BayesianNetwork:
         return "\n".join(lines)
 
     # ------------------------------------------------------------------- data
-    def encode(self, data) -> EncodedData:
+    def encode(self, data, *, missing: str = "error", handle_unknown: str = "error") -> EncodedData:
         """Encode ``data`` with this network's schema, columns in ``variables`` (topological) order.
 
         Parameters
@@ -309,6 +309,10 @@ class BayesianNetwork:
             A DataFrame holds labels (extra columns are ignored; numeric values of
             binned variables are binned with the schema's edges); an integer array
             holds codes with its columns in the declared order ``schema.variables``.
+        missing : {"error", "allow"}, default="error"
+            ``"allow"``: missing values become -1 (see :meth:`Schema.encode`).
+        handle_unknown : {"error", "marginalize"}, default="error"
+            ``"marginalize"``: values that are not states become missing too.
 
         Returns
         -------
@@ -320,9 +324,10 @@ class BayesianNetwork:
         SchemaError
             An absent column, an unknown value, a code out of range.
         """
+        options = {"missing": missing, "handle_unknown": handle_unknown}
         if isinstance(data, (pd.DataFrame, pd.Series, EncodedData)):
-            return self._schema.encode(data, variables=self._variables)
-        encoded = self._schema.encode(data)
+            return self._schema.encode(data, variables=self._variables, **options)
+        encoded = self._schema.encode(data, **options)
         return encoded if encoded.variables == self._variables else encoded.select(self._variables)
 
     @classmethod

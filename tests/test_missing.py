@@ -1,0 +1,192 @@
+"""Missing values: the marginalized kernel (paper Sec. 8), exact queries with evidence, expected counts."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bnfisher as bf
+from bnfisher import FisherKernel
+from bnfisher.inference import expected_counts, query
+
+from _helpers import (
+    _free_parameters,
+    _log_likelihood_complex,
+    all_configurations,
+    bif_path,
+    joint_probabilities,
+    random_network,
+    theorem1_kernel,
+)
+
+
+def _completions(network, x, configurations, probabilities):
+    """P(h | x) over all full configurations consistent with the observed part of x (brute force)."""
+    consistent = np.all((x < 0) | (configurations == x), axis=1)
+    weights = probabilities * consistent
+    return weights / weights.sum()
+
+
+def _random_missing(rng, network, n_rows):
+    codes = network.encode(network.sample(n_rows, random_state=rng)).codes.astype(np.intp)
+    mask = rng.random(codes.shape) < rng.uniform(0.1, 0.6)
+    mask[0] = True  # an all-missing row
+    mask[1] = False  # a complete row
+    return np.where(mask, -1, codes)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_marginalized_gram_equals_brute_force_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    network = random_network(rng, n_vars=int(rng.integers(3, 6)), max_parents=3, max_states=4, floor=1e-5)
+    codes = _random_missing(rng, network, 6)
+    kernel = FisherKernel(network)
+    configurations = all_configurations(network)
+    probabilities = joint_probabilities(network, configurations)
+    marginals = kernel.parent_marginals_
+    full = np.array([[theorem1_kernel(network, marginals, a, b) for b in configurations] for a in configurations])
+    posterior = np.array([_completions(network, x, configurations, probabilities) for x in codes])
+    expected = posterior @ full @ posterior.T
+    declared = [network.variables.index(v) for v in network.schema.variables]
+    ours = kernel.gram(codes[:, declared])  # arrays follow the declared order
+    np.testing.assert_allclose(ours, expected, rtol=1e-7, atol=1e-7 * np.abs(expected).max())
+    np.testing.assert_allclose(kernel.diag(codes[:, declared]), np.diag(expected), rtol=1e-7,
+                               atol=1e-7 * np.abs(expected).max())
+
+
+def test_fishers_identity_expected_score_is_the_observed_data_score():
+    """E[s(Z) | x] equals the complex-step gradient of log P(x_obs): the kernel is E[s]^T I^-1 E[s]."""
+    rng = np.random.default_rng(11)
+    network = random_network(rng, n_vars=4, max_parents=2, max_states=3)
+    codes = _random_missing(rng, network, 5)
+    parameters = _free_parameters(network)
+    theta = np.array([network.cpts[v][position + (k,)] for v, position, k in parameters])
+    configurations = all_configurations(network)
+    probabilities = joint_probabilities(network, configurations)
+
+    def observed_log_likelihood(values, x):
+        consistent = configurations[np.all((x < 0) | (configurations == x), axis=1)]
+        total = sum(np.exp(_log_likelihood_complex(network, parameters, values, z)) for z in consistent)
+        return np.log(total)
+
+    step = 1e-30
+    scores = np.zeros((len(codes), len(parameters)))
+    for row, x in enumerate(codes):
+        for p in range(len(parameters)):
+            shifted = theta.astype(complex)
+            shifted[p] += 1j * step
+            scores[row, p] = observed_log_likelihood(shifted, x).imag / step
+    complete_scores = np.zeros((len(configurations), len(parameters)))
+    for row, z in enumerate(configurations):
+        for p in range(len(parameters)):
+            shifted = theta.astype(complex)
+            shifted[p] += 1j * step
+            complete_scores[row, p] = _log_likelihood_complex(network, parameters, shifted, z).imag / step
+    information = (complete_scores * probabilities[:, None]).T @ complete_scores
+    expected = scores @ np.linalg.solve(information, scores.T)
+    declared = [network.variables.index(v) for v in network.schema.variables]
+    np.testing.assert_allclose(FisherKernel(network).gram(codes[:, declared]), expected, rtol=1e-6, atol=1e-9)
+
+
+def test_expected_counts_equal_brute_force():
+    rng = np.random.default_rng(5)
+    network = random_network(rng, n_vars=5, max_parents=2, max_states=3)
+    codes = _random_missing(rng, network, 40)
+    configurations = all_configurations(network)
+    probabilities = joint_probabilities(network, configurations)
+    families = [p + (i,) for i, p in enumerate(network.parent_indices())]
+    ours = expected_counts(network, codes, families)
+    for family, table in zip(families, ours):
+        reference = np.zeros(table.shape)
+        for x in codes:
+            weights = _completions(network, x, configurations, probabilities)
+            for z, w in zip(configurations, weights):
+                reference[tuple(z[list(family)])] += w
+        np.testing.assert_allclose(table, reference, atol=1e-12)
+
+
+def test_query_equals_enumeration():
+    rng = np.random.default_rng(2)
+    network = random_network(rng, n_vars=6, max_parents=2, max_states=3)
+    frame = network.sample(30, random_state=rng).astype(object)
+    frame = frame.mask(rng.random(frame.shape) < 0.4)
+    configurations = all_configurations(network)
+    probabilities = joint_probabilities(network, configurations)
+    codes = network.encode(frame, missing="allow").codes.astype(np.intp)
+    for target in network.variables:
+        got = query(network, target, frame.drop(columns=[target]))
+        i = network.variables.index(target)
+        for row, x in enumerate(codes):
+            x = x.copy()
+            x[i] = -1
+            weights = _completions(network, x, configurations, probabilities)
+            reference = np.bincount(configurations[:, i], weights=weights, minlength=len(network.states[target]))
+            np.testing.assert_allclose(got.iloc[row].to_numpy(dtype=float), reference, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["alarm", "hailfinder", "win95pts"])
+def test_query_equals_pyagrum_lazy_propagation(name):
+    gum = pytest.importorskip("pyagrum")
+    from bnfisher.interop import to_pyagrum
+
+    network = bf.read_bif(bif_path(name))
+    bn = to_pyagrum(network)
+    rng = np.random.default_rng(0)
+    frame = network.sample(8, random_state=1).astype(object)
+    observed = rng.choice(network.variables, size=min(10, len(network.variables) // 3), replace=False)
+    evidence = frame[list(observed)]
+    targets = [v for v in network.variables if v not in observed][:6]
+    ours = query(network, targets, evidence)
+    for row in range(len(frame)):
+        engine = gum.LazyPropagation(bn)
+        engine.setEvidence({v: str(evidence.iloc[row][v]) for v in observed})
+        engine.makeInference()
+        for t in targets:
+            reference = np.asarray(engine.posterior(t).toarray())
+            np.testing.assert_allclose(ours[t].iloc[row].to_numpy(dtype=float), reference, atol=1e-9)
+
+
+def test_query_rejects_impossible_evidence_and_unknown_names():
+    network = bf.BayesianNetwork({"b": ["a"]}, {"a": [1.0, 0.0], "b": [[0.5, 0.5], [0.5, 0.5]]},
+                                 {"a": ["x", "y"], "b": ["u", "v"]})
+    with pytest.raises(bf.BnfisherError, match="probability 0"):
+        query(network, "b", {"a": "y"})
+    with pytest.raises(bf.BnfisherError, match="not variables"):
+        query(network, "c", {"a": "x"})
+
+
+def test_missing_markers_and_unknown_values_are_marginalized_only_when_asked():
+    network = bf.read_bif(bif_path("asia"))
+    frame = network.sample(50, random_state=0).astype(object)
+    frame.iloc[3, 2] = "?"
+    frame.iloc[4, 1] = "teal"
+    strict = FisherKernel(network)
+    with pytest.raises(bf.BnfisherError, match="'teal'.*handle_unknown='marginalize'"):
+        strict.embed(frame.replace("?", np.nan))
+    lenient = FisherKernel(network, handle_unknown="marginalize")
+    marked = bf.BayesianNetwork(dict(network.parents), dict(network.cpts), dict(network.states),
+                                schema=bf.Schema(dict(network.states), na_values=["?"]))
+    values = FisherKernel(marked, handle_unknown="marginalize").diag(frame)
+    as_nan = frame.replace({"?": np.nan, "teal": np.nan})
+    np.testing.assert_allclose(values, lenient.diag(as_nan))
+    assert np.all(np.isfinite(values))
+
+
+def test_mmd_and_mean_embedding_with_missing_values_come_from_expected_counts():
+    network = bf.read_bif(bif_path("asia"))
+    kernel = FisherKernel(network)
+    frame = network.sample(200, random_state=0).astype(object)
+    frame = frame.mask(np.random.default_rng(0).random(frame.shape) < 0.2)
+    other = network.sample(100, random_state=1)
+    E = kernel.embed(frame)
+    mean = np.asarray(E.mean(axis=0)).ravel()
+    np.testing.assert_allclose(kernel.mean_embedding(frame), mean, atol=1e-12)
+    gram = kernel.gram(pd.concat([frame, other.astype(object)], ignore_index=True))
+    n = len(frame)
+    by_gram = gram[:n, :n].mean() + gram[n:, n:].mean() - 2 * gram[:n, n:].mean()
+    assert kernel.mmd(frame, other) == pytest.approx(by_gram, rel=1e-9)
+    assert list(itertools.islice(kernel.cell_weights(frame), 1))
