@@ -69,7 +69,9 @@ def test_class_variable_structures_need_the_column(nursery):
     with pytest.raises(ValueError, match="class_variable"):
         FisherEmbedding(structure="tan").fit(X)
     with pytest.raises(ValueError, match="value 'teal'"):
-        FisherEmbedding().fit(X).transform(X.iloc[:1].assign(health="teal"))
+        FisherEmbedding(handle_unknown="error").fit(X).transform(X.iloc[:1].assign(health="teal"))
+    marginalized = FisherEmbedding().fit(X).transform(X.iloc[:1].assign(health="teal"))
+    assert np.isfinite(marginalized.toarray()).all()
 
 
 def test_integer_codes_and_arrays(nursery):

@@ -190,3 +190,67 @@ def test_mmd_and_mean_embedding_with_missing_values_come_from_expected_counts():
     by_gram = gram[:n, :n].mean() + gram[n:, n:].mean() - 2 * gram[:n, n:].mean()
     assert kernel.mmd(frame, other) == pytest.approx(by_gram, rel=1e-9)
     assert list(itertools.islice(kernel.cell_weights(frame), 1))
+
+
+def test_two_sample_test_with_missing_values_equals_the_gram_matrix_definition():
+    from bnfisher.selection import mmd_test
+
+    network = bf.read_bif(bif_path("asia"))
+    kernel = FisherKernel(network)
+    rng = np.random.default_rng(3)
+    X = network.sample(40, random_state=1).astype(object).mask(rng.random((40, 8)) < 0.25)
+    Y = network.sample(30, random_state=2).astype(object).mask(rng.random((30, 8)) < 0.25)
+    result = mmd_test(kernel, X, Y, n_permutations=30, random_state=7)
+    gram = kernel.gram(pd.concat([X, Y], ignore_index=True))
+    n_x, n = len(X), len(X) + len(Y)
+
+    def biased(first):
+        second = np.setdiff1d(np.arange(n), first)
+        return gram[np.ix_(first, first)].mean() + gram[np.ix_(second, second)].mean() \
+            - 2 * gram[np.ix_(first, second)].mean()
+
+    assert result.statistic == pytest.approx(biased(np.arange(n_x)), rel=1e-9)
+    kxx, kyy = gram[:n_x, :n_x], gram[n_x:, n_x:]
+    unbiased = ((kxx.sum() - np.trace(kxx)) / (n_x * (n_x - 1)) + (kyy.sum() - np.trace(kyy)) / (30 * 29)
+                - 2 * gram[:n_x, n_x:].mean())
+    assert result.unbiased == pytest.approx(unbiased, rel=1e-9)
+    rng = np.random.default_rng(7)  # the same permutations, from the same seed
+    null = [biased(np.sort(rng.permutation(n)[:n_x])) for _ in range(30)]
+    np.testing.assert_allclose(result.null_distribution, null, rtol=1e-9)
+
+
+def test_selection_with_missing_values_uses_expected_embeddings():
+    from bnfisher.selection import select_representatives
+
+    network = bf.read_bif(bif_path("asia"))
+    kernel = FisherKernel(network)
+    X = network.sample(300, random_state=0).astype(object)
+    X = X.mask(np.random.default_rng(0).random(X.shape) < 0.2)
+    result = select_representatives(kernel, X, 20, n_init=30, random_state=0)
+    assert result.final_value == pytest.approx(kernel.mmd(X.iloc[result.indices], X), rel=1e-9)
+    assert result.final_value < result.initial_value
+    with pytest.raises(bf.BnfisherError, match="needs complete rows"):
+        select_representatives(kernel, X, 20, criterion="chi2")
+
+
+def test_cross_validation_runs_when_rare_categories_fall_in_one_fold_and_cells_are_missing():
+    sklearn = pytest.importorskip("sklearn")  # noqa: F841
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import KFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
+
+    from bnfisher.classifier import BayesianNetworkClassifier
+    from bnfisher.datasets import load
+    from bnfisher.embedding import FisherEmbedding
+
+    data = load("nursery").sample(2000, random_state=0).reset_index(drop=True)  # the file is sorted
+    X, y = data.drop(columns="class").astype(object), data["class"].astype(str)
+    y = y.where(y != "recommend", "priority")  # a two-row class cannot be stratified
+    X.loc[:4, "form"] = "rare"  # a category that only the first fold sees
+    X = X.mask(np.random.default_rng(0).random(X.shape) < 0.1)  # 10% of the cells missing
+    folds = KFold(5, shuffle=False)
+    pipeline = make_pipeline(FisherEmbedding(), LogisticRegression(max_iter=2000))
+    embedding_scores = cross_val_score(pipeline, X, y, cv=folds, error_score="raise")
+    classifier_scores = cross_val_score(BayesianNetworkClassifier(structure="tan"), X, y, cv=folds,
+                                        error_score="raise")
+    assert embedding_scores.mean() > 0.75 and classifier_scores.mean() > 0.75

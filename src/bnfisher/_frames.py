@@ -45,7 +45,9 @@ def validate_frame(estimator, X, fitting: bool, reserved: tuple = ()) -> pd.Data
             _check_width(X.shape[1], estimator, name)
             frame = X.set_axis(feature_columns(estimator), axis=1)
     else:
-        array = check_array(X, dtype=None, ensure_min_samples=1 if fitting else 0)
+        allow_nan = estimator.__sklearn_tags__().input_tags.allow_nan
+        array = check_array(X, dtype=None, ensure_min_samples=1 if fitting else 0,
+                            ensure_all_finite="allow-nan" if allow_nan else True)
         if fitting:
             if hasattr(estimator, "feature_names_in_"):
                 del estimator.feature_names_in_

@@ -7,7 +7,8 @@ import pandas as pd
 
 from ._frames import validate_frame
 from ._sklearn import BaseEstimator, ClassifierMixin, check_is_fitted
-from .encoding import EncodedData, encode
+from ._validation import check_option
+from .encoding import EncodedData, Schema
 from .exceptions import DataError, OptionError
 from .inference import ClassPosterior
 from .structure import learn
@@ -33,6 +34,13 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         Parent limit of ``"hc"``.
     pseudocount : float, default=1.0
         Dirichlet pseudocount of the CPTs.
+    missing : {"em", "available-case", "error"}, default="em"
+        Missing feature values in ``fit`` (see :func:`bnfisher.learn`); at prediction
+        time they are always marginalized (exact inference).
+    handle_unknown : {"marginalize", "error"}, default="marginalize"
+        A feature value not seen in ``fit`` (e.g. a rare category that fell in
+        another cross-validation fold) is treated as missing and marginalized, or
+        raises.
 
     Attributes
     ----------
@@ -64,12 +72,14 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, *, structure: str = "tan", k: int = 3, structure_score: str = "bic", max_parents=None,
-                 pseudocount: float = 1.0):
+                 pseudocount: float = 1.0, missing: str = "em", handle_unknown: str = "marginalize"):
         self.structure = structure
         self.k = k
         self.structure_score = structure_score
         self.max_parents = max_parents
         self.pseudocount = pseudocount
+        self.missing = missing
+        self.handle_unknown = handle_unknown
 
     def _frame(self, X, fitting: bool) -> pd.DataFrame:
         return validate_frame(self, X, fitting, reserved=(_CLASS,))
@@ -100,19 +110,24 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
             raise DataError(f"`y` must be 1-D with one label per row of X ({len(frame)}); got shape {y.shape}.")
         if len(frame) == 0:
             raise DataError("Cannot fit on an empty data set.")
-        features = encode(frame)
+        check_option(self.missing, "missing", ("error", "available-case", "em"))
+        check_option(self.handle_unknown, "handle_unknown", ("error", "marginalize"))
+        features = Schema.from_data(frame, missing="allow").encode(frame, missing="allow")
         self.classes_, class_codes = np.unique(y, return_inverse=True)
         codes = np.column_stack([features.codes, class_codes])
         states = dict(features.states)
         states[_CLASS] = tuple(c.item() if isinstance(c, np.generic) else c for c in self.classes_)
         encoded = EncodedData(np.asfortranarray(codes), features.variables + (_CLASS,), states)
+        # Missing feature values: the structure from available-case counts, the CPTs by EM (or as asked).
+        missing = self.missing if codes.min() < 0 else "error"
+        common = {"pseudocount": self.pseudocount, "schema": encoded.schema, "missing": missing}
         if self.structure == "hc":
-            self.network_ = learn(encoded, "hc", pseudocount=self.pseudocount, structure_score=self.structure_score,
-                                  max_parents=self.max_parents)
+            self.network_ = learn(encoded, "hc", structure_score=self.structure_score, max_parents=self.max_parents,
+                                  **common)
         elif self.structure == "kdb":
-            self.network_ = learn(encoded, "kdb", pseudocount=self.pseudocount, class_variable=_CLASS, k=self.k)
+            self.network_ = learn(encoded, "kdb", class_variable=_CLASS, k=self.k, **common)
         elif self.structure in ("tan", "naive-bayes"):
-            self.network_ = learn(encoded, self.structure, pseudocount=self.pseudocount, class_variable=_CLASS)
+            self.network_ = learn(encoded, self.structure, class_variable=_CLASS, **common)
         else:
             raise OptionError(f"`structure` must be 'tan', 'kdb', 'naive-bayes' or 'hc'; got {self.structure!r}.")
         return self
@@ -137,18 +152,23 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "network_")
         frame = self._frame(X, fitting=False)
         network = self.network_
-        features = encode(frame, states=network.states, variables=tuple(frame.columns))
+        features = network.schema.encode(frame, variables=tuple(frame.columns), missing="allow",
+                                         handle_unknown=self.handle_unknown)
         index = {v: i for i, v in enumerate(network.variables)}
         codes = np.empty((features.n_rows, len(network.variables)), dtype=np.intp, order="F")
         for i, v in enumerate(features.variables):
             codes[:, index[v]] = features.codes[:, i]
+        incomplete = (codes < 0).any(axis=1)
         codes[:, index[_CLASS]] = 0  # ignored: every class value is scored at once
         families = [parents + (i,) for i, parents in enumerate(network.parent_indices())]
-        posterior = ClassPosterior(families, network.cardinalities, codes, index[_CLASS])
         with np.errstate(divide="ignore"):  # log 0 = -inf for impossible classes
             log_tables = [np.log(network.cpts[v]).reshape(-1) for v in network.variables]
         with np.errstate(invalid="ignore"):  # -inf - (-inf) marks rows impossible under every class; see below
-            log_posterior = posterior.log_posterior(log_tables)
+            if incomplete.any():
+                log_posterior = self._mixed_log_posterior(families, log_tables, codes, incomplete, index[_CLASS])
+            else:
+                posterior = ClassPosterior(families, network.cardinalities, codes, index[_CLASS])
+                log_posterior = posterior.log_posterior(log_tables)
         impossible = np.isnan(log_posterior).any(axis=1)
         if impossible.any():
             row = int(np.argmax(impossible))
@@ -156,6 +176,25 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
                             f"seen with any class in fit, and pseudocount={self.pseudocount}); its class posterior "
                             "is undefined. Fit with a pseudocount > 0.")
         return log_posterior
+
+    def _mixed_log_posterior(self, families, log_tables, codes, incomplete, class_index):
+        """Return complete rows' posteriors by table lookups, and the other rows' by exact inference."""
+        from .inference import posteriors_given_rows
+
+        safe = np.where(codes < 0, 0, codes)  # the lookup path reads every feature; incomplete rows are redone
+        out = ClassPosterior(families, self.network_.cardinalities, safe, class_index).log_posterior(log_tables)
+        rows = np.flatnonzero(incomplete)
+        evidence = codes[rows].copy()
+        evidence[:, class_index] = -1
+        (found,), _ = posteriors_given_rows(self.network_, evidence, [(class_index,)])
+        with np.errstate(divide="ignore"):  # probability 0 classes: log 0 = -inf
+            out[rows] = np.log(found)
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = self.missing != "error"  # missing features are marginalized
+        return tags
 
     def predict_proba(self, X) -> np.ndarray:
         """Exact class posteriors, shape (n_rows, n_classes).

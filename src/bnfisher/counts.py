@@ -268,6 +268,8 @@ class NumpyCounts:
         Row weights (counts become sums of weights).
     block_size : int, default=1_000_000
         Rows per block in :meth:`map_rows`.
+    missing : {"error", "available-case"}, default="error"
+        Codes of -1 (missing values) raise, or are skipped family by family.
 
     Examples
     --------
@@ -278,12 +280,16 @@ class NumpyCounts:
     """
 
     def __init__(self, codes: np.ndarray, schema: Schema, *, weights: np.ndarray | None = None,
-                 block_size: int = 1_000_000):
+                 block_size: int = 1_000_000, missing: str = "error"):
+        from ._validation import check_option
+
         if not isinstance(schema, Schema):
             raise OptionTypeError(f"`schema` must be a Schema; got {type(schema).__name__}.")
-        if codes.shape[0] and codes.min() < 0:
+        self.missing = check_option(missing, "missing", ("error", "available-case"))
+        if missing == "error" and codes.shape[0] and codes.min() < 0:
             raise DataError("The data has missing values (code -1); count tables need complete rows. Use "
-                            "`bnfisher.inference.expected_counts` or a method that marginalizes them.")
+                            "`bnfisher.inference.expected_counts`, missing='available-case', or a method that "
+                            "marginalizes them.")
         self.codes = codes
         self.schema = schema
         self.variables = schema.variables
@@ -323,6 +329,9 @@ class NumpyCounts:
     def counts(self, families: Sequence[Sequence[int]]) -> list:
         """Return the count tables of ``families`` (each a sequence of column indices, child last).
 
+        With ``missing="available-case"`` each family is counted over the rows where
+        all of its variables are observed (its table then sums to fewer than ``n_rows``).
+
         Parameters
         ----------
         families : sequence of sequence of int
@@ -331,7 +340,14 @@ class NumpyCounts:
         -------
         list of ndarray
         """
-        return count_block(self.codes, families, self.cardinalities, self.weights)
+        if self.missing == "error":
+            return count_block(self.codes, families, self.cardinalities, self.weights)
+        tables = []
+        for family in families:
+            complete = (self.codes[:, list(family)] >= 0).all(axis=1) if len(family) else slice(None)
+            weights = None if self.weights is None else self.weights[complete]
+            tables.append(count_family(self.codes[complete], family, self.cardinalities, weights))
+        return tables
 
     def map_rows(self, function: Callable) -> list:
         """Apply ``function(codes_block)`` to consecutive blocks of rows; results in row order.
@@ -420,6 +436,8 @@ def in_memory(data) -> bool:
     """
     from .scale import is_distributed
 
+    if isinstance(data, NumpyCounts):
+        return True  # its rows are in memory (``data.encoded``)
     return not (_is_provider(data) or is_distributed(data) or _is_path(data))
 
 

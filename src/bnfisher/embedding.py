@@ -13,7 +13,7 @@ import numpy as np
 from ._frames import feature_columns, validate_frame
 from ._sklearn import BaseEstimator, TransformerMixin, check_is_fitted
 from .counts import as_provider
-from .encoding import encode
+from .encoding import Schema
 from .exceptions import DataError
 from .kernel import FisherKernel
 from .scale import is_distributed
@@ -48,6 +48,13 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         Engine for the parent marginals.
     random_state : None or int
         Seed of the sampling engine.
+    missing : {"em", "available-case", "error"}, default="em"
+        Missing values in ``fit`` (see :func:`bnfisher.learn`).  In ``transform``,
+        rows with missing values always get their expected embedding (the
+        marginalized kernel, paper Sec. 8).
+    handle_unknown : {"marginalize", "error"}, default="marginalize"
+        A value not seen in ``fit`` (e.g. a rare category that fell in another
+        cross-validation fold) is treated as missing, or raises.
 
     Attributes
     ----------
@@ -70,7 +77,8 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
 
     def __init__(self, *, structure="chow-liu", structure_score: str = "bic", pseudocount: float = 1.0,
                  normalize: bool = False, information: str = "fisher", class_variable=None, k: int = 3,
-                 max_parents=None, inference: str = "auto", random_state=None):
+                 max_parents=None, inference: str = "auto", random_state=None, missing: str = "em",
+                 handle_unknown: str = "marginalize"):
         self.structure = structure
         self.structure_score = structure_score
         self.pseudocount = pseudocount
@@ -81,6 +89,8 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         self.max_parents = max_parents
         self.inference = inference
         self.random_state = random_state
+        self.missing = missing
+        self.handle_unknown = handle_unknown
 
     def _options(self) -> dict:
         if self.structure == "hc":
@@ -115,18 +125,23 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         frame = validate_frame(self, X, fitting=True)
         if len(frame) == 0:
             raise DataError("Cannot fit on an empty data set.")
-        self.network_ = learn(encode(frame), self.structure, pseudocount=self.pseudocount, **self._options())
+        schema = Schema.from_data(frame, missing="allow")
+        encoded = schema.encode(frame, missing="allow")
+        missing = self.missing if encoded.codes.min() < 0 else "error"
+        self.network_ = learn(encoded, self.structure, pseudocount=self.pseudocount, schema=schema, missing=missing,
+                              **self._options())
         return self._fit_kernel()
 
     def _fit_kernel(self):
         self.kernel_ = FisherKernel(self.network_, inference=self.inference, information=self.information,
-                                    normalize=bool(self.normalize), random_state=self.random_state)
+                                    normalize=bool(self.normalize), random_state=self.random_state,
+                                    handle_unknown=self.handle_unknown)
         self.parent_marginals_ = self.kernel_.parent_marginals_
         return self
 
     def _encode(self, X):
         check_is_fitted(self, "kernel_")
-        return self.network_.encode(validate_frame(self, X, fitting=False))
+        return self.kernel_.encode(validate_frame(self, X, fitting=False))  # missing/unknown: marginalized
 
     def transform(self, X):
         """Return the exact sparse feature map.
@@ -198,5 +213,6 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True
         tags.input_tags.string = True
+        tags.input_tags.allow_nan = self.missing != "error"  # missing values: EM in fit, marginalized after
         tags.transformer_tags.preserves_dtype = []
         return tags

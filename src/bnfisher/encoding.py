@@ -242,7 +242,7 @@ class Schema:
     # ------------------------------------------------------------ learning
     @classmethod
     def from_data(cls, *data, bins: int | None = None, strategy: str = "quantile", columns: Sequence | None = None,
-                  na_values: Sequence = (), variables: Sequence | None = None) -> Schema:
+                  na_values: Sequence = (), variables: Sequence | None = None, missing: str = "error") -> Schema:
         """Learn a schema from one or more DataFrames, jointly.
 
         States and bin edges come from the union of all the tables, so tables
@@ -265,6 +265,9 @@ class Schema:
         variables : sequence, optional
             Which columns become variables, in order (default: all columns of the
             first table).
+        missing : {"error", "allow"}, default="error"
+            ``"allow"``: states and bin edges come from the observed values; missing
+            cells are left for :meth:`encode` with ``missing="allow"``.
 
         Returns
         -------
@@ -278,6 +281,7 @@ class Schema:
         """
         from ._validation import check_option, check_positive_int
 
+        check_option(missing, "missing", ("error", "allow"))
         if not data:
             raise OptionTypeError("Schema.from_data needs at least one DataFrame.")
         for position, frame in enumerate(data):
@@ -313,12 +317,18 @@ class Schema:
             raise OptionTypeError("`columns` selects columns to bin; pass `bins` too.")
         states, edges = {}, {}
         for v in variables:
+            column = union[v]
+            if missing == "allow":
+                column = column[~_missing_mask(column, na_values)]
+                if len(column) == 0:
+                    raise DataError(f"Column {v!r} has no observed value; its states cannot be learned. Declare them "
+                                    "(a categorical column, or Schema(states)) or drop the column.")
             if v in to_bin:
-                _check_no_missing(union[v], v, na_values)
-                edges[v] = _bin_edges(union[v].to_numpy(dtype=np.float64), bins, strategy, v)
+                _check_no_missing(column, v, na_values)
+                edges[v] = _bin_edges(column.to_numpy(dtype=np.float64), bins, strategy, v)
                 states[v] = _interval_labels(edges[v])
             else:
-                states[v] = _infer_column_states(union[v], v, na_values)
+                states[v] = _infer_column_states(column, v, na_values)
         return cls(states, bin_edges=edges, na_values=na_values)
 
     @classmethod
@@ -443,6 +453,8 @@ class Schema:
                               "missing='allow'.")
         variables = self._variables if variables is None else tuple(variables)
         schema = self if variables == self._variables else self.select(variables)
+        if not isinstance(data, EncodedData) and isinstance(getattr(data, "encoded", None), EncodedData):
+            data = data.encoded  # an in-memory counts provider
         if isinstance(data, EncodedData):
             absent = [v for v in variables if v not in data.variables]
             if absent:

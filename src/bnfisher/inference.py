@@ -49,6 +49,7 @@ DEFAULT_MAX_TABLE_SIZE = 2**24
 #: Above this many cells in total, "auto" prefers per-query elimination to one junction tree.
 _JUNCTION_TREE_COST_LIMIT = 10**6
 _MAX_EINSUM_OPERANDS = 16
+_PATHS: dict = {}  # einsum contraction paths by operand labels and shapes
 
 
 class _TableTooLarge(Exception):
@@ -137,7 +138,17 @@ def _einsum(factors: list, output: tuple) -> np.ndarray:
     if len(labels) > 52:
         raise _TableTooLarge(f"{len(labels)} variables in one einsum")
     operands.append([labels[v] for v in output])
-    return np.einsum(*operands, optimize=len(factors) > 2)
+    if len(factors) <= 2:
+        return np.einsum(*operands)
+    # The contraction path depends only on the labels and shapes: find it once, reuse it for every block.
+    key = (tuple(tuple(o) if isinstance(o, list) else o.shape for o in operands),)
+    path = _PATHS.get(key)
+    if path is None:
+        path = np.einsum_path(*operands, optimize="greedy")[0]
+        if len(_PATHS) > 4096:
+            _PATHS.clear()
+        _PATHS[key] = path
+    return np.einsum(*operands, optimize=path)
 
 
 def _cpt_factors(network: BayesianNetwork) -> list:
@@ -489,9 +500,9 @@ _BATCH = "batch"  # the einsum label of the row axis
 
 
 def _evidence_blocks(network: BayesianNetwork, n_rows: int, plan) -> int:
-    """Rows per block: keep the batched clique tables (partial, belief, up) near 64 MiB."""
+    """Rows per block: keep the batched clique tables (partial, belief, up) near 256 MiB."""
     cells = sum(plan[2]) + 1
-    return int(max(1, min(n_rows, (64 << 20) // (8 * 3 * cells))))
+    return int(max(1, min(n_rows, (256 << 20) // (8 * 3 * cells))))
 
 
 def _batched_junction_tree(network: BayesianNetwork, plan, codes: np.ndarray, queries: list):
@@ -691,7 +702,8 @@ def query(network: BayesianNetwork, targets, evidence):
     return out[targets[0]] if single else out
 
 
-def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: list) -> list:
+def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: list, *,
+                        return_log_likelihood: bool = False):
     """Each row's distribution over the cells of each family, given its observed values.
 
     A family whose variables are all observed in a row puts weight 1 on one cell; for
@@ -706,11 +718,17 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
     families : list of tuple of int
         Column indices, parents first and the child last (as a kernel's ``families``).
 
+    return_log_likelihood : bool, default=False
+        Also return ``log P(observed values)`` of the rows that needed inference
+        (NaN for the others).
+
     Returns
     -------
     list of (rows, cells, weights)
         Per family, three arrays of equal length: row position, cell (mixed radix over
         the family), and weight; the weights of each row sum to 1.
+    log_likelihood : ndarray of shape (n_rows,)
+        Only with ``return_log_likelihood``.
 
     Raises
     ------
@@ -726,8 +744,10 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
     touched = np.flatnonzero(np.any(need, axis=0)) if need else np.zeros(0, dtype=np.intp)
     asked = [k for k, flags in enumerate(need) if flags.any()]
     posteriors = {}
+    row_log_likelihood = np.full(codes.shape[0], np.nan)
     if asked:
         found, log_likelihood = posteriors_given_rows(network, codes[touched], [tuple(families[k]) for k in asked])
+        row_log_likelihood[touched] = log_likelihood
         impossible = ~np.isfinite(log_likelihood)
         if impossible.any():
             raise DataError(f"Row {int(touched[np.argmax(impossible)])} has observed values with probability 0 "
@@ -749,7 +769,7 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
             cells.append(cell.astype(np.intp))
             weights.append(table[row, cell])
         out.append((np.concatenate(rows), np.concatenate(cells), np.concatenate(weights)))
-    return out
+    return (out, row_log_likelihood) if return_log_likelihood else out
 
 
 def expected_counts(network: BayesianNetwork, codes: np.ndarray, families: list) -> list:

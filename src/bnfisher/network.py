@@ -211,6 +211,8 @@ class BayesianNetwork:
                     raise SchemaError(f"The schema's states of {v!r} {schema.states[v]} differ from the network's "
                                       f"{clean_states[v]}.")
         self._schema = schema
+        #: What learning did (set by :func:`bnfisher.learn`: missing-value strategy, EM iterations, ...).
+        self.learning_: dict = {}
         # Arrays of codes in and out follow the declared order; internally columns are topological.
         self._declared = tuple(index[v] for v in schema.variables)
 

@@ -154,8 +154,17 @@ class _CachedScorer:
 
     def _store(self, child: int, parents, table) -> float:
         r = int(self.cardinalities[child])
-        value = local_score(np.asarray(table).reshape(-1, r), self.score_name, n_rows=self.n_rows, ess=self.ess,
-                            n_configurations=self._n_configurations(parents))
+        table = np.asarray(table).reshape(-1, r)
+        observed = float(table.sum())
+        if 0 < observed < self.n_rows:
+            # Available-case counts (missing values): score the family on the rows where it is observed, with
+            # its own N in the penalty, and scale to all rows -- so families seen in fewer rows neither gain
+            # (a smaller log-likelihood) nor lose (a noisier one) against the others.
+            value = local_score(table, self.score_name, n_rows=observed, ess=self.ess,
+                                n_configurations=self._n_configurations(parents)) * (self.n_rows / observed)
+        else:
+            value = local_score(table, self.score_name, n_rows=self.n_rows, ess=self.ess,
+                                n_configurations=self._n_configurations(parents))
         return self._remember(child, parents, value)
 
 
@@ -363,7 +372,7 @@ def make_scorer(provider, *, structure_score: str = "bic", ess: float = 1.0,
     -------
     LocalScorer or ProviderScorer
     """
-    if isinstance(provider, NumpyCounts) and provider.weights is None:
+    if isinstance(provider, NumpyCounts) and provider.weights is None and provider.missing == "error":
         return LocalScorer(provider.codes, provider.cardinalities, structure_score, ess, structure_prior)
     return ProviderScorer(provider, structure_score, ess, structure_prior)
 

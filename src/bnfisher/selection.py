@@ -38,7 +38,8 @@ import scipy.sparse as sp
 from scipy.stats import chi2 as chi2_distribution
 
 from ._validation import check_nonnegative_float, check_positive_int, check_random_state
-from .counts import NumpyCounts
+from .counts import in_memory
+from .encoding import EncodedData
 from .exceptions import ConvergenceWarning, DataError, OptionError, OptionTypeError
 from .kernel import FamilyKernel
 
@@ -569,16 +570,19 @@ def select_representatives(
     tol = check_nonnegative_float(tol, "tol")
     if max_sweeps is not None:
         max_sweeps = check_positive_int(max_sweeps, "max_sweeps")
-    provider = kernel.provider(data)
     pool, target = None, None
-    if not isinstance(provider, NumpyCounts):
+    if not in_memory(data):
         if criterion != "mmd":
             raise OptionError("Data beyond memory supports criterion='mmd' only.")
         # Candidates: a uniform sample that fits in memory; target: the full data's mean embedding.
+        provider = kernel.provider(data)
         pool = provider.sample(check_positive_int(pool_size, "pool_size"), random_state=rng)
         target = kernel.mean_embedding(provider)
-        provider = kernel.provider(pool)
-    encoded = provider.encoded
+        data = pool
+    encoded = kernel.encode(data)  # rows with missing values get their expected embedding
+    if criterion == "chi2" and encoded.n_rows and encoded.codes.min() < 0:
+        raise DataError("criterion='chi2' needs complete rows; use criterion='mmd', which marginalizes missing "
+                        "values.")
     n_rows = encoded.n_rows
     k = _check_k(k, n_rows)
     if isinstance(criterion, str):
@@ -743,26 +747,31 @@ def mmd_test(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_s
         raise OptionError("mmd_test needs a kernel without normalize=True (the MMD must come from counts).")
     rng = check_random_state(random_state)
     n_permutations = check_positive_int(n_permutations, "n_permutations")
-    providers = [kernel.provider(data) for data in (X, Y)]
+    samples = [X, Y]
     full_statistic = None
-    if not all(isinstance(p, NumpyCounts) for p in providers):
+    if not all(in_memory(data) for data in samples):
         # Permutations relabel rows, which needs the rows: test on uniform in-memory subsamples,
         # and report eq. 10 between the whole samples from distributed counts beside it.
+        providers = [kernel.provider(data) for data in samples]
         full_statistic = kernel.mmd(*providers)
         limit = check_positive_int(max_rows, "max_rows")
-        providers = [p if isinstance(p, NumpyCounts) else kernel.provider(p.sample(limit, random_state=rng))
-                     for p in providers]
-    x, y = (kernel.encode(p.encoded) for p in providers)  # columns in the kernel's family order
+        samples = [data if in_memory(data) else p.sample(limit, random_state=rng)
+                   for data, p in zip(samples, providers)]
+    x, y = (kernel.encode(data) for data in samples)  # columns in the kernel's family order
     n_x, n_y = x.n_rows, y.n_rows
     if n_x < 2 or n_y < 2:
         raise DataError(f"Each sample needs at least 2 rows; got {n_x} and {n_y}.")
-    pooled = np.asfortranarray(np.vstack([x.codes, y.codes]))
+    pooled = EncodedData(np.asfortranarray(np.vstack([x.codes, y.codes])), x.variables, x.states, schema=x.schema)
     n = n_x + n_y
     active = [i for i in range(len(kernel.families)) if kernel.block_width(i)]
-    cells = [kernel.cell_index(pooled, i) for i in active]
+    # Each row's weight on each family cell (one cell per complete family; the posterior where values are
+    # missing): a permutation's count tables are weighted bincounts of the rows it puts first.
+    weights = kernel.cell_weights(pooled)
+    triples = [weights[i] for i in active]
     sizes = [kernel.cell_features(i).shape[0] for i in active]
-    totals = [np.bincount(f, minlength=s) for f, s in zip(cells, sizes)]
-    # K(z, z) of every family cell: the squared norm of its feature block, for the unbiased estimate.
+    totals = [np.bincount(cells, weights=w, minlength=s) for (_, cells, w), s in zip(triples, sizes)]
+    # K(x, x) of every row, for the unbiased estimate: the squared norm of its (expected) feature vector.
+    self_kernel = kernel.diag(pooled) if pooled.codes.min() < 0 else None
     norms = kernel.cell_norms()
     cell_norms = [norms[i] for i in active]
 
@@ -773,13 +782,20 @@ def mmd_test(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_s
         return kernel.mean_embedding_from_counts(full, n_rows)
 
     def statistics(first: np.ndarray):
-        counts_x = [np.bincount(f[first], minlength=s) for f, s in zip(cells, sizes)]
+        in_first = np.zeros(n, dtype=bool)
+        in_first[first] = True
+        counts_x = [np.bincount(cells[in_first[rows]], weights=w[in_first[rows]], minlength=s)
+                    for (rows, cells, w), s in zip(triples, sizes)]
         counts_y = [t - c for t, c in zip(totals, counts_x)]
         mean_x, mean_y = means(counts_x, n_x), means(counts_y, n_y)
         difference = mean_x - mean_y
         biased = float(difference @ difference)
-        trace_x = sum(float(c @ w) for c, w in zip(counts_x, cell_norms))
-        trace_y = sum(float(c @ w) for c, w in zip(counts_y, cell_norms))
+        if self_kernel is not None:
+            trace_x = float(self_kernel[in_first].sum())
+            trace_y = float(self_kernel[~in_first].sum())
+        else:
+            trace_x = sum(float(c @ w) for c, w in zip(counts_x, cell_norms))
+            trace_y = sum(float(c @ w) for c, w in zip(counts_y, cell_norms))
         # sum_{i != j} k(x_i, x_j) = ||sum_i phi(x_i)||^2 - sum_i k(x_i, x_i)
         within_x = (n_x**2 * float(mean_x @ mean_x) - trace_x) / (n_x * (n_x - 1))
         within_y = (n_y**2 * float(mean_y @ mean_y) - trace_y) / (n_y * (n_y - 1))

@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 
 from .._validation import check_positive_int
-from ..counts import as_provider
+from ..counts import NumpyCounts, as_provider
 from ..encoding import Schema
 from ..exceptions import DataError, OptionError, OptionTypeError
 from ..network import BayesianNetwork, topological_order
@@ -125,7 +125,7 @@ def _hill_climb_parents(provider, options: dict, scorer) -> list:
 
 
 def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schema | None = None,
-          **options) -> BayesianNetwork:
+          missing: str = "error", **options) -> BayesianNetwork:
     """Learn a Bayesian network (structure and CPTs) from categorical data.
 
     Parameters
@@ -160,6 +160,15 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
     schema : Schema, optional
         How to encode ``data`` (default: learned from it).  The network carries it,
         so new data is encoded, and binned, as the training data was.
+    missing : {"error", "available-case", "em"}, default="error"
+        What to do with missing values (NaN, None, the schema's ``na_values``).
+        ``"available-case"``: each family is counted over the rows where it is
+        observed, for the structure and the CPTs (fast; biased unless values are
+        missing completely at random).  ``"em"``: the structure from available-case
+        counts, then the CPTs by EM (:func:`bnfisher.em.fit_em`), exact E-steps.
+        Structural EM (re-learning the structure from expected counts) is not done.
+        The network's ``learning_`` dict reports what was done: the strategy, the
+        number of missing cells, and for EM the iterations, convergence and objective.
     **options
         As listed per structure; an unknown option raises a TypeError.  ``score``
         is the former name of ``structure_score`` (deprecated).
@@ -189,7 +198,21 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         warnings.warn("`score` is deprecated; use `structure_score` (the name the estimators use).",
                       FutureWarning, stacklevel=2)
         options["structure_score"] = options.pop("score")
-    provider = as_provider(data, schema)
+    from .._validation import check_option
+
+    check_option(missing, "missing", ("error", "available-case", "em"))
+    encoded = None
+    if missing != "error":
+        if schema is None:
+            import pandas as pd
+
+            if not isinstance(data, pd.DataFrame):
+                raise OptionTypeError("With missing values, pass a DataFrame (or an array with its `schema`).")
+            schema = Schema.from_data(data, missing="allow")
+        encoded = schema.encode(data, missing="allow")
+        provider = NumpyCounts(encoded.codes, encoded.schema, missing="available-case")
+    else:
+        provider = as_provider(data, schema)
     variables = provider.variables
     if not variables:
         raise DataError("The data has no columns; a network needs at least one variable.")
@@ -208,7 +231,18 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
                                   f"it takes {sorted(_OPTIONS[structure]) or 'none'}.")
         parent_index = _structure_parents(provider, structure, options)
         parents = {v: tuple(variables[p] for p in parent_index[i]) for i, v in enumerate(variables)}
-    return BayesianNetwork.from_data(provider, parents, pseudocount=pseudocount)
+    if missing == "em":
+        from ..em import fit_em
+
+        result = fit_em(encoded, parents, schema=encoded.schema, pseudocount=pseudocount)
+        network = result.network
+        network.learning_ = {"missing": "em", "n_missing_cells": result.n_missing, "em_iterations": result.n_iter,
+                             "em_converged": result.converged, "objective": result.objective[-1]}
+        return network
+    network = BayesianNetwork.from_data(provider, parents, pseudocount=pseudocount)
+    network.learning_ = {"missing": missing,
+                         "n_missing_cells": int((encoded.codes < 0).sum()) if encoded is not None else 0}
+    return network
 
 
 def _scorer(provider, options: dict):

@@ -40,7 +40,9 @@ def mutual_information_matrix(provider) -> np.ndarray:
         return information
     pairs = [(a, b) for a in range(n_vars) for b in range(a + 1, n_vars)]
     for (a, b), joint in zip(pairs, provider.counts(pairs)):
-        information[a, b] = information[b, a] = _mutual_information(np.asarray(joint, dtype=np.float64), n_rows)
+        joint = np.asarray(joint, dtype=np.float64)
+        # The table's own total: with available-case counts (missing values) each pair has its own N.
+        information[a, b] = information[b, a] = _mutual_information(joint, joint.sum())
     return information
 
 
@@ -69,11 +71,13 @@ def conditional_mutual_information_matrix(provider, given: int = 0) -> np.ndarra
         joint = np.asarray(joint, dtype=np.float64)
         # I(a; b | c) = sum_z p(z) I(a; b | c = z): the MI of each slice, weighted by its size.
         value = sum(_mutual_information(slice_, slice_.sum()) * slice_.sum() for slice_ in joint if slice_.sum())
-        information[a, b] = information[b, a] = value / n_rows
+        information[a, b] = information[b, a] = value / max(joint.sum(), 1.0)
     return information
 
 
 def _mutual_information(joint: np.ndarray, n_rows: float) -> float:
+    if n_rows <= 0:
+        return 0.0
     row = joint.sum(axis=1, keepdims=True)
     column = joint.sum(axis=0, keepdims=True)
     nonzero = joint > 0

@@ -1,0 +1,122 @@
+"""EM for parameters with missing values: monotone, closer to the truth than deletion, and equal to pyAgrum's EM."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bnfisher as bf
+from bnfisher.counts import NumpyCounts
+from bnfisher.em import fit_em
+
+from _helpers import bif_path, random_network
+
+
+def _aligned(table, network, reference, v):
+    """``table`` of ``network`` re-indexed to the parent order and state labels of ``reference``."""
+    order = [network.parents[v].index(p) for p in reference.parents[v]] + [len(reference.parents[v])]
+    table = np.transpose(np.asarray(table), order)
+    for axis, name in enumerate(list(reference.parents[v]) + [v]):
+        labels = [str(s) for s in network.states[name]]
+        table = np.take(table, [labels.index(str(s)) for s in reference.states[name]], axis=axis)
+    return table
+
+
+def _weighted_kl(truth, estimate, network) -> float:
+    """sum_i sum_j P(pi_i = j) KL(theta_ij || theta_hat_ij) under the true network."""
+    marginals, _ = bf.parent_marginals(truth, "exact")
+    total = 0.0
+    for v in truth.variables:
+        p = np.asarray(truth.cpts[v]).reshape(-1, len(truth.states[v]))
+        q = _aligned(estimate.cpts[v], network, truth, v).reshape(p.shape)
+        weight = np.asarray(marginals[v]).reshape(-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(p > 0, p * np.log(p / q), 0.0)
+        total += float(weight @ terms.sum(axis=1))
+    return total
+
+
+@pytest.mark.parametrize("pseudocount", [0.0, 1.0])
+def test_em_never_decreases_its_objective(pseudocount):
+    rng = np.random.default_rng(0)
+    network = random_network(rng, n_vars=6, max_parents=2, max_states=3)
+    frame = network.sample(2000, random_state=1).astype(object).mask(rng.random((2000, 6)) < 0.3)
+    result = fit_em(frame, dict(network.parents), pseudocount=pseudocount)
+    assert result.converged and result.n_missing > 0
+    assert np.all(np.diff(result.objective) >= -1e-9 * np.abs(result.objective[-1]))
+
+
+def test_em_on_complete_data_is_the_maximum_likelihood_estimate():
+    network = random_network(np.random.default_rng(1), n_vars=4)
+    frame = network.sample(500, random_state=0)
+    result = fit_em(frame, dict(network.parents), pseudocount=1.0)
+    direct = bf.BayesianNetwork.from_data(frame, dict(network.parents), pseudocount=1.0)
+    for v in network.variables:
+        np.testing.assert_allclose(result.network.cpts[v], direct.cpts[v], atol=1e-12)
+
+
+def test_em_is_closer_to_the_truth_than_deleting_rows_or_cells():
+    """alarm, 20% of cells missing completely at random: EM < available-case < complete-case in KL."""
+    truth = bf.read_bif(bif_path("alarm"))
+    rng = np.random.default_rng(0)
+    frame = truth.sample(20_000, random_state=0).astype(object)
+    frame = frame.mask(rng.random(frame.shape) < 0.2)
+    parents = dict(truth.parents)
+    em = fit_em(frame, parents, pseudocount=1.0, tol=1e-7)
+    schema = em.network.schema
+    codes = schema.encode(frame, missing="allow")
+    available = bf.BayesianNetwork.from_data(NumpyCounts(codes.codes, schema, missing="available-case"), parents,
+                                             pseudocount=1.0)
+    complete_rows = frame.dropna()
+    assert len(complete_rows) < 100  # 0.8**37 of the rows: complete-case analysis throws almost everything away
+    complete = bf.BayesianNetwork.from_data(schema.encode(complete_rows), parents, pseudocount=1.0)
+    kl = {name: _weighted_kl(truth, model, model) for name, model in
+          [("em", em.network), ("available", available), ("complete", complete)]}
+    assert kl["em"] < kl["available"] < kl["complete"], kl
+
+
+@pytest.mark.slow
+def test_em_equals_pyagrums_em(tmp_path):
+    gum = pytest.importorskip("pyagrum")
+    from bnfisher.interop import from_pyagrum, to_pyagrum
+
+    truth = bf.read_bif(bif_path("asia"))
+    rng = np.random.default_rng(0)
+    frame = truth.sample(3000, random_state=0).astype(str)
+    frame = frame.mask(rng.random(frame.shape) < 0.2, "?")
+    path = tmp_path / "asia.csv"
+    frame.to_csv(path, index=False)
+    learner = gum.BNLearner(str(path), to_pyagrum(truth), ["?"])
+    learner.useEMWithDiffCriterion(1e-9)
+    learner.useNoPrior()
+    theirs = from_pyagrum(learner.learnParameters(to_pyagrum(truth).dag()))
+    ours = fit_em(frame.replace("?", np.nan), dict(truth.parents), pseudocount=0.0, tol=1e-12, max_iter=1000)
+    for v in truth.variables:
+        np.testing.assert_allclose(_aligned(ours.network.cpts[v], ours.network, theirs, v), theirs.cpts[v],
+                                   atol=2e-3)
+
+
+def test_em_refuses_hidden_variables_for_now():
+    frame = pd.DataFrame({"a": list("xyxy")})
+    with pytest.raises(bf.BnfisherError, match="absent from the data"):
+        fit_em(frame, {"a": ["h"], "h": []})
+
+
+@pytest.mark.parametrize("structure", ["chow-liu", "hc", "tan",
+                                       pytest.param("kdb", marks=pytest.mark.slow)])  # KDB's cliques: 20k cells
+def test_learn_with_missing_values_reports_and_stays_close_to_the_complete_data_structure(structure):
+    truth = bf.read_bif(bif_path("alarm"))
+    frame = truth.sample(5000, random_state=0).astype(object)
+    options = {"class_variable": "CVP"} if structure in ("tan", "kdb") else {}
+    complete = bf.learn(frame, structure, **options)
+    holed = frame.mask(np.random.default_rng(0).random(frame.shape) < 0.2)
+    with pytest.raises(bf.BnfisherError, match="missing value"):
+        bf.learn(holed, structure, **options)
+    learned = bf.learn(holed, structure, missing="em", **options)
+    report = learned.learning_
+    assert report["missing"] == "em" and report["n_missing_cells"] == int(holed.isna().sum().sum())
+    assert report["em_converged"]
+    shared = len(set(complete.edges) & set(learned.edges))
+    assert shared >= 0.5 * len(complete.edges)
+    assert len(learned.edges) <= 1.5 * len(complete.edges)
+    available = bf.learn(holed, structure, missing="available-case", **options)
+    assert available.learning_["missing"] == "available-case"
