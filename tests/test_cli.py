@@ -233,3 +233,23 @@ def test_binned_summary_writes_the_users_values_not_bin_labels(numeric, capsys):
     assert "~" not in "".join(written.astype(str).to_numpy().ravel())
     np.testing.assert_allclose(written.drop(columns="row").to_numpy(), original.iloc[written["row"]].to_numpy())
     capsys.readouterr()
+
+
+def test_tables_with_question_mark_markers_run_as_they_are(tmp_path, capsys):
+    data = load("nursery").iloc[::5].astype(str).reset_index(drop=True)
+    data = data.mask(np.random.default_rng(0).random(data.shape) < 0.07, "?")
+    path = tmp_path / "q.csv"
+    data.to_csv(path, index=False)
+    output = tmp_path / "subset.csv"
+    assert main(["summarize", str(path), "--na-values", "?", "-k", "20", "--n-init", "20", "--n-random", "20",
+                 "--quiet", "-o", str(output), "--plot", str(tmp_path / "q.png")]) == 0
+    out = capsys.readouterr().out
+    n_missing = int((data == "?").sum().sum())
+    assert f"{n_missing} cells missing" in out and "EM" in out
+    assert pd.read_csv(output, keep_default_na=False).shape[0] == 20
+    model = tmp_path / "m.bif"
+    assert main(["learn", str(path), "--na-values", "?", "--structure", "hc", "--quiet", "-o", str(model)]) == 0
+    assert "converged True" in capsys.readouterr().out
+    assert main(["compare", str(path), str(path), "--na-values", "?", "--permutations", "20"]) == 0
+    assert main(["mmd", str(path), str(path), "--network", str(model)]) == 0
+    assert "MMD²" in capsys.readouterr().out

@@ -143,17 +143,29 @@ def _network_for(args, frames: list, started: float):
     if getattr(args, "network", None):
         _refuse_learning_options(args)
         return _read_network(args)
-    schema = Schema.from_data(*frames, bins=args.bins, na_values=args.na_values or ())
+    schema = Schema.from_data(*frames, bins=args.bins, na_values=args.na_values or (), missing="allow")
     if schema.bin_edges:
         print(f"Binned {len(schema.bin_edges)} numeric column(s) into at most {args.bins} bins, with the same "
               "edges for every input.")
     structure, options, pseudocount = _structure_options(args)
-    encoded = [schema.encode(frame) for frame in frames]
+    encoded = [schema.encode(frame, missing="allow") for frame in frames]
     pooled = encoded[0] if len(encoded) == 1 else type(encoded[0])(
         np.asfortranarray(np.vstack([e.codes for e in encoded])), schema.variables, dict(schema.states), schema)
-    network = learn(pooled, structure, pseudocount=pseudocount, **options)
+    missing = _report_missing(pooled.codes)
+    network = learn(pooled, structure, pseudocount=pseudocount, schema=schema, missing=missing, **options)
     print(f"Network ({structure}, learned in {time.perf_counter() - started:.2f} s): {network}")
     return network
+
+
+def _report_missing(codes: np.ndarray) -> str:
+    """Say how many cells are missing and what is done with them; return ``learn``'s ``missing`` option."""
+    n_missing = int((codes < 0).sum())
+    if not n_missing:
+        return "error"
+    rows = int((codes < 0).any(axis=1).sum())
+    print(f"{n_missing} cells missing ({100 * n_missing / codes.size:.1f}%, in {rows} of {codes.shape[0]} rows): "
+          "the CPTs are fitted by EM and the kernel marginalizes them (paper Sec. 8).")
+    return "em"
 
 
 def _kernel(network):
@@ -230,7 +242,7 @@ def _command_mmd(args) -> None:
     from . import FisherKernel
 
     kernel = FisherKernel(network, normalize=args.normalize)
-    value = kernel.mmd(*(network.encode(frame) for frame in frames))
+    value = kernel.mmd(*(kernel.encode(frame) for frame in frames))
     print(f"MMD² (eq. 10, biased) between {args.first} ({len(frames[0])} rows) and {args.second} "
           f"({len(frames[1])} rows): {value:.6g}")
 
@@ -242,7 +254,7 @@ def _command_compare(args) -> None:
     frames = _read_inputs(args, [args.first, args.second])
     network = _network_for(args, frames, started)
     kernel = _kernel(network)
-    result = mmd_test(kernel, *(network.encode(frame) for frame in frames), n_permutations=args.permutations,
+    result = mmd_test(kernel, *(kernel.encode(frame) for frame in frames), n_permutations=args.permutations,
                       random_state=args.seed)
     print(f"MMD² (eq. 10, biased) = {result.statistic:.6g}; unbiased MMD²_u = {result.unbiased:.6g}")
     print(f"Permutation p-value ({args.permutations} permutations) = {result.p_value:.4g}")
@@ -257,17 +269,24 @@ def _command_learn(args) -> None:
 
     check_outputs([args.output, args.schema], inputs=[args.data])
     frame = read_table(args.data, na_values=args.na_values)
-    schema = Schema.from_data(frame, bins=args.bins, na_values=args.na_values or ())
+    schema = Schema.from_data(frame, bins=args.bins, na_values=args.na_values or (), missing="allow")
     if args.output:
         check_bif_names(schema.states)  # before learning, not after
     structure, options, pseudocount = _structure_options(args)
     started = time.perf_counter()
-    network = learn(schema.encode(frame), structure, pseudocount=pseudocount, **options)
-    encoded = network.encode(frame)
+    training = schema.encode(frame, missing="allow")
+    missing = _report_missing(training.codes)
+    network = learn(training, structure, pseudocount=pseudocount, schema=schema, missing=missing, **options)
     elapsed = time.perf_counter() - started
     print(network.describe())
-    print(f"Learned in {elapsed:.2f} s; BIC {score(network, encoded, 'bic'):.6g}, "
-          f"log-likelihood {score(network, encoded, 'll'):.6g} on {len(frame)} rows.")
+    if missing == "error":
+        encoded = network.encode(frame)
+        print(f"Learned in {elapsed:.2f} s; BIC {score(network, encoded, 'bic'):.6g}, "
+              f"log-likelihood {score(network, encoded, 'll'):.6g} on {len(frame)} rows.")
+    else:
+        report = network.learning_
+        print(f"Learned in {elapsed:.2f} s; EM: {report['em_iterations']} iterations, converged "
+              f"{report['em_converged']}, observed-data log-likelihood (with the prior) {report['objective']:.6g}.")
     if args.output:
         write_bif(network, args.output)
         print(f"Wrote {args.output}")
@@ -343,7 +362,7 @@ def _command_summarize(args) -> None:
     data = frames[0]
     network = _network_for(args, frames, started)
     kernel = _kernel(network)
-    encoded = network.encode(data)  # columns in the network's order, as arrays of codes always are
+    encoded = kernel.encode(data)  # columns in the network's order; missing cells marginalized
     result = select_representatives(kernel, encoded, args.k, criterion=args.criterion, n_init=args.n_init,
                                     random_state=args.seed, progress=not args.quiet)
     n_random = 1000 if args.n_random is None else args.n_random
@@ -361,7 +380,7 @@ def _command_summarize(args) -> None:
     if args.plot:
         from .plotting import plot_summary
 
-        plot_summary(result, network.schema.encode(data), result.indices, args.plot)  # columns as in the data
+        plot_summary(result, network.schema.encode(data, missing="allow"), result.indices, args.plot)
         print(f"Wrote {args.plot}")
 
 

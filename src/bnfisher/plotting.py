@@ -69,8 +69,11 @@ def summary_marginals(encoded, subset_rows: np.ndarray) -> dict:
     out = {}
     for i, v in enumerate(encoded.variables):
         r = len(encoded.states[v])
-        full = np.bincount(encoded.codes[:, i], minlength=r) / max(encoded.n_rows, 1)
-        part = np.bincount(encoded.codes[subset_rows, i], minlength=r) / max(len(subset_rows), 1)
+        column = encoded.codes[:, i]
+        chosen = column[subset_rows]
+        # Among the observed values (missing cells, code -1, are left out of both).
+        full = np.bincount(column[column >= 0], minlength=r) / max(int((column >= 0).sum()), 1)
+        part = np.bincount(chosen[chosen >= 0], minlength=r) / max(int((chosen >= 0).sum()), 1)
         shown = np.arange(r) if r <= MAX_BARS else np.sort(np.argsort(-full, kind="stable")[:MAX_BARS])
         out[v] = pd.DataFrame({"full data": full[shown], f"subset (k={len(subset_rows)})": part[shown]},
                               index=[encoded.states[v][k] for k in shown])
