@@ -145,6 +145,7 @@ def main() -> None:
     seeds = [0] if args.quick else [0, 1]
     repetitions = 5 if args.quick else 30
     started = time.perf_counter()
+    losses: list = []
     lines = ["# Missing values: the marginalized kernel against deletion and imputation", "",
              "Made by `python benchmarks/missing_data.py` (" + ("--quick, " if args.quick else "")
              + f"{len(seeds)} seed(s)). Cells are removed completely at random from complete public tables; "
@@ -163,6 +164,8 @@ def main() -> None:
             runs = [subsets(data, rate, seed, 200) for seed in seeds]
             mean = {key: np.mean([r[key] for r in runs]) for key in runs[0]}
             best = min(METHODS, key=lambda m: np.inf if np.isnan(mean[m]) else mean[m])
+            if best != "marginalized":
+                losses.append(f"(a) {name}, {rate:.0%}: {best} {mean[best]:.4f} against {mean['marginalized']:.4f}")
             cells = [f"**{mean[m]:.4f}**" if m == best else ("too few rows" if np.isnan(mean[m]) else f"{mean[m]:.4f}")
                      for m in METHODS]
             lines.append(f"| {name} | {rate:.0%} | {mean['random']:.4f} | " + " | ".join(cells) + " |")
@@ -177,6 +180,8 @@ def main() -> None:
             runs = [classification(data, rate, seed) for seed in seeds]
             mean = {key: np.mean([r[key] for r in runs]) for key in runs[0]}
             best = max(METHODS, key=lambda m: -np.inf if np.isnan(mean[m]) else mean[m])
+            if best != "marginalized":
+                losses.append(f"(b) {name}, {rate:.0%}: {best} {mean[best]:.3f} against {mean['marginalized']:.3f}")
             cells = [f"**{mean[m]:.3f}**" if m == best else ("too few rows" if np.isnan(mean[m]) else f"{mean[m]:.3f}")
                      for m in METHODS]
             lines.append(f"| {name} | {rate:.0%} | " + " | ".join(cells) + " |")
@@ -187,10 +192,18 @@ def main() -> None:
     data = load("nursery")
     for rate in rates:
         rates_ = two_sample(data, rate, 0, repetitions)
+        stronger = [m for m in METHODS if m != "marginalized" and rates_[(m, "shift")] > rates_[("marginalized",
+                                                                                                  "shift")]]
+        if stronger:
+            losses.append(f"(c) {rate:.0%}: more power for {', '.join(stronger)}")
         lines.append(f"| {rate:.0%} | " + " | ".join(f"{rates_[(m, 'H0')]:.2f} | {rates_[(m, 'shift')]:.2f}"
                                                      for m in METHODS) + " |")
         print(lines[-1], flush=True)
-    lines += ["", f"Total time: {time.perf_counter() - started:.0f} s.", ""]
+    lines += ["", "## Where the marginalized kernel loses", ""]
+    lines += [f"- {loss}" for loss in losses] or ["- nowhere in these runs."]
+    lines += ["", "Differences in (a) are small: every method's subset is far better than random, and one seed's "
+              "noise is of the same order as the gaps.", "",
+              f"Total time: {time.perf_counter() - started:.0f} s.", ""]
     Path(args.output).write_text("\n".join(lines))
     print(f"wrote {args.output}")
 
