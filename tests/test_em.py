@@ -1,5 +1,7 @@
 """EM for parameters with missing values: monotone, closer to the truth than deletion, and equal to pyAgrum's EM."""
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -120,3 +122,33 @@ def test_learn_with_missing_values_reports_and_stays_close_to_the_complete_data_
     assert len(learned.edges) <= 1.5 * len(complete.edges)
     available = bf.learn(holed, structure, missing="available-case", **options)
     assert available.learning_["missing"] == "available-case"
+
+
+def test_hidden_variables_are_fitted_by_em_and_marginalized_by_the_kernel(tmp_path):
+    truth = bf.BayesianNetwork(
+        {"A": ["H"], "B": ["H"], "C": ["H"]},
+        {"H": [0.4, 0.6], "A": [[0.8, 0.1, 0.1], [0.1, 0.2, 0.7]], "B": [[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]],
+         "C": [[0.6, 0.3, 0.1], [0.2, 0.2, 0.6]]},
+        {"H": [0, 1], "A": list("xyz"), "B": list("xyz"), "C": list("xyz")})
+    frame = truth.sample(5000, random_state=0).drop(columns="H")
+    with pytest.raises(bf.BnfisherError, match="declare them in `hidden`"):
+        fit_em(frame, dict(truth.parents))
+    network = bf.learn(frame, dict(truth.parents), hidden={"H": 2}, random_state=0)
+    assert network.learning_["em_converged"] and network.schema.hidden == ("H",)
+    # The distribution of what is observed matches the truth (hidden labels are arbitrary).
+    grid = pd.DataFrame(list(itertools.product("xyz", repeat=3)), columns=list("ABC"))
+    observed = {}
+    for model in (truth, network):
+        joint = np.zeros(len(grid))
+        for h in model.states["H"]:
+            joint += np.exp(model.log_likelihood(grid.assign(H=h)))
+        observed[model] = joint
+    assert np.abs(observed[truth] - observed[network]).sum() / 2 < 0.03  # total variation
+    # The kernel marginalizes the hidden variable in every row; the schema keeps it hidden through BIF and JSON.
+    kernel = bf.FisherKernel(network)
+    gram = kernel.gram(frame.iloc[:20])
+    np.testing.assert_allclose(gram, gram.T)
+    assert np.all(np.linalg.eigvalsh(gram) > -1e-8)
+    again = bf.parse_bif(bf.write_bif(network))
+    assert again.schema.hidden == ("H",) and bf.Schema.from_json(network.schema.to_json()).hidden == ("H",)
+    np.testing.assert_allclose(bf.FisherKernel(again).gram(frame.iloc[:20]), gram, rtol=1e-9)

@@ -121,7 +121,7 @@ def parse_bif(text: str, *, source: str = "<text>") -> BayesianNetwork:
         raise NetworkFileError(f"{source}, line {line}: {message}")
 
     blocks = _top_level_blocks(clean, fail)
-    states, edges, na_values = {}, {}, ()
+    states, edges, na_values, hidden = {}, {}, (), []
     cpts: dict = {}
     parents: dict = {}
     for kind, start, match in blocks:
@@ -147,6 +147,8 @@ def parse_bif(text: str, *, source: str = "<text>") -> BayesianNetwork:
                         fail(start, f"variable {name!r}: labels {labels} are not of type {value}.")
                 elif key == "bnfisher_bin_edges":
                     edges[name] = _json_property(value, start, fail)
+                elif key == "bnfisher_hidden" and value == "true":
+                    hidden.append(name)
             if len(set(labels)) != len(labels):
                 fail(start, f"variable {name!r} lists a state twice: {labels}.")
             states[name] = tuple(labels)
@@ -171,7 +173,7 @@ def parse_bif(text: str, *, source: str = "<text>") -> BayesianNetwork:
     if absent:
         fail(len(clean), f"variables {absent[:5]} have no probability block.")
     try:
-        schema = Schema(states, bin_edges=edges, na_values=na_values)
+        schema = Schema(states, bin_edges=edges, na_values=na_values, hidden=hidden)
         return BayesianNetwork(parents, cpts, states, schema=schema)
     except (SchemaError, ValueError, TypeError) as exc:
         raise NetworkFileError(f"{source}: {exc}") from None
@@ -338,6 +340,8 @@ def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *
             lines.append(f"  property bnfisher_label_type = {label_type} ;")
         if v in schema.bin_edges:
             lines.append(f"  property bnfisher_bin_edges = {json.dumps(list(schema.bin_edges[v]))} ;")
+        if v in schema.hidden:
+            lines.append("  property bnfisher_hidden = true ;")
         lines.append("}")
     for v in network.variables:
         ps = network.parents[v]

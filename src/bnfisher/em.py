@@ -35,6 +35,7 @@ import numpy as np
 
 from ._validation import check_nonnegative_float, check_positive_int
 from .counts import NumpyCounts
+from .encoding import EncodedData
 from .exceptions import ConvergenceWarning, DataError
 from .inference import family_cell_weights
 from .network import BayesianNetwork, cpt_from_counts
@@ -90,8 +91,8 @@ def _objective(network: BayesianNetwork, codes: np.ndarray, families: list, alph
     return counts, float(log_likelihood.sum()) + penalty
 
 
-def fit_em(data, parents, *, schema=None, pseudocount: float = 1.0, max_iter: int = 100, tol: float = 1e-6,
-           progress: bool = False) -> EMResult:
+def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0, max_iter: int = 100,
+           tol: float = 1e-6, random_state=None, progress: bool = False) -> EMResult:
     """Fit the CPTs of a structure to data with missing values, by EM.
 
     Parameters
@@ -99,14 +100,23 @@ def fit_em(data, parents, *, schema=None, pseudocount: float = 1.0, max_iter: in
     data : DataFrame, ndarray of int or EncodedData
         Missing values are NaN/None, the schema's ``na_values``, or -1 in codes.
     parents : mapping
-        ``{variable: parents}``; variables absent from the data cannot be estimated yet.
+        ``{variable: parents}``.  A variable absent from the data must be declared in
+        ``hidden``.
     schema : Schema, optional
         Default: learned from the observed values.
+    hidden : mapping, optional
+        ``{variable: states}`` (a number of states, or the labels) of **hidden
+        variables**: named by the structure, absent from the data, always missing.
+        Their CPTs, and those of their children, start from random Dirichlet draws
+        (``random_state``), since a symmetric start is a fixed point of EM; the label
+        of each hidden state is arbitrary (relabelling leaves the model's fit equal).
     pseudocount : float, default=1.0
         Dirichlet pseudocount ``alpha`` (MAP-EM); 0 gives maximum likelihood.
     max_iter : int, default=100
     tol : float, default=1e-6
         Stop when the objective improves by less than ``tol`` times its magnitude.
+    random_state : None, int or Generator
+        Seed of the random start of hidden variables' CPTs.
     progress : bool, default=False
 
     Returns
@@ -139,24 +149,46 @@ def fit_em(data, parents, *, schema=None, pseudocount: float = 1.0, max_iter: in
     alpha = check_nonnegative_float(pseudocount, "pseudocount")
     max_iter = check_positive_int(max_iter, "max_iter")
     tol = check_nonnegative_float(tol, "tol")
+    from ._validation import check_random_state
+
+    hidden = {v: tuple(range(s)) if isinstance(s, int) else tuple(s) for v, s in (hidden or {}).items()}
     needed = set(parents) | {p for ps in parents.values() for p in ps}
+    observed_needed = needed - set(hidden)
     if schema is None:
         if isinstance(data, pd.DataFrame):
-            schema = Schema.from_data(data, variables=[c for c in data.columns if c in needed], missing="allow")
+            schema = Schema.from_data(data, variables=[c for c in data.columns if c in observed_needed],
+                                      missing="allow")
         else:
             raise DataError("Pass a `schema` with an array of codes that holds missing values.")
-    encoded = schema.encode(data, missing="allow")
-    absent = sorted(str(v) for v in needed if v not in encoded.variables)
+    encoded = schema.encode(data, missing="allow", variables=[v for v in schema.variables if v in observed_needed])
+    absent = sorted(str(v) for v in observed_needed if v not in encoded.variables)
     if absent:
-        raise DataError(f"The structure names variable(s) {absent} absent from the data; hidden variables are not "
-                        "supported yet.")
-    order = [v for v in encoded.variables if v in needed]
+        raise DataError(f"The structure names variable(s) {absent} absent from the data; declare them in "
+                        "`hidden` (with their number of states) to fit them as hidden variables.")
+    clash = sorted(str(v) for v in hidden if v in encoded.variables)
+    if clash:
+        raise DataError(f"`hidden` names {clash}, which are columns of the data.")
+    order = list(encoded.variables)
+    codes_all = encoded.codes
+    if hidden:
+        # A hidden variable is a column that is missing in every row.
+        order += list(hidden)
+        codes_all = np.column_stack([codes_all, np.full((encoded.n_rows, len(hidden)), -1)])
+        schema = Schema({**{v: encoded.states[v] for v in encoded.variables}, **hidden},
+                        na_values=schema.na_values, hidden=list(hidden))
+        encoded = EncodedData(np.asfortranarray(codes_all), tuple(order), dict(schema.states), schema=schema)
     # Available-case start; a tiny pseudocount when alpha = 0, so that no row starts impossible (zeros in the
     # start would make a row's observed values impossible; after one E-step, zeros only fall where no row has mass).
-    start = BayesianNetwork.from_data(NumpyCounts(encoded.select(order).codes, schema.select(order),
-                                                  missing="available-case"), parents, pseudocount=alpha or 1e-6)
+    start = BayesianNetwork.from_data(NumpyCounts(encoded.codes, schema, missing="available-case"), parents,
+                                      pseudocount=alpha or 1e-6)
+    if hidden:
+        rng = check_random_state(random_state)
+        touched = set(hidden) | {v for v in start.variables if set(start.parents[v]) & set(hidden)}
+        cpts = {v: (rng.dirichlet(np.ones(len(start.states[v])), size=np.asarray(start.cpts[v]).shape[:-1])
+                    if v in touched else np.asarray(start.cpts[v])) for v in start.variables}
+        start = BayesianNetwork(dict(start.parents), cpts, dict(start.states), schema=start.schema)
     network = start
-    codes = network.encode(encoded.select(order), missing="allow").codes
+    codes = network.encode(encoded, missing="allow").codes
     families = [p + (i,) for i, p in enumerate(network.parent_indices())]
     n_missing = int((codes < 0).sum())
     counts, value = _objective(network, codes, families, alpha)

@@ -181,6 +181,9 @@ class Schema:
         states of such a variable must be its bin labels (``"lo~hi"``).
     na_values : sequence, optional
         Values that mean "missing" (besides NaN, None and ``pd.NA``), e.g. ``"?"``.
+    hidden : sequence, optional
+        Hidden variables: never in the data; when encoding with ``missing="allow"``
+        they are missing in every row (and marginalized by the kernel).
 
     Attributes
     ----------
@@ -212,7 +215,8 @@ class Schema:
     True
     """
 
-    def __init__(self, states: Mapping, *, bin_edges: Mapping | None = None, na_values: Sequence = ()):
+    def __init__(self, states: Mapping, *, bin_edges: Mapping | None = None, na_values: Sequence = (),
+                 hidden: Sequence = ()):
         if not isinstance(states, Mapping):
             raise OptionTypeError(f"`states` must be a mapping of variable -> labels; got {type(states).__name__}.")
         clean = {}
@@ -238,6 +242,10 @@ class Schema:
         self._bin_edges = edges
         self._variables = tuple(clean)
         self._na_values = tuple(na_values or ())
+        self._hidden = tuple(v for v in self._variables if v in set(hidden or ()))
+        unknown = [v for v in (hidden or ()) if v not in clean]
+        if unknown:
+            raise SchemaError(f"`hidden` names {unknown}, which are not variables of the schema.")
 
     # ------------------------------------------------------------ learning
     @classmethod
@@ -375,6 +383,11 @@ class Schema:
         return self._na_values
 
     @property
+    def hidden(self) -> tuple:
+        """Hidden variables (never observed)."""
+        return self._hidden
+
+    @property
     def cardinalities(self) -> np.ndarray:
         """Number of states of each variable, in ``variables`` order."""
         return np.array([len(self._states[v]) for v in self._variables], dtype=np.intp)
@@ -400,11 +413,12 @@ class Schema:
             raise SchemaError(f"Variable(s) {absent} are not in the schema (it has {list(self._variables)}).")
         return Schema({v: self._states[v] for v in variables},
                       bin_edges={v: self._bin_edges[v] for v in variables if v in self._bin_edges},
-                      na_values=self._na_values)
+                      na_values=self._na_values, hidden=[v for v in self._hidden if v in variables])
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, Schema) and self._variables == other._variables and self._states == other._states
-                and self._bin_edges == other._bin_edges and self._na_values == other._na_values)
+                and self._bin_edges == other._bin_edges and self._na_values == other._na_values
+                and self._hidden == other._hidden)
 
     def __hash__(self) -> int:
         return hash((self._variables, tuple(self._states.values())))
@@ -479,16 +493,22 @@ class Schema:
     def _encode_frame(self, data: pd.DataFrame, missing: str = "error", handle_unknown: str = "error") -> EncodedData:
         if data.columns.duplicated().any():
             raise DataError(f"The data has duplicate column names: {list(data.columns[data.columns.duplicated()])}.")
-        absent = [v for v in self._variables if v not in data.columns]
+        absent = [v for v in self._variables
+                  if v not in data.columns and not (v in self._hidden and missing == "allow")]
         if absent:
+            hint = " (hidden variables are only marginalized with missing='allow')" if set(absent) & set(
+                self._hidden) else ""
             raise SchemaError(f"Column(s) {absent} required by the model are absent from the data "
-                              f"(it has {list(data.columns)}).")
+                              f"(it has {list(data.columns)}){hint}.")
         largest = max((len(s) for s in self._states.values()), default=1)
         # The smallest signed integer type that holds every code (1 byte up to 127 states): an eighth
         # of the memory, and of the page faults, of intp for large blocks.
         dtype = next(t for t in (np.int8, np.int16, np.int32, np.int64) if largest - 1 <= np.iinfo(t).max)
         codes = np.empty((len(data), len(self._variables)), dtype=dtype, order="F")
         for i, v in enumerate(self._variables):
+            if v not in data.columns:  # a hidden variable: missing in every row
+                codes[:, i] = -1
+                continue
             codes[:, i] = self._encode_column(data[v], v, missing, handle_unknown)
         return EncodedData(codes, self._variables, dict(self._states), schema=self)
 
@@ -590,6 +610,7 @@ class Schema:
             "states": [[_json_label(s) for s in self._states[v]] for v in self._variables],
             "bin_edges": {str(v): list(e) for v, e in self._bin_edges.items()},
             "na_values": [_json_label(v) for v in self._na_values],
+            "hidden": [_json_label(v) for v in self._hidden],
         }
 
     @classmethod
@@ -618,7 +639,8 @@ class Schema:
                 raise KeyError("states")
             by_text = {str(v): v for v in variables}
             edges = {by_text[k]: tuple(e) for k, e in content.get("bin_edges", {}).items()}
-            return cls(states, bin_edges=edges, na_values=tuple(content.get("na_values", ())))
+            return cls(states, bin_edges=edges, na_values=tuple(content.get("na_values", ())),
+                       hidden=[by_text[str(v)] for v in content.get("hidden", ())])
         except (KeyError, TypeError, AttributeError) as exc:
             raise SchemaError(f"Not a bnfisher schema (bad or absent field {exc}).") from None
 

@@ -125,7 +125,7 @@ def _hill_climb_parents(provider, options: dict, scorer) -> list:
 
 
 def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schema | None = None,
-          missing: str = "error", **options) -> BayesianNetwork:
+          missing: str = "error", hidden=None, random_state=None, **options) -> BayesianNetwork:
     """Learn a Bayesian network (structure and CPTs) from categorical data.
 
     Parameters
@@ -169,6 +169,12 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         Structural EM (re-learning the structure from expected counts) is not done.
         The network's ``learning_`` dict reports what was done: the strategy, the
         number of missing cells, and for EM the iterations, convergence and objective.
+    hidden : mapping, optional
+        ``{variable: number of states or labels}`` of hidden variables that a *given*
+        structure names and the data lacks; they are fitted by EM from a random start
+        (``random_state``) and marginalized by the kernel (see :func:`bnfisher.em.fit_em`).
+    random_state : None, int or Generator
+        Seed for hill climbing's restarts (``structure="hc"``) and hidden variables' start.
     **options
         As listed per structure; an unknown option raises a TypeError.  ``score``
         is the former name of ``structure_score`` (deprecated).
@@ -201,6 +207,21 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
     from .._validation import check_option
 
     check_option(missing, "missing", ("error", "available-case", "em"))
+    if hidden:
+        if isinstance(structure, str):
+            raise OptionTypeError("Hidden variables need a given structure (a mapping {child: parents}) that names "
+                                  "them; a structure learner cannot place a variable it never sees.")
+        from ..em import fit_em
+
+        result = fit_em(data, dict(structure), schema=schema, hidden=hidden, pseudocount=pseudocount,
+                        random_state=random_state)
+        network = result.network
+        network.learning_ = {"missing": "em", "hidden": list(hidden), "n_missing_cells": result.n_missing,
+                             "em_iterations": result.n_iter, "em_converged": result.converged,
+                             "objective": result.objective[-1]}
+        return network
+    if random_state is not None:
+        options["random_state"] = random_state
     encoded = None
     if missing != "error":
         if schema is None:
