@@ -165,3 +165,24 @@ def test_dask_bins_with_edges_from_the_whole_data_and_parquet_splits_by_row_grou
     np.testing.assert_allclose(provider.schema.bin_edges["x"], expected.bin_edges["x"])
     np.testing.assert_array_equal(provider.counts([(0, 1)])[0],
                                   NumpyCounts.from_encoded(expected.encode(frame)).counts([(0, 1)])[0])
+
+
+def test_missing_values_on_dask_equal_the_in_memory_path(client, alarm):
+    """Available-case counts, expected counts (EM) and the marginalized MMD, partition by partition."""
+    from bnfisher.em import fit_em, fit_em_distributed
+
+    network, frame, _ = alarm
+    holed = frame.astype(object).mask(np.random.default_rng(0).random(frame.shape) < 0.15)
+    ddf = dd.from_pandas(holed, npartitions=4)
+    kernel = FisherKernel(network)
+    assert kernel.mmd(ddf, holed.iloc[:1000]) == pytest.approx(kernel.mmd(holed, holed.iloc[:1000]), rel=1e-10)
+    local = learn(holed, "chow-liu", missing="available-case")
+    distributed = learn(ddf, "chow-liu", missing="available-case")
+    assert local.edges == distributed.edges
+    parents = dict(local.parents)
+    ours = fit_em_distributed(DaskCounts(ddf, local.schema, missing="allow"), parents, max_iter=3, tol=0)
+    reference = fit_em(holed, parents, schema=local.schema, max_iter=3, tol=0)
+    for v in local.variables:
+        np.testing.assert_allclose(ours.network.cpts[v], reference.network.cpts[v], atol=1e-10)
+    em = learn(ddf, "chow-liu", missing="em")
+    assert em.learning_["em_converged"]

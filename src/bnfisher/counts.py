@@ -446,7 +446,7 @@ def _is_path(data) -> bool:
         isinstance(data, (list, tuple)) and len(data) > 0 and all(isinstance(p, (str, os.PathLike)) for p in data))
 
 
-def as_provider(data, schema: Schema | None = None, *, engine: str = "auto") -> CountsProvider:
+def as_provider(data, schema: Schema | None = None, *, engine: str = "auto", missing: str = "error") -> CountsProvider:
     """Turn any accepted input into a counts provider.
 
     Parameters
@@ -462,6 +462,9 @@ def as_provider(data, schema: Schema | None = None, *, engine: str = "auto") -> 
         from ``data`` itself.
     engine : {"auto", "numpy", "dask"}, default="auto"
         ``"auto"``: Dask for Dask data, in memory for everything else.
+    missing : {"error", "allow"}, default="error"
+        ``"allow"``: missing cells are kept (available-case counts; a Dask provider
+        also gives expected counts under a network).
 
     Returns
     -------
@@ -484,6 +487,7 @@ def as_provider(data, schema: Schema | None = None, *, engine: str = "auto") -> 
     from ._validation import check_option
 
     check_option(engine, "engine", ("auto", "numpy", "dask"))
+    check_option(missing, "missing", ("error", "allow"))
     if schema is not None and not isinstance(schema, Schema):
         raise OptionTypeError(f"`schema` must be a bnfisher Schema; got {type(schema).__name__}.")
     if _is_provider(data):
@@ -495,11 +499,16 @@ def as_provider(data, schema: Schema | None = None, *, engine: str = "auto") -> 
     if is_distributed(data) or engine == "dask" or (_is_path(data) and not isinstance(data, (str, os.PathLike))):
         from .scale import DaskCounts
 
-        return DaskCounts(data, schema=schema)
+        return DaskCounts(data, schema=schema, missing=missing)
     if _is_path(data):
         from .io import read_table
 
         data = read_table(data, na_values=schema.na_values if schema is not None else None)
+    if missing == "allow":
+        if schema is None:
+            raise OptionTypeError("missing='allow' needs the `schema` to encode with.")
+        encoded = schema.encode(data, missing="allow")
+        return NumpyCounts(encoded.codes, encoded.schema, missing="available-case")
     encoded = (schema.encode(data) if schema is not None else _encode_new(data))
     return NumpyCounts.from_encoded(encoded)
 

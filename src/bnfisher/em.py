@@ -40,7 +40,7 @@ from .exceptions import ConvergenceWarning, DataError
 from .inference import family_cell_weights
 from .network import BayesianNetwork, cpt_from_counts
 
-__all__ = ["EMResult", "fit_em"]
+__all__ = ["EMResult", "fit_em", "fit_em_distributed"]
 
 
 @dataclass
@@ -215,6 +215,50 @@ def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0,
     finally:
         if bar is not None:
             bar.close()
+    if not result.converged:
+        warnings.warn(f"EM stopped after max_iter={max_iter} iterations before converging; raise `max_iter` or "
+                      "`tol`.", ConvergenceWarning, stacklevel=2)
+    return result
+
+
+def fit_em_distributed(provider, parents, *, pseudocount: float = 1.0, max_iter: int = 100,
+                       tol: float = 1e-6) -> EMResult:
+    """EM with distributed E-steps: expected count tables computed partition by partition.
+
+    Parameters
+    ----------
+    provider : DaskCounts
+        Built with ``missing="allow"`` (it gives available-case counts for the start
+        and ``expected_counts`` for the E-steps).
+    parents : mapping
+    pseudocount : float, default=1.0
+    max_iter : int, default=100
+    tol : float, default=1e-6
+        Stop when no CPT entry changes by more than ``tol`` (the observed-data
+        likelihood is not computed here: it would take another pass).
+
+    Returns
+    -------
+    EMResult
+        ``objective`` holds the largest CPT change of each iteration.
+    """
+    alpha = check_nonnegative_float(pseudocount, "pseudocount")
+    max_iter = check_positive_int(max_iter, "max_iter")
+    tol = check_nonnegative_float(tol, "tol")
+    network = BayesianNetwork.from_data(provider, parents, pseudocount=alpha or 1e-6)
+    families = [p + (i,) for i, p in enumerate(network.parent_indices())]
+    result = EMResult(network, [], 0, False, -1)
+    for iteration in range(1, max_iter + 1):
+        counts = provider.expected_counts(network, families)
+        cpts = {v: cpt_from_counts(c, alpha) for v, c in zip(network.variables, counts)}
+        change = max(float(np.abs(cpts[v] - network.cpts[v]).max()) for v in network.variables)
+        network = BayesianNetwork({v: network.parents[v] for v in network.variables}, cpts, dict(network.states),
+                                  schema=network.schema)
+        result.network, result.n_iter = network, iteration
+        result.objective.append(change)
+        if change <= tol:
+            result.converged = True
+            break
     if not result.converged:
         warnings.warn(f"EM stopped after max_iter={max_iter} iterations before converging; raise `max_iter` or "
                       "`tol`.", ConvergenceWarning, stacklevel=2)

@@ -158,6 +158,8 @@ class FamilyKernel:
     def provider(self, X):
         """Return a counts provider over ``X``, encoded with the network's schema (:func:`~bnfisher.as_provider`).
 
+        Distributed data is read with ``missing="allow"``: the kernel marginalizes missing cells.
+
         Parameters
         ----------
         X : DataFrame, ndarray of int, EncodedData, provider, Dask DataFrame or path
@@ -166,7 +168,7 @@ class FamilyKernel:
         -------
         CountsProvider
         """
-        return as_provider(X, self.schema)
+        return as_provider(X, self.schema, missing="error" if in_memory(X) else "allow")
 
     # ------------------------------------------------------- families
     def cell_features(self, i: int) -> np.ndarray:
@@ -405,6 +407,9 @@ class FamilyKernel:
         n_rows = provider.n_rows
         if n_rows == 0:
             return np.zeros(self.n_features_)
+        if getattr(provider, "missing", "error") == "allow" and hasattr(provider, "expected_counts"):
+            # Distributed rows that may hold missing values: expected count tables, partition by partition.
+            return self.mean_embedding_from_counts(provider.expected_counts(self.network, self.families), n_rows)
         return self.mean_embedding_from_counts(self.family_counts(provider), n_rows)
 
     def family_counts(self, provider) -> list:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .counts import count_block, sample_positions
+from .counts import NumpyCounts, count_block, sample_positions
 from .encoding import Schema, _bin_edges, _interval_labels, _sorted_unique
 from .exceptions import DataError, OptionTypeError
 
@@ -127,15 +127,29 @@ def _add_tables(first: list, second: list) -> list:
     return [a + b for a, b in zip(first, second)]
 
 
-def _partition_uniques(frame: pd.DataFrame, columns: list, na_values: tuple) -> dict:
+def _partition_uniques(frame: pd.DataFrame, columns: list, na_values: tuple, allow_missing: bool = False) -> dict:
     out = {}
     for column in columns:
         series = frame[column]
         missing = series.isna() | (series.isin(na_values) if na_values else False)
         if missing.any():
-            raise DataError(f"Column {column!r} has missing values; bnfisher needs complete data here.")
+            if not allow_missing:
+                raise DataError(f"Column {column!r} has missing values; pass missing='allow' (available-case counts, "
+                                "EM, the marginalized kernel) or drop them.")
+            series = series[~missing]
         out[column] = pd.unique(series.to_numpy())
     return out
+
+
+def _count_partition_available(frame: pd.DataFrame, schema: Schema, families: list) -> list:
+    codes = schema.encode(frame, missing="allow").codes
+    return NumpyCounts(codes, schema, missing="available-case").counts(families)
+
+
+def _expected_partition(frame: pd.DataFrame, network, families: list) -> list:
+    from .inference import expected_counts
+
+    return expected_counts(network, network.encode(frame, missing="allow").codes, families)
 
 
 def _partition_length(frame: pd.DataFrame) -> int:
@@ -150,6 +164,17 @@ def _looks_numeric(values: pd.Series) -> bool:
     """Return True when every non-missing value of a text column parses as a number (CSV read as text)."""
     present = values.dropna()
     return len(present) > 0 and bool(pd.to_numeric(present, errors="coerce").notna().all())
+
+
+def _tree_sum(tasks: list) -> list:
+    """Sum per-partition lists of tables pairwise in a tree, and compute."""
+    import dask
+
+    while len(tasks) > 1:
+        tasks = [dask.delayed(_add_tables)(tasks[i], tasks[i + 1]) if i + 1 < len(tasks) else tasks[i]
+                 for i in range(0, len(tasks), 2)]
+    (tables,) = dask.compute(tasks[0])
+    return tables
 
 
 def _take_rows(frame: pd.DataFrame, local: np.ndarray, global_rows: np.ndarray) -> pd.DataFrame:
@@ -178,6 +203,11 @@ class DaskCounts:
     persist : bool, default=False
         Encode every partition once and keep the column-major codes in worker
         memory, so repeated passes (hill climbing) skip reading and encoding.
+    missing : {"error", "allow"}, default="error"
+        ``"allow"``: missing cells are kept; :meth:`counts` gives available-case
+        tables (each family over the rows where it is observed), and
+        :meth:`expected_counts` the expected tables under a network (EM, the
+        marginalized kernel's mean embedding).
 
     Attributes
     ----------
@@ -195,7 +225,10 @@ class DaskCounts:
     """
 
     def __init__(self, data, schema: Schema | None = None, *, bins: int | None = None,
-                 na_values: Sequence = (), persist: bool = False):
+                 na_values: Sequence = (), persist: bool = False, missing: str = "error"):
+        from ._validation import check_option
+
+        self.missing = check_option(missing, "missing", ("error", "allow"))
         if isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and data
                                                      and isinstance(data[0], (str, os.PathLike))):
             data = read_dask(data, columns=schema.variables if schema is not None else None,
@@ -216,7 +249,7 @@ class DaskCounts:
         self.cardinalities = self.schema.cardinalities
         self._lengths = None
         self._blocks = None
-        if persist:
+        if persist and missing == "error":
             import dask
 
             blocks = [dask.delayed(_encode_partition)(part, self.schema) for part in self._parts]
@@ -244,7 +277,7 @@ class DaskCounts:
                 unknown.append(v)
         if unknown:
             # One pass: distinct values per partition, merged here (no shuffle).
-            parts = dask.compute(*[dask.delayed(_partition_uniques)(part, unknown, na_values)
+            parts = dask.compute(*[dask.delayed(_partition_uniques)(part, unknown, na_values, self.missing == "allow")
                                    for part in self._parts])
             for v in unknown:
                 states[v] = _sorted_unique(np.concatenate([np.asarray(part[v], dtype=object) for part in parts]), v)
@@ -256,6 +289,8 @@ class DaskCounts:
                                        for v in numeric])
             for v, values in zip(numeric, columns):
                 values = np.asarray(values)
+                if self.missing == "allow":
+                    values = values[~np.isnan(values)]
                 if np.isnan(values).any():
                     raise DataError(f"Column {v!r} has missing or non-numeric values; bnfisher needs complete "
                                     "numeric data to bin it.")
@@ -296,13 +331,33 @@ class DaskCounts:
             return []
         if self._blocks is not None:  # codes already encoded and held by the workers
             tasks = [dask.delayed(_count_codes)(block, families, self.cardinalities) for block in self._blocks]
+        elif self.missing == "allow":  # each family over the rows where it is observed
+            tasks = [dask.delayed(_count_partition_available)(part, self.schema, families) for part in self._parts]
         else:  # stream: read, encode and count every partition
             tasks = [dask.delayed(_count_partition)(part, self.schema, families) for part in self._parts]
-        while len(tasks) > 1:  # pairwise tree sum of the per-partition tables
-            tasks = [dask.delayed(_add_tables)(tasks[i], tasks[i + 1]) if i + 1 < len(tasks) else tasks[i]
-                     for i in range(0, len(tasks), 2)]
-        (tables,) = dask.compute(tasks[0])
-        return tables
+        return _tree_sum(tasks)
+
+    def expected_counts(self, network, families: Sequence[Sequence[int]]) -> list:
+        """Return the expected count tables of ``families`` under ``network``, in one pass (a distributed E-step).
+
+        Parameters
+        ----------
+        network : BayesianNetwork
+            Its schema encodes every partition.
+        families : sequence of sequence of int
+            Column indices in ``network.variables`` order.
+
+        Returns
+        -------
+        list of ndarray
+            Float tables: complete rows count once, the others by their exact posterior.
+        """
+        families = [tuple(int(c) for c in f) for f in families]
+        if not families:
+            return []
+        import dask
+
+        return _tree_sum([dask.delayed(_expected_partition)(part, network, families) for part in self._parts])
 
     def map_rows(self, function) -> list:
         """``function(codes_block)`` on every partition's codes; the list of results, in row order.

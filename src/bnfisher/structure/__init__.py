@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 
 from .._validation import check_positive_int
-from ..counts import NumpyCounts, as_provider
+from ..counts import NumpyCounts, as_provider, in_memory
 from ..encoding import Schema
 from ..exceptions import DataError, OptionError, OptionTypeError
 from ..network import BayesianNetwork, topological_order
@@ -223,7 +223,9 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
     if random_state is not None:
         options["random_state"] = random_state
     encoded = None
-    if missing != "error":
+    if missing != "error" and not in_memory(data):  # distributed: available-case and expected counts per partition
+        provider = as_provider(data, schema, missing="allow")
+    elif missing != "error":
         if schema is None:
             import pandas as pd
 
@@ -252,6 +254,14 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
                                   f"it takes {sorted(_OPTIONS[structure]) or 'none'}.")
         parent_index = _structure_parents(provider, structure, options)
         parents = {v: tuple(variables[p] for p in parent_index[i]) for i, v in enumerate(variables)}
+    if missing == "em" and encoded is None:
+        from ..em import fit_em_distributed
+
+        result = fit_em_distributed(provider, parents, pseudocount=pseudocount)
+        network = result.network
+        network.learning_ = {"missing": "em", "n_missing_cells": None, "em_iterations": result.n_iter,
+                             "em_converged": result.converged, "largest_cpt_change": result.objective[-1]}
+        return network
     if missing == "em":
         from ..em import fit_em
 
