@@ -107,7 +107,7 @@ def test_em_refuses_hidden_variables_for_now():
                                        pytest.param("kdb", marks=pytest.mark.slow)])  # KDB's cliques: 20k cells
 def test_learn_with_missing_values_reports_and_stays_close_to_the_complete_data_structure(structure):
     truth = bf.read_bif(bif_path("alarm"))
-    frame = truth.sample(5000, random_state=0).astype(object)
+    frame = truth.sample(1500 if structure == "kdb" else 5000, random_state=0).astype(object)
     options = {"class_variable": "CVP"} if structure in ("tan", "kdb") else {}
     complete = bf.learn(frame, structure, **options)
     holed = frame.mask(np.random.default_rng(0).random(frame.shape) < 0.2)
