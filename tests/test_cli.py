@@ -1,3 +1,5 @@
+import pathlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -253,3 +255,21 @@ def test_tables_with_question_mark_markers_run_as_they_are(tmp_path, capsys):
     assert main(["compare", str(path), str(path), "--na-values", "?", "--permutations", "20"]) == 0
     assert main(["mmd", str(path), str(path), "--network", str(model)]) == 0
     assert "MMD²" in capsys.readouterr().out
+
+
+def test_compare_names_what_differs(tmp_path, capsys):
+    from bnfisher import BayesianNetwork
+
+    network = read_bif(pathlib.Path(__file__).parent / "data" / "bif" / "asia.bif.gz")
+    cpts = dict(network.cpts)
+    cpts["dysp"] = np.asarray(cpts["dysp"]).copy()
+    cpts["dysp"][1, 0] = [0.1, 0.9]
+    changed = BayesianNetwork(dict(network.parents), cpts, dict(network.states))
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    network.sample(3000, random_state=0).to_csv(first, index=False)
+    changed.sample(3000, random_state=1).to_csv(second, index=False)
+    assert main(["compare", str(first), str(second), "--permutations", "100", "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    families = out.split("What differs")[1].split("Largest cells")[0]
+    assert families.splitlines()[2].split()[0] == "dysp"  # ranked first
+    assert f"% of {first}" in out and "Rows most typical of" in out

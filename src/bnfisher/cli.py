@@ -254,12 +254,33 @@ def _command_compare(args) -> None:
     frames = _read_inputs(args, [args.first, args.second])
     network = _network_for(args, frames, started)
     kernel = _kernel(network)
-    result = mmd_test(kernel, *(kernel.encode(frame) for frame in frames), n_permutations=args.permutations,
-                      random_state=args.seed)
+    samples = [kernel.encode(frame) for frame in frames]
+    result = mmd_test(kernel, *samples, n_permutations=args.permutations, random_state=args.seed)
     print(f"MMD² (eq. 10, biased) = {result.statistic:.6g}; unbiased MMD²_u = {result.unbiased:.6g}")
     print(f"Permutation p-value ({args.permutations} permutations) = {result.p_value:.4g}")
+    _explain_difference(args, kernel, samples)
     print("Note: the Fisher kernel is not universal; the test detects differences the network's families "
           "can express.")
+
+
+def _explain_difference(args, kernel, samples: list) -> None:
+    """Print which families carry the difference, the largest cells, and the most typical rows of each side."""
+    from .explain import mmd_by_family, top_cells, witness
+
+    table = mmd_by_family(kernel, *samples, n_permutations=args.permutations, random_state=args.seed)
+    print("\nWhat differs, by family (a variable given its parents); p-values from the same permutations, "
+          "adjusted for the number of families by Westfall-Young min-P:")
+    shown = table.head(args.top).assign(share=lambda t: (100 * t["share"]).round(1).astype(str) + "%")
+    with pd.option_context("display.width", 160, "display.max_colwidth", 40):
+        print(shown[["variable", "parents", "mmd2", "share", "p_value", "p_adjusted"]].to_string(index=False))
+    print("\nLargest cells:")
+    for text in top_cells(kernel, *samples, n=min(args.top, 5), names=(args.first, args.second))["text"]:
+        print(f"  {text}")
+    for name, sample, sign in ((args.first, samples[0], 1), (args.second, samples[1], -1)):
+        values = sign * witness(kernel, *samples, sample)
+        rows = np.argsort(-values, kind="stable")[:3]
+        print(f"Rows most typical of {name} against the other (witness): "
+              + ", ".join(f"row {int(r)} ({values[r]:.3g})" for r in rows))
 
 
 def _command_learn(args) -> None:
@@ -471,6 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("second")
     compare.add_argument("--permutations", type=_positive_int, default=1000,
                          help="number of permutations (default 1000)")
+    compare.add_argument("--top", type=_positive_int, default=10, help="families shown (default 10)")
     compare.set_defaults(handler=_command_compare)
 
     learn = sub.add_parser("learn", parents=[data, _learning_options(network=False), _run_options(seed=False)],

@@ -1,0 +1,85 @@
+"""What differs: exact per-family attribution, min-P adjusted p-values, top cells, witness values."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bnfisher as bf
+from bnfisher.explain import mmd_by_family, top_cells, witness
+
+from _helpers import bif_path
+
+
+@pytest.fixture(scope="module")
+def asia():
+    return bf.read_bif(bif_path("asia"))
+
+
+def _changed(network, variable, rng):
+    """The same network with one CPT replaced by a different random one."""
+    cpts = dict(network.cpts)
+    shape = np.asarray(cpts[variable]).shape
+    cpts[variable] = rng.dirichlet(np.ones(shape[-1]), size=shape[:-1]).reshape(shape)
+    return bf.BayesianNetwork(dict(network.parents), cpts, dict(network.states))
+
+
+def test_contributions_are_exact_and_sum_to_the_mmd(asia):
+    kernel = bf.FisherKernel(asia)
+    X = asia.sample(400, random_state=0)
+    Y = _changed(asia, "smoke", np.random.default_rng(1)).sample(300, random_state=1)
+    table = mmd_by_family(kernel, X, Y, n_permutations=50, random_state=0)
+    assert table["mmd2"].sum() == pytest.approx(kernel.mmd(X, Y), rel=1e-12)
+    assert table["share"].sum() == pytest.approx(1.0)
+    EX, EY = kernel.embed(X), kernel.embed(Y)
+    for _, row in table.iterrows():  # independently: the MMD of the family's block of the feature map
+        i = asia.variables.index(row["variable"])
+        block = slice(kernel.block_offsets[i], kernel.block_offsets[i + 1])
+        difference = np.asarray(EX[:, block].mean(axis=0) - EY[:, block].mean(axis=0)).ravel()
+        assert row["mmd2"] == pytest.approx(float(difference @ difference), rel=1e-10, abs=1e-14)
+    assert table.iloc[0]["variable"] in ("smoke", "lung", "bronc")
+
+
+def test_the_changed_family_is_found_and_unchanged_ones_keep_the_family_wise_level(asia):
+    """Change bronc's CPT: its family ranks first; families outside it and its descendants stay quiet."""
+    rng = np.random.default_rng(0)
+    kernel = bf.FisherKernel(asia)
+    graph = asia.to_networkx()
+    import networkx as nx
+
+    affected = {"bronc"} | nx.descendants(graph, "bronc")
+    unaffected = [v for v in asia.variables if v not in affected and not set(asia.parents[v]) & affected]
+    false_alarms, found = 0, 0
+    repetitions = 20
+    for repetition in range(repetitions):
+        changed = _changed(asia, "bronc", np.random.default_rng(100 + repetition))
+        X = asia.sample(1500, random_state=rng)
+        Y = changed.sample(1500, random_state=rng)
+        table = mmd_by_family(kernel, X, Y, n_permutations=200, random_state=repetition).set_index("variable")
+        found += table["mmd2"].idxmax() == "bronc" and table.loc["bronc", "p_adjusted"] <= 0.05
+        false_alarms += bool((table.loc[[v for v in unaffected if v in table.index], "p_adjusted"] <= 0.05).any())
+    assert found >= 0.8 * repetitions
+    assert false_alarms <= 0.2 * repetitions  # nominal 5%; at most 4 of 20 allows for simulation noise
+
+
+def test_witness_is_the_kernel_mean_difference(asia):
+    kernel = bf.FisherKernel(asia)
+    X = asia.sample(200, random_state=0)
+    Y = _changed(asia, "tub", np.random.default_rng(2)).sample(150, random_state=1)
+    rows = pd.concat([X.iloc[:20], Y.iloc[:20]], ignore_index=True)
+    expected = kernel.gram(rows, X).mean(axis=1) - kernel.gram(rows, Y).mean(axis=1)
+    np.testing.assert_allclose(witness(kernel, X, Y, rows), expected, rtol=1e-9, atol=1e-12)
+
+
+def test_top_cells_name_the_configuration_in_the_users_labels(asia):
+    kernel = bf.FisherKernel(asia)
+    cpts = dict(asia.cpts)
+    cpts["dysp"] = np.asarray(cpts["dysp"]).copy()
+    cpts["dysp"][1, 0] = [0.1, 0.9]  # dysp | bronc = no, either = yes flips
+    changed = bf.BayesianNetwork(dict(asia.parents), cpts, dict(asia.states))
+    X, Y = asia.sample(5000, random_state=0), changed.sample(5000, random_state=1)
+    cells = top_cells(kernel, X, Y, n=5)
+    first = cells.iloc[0]
+    assert first["variable"] == "dysp" and "either = yes" in first["given"] and "bronc = no" in first["given"]
+    mask_x = (X["either"] == "yes") & (X["bronc"] == "no") & (X["dysp"] == first["state"])
+    assert first["percent_X"] == pytest.approx(100 * mask_x.mean())
+    assert "% of X" in first["text"]
