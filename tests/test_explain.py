@@ -83,3 +83,49 @@ def test_top_cells_name_the_configuration_in_the_users_labels(asia):
     mask_x = (X["either"] == "yes") & (X["bronc"] == "no") & (X["dysp"] == first["state"])
     assert first["percent_X"] == pytest.approx(100 * mask_x.mean())
     assert "% of X" in first["text"]
+
+
+def test_criticisms_are_disjoint_from_prototypes_and_have_top_decile_witness(asia):
+    from bnfisher.selection import select_representatives
+
+    kernel = bf.FisherKernel(asia)
+    X = asia.sample(2000, random_state=0)
+    result = select_representatives(kernel, X, 30, n_init=50, random_state=0, n_criticisms=5)
+    assert len(result.criticisms) == 5 and not set(result.criticisms) & set(result.indices)
+    assert len(set(result.criticisms)) == 5
+    prototypes = X.iloc[result.indices]
+    values = witness(kernel, X, prototypes, X)  # independently: the witness between data and prototypes
+    np.testing.assert_allclose(result.criticism_witness, values[result.criticisms], rtol=1e-9, atol=1e-12)
+    others = np.setdiff1d(np.arange(len(X)), result.indices)
+    threshold = np.quantile(np.abs(values[others]), 0.9)
+    assert np.all(np.abs(values[result.criticisms]) >= threshold)
+    # Diversity: no two criticisms are the same row pattern.
+    assert len({tuple(X.iloc[c]) for c in result.criticisms}) == 5
+
+
+def test_row_explanations_decompose_the_self_kernel_and_the_log_likelihood(asia):
+    from bnfisher.explain import explain_rows
+
+    kernel = bf.FisherKernel(asia)
+    rows = asia.sample(30, random_state=3)
+    table = explain_rows(kernel, rows)
+    by_row = table.groupby("row")
+    np.testing.assert_allclose(by_row["kernel_self"].sum().to_numpy(), kernel.diag(rows), rtol=1e-10)
+    np.testing.assert_allclose(by_row["neg_log_p"].sum().to_numpy(), -asia.log_likelihood(rows), rtol=1e-10)
+    holed = rows.astype(object).copy()
+    holed.iloc[0, 1] = None
+    marginal = explain_rows(kernel, holed)
+    assert marginal[marginal.row == 0]["value"].isna().sum() == 1
+    np.testing.assert_allclose(marginal.groupby("row")["kernel_self"].sum().to_numpy(), kernel.diag(holed),
+                               rtol=1e-10)
+
+
+def test_notebook_reprs_are_short():
+    from bnfisher.selection import mmd_test
+
+    network = bf.read_bif(bif_path("asia"))
+    test = mmd_test(bf.FisherKernel(network), network.sample(50, random_state=0), network.sample(50, random_state=1),
+                    n_permutations=300, random_state=0)
+    assert "null_distribution" not in repr(test) and len(repr(test)) < 300
+    assert "<table>" in test._repr_html_() and "p-value" in test._repr_html_()
+    assert "<table>" in network._repr_html_() and "either" in network._repr_html_()

@@ -288,6 +288,15 @@ class BayesianNetwork:
             f"n_parameters={self.n_parameters})"
         )
 
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = "".join(f"<tr><td>{html.escape(str(v))}</td><td>{len(self._states[v])}</td>"
+                       f"<td>{html.escape(', '.join(map(str, self._parents[v])) or '-')}</td></tr>"
+                       for v in self._variables)
+        return (f"<table><caption>{html.escape(repr(self))}</caption><tr><th>variable</th><th>states</th>"
+                f"<th>parents</th></tr>{rows}</table>")
+
     def describe(self) -> str:
         """Return a multi-line text summary: one line per variable with its parents.
 

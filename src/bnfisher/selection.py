@@ -24,6 +24,8 @@ References
    categorical feature spaces. Behaviormetrika 47, 81-103.
 .. [2] Gretton, Borgwardt, Rasch, Schölkopf & Smola (2012). A kernel two-sample
    test. JMLR 13, 723-773.
+.. [3] Kim, Khanna & Koyejo (2016). Examples are not enough, learn to criticize!
+   Criticism for interpretability. NeurIPS 29.
 """
 
 from __future__ import annotations
@@ -85,6 +87,12 @@ class SelectionResult:
     pool : DataFrame or None
         For data beyond memory: the in-memory candidate pool; ``indices`` are
         positions in it and ``pool.iloc[indices]`` are the selected rows.
+    criticisms : ndarray of int
+        With ``n_criticisms``: rows the prototypes represent worst (MMD-critic), in
+        the order they were picked; empty otherwise.
+    criticism_witness : ndarray of float
+        The witness ``<Phi(x), mu_data - mu_prototypes>`` of each criticism: positive
+        where the data has more mass than the prototypes.
     """
 
     indices: np.ndarray
@@ -97,6 +105,23 @@ class SelectionResult:
     criterion: str
     swaps_per_sweep: list = field(default_factory=list)
     pool: object = None
+    criticisms: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    criticism_witness: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def _repr_html_(self) -> str:
+        return _html_table(f"Representative subset ({self.criterion})", [
+            ("rows", str(len(self.indices))), ("start → final", f"{self.initial_value:.6g} → {self.final_value:.6g}"),
+            ("sweeps, swaps", f"{self.n_sweeps}, {self.n_swaps}"), ("converged", str(self.converged)),
+            ("criticisms", ", ".join(map(str, self.criticisms[:10])) or "-")])
+
+
+def _html_table(title: str, rows: list) -> str:
+    """Return a small HTML table for notebooks (values escaped)."""
+    import html
+
+    body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+                   for k, v in rows)
+    return f"<table><caption>{html.escape(title)}</caption>{body}</table>"
 
 
 # ------------------------------------------------------------------- criteria
@@ -513,6 +538,7 @@ def select_representatives(
     random_state=None,
     progress: bool = False,
     pool_size: int = 100_000,
+    n_criticisms: int = 0,
 ) -> SelectionResult:
     """Pick ``k`` rows whose MMD to the whole data is small (Algorithm 1 of [1]_).
 
@@ -543,6 +569,11 @@ def select_representatives(
     random_state : None, int or Generator
     progress : bool, default=False
         tqdm bars for the random starts and the sweeps.
+    n_criticisms : int, default=0
+        Also pick this many **criticisms** (MMD-critic, [3]_): rows where the witness
+        between the data and the prototypes is largest in magnitude, with a
+        log-determinant diversity term, ``argmax_c |f(c)| + log det K_{C u c}``; each
+        pick costs one kernel column (``O(N n)``), never an N x N matrix.
     pool_size : int, default=100_000
         For a Dask DataFrame (data beyond memory): the size of the uniform
         candidate pool drawn into memory; the MMD target is the full data's mean
@@ -621,8 +652,53 @@ def select_representatives(
     if not converged:
         warnings.warn(f"The greedy search stopped after max_sweeps={max_sweeps} sweeps with swaps still improving; "
                       "raise `max_sweeps` (or pass None) or `tol`.", ConvergenceWarning, stacklevel=2)
-    return SelectionResult(indices, history, n_swaps, history[0], history[-1], n_sweeps, converged,
-                           evaluator.name, per_sweep, pool)
+    result = SelectionResult(indices, history, n_swaps, history[0], history[-1], n_sweeps, converged,
+                             evaluator.name, per_sweep, pool)
+    n_criticisms = check_positive_int(n_criticisms, "n_criticisms", minimum=0)
+    if n_criticisms:
+        if n_criticisms > n_rows - k:
+            raise OptionError(f"`n_criticisms` must be at most n_rows - k = {n_rows - k}; got {n_criticisms}.")
+        features = evaluator.features if isinstance(evaluator, MMDCriterion) else kernel.embed(encoded).tocsr()
+        result.criticisms, result.criticism_witness = _criticisms(features, indices, n_criticisms, target)
+    return result
+
+
+def _criticisms(features, prototypes: np.ndarray, count: int, target) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy MMD-critic: maximise ``sum |witness| + log det K_C`` one row at a time.
+
+    The log-determinant gain of adding ``c`` is ``log`` of its conditional variance given the
+    criticisms so far, kept for every candidate by a rank-one update per pick (an incremental
+    Cholesky factorisation), so a pick costs one kernel column.
+    """
+    n_rows = features.shape[0]
+    data_mean = np.asarray(features.mean(axis=0)).ravel() if target is None else target
+    prototype_mean = np.asarray(features[prototypes].mean(axis=0)).ravel()
+    witness = np.asarray(features @ (data_mean - prototype_mean)).ravel()
+    residual = np.asarray(features.multiply(features).sum(axis=1)).ravel()  # K(x, x | C), C empty
+    available = np.ones(n_rows, dtype=bool)
+    available[prototypes] = False
+    basis = []
+    chosen = []
+    for _ in range(count):
+        with np.errstate(divide="ignore"):  # a row already spanned by the criticisms has log 0 = -inf
+            gain = np.abs(witness) + np.log(np.maximum(residual, 0.0))
+        gain[~available | (residual <= 1e-12 * max(residual.max(), 1e-300))] = -np.inf
+        if not np.isfinite(gain).any():
+            break
+        c = int(np.argmax(gain))
+        start, stop = features.indptr[c], features.indptr[c + 1]
+        dense = np.zeros(features.shape[1])
+        dense[features.indices[start:stop]] = features.data[start:stop]
+        column = np.asarray(features @ dense).ravel()  # K(., x_c)
+        for vector in basis:
+            column -= vector * vector[c]
+        vector = column / np.sqrt(residual[c])
+        basis.append(vector)
+        residual = residual - vector**2
+        available[c] = False
+        chosen.append(c)
+    chosen = np.asarray(chosen, dtype=np.intp)
+    return chosen, witness[chosen]
 
 
 def _evaluate_with_progress(evaluator, subsets: np.ndarray, progress: bool) -> np.ndarray:
@@ -705,8 +781,15 @@ class TwoSampleResult:
     statistic: float
     p_value: float
     unbiased: float
-    null_distribution: np.ndarray
+    null_distribution: np.ndarray = field(repr=False)
     full_statistic: float | None = None
+
+    def _repr_html_(self) -> str:
+        rows = [("MMD² (eq. 10)", f"{self.statistic:.6g}"), ("unbiased MMD²_u", f"{self.unbiased:.6g}"),
+                ("p-value", f"{self.p_value:.4g}"), ("permutations", f"{len(self.null_distribution)}")]
+        if self.full_statistic is not None:
+            rows.append(("MMD² of the whole samples", f"{self.full_statistic:.6g}"))
+        return _html_table("Two-sample test", rows)
 
 
 def mmd_test(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_state=None,
