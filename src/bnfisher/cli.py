@@ -248,8 +248,10 @@ def _command_mmd(args) -> None:
 
 
 def _command_compare(args) -> None:
+    from .io import check_outputs
     from .selection import mmd_test
 
+    check_outputs([args.report, args.json], inputs=[args.first, args.second, args.network])
     started = time.perf_counter()
     frames = _read_inputs(args, [args.first, args.second])
     network = _network_for(args, frames, started)
@@ -261,6 +263,14 @@ def _command_compare(args) -> None:
     _explain_difference(args, kernel, samples)
     print("Note: the Fisher kernel is not universal; the test detects differences the network's families "
           "can express.")
+    if args.report or args.json:
+        from .report import comparison_report, write_report
+
+        content, figures = comparison_report(kernel, frames[0], frames[1], names=(args.first, args.second),
+                                             n_permutations=args.permutations, random_state=args.seed, top=args.top)
+        write_report(content, figures, html_path=args.report, json_path=args.json,
+                     title=f"{args.first} against {args.second}")
+        print("Wrote " + " and ".join(p for p in (args.report, args.json) if p))
 
 
 def _explain_difference(args, kernel, samples: list) -> None:
@@ -323,7 +333,8 @@ def _check_summarize_options(args) -> None:
     if misplaced:
         raise UsageError(f"{', '.join(misplaced)} apply to --engine dask only.")
     if dask:
-        refused = {"--plot": args.plot, "--n-random": args.n_random,
+        refused = {"--plot": args.plot, "--n-random": args.n_random, "--report": args.report, "--json": args.json,
+                   "--criticisms": args.criticisms or None,
                    "--criterion chi2": args.criterion if args.criterion == "chi2" else None}
         given = [flag for flag, value in refused.items() if value is not None]
         if given:
@@ -368,7 +379,7 @@ def _command_summarize(args) -> None:
     from .selection import chi2_criterion, random_baseline, random_mmd_baseline, select_representatives
 
     _check_summarize_options(args)
-    check_outputs([args.output, args.plot], inputs=[args.data, getattr(args, "network", None)])
+    check_outputs([args.output, args.plot, args.report, args.json], inputs=[args.data, getattr(args, "network", None)])
     if args.engine == "dask":
         return _summarize_dask(args)
     started = time.perf_counter()
@@ -385,7 +396,7 @@ def _command_summarize(args) -> None:
     kernel = _kernel(network)
     encoded = kernel.encode(data)  # columns in the network's order; missing cells marginalized
     result = select_representatives(kernel, encoded, args.k, criterion=args.criterion, n_init=args.n_init,
-                                    random_state=args.seed, progress=not args.quiet)
+                                    random_state=args.seed, progress=not args.quiet, n_criticisms=args.criticisms)
     n_random = 1000 if args.n_random is None else args.n_random
     mmd = kernel.mmd(encoded.take(result.indices), encoded)
     mean, std, _ = random_mmd_baseline(kernel, encoded, args.k, n=n_random, random_state=args.seed + 1)
@@ -403,6 +414,14 @@ def _command_summarize(args) -> None:
 
         plot_summary(result, network.schema.encode(data, missing="allow"), result.indices, args.plot)
         print(f"Wrote {args.plot}")
+    if args.criticisms:
+        print(f"Criticisms (rows the subset represents worst): {', '.join(map(str, result.criticisms))}")
+    if args.report or args.json:
+        from .report import summary_report, write_report
+
+        content, figures = summary_report(kernel, data, result, source=str(args.data or args.dataset or "nursery"))
+        write_report(content, figures, html_path=args.report, json_path=args.json, title="Representative rows")
+        print("Wrote " + " and ".join(p for p in (args.report, args.json) if p))
 
 
 def _command_experiment(args) -> None:
@@ -493,6 +512,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--permutations", type=_positive_int, default=1000,
                          help="number of permutations (default 1000)")
     compare.add_argument("--top", type=_positive_int, default=10, help="families shown (default 10)")
+    compare.add_argument("--report", help="write a self-contained HTML report to this file")
+    compare.add_argument("--json", help="write the report's content as JSON to this file")
     compare.set_defaults(handler=_command_compare)
 
     learn = sub.add_parser("learn", parents=[data, _learning_options(network=False), _run_options(seed=False)],
@@ -521,6 +542,10 @@ def build_parser() -> argparse.ArgumentParser:
                            help="random subsets for the baseline (default 1000)")
     summarize.add_argument("-o", "--output", help="write the selected rows (with a 'row' column) to this file")
     summarize.add_argument("--plot", help="write a PNG: objective per sweep and marginals subset vs full")
+    summarize.add_argument("--criticisms", type=_nonnegative_int, default=0,
+                           help="also pick this many criticisms: rows the subset represents worst (MMD-critic)")
+    summarize.add_argument("--report", help="write a self-contained HTML report to this file")
+    summarize.add_argument("--json", help="write the report's content as JSON to this file")
     summarize.add_argument("--engine", default="numpy", choices=["numpy", "dask"],
                            help="dask: count tables computed by Dask workers, for data beyond memory")
     summarize.add_argument("--scheduler", help="dask engine: scheduler address (default: a local cluster)")

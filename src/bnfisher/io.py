@@ -204,10 +204,19 @@ def write_bytes(path: str | os.PathLike, content: bytes) -> None:
     text = os.fspath(path)
     folder = os.path.dirname(os.path.realpath(text)) or "."
     handle, temporary = tempfile.mkstemp(dir=folder, prefix=".bnfisher-", suffix=".tmp")
+    target = os.path.realpath(text)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(content)
-        os.replace(temporary, os.path.realpath(text))
+        # mkstemp creates the file 0600: give it the mode an ordinary write would (the old file's, or the umask's).
+        if os.path.exists(target):
+            mode = os.stat(target).st_mode & 0o777
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)

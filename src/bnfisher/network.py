@@ -288,6 +288,23 @@ class BayesianNetwork:
             f"n_parameters={self.n_parameters})"
         )
 
+    def plot(self, *, highlight=None, ax=None):
+        """Draw the DAG in layers (matplotlib; no system graphviz), optionally shading families.
+
+        Parameters
+        ----------
+        highlight : mapping, optional
+            ``{variable: weight in [0, 1]}``, e.g. each family's share of an MMD.
+        ax : matplotlib Axes, optional
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from .plotting import plot_network
+
+        return plot_network(self, highlight=highlight, ax=ax)
+
     def _repr_html_(self) -> str:
         import html
 

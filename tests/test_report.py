@@ -1,0 +1,72 @@
+"""The HTML report, opened in a real headless browser, and its JSON twin."""
+
+import json
+import pathlib
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import bnfisher as bf
+from bnfisher.cli import main
+
+from _helpers import bif_path
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("report")
+    network = bf.read_bif(bif_path("asia"))
+    cpts = dict(network.cpts)
+    cpts["dysp"] = np.asarray(cpts["dysp"]).copy()
+    cpts["dysp"][1, 0] = [0.1, 0.9]
+    changed = bf.BayesianNetwork(dict(network.parents), cpts, dict(network.states))
+    first, second = folder / "a.csv", folder / "b.csv"
+    network.sample(3000, random_state=0).to_csv(first, index=False)
+    changed.sample(3000, random_state=1).to_csv(second, index=False)
+    html, content = folder / "report.html", folder / "report.json"
+    assert main(["compare", str(first), str(second), "--permutations", "100", "--report", str(html),
+                 "--json", str(content)]) == 0
+    return folder, html, json.loads(content.read_text())
+
+
+def test_json_holds_the_same_content(report):
+    _, html, content = report
+    assert content["kind"] == "comparison" and content["families"][0]["variable"] == "dysp"
+    assert abs(sum(f["mmd2"] for f in content["families"]) - content["test"]["mmd2"]) < 1e-10
+    text = html.read_text()
+    assert "http://" not in text and "https://" not in text and "<script" not in text  # self-contained
+    assert text.count("data:image/png;base64,") == 3
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs it)")
+def test_the_report_opens_in_a_headless_browser(report):
+    folder, html, _ = report
+    profile = folder / "profile"
+    screenshot = folder / "report.png"
+    url = pathlib.Path(html).resolve().as_uri()
+    run = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+                          "--window-size=1200,1800", f"--screenshot={screenshot}", url],
+                         capture_output=True, text=True, timeout=120)
+    console = [line for line in run.stderr.splitlines() if "CONSOLE" in line]
+    assert not [line for line in console if "rror" in line or "Uncaught" in line or "Failed" in line], console
+    from PIL import Image
+
+    pixels = np.asarray(Image.open(screenshot).convert("L"), dtype=float)
+    assert pixels.std() > 10  # not a blank page
+    dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert "What differs, by family" in dom and "<b>dysp</b>" in dom  # the top family is shown
+
+
+def test_summary_report_with_prototypes_and_criticisms(tmp_path):
+    html = tmp_path / "summary.html"
+    assert main(["summarize", "-k", "20", "--criticisms", "4", "--n-init", "20", "--n-random", "10", "--quiet",
+                 "--report", str(html)]) == 0
+    text = html.read_text()
+    assert "Prototypes" in text and "Criticisms" in text and text.count("<tr>") > 20
