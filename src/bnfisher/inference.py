@@ -168,12 +168,16 @@ def _junction_tree_plan(network: BayesianNetwork):
     return order, cliques, sizes
 
 
-def _junction_tree_marginals(network: BayesianNetwork, plan, queries: list) -> list:
-    cards = network.cardinalities
+def _elimination_tree(network: BayesianNetwork, plan) -> tuple:
+    """Return the cliques of an elimination order as a tree, each CPT assigned to a clique holding its family.
+
+    Returns ``(position, clique_vars, parent, children, assigned)``: each clique's members in
+    elimination order, its parent clique (the clique of its earliest-eliminated other member;
+    -1 for a root), its children, and the CPT factors it hosts.
+    """
     order, cliques, _ = plan
     position = {v: k for k, v in enumerate(order)}
     clique_vars = [tuple(sorted(c, key=position.__getitem__)) for c in cliques]
-    # Parent of clique k: the clique of the earliest-eliminated other member.
     parent = [position[members[1]] if len(members) > 1 else -1 for members in clique_vars]
     children: list = [[] for _ in order]
     for k, p in enumerate(parent):
@@ -181,8 +185,14 @@ def _junction_tree_marginals(network: BayesianNetwork, plan, queries: list) -> l
             children[p].append(k)
     assigned: list = [[] for _ in order]
     for family, table in _cpt_factors(network):
-        host = min(position[v] for v in family)
-        assigned[host].append((family, table))
+        assigned[min(position[v] for v in family)].append((family, table))
+    return position, clique_vars, parent, children, assigned
+
+
+def _junction_tree_marginals(network: BayesianNetwork, plan, queries: list) -> list:
+    cards = network.cardinalities
+    order = plan[0]
+    position, clique_vars, parent, children, assigned = _elimination_tree(network, plan)
     # Upward pass (children are eliminated before their parents).
     partial: list = [None] * len(order)
     up: list = [None] * len(order)
@@ -522,18 +532,9 @@ def _batched_junction_tree(network: BayesianNetwork, plan, codes: np.ndarray, qu
         ``log P(x_obs)``; ``-inf`` for impossible evidence.
     """
     cards = network.cardinalities
-    order, cliques, _ = plan
+    order = plan[0]
     n_rows = codes.shape[0]
-    position = {v: k for k, v in enumerate(order)}
-    clique_vars = [tuple(sorted(c, key=position.__getitem__)) for c in cliques]
-    parent = [position[members[1]] if len(members) > 1 else -1 for members in clique_vars]
-    children: list = [[] for _ in order]
-    for k, p in enumerate(parent):
-        if p >= 0:
-            children[p].append(k)
-    assigned: list = [[] for _ in order]
-    for family, table in _cpt_factors(network):
-        assigned[min(position[v] for v in family)].append((family, table))
+    position, clique_vars, parent, children, assigned = _elimination_tree(network, plan)
     for v in range(codes.shape[1]):
         column = codes[:, v]
         observed = column >= 0
