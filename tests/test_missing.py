@@ -214,8 +214,12 @@ def test_two_sample_test_with_missing_values_equals_the_gram_matrix_definition()
     unbiased = ((kxx.sum() - np.trace(kxx)) / (n_x * (n_x - 1)) + (kyy.sum() - np.trace(kyy)) / (30 * 29)
                 - 2 * gram[:n_x, n_x:].mean())
     assert result.unbiased == pytest.approx(unbiased, rel=1e-9)
-    rng = np.random.default_rng(7)  # the same permutations, from the same seed
-    null = [biased(np.sort(rng.permutation(n)[:n_x])) for _ in range(30)]
+    # The same draws, from the same seed: copies of each distinct row (missing cells included) sent first.
+    codes = kernel.encode(pd.concat([X, Y], ignore_index=True)).codes
+    _, inverse, multiplicity = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+    draws = np.random.default_rng(7).multivariate_hypergeometric(multiplicity, n_x, size=30, method="marginals")
+    null = [biased(np.concatenate([np.flatnonzero(inverse.ravel() == d)[:count] for d, count in enumerate(draw)]))
+            for draw in draws]
     np.testing.assert_allclose(result.null_distribution, null, rtol=1e-9)
 
 

@@ -195,12 +195,34 @@ def test_permutation_statistics_match_pairwise_definitions():
     gxx, gyy, gxy = kernel.gram(X), kernel.gram(Y), kernel.gram(X, Y)
     unbiased = ((gxx.sum() - np.trace(gxx)) / (30 * 29) + (gyy.sum() - np.trace(gyy)) / (25 * 24) - 2 * gxy.mean())
     assert result.unbiased == pytest.approx(unbiased, rel=1e-9, abs=1e-12)
+    # Every null value is the MMD of a real split: reproduce the draws (copies of each distinct row sent to
+    # the first sample) from the same seed and compute that split's MMD from the Gram matrix.
     pooled = np.vstack([X, Y])
-    permutation = np.random.default_rng(0).permutation(55)[:30]
-    rest = np.setdiff1d(np.arange(55), permutation)
-    assert result.null_distribution[0] == pytest.approx(kernel.mmd(pooled[permutation], pooled[rest]), rel=1e-9)
+    distinct, inverse, multiplicity = np.unique(pooled, axis=0, return_inverse=True, return_counts=True)
+    draws = np.random.default_rng(0).multivariate_hypergeometric(multiplicity, 30, size=20, method="marginals")
+    gram = kernel.gram(pooled)
+    for value, draw in zip(result.null_distribution, draws):
+        first = np.concatenate([np.flatnonzero(inverse.ravel() == d)[:count] for d, count in enumerate(draw)])
+        rest = np.setdiff1d(np.arange(55), first)
+        by_gram = gram[np.ix_(first, first)].mean() + gram[np.ix_(rest, rest)].mean() - 2 * gram[
+            np.ix_(first, rest)].mean()
+        assert value == pytest.approx(by_gram, rel=1e-9, abs=1e-12)
     with pytest.raises(ValueError, match="at least 2 rows"):
         mmd_test(kernel, X[:1], Y)
+
+
+def test_the_null_distribution_is_that_of_row_permutations():
+    """Drawing copies of distinct rows is the same null as permuting rows (two-sample KS, 2,000 draws each)."""
+    network = random_network(np.random.default_rng(5), n_vars=4, max_parents=2, max_states=3)
+    kernel = FisherKernel(network)
+    X = network.sample(60, random_state=1, as_frame=False)
+    Y = network.sample(40, random_state=2, as_frame=False)
+    ours = mmd_test(kernel, X, Y, n_permutations=2000, random_state=0).null_distribution
+    pooled = np.vstack([X, Y])
+    rng = np.random.default_rng(1)
+    rows = [rng.permutation(100) for _ in range(2000)]
+    reference = np.array([kernel.mmd(pooled[r[:60]], pooled[r[60:]]) for r in rows])
+    assert stats.ks_2samp(ours, reference).pvalue > 0.01
 
 
 def test_works_on_dataframes_with_labels():

@@ -965,7 +965,43 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
         return parts, unbiased, mean_x, mean_y
 
     observed_parts, unbiased, mean_x, mean_y = statistics(np.arange(n_x))
-    null_parts = np.array([statistics(rng.permutation(n)[:n_x])[0] for _ in range(n_permutations)]).reshape(
-        n_permutations, len(active))
+    null_parts = _hypergeometric_null(kernel, pooled, active, sizes, totals, n_x, n_permutations, rng)
     return PermutationStatistics(active, observed_parts, null_parts, unbiased, full_statistic, mean_x, mean_y)
+
+
+def _hypergeometric_null(kernel, pooled, active: list, sizes: list, totals: list, n_x: int, n_permutations: int,
+                         rng) -> np.ndarray:
+    """Per-family MMD² of random re-splits, drawn over distinct rows.
+
+    A random permutation that puts ``n_x`` of the pooled rows first sends, of each distinct row
+    with multiplicity ``m_d``, a number ``a_d`` of copies first: ``a`` is multivariate
+    hypergeometric with colours ``m`` and ``n_x`` draws -- the same null distribution as row
+    permutations.  A batch of ``B`` draws then gives every family's counts as one sparse
+    (cells x distinct rows) times dense (distinct rows x B) product.
+    """
+    n_y = pooled.n_rows - n_x
+    distinct, multiplicity = np.unique(pooled.codes, axis=0, return_counts=True)
+    unique_rows = EncodedData(np.asfortranarray(distinct), pooled.variables, pooled.states, schema=pooled.schema)
+    weights = kernel.cell_weights(unique_rows)
+    cards = kernel.network.cardinalities
+    matrices, tables = [], []
+    for i, size in zip(active, sizes):
+        rows, cells, w = weights[i]
+        matrices.append(sp.csr_matrix((w, (cells, rows)), shape=(size, distinct.shape[0])))
+        r, d = int(cards[i]), kernel.block_width(i)
+        tables.append(kernel.cell_features(i).reshape(-1, r, d))
+    out = np.empty((n_permutations, len(active)))
+    batch = int(max(1, min(n_permutations, (1 << 24) // max(distinct.shape[0], 1))))
+    for start in range(0, n_permutations, batch):
+        size_b = min(batch, n_permutations - start)
+        draws = rng.multivariate_hypergeometric(multiplicity, n_x, size=size_b, method="marginals")
+        draws_t = np.ascontiguousarray(draws.T, dtype=np.float64)  # distinct rows x batch
+        for k, (matrix, table, total) in enumerate(zip(matrices, tables, totals)):
+            counts_x = matrix @ draws_t  # cells x batch
+            counts_y = total[:, None] - counts_x
+            r = table.shape[1]
+            difference = (np.einsum("jab,jad->jdb", (counts_x / n_x).reshape(-1, r, size_b), table)
+                          - np.einsum("jab,jad->jdb", (counts_y / n_y).reshape(-1, r, size_b), table))
+            out[start:start + size_b, k] = np.einsum("jdb,jdb->b", difference, difference)
+    return out
 
