@@ -105,6 +105,18 @@ def _log_likelihood_complex(network: BayesianNetwork, parameters: list, values: 
     return total
 
 
+def complex_step_scores(log_likelihood, theta: np.ndarray, rows) -> np.ndarray:
+    """Score vectors d/dtheta log_likelihood(theta, x) of every row, by complex-step differentiation."""
+    step = 1e-30
+    scores = np.zeros((len(rows), len(theta)))
+    for row, x in enumerate(rows):
+        for p in range(len(theta)):
+            shifted = theta.astype(complex)
+            shifted[p] += 1j * step
+            scores[row, p] = log_likelihood(shifted, x).imag / step
+    return scores
+
+
 def fisher_kernel_from_definition(network: BayesianNetwork, information: str = "fisher"):
     """K = S I^{-1} S^T over all configurations, with the score from complex-step
     differentiation of the log-likelihood and I = E[s s^T] by enumeration."""
@@ -112,13 +124,8 @@ def fisher_kernel_from_definition(network: BayesianNetwork, information: str = "
     theta = np.array([network.cpts[v][position + (k,)] for v, position, k in parameters])
     configurations = all_configurations(network)
     probabilities = joint_probabilities(network, configurations)
-    step = 1e-30
-    scores = np.zeros((len(configurations), len(parameters)))
-    for row, x in enumerate(configurations):
-        for p in range(len(parameters)):
-            shifted = theta.astype(complex)
-            shifted[p] += 1j * step
-            scores[row, p] = _log_likelihood_complex(network, parameters, shifted, x).imag / step
+    scores = complex_step_scores(lambda values, x: _log_likelihood_complex(network, parameters, values, x), theta,
+                                 configurations)
     if information == "identity":
         return configurations, scores @ scores.T
     information_matrix = (scores * probabilities[:, None]).T @ scores

@@ -17,6 +17,7 @@ from _helpers import (
     _log_likelihood_complex,
     all_configurations,
     bif_path,
+    complex_step_scores,
     joint_probabilities,
     random_network,
     theorem1_kernel,
@@ -73,19 +74,9 @@ def test_fishers_identity_expected_score_is_the_observed_data_score():
         total = sum(np.exp(_log_likelihood_complex(network, parameters, values, z)) for z in consistent)
         return np.log(total)
 
-    step = 1e-30
-    scores = np.zeros((len(codes), len(parameters)))
-    for row, x in enumerate(codes):
-        for p in range(len(parameters)):
-            shifted = theta.astype(complex)
-            shifted[p] += 1j * step
-            scores[row, p] = observed_log_likelihood(shifted, x).imag / step
-    complete_scores = np.zeros((len(configurations), len(parameters)))
-    for row, z in enumerate(configurations):
-        for p in range(len(parameters)):
-            shifted = theta.astype(complex)
-            shifted[p] += 1j * step
-            complete_scores[row, p] = _log_likelihood_complex(network, parameters, shifted, z).imag / step
+    scores = complex_step_scores(observed_log_likelihood, theta, codes)
+    complete_scores = complex_step_scores(lambda values, z: _log_likelihood_complex(network, parameters, values, z),
+                                          theta, configurations)
     information = (complete_scores * probabilities[:, None]).T @ complete_scores
     expected = scores @ np.linalg.solve(information, scores.T)
     declared = [network.variables.index(v) for v in network.schema.variables]
