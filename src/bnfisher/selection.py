@@ -796,9 +796,12 @@ def mmd_test(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_s
              max_rows: int = 200_000) -> TwoSampleResult:
     """Permutation two-sample test with the Fisher-kernel MMD, from count tables.
 
-    Every permutation re-splits the pooled rows and recomputes eq. 10 from the
-    family count tables of one part (the other part's are the pooled tables minus
-    those), so a permutation costs ``O((N + M) n)``.
+    A random re-split of the pooled rows only decides how many copies of each
+    *distinct* row go to the first sample -- a multivariate hypergeometric draw
+    over the distinct rows with their multiplicities, the same null distribution
+    as row permutations.  eq. 10 is a function of the resulting count tables, so a
+    batch of draws costs one sparse (cells x distinct rows) times dense (distinct
+    rows x batch) product per family (:func:`permutation_statistics`).
 
     Parameters
     ----------
@@ -872,10 +875,13 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     """Per-family MMD² of two samples and of ``n_permutations`` random re-splits, from count tables.
 
     The engine of :func:`mmd_test` and :func:`bnfisher.explain.mmd_by_family`: with the
-    same ``random_state`` both see the same permutations.  Each permutation's count
-    tables are weighted ``bincount`` s of the rows it puts first (one cell per complete
-    family, the posterior where values are missing), so a permutation costs
-    ``O((N + M) n)`` and yields every family's statistic at once.
+    same ``random_state`` both see the same permutations.  The pooled rows are
+    compressed to distinct rows with multiplicities; a permutation is the number of
+    copies of each distinct row sent to the first sample (a multivariate
+    hypergeometric draw: the same null as permuting rows), and every family's count
+    table is a weighted sum over distinct rows (one cell per complete family, the
+    posterior where values are missing).  A batch of draws is one sparse x dense
+    product per family, and yields every family's statistic at once.
 
     Parameters
     ----------
