@@ -276,7 +276,7 @@ class FamilyKernel:
             return embed_distributed(self, X)
         encoded = self.encode(X)
         if encoded.n_rows and encoded.codes.min() < 0:
-            matrix = self._embed_weights(encoded)  # the marginalized kernel: expected feature map
+            matrix = self.embed_weights(self.cell_weights(encoded), encoded.n_rows)  # the marginalized kernel
         else:
             matrix = self._embed_codes(encoded.codes)
         if self.normalize:
@@ -309,19 +309,29 @@ class FamilyKernel:
         indptr = np.arange(n_rows + 1, dtype=np.int64) * width  # width 0: every variable has one state
         return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(n_rows, self.n_features_))
 
-    def _embed_weights(self, encoded: EncodedData) -> sp.csr_matrix:
-        """Build the expected feature map from cell weights: row ``x`` gets ``sum_cells P(cell | x) Phi(cell)``."""
-        n_rows = encoded.n_rows
+    def embed_weights(self, weights: list, n_rows: int) -> sp.csr_matrix:
+        """Return the (expected) feature map from cell weights: row ``x`` gets ``sum_cells weight * Phi(cell)``.
+
+        Parameters
+        ----------
+        weights : list of (rows, cells, weights)
+            From :meth:`cell_weights`, one triple per family.
+        n_rows : int
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (n_rows, n_features_)
+        """
         cards = self.network.cardinalities
         rows_all, columns_all, values_all = [], [], []
-        for i, (rows, cells, weights) in enumerate(self.cell_weights(encoded)):
+        for i, (rows, cells, cell_weights) in enumerate(weights):
             d = self.block_width(i)
             if d == 0:
                 continue
             config = cells // int(cards[i])
             rows_all.append(np.repeat(rows, d))
             columns_all.append(((self.block_offsets[i] + config * d)[:, None] + np.arange(d)).ravel())
-            values_all.append((weights[:, None] * self._tables[i][cells]).ravel())
+            values_all.append((cell_weights[:, None] * self._tables[i][cells]).ravel())
         if not rows_all:
             return sp.csr_matrix((n_rows, self.n_features_))
         check_allocation(24.0 * sum(r.size for r in rows_all), f"The expected feature map of {n_rows} rows",
@@ -332,8 +342,8 @@ class FamilyKernel:
 
     def _raw_diag(self, codes: np.ndarray) -> np.ndarray:
         if codes.shape[0] and codes.min() < 0:  # marginalized: ||E[Phi | x]||^2
-            E = self._embed_weights(EncodedData(codes, self.network.variables, dict(self.network.states),
-                                                schema=self.network.schema))
+            encoded = EncodedData(codes, self.network.variables, dict(self.network.states), schema=self.network.schema)
+            E = self.embed_weights(self.cell_weights(encoded), encoded.n_rows)
             return np.asarray(E.multiply(E).sum(axis=1)).ravel()
         norms = self.cell_norms()
         total = np.zeros(codes.shape[0])

@@ -922,92 +922,58 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     n_x, n_y = x.n_rows, y.n_rows
     if n_x < 2 or n_y < 2:
         raise DataError(f"Each sample needs at least 2 rows; got {n_x} and {n_y}.")
-    pooled = EncodedData(np.asfortranarray(np.vstack([x.codes, y.codes])), x.variables, x.states, schema=x.schema)
-    n = n_x + n_y
-    active = [i for i in range(len(kernel.families)) if kernel.block_width(i)]
-    # Each row's weight on each family cell (one cell per complete family; the posterior where values are
-    # missing): a permutation's count tables are weighted bincounts of the rows it puts first.
-    weights = kernel.cell_weights(pooled)
-    triples = [weights[i] for i in active]
-    sizes = [kernel.cell_features(i).shape[0] for i in active]
-    totals = [np.bincount(cells, weights=w, minlength=s) for (_, cells, w), s in zip(triples, sizes)]
-    # K(x, x) of every row, for the unbiased estimate: the squared norm of its (expected) feature vector.
-    self_kernel = kernel.diag(pooled) if pooled.codes.min() < 0 else None
-    norms = kernel.cell_norms()
-    cell_norms = [norms[i] for i in active]
-
-    def means(counts: list, n_rows: int) -> np.ndarray:
-        full = [None] * len(kernel.families)
-        for i, c in zip(active, counts):
-            full[i] = c
-        return kernel.mean_embedding_from_counts(full, n_rows)
-
-    offsets = kernel.block_offsets
-
-    # Families observed in every row (one cell per row, in row order, weight 1): a plain gather and bincount.
-    plain = [rows.size == n and bool(np.all(w == 1.0)) and bool(np.all(rows == np.arange(n)))
-             for rows, _, w in triples]
-
-    def statistics(first: np.ndarray):
-        in_first = np.zeros(n, dtype=bool)
-        in_first[first] = True
-        counts_x = [np.bincount(cells[first], minlength=s) if simple else
-                    np.bincount(cells[in_first[rows]], weights=w[in_first[rows]], minlength=s)
-                    for (rows, cells, w), s, simple in zip(triples, sizes, plain)]
-        counts_y = [t - c for t, c in zip(totals, counts_x)]
-        mean_x, mean_y = means(counts_x, n_x), means(counts_y, n_y)
-        squared = (mean_x - mean_y) ** 2
-        parts = np.array([squared[offsets[i]:offsets[i + 1]].sum() for i in active])
-        if self_kernel is not None:
-            trace_x = float(self_kernel[in_first].sum())
-            trace_y = float(self_kernel[~in_first].sum())
-        else:
-            trace_x = sum(float(c @ w) for c, w in zip(counts_x, cell_norms))
-            trace_y = sum(float(c @ w) for c, w in zip(counts_y, cell_norms))
-        # sum_{i != j} k(x_i, x_j) = ||sum_i phi(x_i)||^2 - sum_i k(x_i, x_i)
-        within_x = (n_x**2 * float(mean_x @ mean_x) - trace_x) / (n_x * (n_x - 1))
-        within_y = (n_y**2 * float(mean_y @ mean_y) - trace_y) / (n_y * (n_y - 1))
-        unbiased = within_x + within_y - 2 * float(mean_x @ mean_y)
-        return parts, unbiased, mean_x, mean_y
-
-    observed_parts, unbiased, mean_x, mean_y = statistics(np.arange(n_x))
-    null_parts = _hypergeometric_null(kernel, pooled, active, sizes, totals, n_x, n_permutations, rng)
-    return PermutationStatistics(active, observed_parts, null_parts, unbiased, full_statistic, mean_x, mean_y)
-
-
-def _hypergeometric_null(kernel, pooled, active: list, sizes: list, totals: list, n_x: int, n_permutations: int,
-                         rng) -> np.ndarray:
-    """Per-family MMD² of random re-splits, drawn over distinct rows.
-
-    A random permutation that puts ``n_x`` of the pooled rows first sends, of each distinct row
-    with multiplicity ``m_d``, a number ``a_d`` of copies first: ``a`` is multivariate
-    hypergeometric with colours ``m`` and ``n_x`` draws -- the same null distribution as row
-    permutations.  A batch of ``B`` draws then gives every family's counts as one sparse
-    (cells x distinct rows) times dense (distinct rows x B) product.
-    """
-    n_y = pooled.n_rows - n_x
-    distinct, multiplicity = np.unique(pooled.codes, axis=0, return_counts=True)
-    unique_rows = EncodedData(np.asfortranarray(distinct), pooled.variables, pooled.states, schema=pooled.schema)
+    # Statistics depend on the rows only through how many copies of each distinct row each side holds: work on
+    # distinct rows (one inference per distinct row when values are missing) with their multiplicities.
+    distinct, inverse, multiplicity = np.unique(np.vstack([x.codes, y.codes]), axis=0, return_inverse=True,
+                                                return_counts=True)
+    unique_rows = EncodedData(np.asfortranarray(distinct), x.variables, x.states, schema=x.schema)
+    observed = np.bincount(inverse.reshape(-1)[:n_x], minlength=distinct.shape[0])
     weights = kernel.cell_weights(unique_rows)
+    # K(x, x) of every distinct row, for the unbiased estimate: the squared norm of its (expected) features.
+    features = kernel.embed_weights(weights, distinct.shape[0])
+    self_kernel = np.asarray(features.multiply(features).sum(axis=1)).ravel()
+    active = [i for i in range(len(kernel.families)) if kernel.block_width(i)]
     cards = kernel.network.cardinalities
-    matrices, tables = [], []
-    for i, size in zip(active, sizes):
+    families = []  # per family: (cells x distinct rows weights, (q, r, d) feature table, pooled count table)
+    for i in active:
         rows, cells, w = weights[i]
-        matrices.append(sp.csr_matrix((w, (cells, rows)), shape=(size, distinct.shape[0])))
-        r, d = int(cards[i]), kernel.block_width(i)
-        tables.append(kernel.cell_features(i).reshape(-1, r, d))
-    out = np.empty((n_permutations, len(active)))
+        matrix = sp.csr_matrix((w, (cells, rows)), shape=(kernel.cell_features(i).shape[0], distinct.shape[0]))
+        table = kernel.cell_features(i).reshape(-1, int(cards[i]), kernel.block_width(i))
+        families.append((matrix, table, matrix @ multiplicity.astype(np.float64)))
+
+    def parts(draws: np.ndarray) -> np.ndarray:
+        """Per-family MMD² of every column of ``draws`` (copies of each distinct row on the first side)."""
+        columns = np.ascontiguousarray(draws, dtype=np.float64)
+        size = columns.shape[1]
+        out = np.empty((size, len(families)))
+        for k, (matrix, table, total) in enumerate(families):
+            counts_x = matrix @ columns  # cells x batch
+            r = table.shape[1]
+            difference = (np.einsum("jab,jad->jdb", (counts_x / n_x).reshape(-1, r, size), table)
+                          - np.einsum("jab,jad->jdb", ((total[:, None] - counts_x) / n_y).reshape(-1, r, size),
+                                      table))
+            out[:, k] = np.einsum("jdb,jdb->b", difference, difference)
+        return out
+
+    observed_parts = parts(observed[:, None])[0]
+    counts_x, counts_y = [None] * len(kernel.families), [None] * len(kernel.families)
+    for i, (matrix, _, total) in zip(active, families):
+        counts_x[i] = matrix @ observed.astype(np.float64)
+        counts_y[i] = total - counts_x[i]
+    mean_x = kernel.mean_embedding_from_counts(counts_x, n_x)
+    mean_y = kernel.mean_embedding_from_counts(counts_y, n_y)
+    trace_x = float(self_kernel @ observed)
+    trace_y = float(self_kernel @ (multiplicity - observed))
+    # sum_{i != j} k(x_i, x_j) = ||sum_i phi(x_i)||^2 - sum_i k(x_i, x_i)
+    within_x = (n_x**2 * float(mean_x @ mean_x) - trace_x) / (n_x * (n_x - 1))
+    within_y = (n_y**2 * float(mean_y @ mean_y) - trace_y) / (n_y * (n_y - 1))
+    unbiased = within_x + within_y - 2 * float(mean_x @ mean_y)
+    # Random re-splits: the copies of each distinct row sent first follow a multivariate hypergeometric law (the
+    # same null as permuting rows); a batch of draws is one sparse x dense product per family.
+    null_parts = np.empty((n_permutations, len(families)))
     batch = int(max(1, min(n_permutations, (1 << 24) // max(distinct.shape[0], 1))))
     for start in range(0, n_permutations, batch):
-        size_b = min(batch, n_permutations - start)
-        draws = rng.multivariate_hypergeometric(multiplicity, n_x, size=size_b, method="marginals")
-        draws_t = np.ascontiguousarray(draws.T, dtype=np.float64)  # distinct rows x batch
-        for k, (matrix, table, total) in enumerate(zip(matrices, tables, totals)):
-            counts_x = matrix @ draws_t  # cells x batch
-            counts_y = total[:, None] - counts_x
-            r = table.shape[1]
-            difference = (np.einsum("jab,jad->jdb", (counts_x / n_x).reshape(-1, r, size_b), table)
-                          - np.einsum("jab,jad->jdb", (counts_y / n_y).reshape(-1, r, size_b), table))
-            out[start:start + size_b, k] = np.einsum("jdb,jdb->b", difference, difference)
-    return out
-
+        size = min(batch, n_permutations - start)
+        draws = rng.multivariate_hypergeometric(multiplicity, n_x, size=size, method="marginals")
+        null_parts[start:start + size] = parts(draws.T)
+    return PermutationStatistics(active, observed_parts, null_parts, unbiased, full_statistic, mean_x, mean_y)
