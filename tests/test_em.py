@@ -119,8 +119,8 @@ def test_learn_with_missing_values_reports_and_stays_close_to_the_complete_data_
     report = learned.learning_
     assert report["missing"] == "em" and report["n_missing_cells"] == int(holed.isna().sum().sum())
     assert report["em_converged"]
-    shared = len(set(complete.edges) & set(learned.edges))
-    assert shared >= 0.5 * len(complete.edges)
+    common = len(set(complete.edges) & set(learned.edges))
+    assert common >= 0.5 * len(complete.edges)
     assert len(learned.edges) <= 1.5 * len(complete.edges)
     available = bf.learn(holed, structure, missing="available-case", **options)
     assert available.learning_["missing"] == "available-case"

@@ -249,7 +249,7 @@ def _command_mmd(args) -> None:
 
 def _command_compare(args) -> None:
     from .io import check_outputs
-    from .selection import mmd_test
+    from .selection import TwoSampleResult, permutation_statistics
 
     check_outputs([args.report, args.json], inputs=[args.first, args.second, args.network])
     started = time.perf_counter()
@@ -257,27 +257,29 @@ def _command_compare(args) -> None:
     network = _network_for(args, frames, started)
     kernel = _kernel(network)
     samples = [kernel.encode(frame) for frame in frames]
-    result = mmd_test(kernel, *samples, n_permutations=args.permutations, random_state=args.seed)
+    # The permutations run once: the test, the family table and the report all read them.
+    statistics = permutation_statistics(kernel, *samples, n_permutations=args.permutations, random_state=args.seed)
+    result = TwoSampleResult.from_statistics(statistics)
     print(f"MMD² (eq. 10, biased) = {result.statistic:.6g}; unbiased MMD²_u = {result.unbiased:.6g}")
     print(f"Permutation p-value ({args.permutations} permutations) = {result.p_value:.4g}")
-    _explain_difference(args, kernel, samples)
+    _explain_difference(args, kernel, samples, statistics)
     print("Note: the Fisher kernel is not universal; the test detects differences the network's families "
           "can express.")
     if args.report or args.json:
         from .report import comparison_report, write_report
 
         content, figures = comparison_report(kernel, frames[0], frames[1], names=(args.first, args.second),
-                                             n_permutations=args.permutations, random_state=args.seed, top=args.top)
+                                             top=args.top, statistics=statistics)
         write_report(content, figures, html_path=args.report, json_path=args.json,
                      title=f"{args.first} against {args.second}")
         print("Wrote " + " and ".join(p for p in (args.report, args.json) if p))
 
 
-def _explain_difference(args, kernel, samples: list) -> None:
+def _explain_difference(args, kernel, samples: list, statistics) -> None:
     """Print which families carry the difference, the largest cells, and the most typical rows of each side."""
-    from .explain import mmd_by_family, top_cells, witness
+    from .explain import family_table, top_cells, witness
 
-    table = mmd_by_family(kernel, *samples, n_permutations=args.permutations, random_state=args.seed)
+    table = family_table(kernel, statistics)
     print("\nWhat differs, by family (a variable given its parents); p-values from the same permutations, "
           "adjusted for the number of families by Westfall-Young min-P:")
     shown = table.head(args.top).assign(share=lambda t: (100 * t["share"]).round(1).astype(str) + "%")
@@ -412,7 +414,7 @@ def _command_summarize(args) -> None:
     if args.plot:
         from .plotting import plot_summary
 
-        plot_summary(result, network.schema.encode(data, missing="allow"), result.indices, args.plot)
+        plot_summary(result, encoded.select(network.schema.variables), result.indices, args.plot)  # data's order
         print(f"Wrote {args.plot}")
     if args.criticisms:
         print(f"Criticisms (rows the subset represents worst): {', '.join(map(str, result.criticisms))}")

@@ -28,7 +28,7 @@ import pandas as pd
 from .kernel import FamilyKernel
 from .selection import permutation_statistics
 
-__all__ = ["mmd_by_family", "top_cells", "witness", "explain_rows"]
+__all__ = ["mmd_by_family", "family_table", "top_cells", "witness", "explain_rows"]
 
 
 def _minp_adjusted(observed: np.ndarray, null: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -86,6 +86,24 @@ def mmd_by_family(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, ran
     True
     """
     outcome = permutation_statistics(kernel, X, Y, n_permutations=n_permutations, random_state=random_state)
+    return family_table(kernel, outcome)
+
+
+def family_table(kernel: FamilyKernel, outcome) -> pd.DataFrame:
+    """Return the per-family table of :func:`mmd_by_family` from permutation statistics already computed.
+
+    Parameters
+    ----------
+    kernel : FisherKernel or OverlapKernel
+    outcome : PermutationStatistics
+        From :func:`bnfisher.selection.permutation_statistics`; the same object can give the test
+        (:meth:`bnfisher.selection.TwoSampleResult.from_statistics`), so the permutations run once.
+
+    Returns
+    -------
+    DataFrame
+        As :func:`mmd_by_family`.
+    """
     raw, adjusted = _minp_adjusted(outcome.observed, outcome.null)
     network = kernel.network
     total = float(outcome.observed.sum())

@@ -43,7 +43,7 @@ def _overview(frames: dict) -> list:
 
 
 def comparison_report(kernel, X, Y, *, names=("A", "B"), n_permutations: int = 1000, random_state=None,
-                      top: int = 10) -> tuple[dict, dict]:
+                      top: int = 10, statistics=None) -> tuple[dict, dict]:
     """Compute everything a comparison report shows.
 
     Parameters
@@ -56,6 +56,9 @@ def comparison_report(kernel, X, Y, *, names=("A", "B"), n_permutations: int = 1
     random_state : None, int or Generator
     top : int, default=10
         Families, cells and rows shown.
+    statistics : PermutationStatistics, optional
+        Permutations already run on ``X`` and ``Y`` (e.g. by the command line's test);
+        default: run ``n_permutations`` here.
 
     Returns
     -------
@@ -65,12 +68,14 @@ def comparison_report(kernel, X, Y, *, names=("A", "B"), n_permutations: int = 1
         ``{name: PNG bytes}``: the network with families shaded by their share, the
         family bar chart and the witness histograms.
     """
-    from .explain import mmd_by_family, top_cells, witness
+    from .explain import family_table, top_cells, witness
     from .plotting import figure_png, plot_family_shares, plot_witness
-    from .selection import mmd_test
+    from .selection import TwoSampleResult, permutation_statistics
 
-    test = mmd_test(kernel, X, Y, n_permutations=n_permutations, random_state=random_state)
-    families = mmd_by_family(kernel, X, Y, n_permutations=n_permutations, random_state=random_state)
+    if statistics is None:
+        statistics = permutation_statistics(kernel, X, Y, n_permutations=n_permutations, random_state=random_state)
+    test = TwoSampleResult.from_statistics(statistics)
+    families = family_table(kernel, statistics)
     cells = top_cells(kernel, X, Y, n=top, names=names)
     values = [witness(kernel, X, Y, X), witness(kernel, X, Y, Y)]
     typical = []
@@ -86,7 +91,7 @@ def comparison_report(kernel, X, Y, *, names=("A", "B"), n_permutations: int = 1
         "samples": _overview({names[0]: X, names[1]: Y}),
         "network": {"summary": repr(network), "arcs": [[str(p), str(c)] for p, c in network.edges]},
         "test": {"mmd2": test.statistic, "mmd2_unbiased": test.unbiased, "p_value": test.p_value,
-                 "permutations": int(n_permutations)},
+                 "permutations": int(len(test.null_distribution))},
         "families": _records(families),
         "cells": _records(cells),
         "typical_rows": typical,

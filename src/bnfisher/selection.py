@@ -784,6 +784,25 @@ class TwoSampleResult:
     null_distribution: np.ndarray = field(repr=False)
     full_statistic: float | None = None
 
+    @classmethod
+    def from_statistics(cls, outcome) -> TwoSampleResult:
+        """Return the test of the total MMD² from per-family permutation statistics.
+
+        Parameters
+        ----------
+        outcome : PermutationStatistics
+            From :func:`permutation_statistics` (which :func:`mmd_test` calls).
+
+        Returns
+        -------
+        TwoSampleResult
+        """
+        observed = float(outcome.observed.sum())
+        null = outcome.null.sum(axis=1)
+        # Ties within rounding count as "at least as extreme".
+        exceed = int(np.sum(null >= observed - _tolerance(observed, 1e-12)))
+        return cls(observed, (1 + exceed) / (1 + len(null)), outcome.unbiased, null, outcome.full_statistic)
+
     def _repr_html_(self) -> str:
         rows = [("MMD² (eq. 10)", f"{self.statistic:.6g}"), ("unbiased MMD²_u", f"{self.unbiased:.6g}"),
                 ("p-value", f"{self.p_value:.4g}"), ("permutations", f"{len(self.null_distribution)}")]
@@ -833,12 +852,7 @@ def mmd_test(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_s
     """
     outcome = permutation_statistics(kernel, X, Y, n_permutations=n_permutations, random_state=random_state,
                                      max_rows=max_rows)
-    observed = float(outcome.observed.sum())
-    null = outcome.null.sum(axis=1)
-    # Ties within rounding count as "at least as extreme".
-    exceed = int(np.sum(null >= observed - _tolerance(observed, 1e-12)))
-    return TwoSampleResult(observed, (1 + exceed) / (1 + n_permutations), outcome.unbiased, null,
-                           outcome.full_statistic)
+    return TwoSampleResult.from_statistics(outcome)
 
 
 @dataclass
