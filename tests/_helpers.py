@@ -182,3 +182,51 @@ def pyagrum_hill_climb(frame, threads: int | None = None) -> tuple[dict, float]:
     elapsed = time.perf_counter() - start
     names = {learner.idFromName(c): c for c in frame.columns}
     return {names[n]: [names[p] for p in dag.parents(n)] for n in dag.nodes()}, elapsed
+
+
+def embedding_greedy(features, start, tol=1e-10):
+    """Algorithm 1 on the N x sum(r_i) embedding: one sparse mat-vec per kernel column (the first round's search).
+
+    An independent reference for :func:`bnfisher.select_representatives`, which works from integer codes
+    on distinct rows: both must pick the same rows. Returns (sorted rows, final value, sweeps).
+    """
+    import scipy.sparse as sp
+
+    features = sp.csr_matrix(features)
+    n, k = features.shape[0], len(start)
+    target = np.asarray(features.mean(axis=0)).ravel()
+    diagonal = np.asarray(features.multiply(features).sum(axis=1)).ravel()
+    scale = float(diagonal.mean())
+    S = np.sort(np.asarray(start)).copy()
+    member = np.zeros(n, dtype=bool)
+    member[S] = True
+
+    def state(subset):
+        delta = np.asarray(features[subset].mean(axis=0)).ravel() - target
+        return delta, features @ delta, float(delta @ delta)
+
+    def column(row):
+        return features @ features[row].toarray().ravel()
+
+    delta, inner, current = state(S)
+    sweeps = 0
+    while True:
+        sweeps += 1
+        swapped = 0
+        for position in range(k):
+            i = S[position]
+            col = column(i)
+            values = current + (2.0 / k) * (inner - inner[i]) + (diagonal - 2 * col + diagonal[i]) / k**2
+            values[member] = np.inf
+            best = values.min()
+            if best < current - (tol * max(abs(current), scale) + 1e-300):
+                j = int(np.flatnonzero(values <= best + 1e-12 * abs(best) + 1e-300)[0])
+                delta = delta + (features[j].toarray().ravel() - features[i].toarray().ravel()) / k
+                inner = inner + (column(j) - col) / k
+                member[i], member[j] = False, True
+                S[position] = j
+                current = float(values[j])
+                swapped += 1
+        delta, inner, current = state(S)
+        if swapped == 0:
+            return np.sort(S), current, sweeps

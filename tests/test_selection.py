@@ -245,3 +245,24 @@ def test_greedy_search_ends_on_duplicate_heavy_tables(n_distinct, copies, seed):
         warnings.simplefilter("error", ConvergenceWarning)  # converging, not stopped by the cap
         result = select_representatives(kernel, frame, n_distinct, n_init=10, random_state=seed)
     assert result.converged and result.n_sweeps < 20
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+@pytest.mark.parametrize("missing", [False, True])
+def test_search_from_codes_picks_the_rows_of_the_embedding_search(normalize, missing):
+    """The O(N n) search on distinct rows (gathers of per-family tables) against the sparse mat-vec search."""
+    from _helpers import embedding_greedy
+
+    network = random_network(np.random.default_rng(11), 6, max_parents=2, max_states=4, floor=0.05)
+    data = network.sample(400, random_state=2)
+    data = pd.concat([data, data.iloc[:150]], ignore_index=True)  # many duplicate rows
+    if missing:
+        rng = np.random.default_rng(0)
+        data = data.mask(rng.random(data.shape) < 0.05)
+    kernel = FisherKernel(network, normalize=normalize)
+    start = np.sort(np.random.default_rng(1).choice(len(data), size=25, replace=False))
+    result = select_representatives(kernel, data, 25, init=start)
+    reference, value, sweeps = embedding_greedy(kernel.embed(data), start)
+    np.testing.assert_array_equal(result.indices, reference)
+    assert result.n_sweeps == sweeps
+    assert result.final_value == pytest.approx(value, rel=1e-9, abs=1e-12)

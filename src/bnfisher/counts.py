@@ -24,7 +24,7 @@ import numpy as np
 from .encoding import EncodedData, Schema
 from .exceptions import DataError, OptionTypeError, ResourceError
 
-__all__ = ["CountsProvider", "NumpyCounts", "as_provider", "configuration_index", "count_family", "count_block",
+__all__ = ["CountsProvider", "NumpyCounts", "as_provider", "configuration_index", "count_family", "count_block", "distinct_rows",
            "n_configurations", "sample_positions", "in_memory"]
 
 #: Largest dense count table (in cells) that is allocated.
@@ -537,3 +537,69 @@ def _check_provider_schema(provider, schema: Schema) -> None:
         if tuple(provider.states[v]) != tuple(schema.states[v]):
             raise SchemaError(f"Column {v!r} has states {tuple(provider.states[v])} in the data but "
                               f"{tuple(schema.states[v])} in the model; build the provider with the model's schema.")
+
+
+def distinct_rows(codes: np.ndarray, cardinalities: Sequence[int] | None = None):
+    """Distinct rows of ``codes``, numbered by first occurrence, with the row-to-distinct map and multiplicities.
+
+    Rows are packed into 64-bit words by mixed radix (as few words as the
+    cardinalities allow), so the sort runs on one or a few integer keys rather than
+    on whole rows.  Missing values (code -1) are a state of their own here.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_variables)
+        Integer codes, -1 for missing.
+    cardinalities : sequence of int, optional
+        Default: ``codes.max(axis=0) + 1``.
+
+    Returns
+    -------
+    first : ndarray of int, shape (n_distinct,)
+        Row position of each distinct row's first occurrence (increasing).
+    inverse : ndarray of int, shape (n_rows,)
+        Distinct row of every row: ``codes[first][inverse] == codes``.
+    multiplicity : ndarray of int, shape (n_distinct,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> first, inverse, counts = distinct_rows(np.array([[1, 0], [0, 1], [1, 0]]))
+    >>> first.tolist(), inverse.tolist(), counts.tolist()
+    ([0, 1], [0, 1, 0], [2, 1])
+    """
+    codes = np.asarray(codes)
+    n_rows, n_variables = codes.shape
+    if n_rows == 0:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty, empty
+    if cardinalities is None:
+        cardinalities = codes.max(axis=0) + 1
+    radix = [int(r) + 1 for r in cardinalities]  # + 1: the missing code -1 shifts to 0
+    words, current, width = [], [], 1
+    for column, r in enumerate(radix):
+        if current and width * r > _MAX_INDEX:
+            words.append(current)
+            current, width = [], 1
+        current.append(column)
+        width *= r
+    words.append(current)
+    keys = np.empty((n_rows, len(words)), dtype=np.int64)
+    for w, columns in enumerate(words):
+        key = keys[:, w]
+        key[:] = 0
+        for column in columns:
+            key *= radix[column]
+            key += codes[:, column].astype(np.int64) + 1
+    if len(words) == 1:
+        _, first, inverse, multiplicity = np.unique(keys[:, 0], return_index=True, return_inverse=True,
+                                                    return_counts=True)
+    else:
+        _, first, inverse, multiplicity = np.unique(keys, axis=0, return_index=True, return_inverse=True,
+                                                    return_counts=True)
+    inverse = inverse.reshape(-1)
+    # Renumber by first occurrence, so distinct row u's first row precedes distinct row u + 1's.
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[inverse], multiplicity[order]

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -60,6 +61,9 @@ __all__ = [
     "permutation_statistics",
     "ConvergenceWarning",
 ]
+
+#: Memory for kernel columns kept between sweeps of the MMD search (bytes).
+COLUMN_CACHE_BYTES = 2**28
 
 #: Default cap on the greedy search's sweeps (a ConvergenceWarning names ``max_sweeps`` when it is reached).
 DEFAULT_MAX_SWEEPS = 100
@@ -128,6 +132,11 @@ def _html_table(title: str, rows: list) -> str:
 class MMDCriterion:
     """``d(X_S, X)`` of eq. 10 (the squared MMD of a subset to the data) with incremental updates.
 
+    The search runs on *units*, the distinct candidate rows (:class:`~bnfisher.kernel.KernelColumns`):
+    identical rows have identical candidate values, so each is scored once, and a
+    kernel column costs ``n`` gathers over the units -- ``O(N n)`` time and memory,
+    never the ``N x sum_i r_i`` embedding.
+
     Parameters
     ----------
     kernel : FisherKernel or OverlapKernel
@@ -136,26 +145,42 @@ class MMDCriterion:
     target : ndarray of shape (n_features_,), optional
         Mean embedding to approach (default: the candidates' own mean).
 
+    Attributes
+    ----------
+    inverse : ndarray of int, shape (n_rows,)
+        The unit of every candidate row.
+    multiplicity : ndarray of int, shape (n_units,)
+        Rows per unit.
+
     Notes
     -----
-    :meth:`evaluate_many` scores many subsets at once; ``start``, ``candidates``,
-    ``swap`` and ``refresh`` are the steps of the greedy search.
+    :meth:`evaluate_many` scores many subsets of rows at once; ``start``,
+    ``candidates``, ``swap`` and ``refresh`` are the steps of the greedy search, on units.
     """
 
     name = "mmd"
 
     def __init__(self, kernel: FamilyKernel, encoded, target: np.ndarray | None = None):
-        self.features = kernel.embed(encoded).tocsr()
-        self.n_rows = self.features.shape[0]
-        # The target is the mean embedding of the data to summarise: the candidates' own
-        # mean, or (for data beyond memory) the full data's, computed from distributed counts.
-        self.target = np.asarray(self.features.mean(axis=0)).ravel() if target is None else target
-        self.diagonal = np.asarray(self.features.multiply(self.features).sum(axis=1)).ravel()
+        self.columns = kernel.columns(encoded)
+        self.inverse, self.multiplicity = self.columns.inverse, self.columns.multiplicity
+        self.n_rows = self.columns.n_units
+        self.features = self.columns.cell_features  # cells -> features
+        n_rows = max(self.columns.n_rows, 1)
+        # The target is the mean embedding of the data to summarise: the candidates' own mean, or (for data beyond
+        # memory) the full data's, computed from distributed counts.
+        if target is None:
+            target = self.features.T @ self.columns.weighted_cells(self.multiplicity.astype(np.float64)) / n_rows
+        self.target = target
+        self.diagonal = self.columns.diag
         # The scale of the criterion: a swap must improve it by more than tol times this.
-        self.scale = float(self.diagonal.mean()) if self.n_rows else 1.0
+        self.scale = float(self.diagonal @ self.multiplicity / n_rows) if self.n_rows else 1.0
+        # Columns of the subset's members are reused sweep after sweep: keep the most recent ones (LRU), as many
+        # as COLUMN_CACHE_BYTES holds.
+        self._cache = OrderedDict()
+        self._cache_size = COLUMN_CACHE_BYTES // max(8 * self.n_rows, 1)
 
     def evaluate_many(self, subsets: np.ndarray) -> np.ndarray:
-        """Criterion of each row of ``subsets`` (shape (m, k)) via sparse subset means.
+        """Criterion of each row of ``subsets`` (shape (m, k), row positions) via sparse subset means.
 
         Parameters
         ----------
@@ -167,21 +192,20 @@ class MMDCriterion:
         """
         m, k = subsets.shape
         out = np.empty(m)
-        block = max(1, 2**22 // max(self.features.shape[1], 1))
+        columns = self.columns
+        # Blocks of subsets whose dense count tables and means take ~32 MB.
+        block = max(1, 2**22 // max(columns.n_cells + self.features.shape[1], k * columns.cells.shape[1], 1))
+        transposed = self.features.T.tocsr()
         for start in range(0, m, block):
-            rows = subsets[start : start + block]
-            weights = sp.csr_matrix(
-                (np.full(rows.size, 1.0 / k), rows.ravel(), np.arange(0, rows.size + 1, k)),
-                shape=(rows.shape[0], self.n_rows),
-            )
-            means = weights @ self.features
-            # ||m - t||^2 = ||m||^2 - 2 m.t + ||t||^2, all from the sparse means.
-            squared = np.asarray(means.multiply(means).sum(axis=1)).ravel()
-            out[start : start + block] = squared - 2 * (means @ self.target) + self.target @ self.target
+            counts = columns.cell_counts(self.inverse[subsets[start : start + block]]) / k
+            means = transposed @ counts.T  # (features, subsets)
+            # ||m - t||^2 = ||m||^2 - 2 m.t + ||t||^2
+            out[start : start + block] = (np.einsum("fb,fb->b", means, means) - 2 * (self.target @ means)
+                                          + self.target @ self.target)
         return np.maximum(out, 0.0)
 
     def start(self, subset: np.ndarray) -> float:
-        """Begin the search at ``subset``; return its criterion value.
+        """Begin the search at ``subset`` (units, repeats allowed); return its criterion value.
 
         Parameters
         ----------
@@ -192,58 +216,64 @@ class MMDCriterion:
         float
         """
         self.k = subset.size
-        self.delta = np.asarray(self.features[subset].mean(axis=0)).ravel() - self.target
-        self.inner = self.features @ self.delta
+        counts = np.bincount(subset, minlength=self.n_rows).astype(np.float64)
+        self.delta = self.features.T @ self.columns.weighted_cells(counts) / self.k - self.target
+        self.inner = self.columns.inner(self.features @ self.delta)
         return float(self.delta @ self.delta)
 
-    def column(self, row: int) -> np.ndarray:
-        """Return the kernel column ``K(., x_row)`` over all candidates.
+    def column(self, unit: int) -> np.ndarray:
+        """Return the kernel column ``K(., u)`` over all units.
 
         Parameters
         ----------
-        row : int
+        unit : int
 
         Returns
         -------
-        ndarray of shape (n_rows,)
+        ndarray of shape (n_units,)
         """
-        start, stop = self.features.indptr[row], self.features.indptr[row + 1]
-        dense = np.zeros(self.features.shape[1])
-        dense[self.features.indices[start:stop]] = self.features.data[start:stop]
-        return self.features @ dense
+        cached = self._cache.get(unit)
+        if cached is not None:
+            self._cache.move_to_end(unit)
+            return cached
+        column = self.columns.column(unit)
+        if self._cache_size:
+            self._cache[unit] = column
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return column
 
-    def candidates(self, current: float, row: int) -> np.ndarray:
-        """Return the criterion after swapping ``row`` out for each candidate (``current``: the value now).
+    def candidates(self, current: float, unit: int) -> np.ndarray:
+        """Return the criterion after swapping ``unit`` out for each unit (``current``: the value now).
 
         Parameters
         ----------
         current : float
-        row : int
+        unit : int
             The member of the subset to swap out.
 
         Returns
         -------
-        ndarray of shape (n_rows,)
+        ndarray of shape (n_units,)
         """
-        self._column = self.column(row)
+        self._column = self.column(unit)
         k = self.k
         # d' = d + 2/k (g_j - g_i) + (K_jj - 2 K_ij + K_ii) / k^2   (eq. 10 after one swap)
-        return (current + (2.0 / k) * (self.inner - self.inner[row])
-                + (self.diagonal - 2.0 * self._column + self.diagonal[row]) / k**2)
+        return (current + (2.0 / k) * (self.inner - self.inner[unit])
+                + (self.diagonal - 2.0 * self._column + self.diagonal[unit]) / k**2)
 
-    def swap(self, out_row: int, in_row: int) -> None:
-        """Apply the swap of ``out_row`` for ``in_row`` to the running state.
+    def swap(self, out_unit: int, in_unit: int) -> None:
+        """Apply the swap of ``out_unit`` for ``in_unit`` to the running state.
 
         Parameters
         ----------
-        out_row, in_row : int
+        out_unit, in_unit : int
         """
         k = self.k
-        f = self.features
-        for row, sign in ((in_row, 1.0), (out_row, -1.0)):
-            start, stop = f.indptr[row], f.indptr[row + 1]
-            self.delta[f.indices[start:stop]] += sign * f.data[start:stop] / k
-        self.inner += (self.column(in_row) - self._column) / k
+        for unit, sign in ((in_unit, 1.0), (out_unit, -1.0)):
+            cells, weights = self.columns.unit_weights(unit)
+            self.delta += sign * (self.features[cells].T @ weights) / k
+        self.inner += (self.column(in_unit) - self._column) / k
 
     def refresh(self, subset: np.ndarray) -> float:
         """Recompute the state of ``subset`` from scratch (drops accumulated rounding); return its value.
@@ -300,6 +330,7 @@ class Chi2Criterion:
         self.cards = [int(r) for r in cardinalities]
         self.frequencies = [np.bincount(self.codes[:, v], minlength=r) / self.n_rows for v, r in enumerate(self.cards)]
         self.df = [int(np.count_nonzero(f)) - 1 for f in self.frequencies]
+        self.inverse, self.multiplicity = np.arange(self.n_rows), np.ones(self.n_rows, dtype=np.intp)
 
     def _objective(self, statistics: list) -> float:
         return float(-sum(chi2_distribution.logsf(s, df) if df > 0 else 0.0 for s, df in zip(statistics, self.df)))
@@ -412,6 +443,7 @@ class _CallableCriterion:
         self.function = function
         self.n_rows = n_rows
         self.scale = 0.0  # relative tolerance only
+        self.inverse, self.multiplicity = np.arange(n_rows), np.ones(n_rows, dtype=np.intp)
 
     def evaluate_many(self, subsets: np.ndarray) -> np.ndarray:
         """Return the criterion of each row of ``subsets`` (shape (m, k))."""
@@ -477,11 +509,29 @@ def _tolerance(value: float, tol: float = 1e-10, scale: float = 0.0) -> float:
 
 
 def _greedy(criterion, subset: np.ndarray, max_sweeps, progress: bool, tol: float = 1e-10):
-    n_rows = criterion.n_rows
+    """Algorithm 1 over the criterion's units (distinct rows); ``subset`` and the result are row positions.
+
+    A swap brings in the lowest-numbered row among the best candidates that is not in the
+    subset, exactly as a search over rows would: identical rows have identical values.
+    """
+    inverse, multiplicity = criterion.inverse, criterion.multiplicity
+    n_rows = inverse.size
+    by_unit = np.argsort(inverse, kind="stable")  # rows of unit u: by_unit[bounds[u]:bounds[u + 1]], increasing
+    bounds = np.concatenate([[0], np.cumsum(multiplicity)])
     subset = subset.copy()
     member = np.zeros(n_rows, dtype=bool)
     member[subset] = True
-    current = criterion.start(subset)
+    used = np.bincount(inverse[subset], minlength=multiplicity.size)
+
+    def first_free(units: np.ndarray) -> int:
+        rows = by_unit[bounds[units]]
+        for position in np.flatnonzero(member[rows]):  # a unit whose first row is taken: its next free row
+            unit = units[position]
+            block = by_unit[bounds[unit] : bounds[unit + 1]]
+            rows[position] = block[np.argmin(member[block])]
+        return int(rows.min())
+
+    current = criterion.start(inverse[subset])
     history, swaps_per_sweep = [current], []
     n_swaps = 0
     converged = False
@@ -497,21 +547,24 @@ def _greedy(criterion, subset: np.ndarray, max_sweeps, progress: bool, tol: floa
             swapped = 0
             for position in range(subset.size):
                 row = int(subset[position])
-                values = criterion.candidates(current, row)
-                values[member] = np.inf  # j ranges over [N] \ S (row i itself included in S)
+                unit = int(inverse[row])
+                values = criterion.candidates(current, unit)
+                values[used >= multiplicity] = np.inf  # j ranges over [N] \ S (row i itself included in S)
                 best = float(values.min())
                 if not best < current - _tolerance(current, tol, criterion.scale):
                     continue
-                # Lowest index among the (numerically) equal best candidates.
-                j = int(np.flatnonzero(values <= best + _tolerance(best, 1e-12))[0])
-                criterion.swap(row, j)
+                # Lowest row index among the (numerically) equal best candidates.
+                j = first_free(np.flatnonzero(values <= best + _tolerance(best, 1e-12)))
+                criterion.swap(unit, int(inverse[j]))
                 member[row], member[j] = False, True
+                used[unit] -= 1
+                used[inverse[j]] += 1
                 subset[position] = j
-                current = float(values[j])
+                current = float(values[inverse[j]])
                 swapped += 1
             n_swaps += swapped
             swaps_per_sweep.append(swapped)
-            current = criterion.refresh(subset)  # drop accumulated rounding once per sweep
+            current = criterion.refresh(inverse[subset])  # drop accumulated rounding once per sweep
             history.append(current)
             if bar is not None:
                 bar.update(1)
@@ -658,47 +711,53 @@ def select_representatives(
     if n_criticisms:
         if n_criticisms > n_rows - k:
             raise OptionError(f"`n_criticisms` must be at most n_rows - k = {n_rows - k}; got {n_criticisms}.")
-        features = evaluator.features if isinstance(evaluator, MMDCriterion) else kernel.embed(encoded).tocsr()
-        result.criticisms, result.criticism_witness = _criticisms(features, indices, n_criticisms, target)
+        columns = evaluator.columns if isinstance(evaluator, MMDCriterion) else kernel.columns(encoded)
+        result.criticisms, result.criticism_witness = _criticisms(columns, indices, n_criticisms, target)
     return result
 
 
-def _criticisms(features, prototypes: np.ndarray, count: int, target) -> tuple[np.ndarray, np.ndarray]:
+def _criticisms(columns, prototypes: np.ndarray, count: int, target) -> tuple[np.ndarray, np.ndarray]:
     """Greedy MMD-critic: maximise ``sum |witness| + log det K_C`` one row at a time.
 
     The log-determinant gain of adding ``c`` is ``log`` of its conditional variance given the
     criticisms so far, kept for every candidate by a rank-one update per pick (an incremental
-    Cholesky factorisation), so a pick costs one kernel column.
+    Cholesky factorisation), so a pick costs one kernel column (``O(N n)`` by gathers, on the
+    distinct rows).
     """
-    n_rows = features.shape[0]
-    data_mean = np.asarray(features.mean(axis=0)).ravel() if target is None else target
-    prototype_mean = np.asarray(features[prototypes].mean(axis=0)).ravel()
-    witness = np.asarray(features @ (data_mean - prototype_mean)).ravel()
-    residual = np.asarray(features.multiply(features).sum(axis=1)).ravel()  # K(x, x | C), C empty
-    available = np.ones(n_rows, dtype=bool)
-    available[prototypes] = False
+    P = columns.cell_features
+    n_rows = max(columns.n_rows, 1)
+    inverse = columns.inverse
+    data_mean = P.T @ columns.weighted_cells(columns.multiplicity.astype(np.float64)) / n_rows
+    if target is not None:
+        data_mean = target
+    prototype_mean = P.T @ columns.weighted_cells(np.bincount(inverse[prototypes], minlength=columns.n_units)
+                                                  .astype(np.float64)) / prototypes.size
+    witness = columns.inner(P @ (data_mean - prototype_mean))
+    residual = columns.diag.copy()  # K(x, x | C), C empty
+    taken = np.zeros(columns.inverse.size, dtype=bool)
+    taken[prototypes] = True
+    free = columns.multiplicity - np.bincount(inverse[prototypes], minlength=columns.n_units)
     basis = []
     chosen = []
     for _ in range(count):
         with np.errstate(divide="ignore"):  # a row already spanned by the criticisms has log 0 = -inf
             gain = np.abs(witness) + np.log(np.maximum(residual, 0.0))
-        gain[~available | (residual <= 1e-12 * max(residual.max(), 1e-300))] = -np.inf
+        gain[(free <= 0) | (residual <= 1e-12 * max(residual.max(), 1e-300))] = -np.inf
         if not np.isfinite(gain).any():
             break
         c = int(np.argmax(gain))
-        start, stop = features.indptr[c], features.indptr[c + 1]
-        dense = np.zeros(features.shape[1])
-        dense[features.indices[start:stop]] = features.data[start:stop]
-        column = np.asarray(features @ dense).ravel()  # K(., x_c)
+        column = columns.column(c)  # K(., x_c)
         for vector in basis:
             column -= vector * vector[c]
         vector = column / np.sqrt(residual[c])
         basis.append(vector)
         residual = residual - vector**2
-        available[c] = False
-        chosen.append(c)
-    chosen = np.asarray(chosen, dtype=np.intp)
-    return chosen, witness[chosen]
+        free[c] -= 1
+        row = int(np.flatnonzero((inverse == c) & ~taken)[0])  # the unit's first row that is not a prototype
+        taken[row] = True
+        chosen.append((row, witness[c]))
+    rows = np.array([r for r, _ in chosen], dtype=np.intp)
+    return rows, np.array([w for _, w in chosen], dtype=np.float64)
 
 
 def _evaluate_with_progress(evaluator, subsets: np.ndarray, progress: bool) -> np.ndarray:
