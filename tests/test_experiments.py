@@ -74,3 +74,34 @@ def test_experiment_cli_writes_tidy_csv_and_figures(tmp_path):
     assert sorted(results["seed"].unique()) == [0, 1]
     assert (tmp_path / "figure-kdb.png").stat().st_size > 10_000
     assert (tmp_path / "timings.csv").exists() and (tmp_path / "claims.csv").exists()
+
+
+@pytest.mark.parametrize("model", ["hc", "kdb"])
+def test_vectorised_refits_equal_one_network_per_subset(model):
+    """The random subsets' metrics (count tables and scores for blocks of models at once) against fitting one
+    BayesianNetwork per subset and scoring the test rows with its log-likelihood."""
+    from bnfisher.experiments import _learn
+
+    data = load("nursery").iloc[::4].reset_index(drop=True)
+    outcome = run_summarization("nursery", model, sizes=[30], n_random=6, seed=1, criteria=("mmd",), data=data)
+    train, test = train_test_split(data, random_state=1)
+    network = _learn(model, train)
+    rng = np.random.default_rng(1)
+    from bnfisher.selection import random_subsets
+
+    subsets = random_subsets(len(train), 30, 6, random_state=rng)  # the experiment's draws for this seed
+    random_rows = outcome.results[outcome.results["method"] == "random"].sort_values("replicate")
+    for subset, (_, row) in zip(subsets, random_rows.iterrows()):
+        refit = BayesianNetwork.from_data(train.iloc[subset], network.parents, pseudocount=1.0,
+                                          schema=network.schema)
+        if model == "hc":
+            assert row["nll"] == pytest.approx(-refit.log_likelihood(test).mean(), rel=1e-12)
+            continue
+        # class posterior by enumeration: the joint log-likelihood of each row completed with every class value
+        classes = network.states["class"]
+        joint = np.column_stack([refit.log_likelihood(test.assign(**{"class": pd.Categorical(
+            [c] * len(test), categories=classes)})) for c in classes])
+        log_posterior = joint - np.logaddexp.reduce(joint, axis=1, keepdims=True)
+        truth = pd.Categorical(test["class"], categories=classes).codes
+        assert row["logloss"] == pytest.approx(-np.mean(log_posterior[np.arange(len(test)), truth]), rel=1e-10)
+        assert row["error"] == pytest.approx(np.mean(np.argmax(log_posterior, axis=1) != truth), abs=1e-12)

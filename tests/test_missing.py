@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 import bnfisher as bf
 from bnfisher import FisherKernel
+from bnfisher.counts import distinct_rows
 from bnfisher.inference import expected_counts, query
+from bnfisher.selection import split_draws
 
 from _helpers import (
     _free_parameters,
@@ -207,9 +209,12 @@ def test_two_sample_test_with_missing_values_equals_the_gram_matrix_definition()
     assert result.unbiased == pytest.approx(unbiased, rel=1e-9)
     # The same draws, from the same seed: copies of each distinct row (missing cells included) sent first.
     codes = kernel.encode(pd.concat([X, Y], ignore_index=True)).codes
-    _, inverse, multiplicity = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
-    draws = np.random.default_rng(7).multivariate_hypergeometric(multiplicity, n_x, size=30, method="marginals")
-    null = [biased(np.concatenate([np.flatnonzero(inverse.ravel() == d)[:count] for d, count in enumerate(draw)]))
+    _, inverse, multiplicity = distinct_rows(codes)
+    order = np.argsort(multiplicity, kind="stable")  # the engine draws distinct rows by multiplicity
+    draws = np.empty((len(multiplicity), 30), dtype=int)
+    draws[order] = split_draws(multiplicity[order], n_x, 30, random_state=np.random.default_rng(7))
+    draws = draws.T
+    null = [biased(np.concatenate([np.flatnonzero(inverse == d)[:count] for d, count in enumerate(draw)]))
             for draw in draws]
     np.testing.assert_allclose(result.null_distribution, null, rtol=1e-9)
 

@@ -109,16 +109,25 @@ def test_summarize_cli_with_dask_engine(client, alarm, tmp_path, capsys):
         assert frame.iloc[int(row["row"])].astype(str).tolist() == row.iloc[1:].astype(str).tolist()
 
 
-def test_mmd_test_on_dask_data_uses_in_memory_subsamples(client, alarm):
+def test_mmd_test_on_dask_data_is_exact_through_a_distributed_group_by(client, alarm):
+    """Distinct rows and counts from the partitions: the same statistic, null and p-value as in memory."""
     from bnfisher.selection import mmd_test
 
     network, frame, _ = alarm
     kernel = FisherKernel(network)
     first = dd.from_pandas(frame.iloc[:3000], npartitions=3)
     second = dd.from_pandas(frame.iloc[3000:], npartitions=3)
-    result = mmd_test(kernel, first, second, n_permutations=50, random_state=0, max_rows=1000)
-    assert result.full_statistic == pytest.approx(kernel.mmd(frame.iloc[:3000], frame.iloc[3000:]), rel=1e-12)
-    assert 0 < result.p_value <= 1 and len(result.null_distribution) == 50
+    result = mmd_test(kernel, first, second, n_permutations=50, random_state=0)
+    reference = mmd_test(kernel, frame.iloc[:3000], frame.iloc[3000:], n_permutations=50, random_state=0)
+    assert result.full_statistic is None
+    assert result.statistic == pytest.approx(kernel.mmd(frame.iloc[:3000], frame.iloc[3000:]), rel=1e-12)
+    assert result.unbiased == pytest.approx(reference.unbiased, rel=1e-12)
+    np.testing.assert_allclose(np.sort(result.null_distribution), np.sort(reference.null_distribution), rtol=1e-9)
+    # Too many distinct rows for `max_rows`: a warning, and the test on uniform subsamples.
+    with pytest.warns(UserWarning, match="more than max_rows=1000 distinct rows"):
+        sub = mmd_test(kernel, first, second, n_permutations=50, random_state=0, max_rows=1000)
+    assert sub.full_statistic == pytest.approx(kernel.mmd(frame.iloc[:3000], frame.iloc[3000:]), rel=1e-12)
+    assert 0 < sub.p_value <= 1 and len(sub.null_distribution) == 50
 
 
 def test_every_input_form_gives_identical_results_through_as_provider(client, alarm, tmp_path):

@@ -8,12 +8,14 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from bnfisher import ConvergenceWarning, FisherKernel, learn, read_bif
+from bnfisher.counts import distinct_rows
 from bnfisher.selection import (
     chi2_criterion,
     mmd_test,
     random_baseline,
     random_mmd_baseline,
     select_representatives,
+    split_draws,
 )
 
 from _helpers import bif_path, random_network
@@ -198,11 +200,14 @@ def test_permutation_statistics_match_pairwise_definitions():
     # Every null value is the MMD of a real split: reproduce the draws (copies of each distinct row sent to
     # the first sample) from the same seed and compute that split's MMD from the Gram matrix.
     pooled = np.vstack([X, Y])
-    distinct, inverse, multiplicity = np.unique(pooled, axis=0, return_inverse=True, return_counts=True)
-    draws = np.random.default_rng(0).multivariate_hypergeometric(multiplicity, 30, size=20, method="marginals")
+    _, inverse, multiplicity = distinct_rows(pooled)
+    order = np.argsort(multiplicity, kind="stable")  # the engine draws distinct rows by multiplicity
+    draws = np.empty((len(multiplicity), 20), dtype=int)
+    draws[order] = split_draws(multiplicity[order], 30, 20, random_state=np.random.default_rng(0))
+    draws = draws.T
     gram = kernel.gram(pooled)
     for value, draw in zip(result.null_distribution, draws):
-        first = np.concatenate([np.flatnonzero(inverse.ravel() == d)[:count] for d, count in enumerate(draw)])
+        first = np.concatenate([np.flatnonzero(inverse == d)[:count] for d, count in enumerate(draw)])
         rest = np.setdiff1d(np.arange(55), first)
         by_gram = gram[np.ix_(first, first)].mean() + gram[np.ix_(rest, rest)].mean() - 2 * gram[
             np.ix_(first, rest)].mean()
@@ -266,3 +271,20 @@ def test_search_from_codes_picks_the_rows_of_the_embedding_search(normalize, mis
     np.testing.assert_array_equal(result.indices, reference)
     assert result.n_sweeps == sweeps
     assert result.final_value == pytest.approx(value, rel=1e-9, abs=1e-12)
+
+
+def test_split_draws_are_multivariate_hypergeometric():
+    """Each split is a uniform subset of the rows: compare with numpy's multivariate hypergeometric sampler."""
+    multiplicity = np.array([1, 1, 1, 5, 2, 1, 7, 1, 3, 1])
+    n_first = 11
+    ours = split_draws(multiplicity, n_first, 20000, random_state=3).T
+    reference = np.random.default_rng(4).multivariate_hypergeometric(multiplicity, n_first, size=20000)
+    assert (ours.sum(axis=1) == n_first).all() and (ours <= multiplicity).all() and (ours >= 0).all()
+    for u, m in enumerate(multiplicity):  # every marginal is hypergeometric(N, m, n_first)
+        expected = stats.hypergeom(multiplicity.sum(), m, n_first).pmf(np.arange(m + 1)) * len(ours)
+        observed = np.bincount(ours[:, u], minlength=m + 1)
+        keep = expected > 5
+        assert stats.chisquare(observed[keep], expected[keep] * observed[keep].sum() / expected[keep].sum()
+                               ).pvalue > 1e-3
+    # and the joint law: covariances between distinct rows agree with the exact sampler's
+    np.testing.assert_allclose(np.cov(ours.T), np.cov(reference.T), atol=0.05)

@@ -24,8 +24,8 @@ import numpy as np
 from .encoding import EncodedData, Schema
 from .exceptions import DataError, OptionTypeError, ResourceError
 
-__all__ = ["CountsProvider", "NumpyCounts", "as_provider", "configuration_index", "count_family", "count_block", "distinct_rows",
-           "n_configurations", "sample_positions", "in_memory"]
+__all__ = ["CountsProvider", "NumpyCounts", "as_provider", "configuration_index", "count_family", "count_block",
+           "distinct_rows", "n_configurations", "sample_positions", "in_memory"]
 
 #: Largest dense count table (in cells) that is allocated.
 MAX_TABLE_CELLS = 2**31
@@ -573,8 +573,13 @@ def distinct_rows(codes: np.ndarray, cardinalities: Sequence[int] | None = None)
     if n_rows == 0:
         empty = np.zeros(0, dtype=np.intp)
         return empty, empty, empty
+    largest = codes.max(axis=0)
     if cardinalities is None:
-        cardinalities = codes.max(axis=0) + 1
+        cardinalities = largest + 1
+    elif np.any(largest >= np.asarray(cardinalities)):
+        column = int(np.argmax(largest >= np.asarray(cardinalities)))
+        raise DataError(f"Column {column} holds code {int(largest[column])}, beyond its cardinality "
+                        f"{int(cardinalities[column])}.")
     radix = [int(r) + 1 for r in cardinalities]  # + 1: the missing code -1 shifts to 0
     words, current, width = [], [], 1
     for column, r in enumerate(radix):
@@ -591,13 +596,18 @@ def distinct_rows(codes: np.ndarray, cardinalities: Sequence[int] | None = None)
         for column in columns:
             key *= radix[column]
             key += codes[:, column].astype(np.int64) + 1
-    if len(words) == 1:
-        _, first, inverse, multiplicity = np.unique(keys[:, 0], return_index=True, return_inverse=True,
-                                                    return_counts=True)
-    else:
-        _, first, inverse, multiplicity = np.unique(keys, axis=0, return_index=True, return_inverse=True,
-                                                    return_counts=True)
-    inverse = inverse.reshape(-1)
+    # One stable sort over the packed words (lexicographic); runs of equal keys are the distinct rows.
+    order = np.lexsort(keys.T[::-1]) if len(words) > 1 else np.argsort(keys[:, 0], kind="stable")
+    ordered = keys[order]
+    starts = np.ones(n_rows, dtype=bool)
+    starts[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    del ordered
+    group = np.cumsum(starts) - 1
+    inverse = np.empty(n_rows, dtype=np.intp)
+    inverse[order] = group
+    boundaries = np.flatnonzero(starts)
+    first = order[boundaries]  # stable sort: the smallest row of each run
+    multiplicity = np.diff(np.append(boundaries, n_rows))
     # Renumber by first occurrence, so distinct row u's first row precedes distinct row u + 1's.
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)

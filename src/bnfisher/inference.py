@@ -498,11 +498,26 @@ class ClassPosterior:
             ``log P(C = c | x)``; rows impossible under every class are ``nan``
             (the caller decides what that means).
         """
+        return self.log_posterior_many([np.asarray(t)[None] for t in log_tables])[0]
+
+    def log_posterior_many(self, log_tables: list) -> np.ndarray:
+        """``(n_models, n_rows, n_classes)`` log posteriors under many models at once.
+
+        Parameters
+        ----------
+        log_tables : list of ndarray
+            Per family, ``(n_models, cells)``: the flat log CPT of every model.
+
+        Returns
+        -------
+        ndarray of shape (n_models, n_rows, n_classes)
+        """
         joint = 0.0
         for i, axis, shape, index in self.class_families:
-            table = np.moveaxis(np.asarray(log_tables[i]).reshape(shape), axis, -1).reshape(-1, shape[axis])
-            joint = joint + table[index]
-        return joint - logsumexp(joint, axis=1, keepdims=True)
+            tables = np.asarray(log_tables[i])
+            table = np.moveaxis(tables.reshape((tables.shape[0],) + shape), axis + 1, -1)
+            joint = joint + table.reshape(tables.shape[0], -1, shape[axis])[:, index]
+        return joint - logsumexp(joint, axis=2, keepdims=True)
 
 
 # ------------------------------------------------------------- evidence, batched

@@ -621,6 +621,7 @@ class KernelColumns:
         sizes = [kernel.cell_features(i).shape[0] for i in active]
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.n_cells = int(offsets[-1])
+        self.active, self.offsets = tuple(active), offsets
         # P: cells -> features (row c holds F_f[c] in the block of its configuration); M = P P^T.
         blocks = []
         for i, size in zip(active, sizes):
@@ -753,7 +754,7 @@ class KernelColumns:
         return out
 
     def cell_counts(self, groups: np.ndarray) -> np.ndarray:
-        """Summed cell weights of groups of units: row ``g`` is ``sum_{u in groups[g]} w_u``.
+        """Return the summed cell weights of groups of units: row ``g`` is ``sum_{u in groups[g]} w_u``.
 
         Parameters
         ----------
@@ -779,6 +780,31 @@ class KernelColumns:
                                           shape=(m, self.incomplete.size))
                 counts = counts + (indicator @ self.incomplete_weights).toarray()
         return counts
+
+    def cell_matrix(self, dtype=np.float64) -> sp.csr_matrix:
+        """Return the ``(n_cells, n_units)`` matrix of every unit's cell weights (a count table is one product).
+
+        Rows ``offsets[a]:offsets[a + 1]`` are the cells of family ``active[a]``.
+
+        Parameters
+        ----------
+        dtype : numpy dtype, default=float64
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix
+        """
+        n_active = self.cells.shape[1]
+        units = np.repeat(np.arange(self.n_units), n_active)
+        cells = self.cells.ravel(order="C")
+        keep = cells < self.n_cells
+        values = np.repeat(self.scale, n_active)[keep].astype(dtype)
+        matrix = sp.csr_matrix((values, (cells[keep], units[keep])), shape=(self.n_cells, self.n_units), dtype=dtype)
+        if self.incomplete.size:
+            W = self.incomplete_weights.tocoo()
+            matrix = matrix + sp.csr_matrix((W.data.astype(dtype), (W.col, self.incomplete[W.row])),
+                                            shape=matrix.shape, dtype=dtype)
+        return matrix
 
     def weighted_cells(self, weights: np.ndarray) -> np.ndarray:
         """``sum_u weights[u] w_u``: the cell vector of a weighted set of units.

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .counts import NumpyCounts, count_block, sample_positions
+from .counts import NumpyCounts, count_block, distinct_rows, sample_positions
 from .encoding import Schema, _bin_edges, _interval_labels, _sorted_unique
 from .exceptions import DataError, OptionTypeError
 
@@ -150,6 +150,19 @@ def _expected_partition(frame: pd.DataFrame, network, families: list) -> list:
     from .inference import expected_counts
 
     return expected_counts(network, network.encode(frame, missing="allow").codes, families)
+
+
+def _distinct_codes(codes: np.ndarray, cardinalities, max_rows: int | None):
+    first, inverse, multiplicity = distinct_rows(codes, cardinalities)
+    if max_rows is not None and first.size > max_rows:
+        return None
+    small = np.int8 if int(np.max(cardinalities, initial=1)) < 127 else np.int32
+    return codes[first].astype(small), multiplicity
+
+
+def _distinct_partition(frame: pd.DataFrame, schema: Schema, missing: str, max_rows: int | None):
+    codes = schema.encode(frame, missing=missing).codes
+    return _distinct_codes(codes, schema.cardinalities, max_rows)
 
 
 def _partition_length(frame: pd.DataFrame) -> int:
@@ -376,6 +389,43 @@ class DaskCounts:
             return function(self.schema.encode(frame).codes)
 
         return list(dask.compute(*[dask.delayed(apply)(part) for part in self._parts]))
+
+    def distinct(self, *, max_rows: int | None = None):
+        """Distinct rows with their multiplicities, by a distributed group-by.
+
+        Every partition reduces its rows to distinct rows and counts; the client
+        combines them.  Missing cells (with ``missing="allow"``) are code -1, a
+        value of their own.
+
+        Parameters
+        ----------
+        max_rows : int, optional
+            Give up (return None) when a partition, or all together, hold more
+            distinct rows than this: they would not fit in memory.
+
+        Returns
+        -------
+        (codes, multiplicity) or None
+            ``codes``: the distinct rows (columns in ``variables`` order, the smallest
+            signed integer type that holds them), ``multiplicity``: int64 counts.
+        """
+        import dask
+
+        if self._blocks is not None:
+            parts = [dask.delayed(_distinct_codes)(block, self.cardinalities, max_rows) for block in self._blocks]
+        else:
+            parts = [dask.delayed(_distinct_partition)(part, self.schema, self.missing, max_rows)
+                     for part in self._parts]
+        results = dask.compute(*parts)
+        if any(r is None for r in results) or (max_rows is not None and sum(len(r[1]) for r in results) > 4 * max_rows):
+            return None  # the partitions' distinct rows together would not fit
+        codes = np.vstack([r[0] for r in results])
+        counts = np.concatenate([r[1] for r in results])
+        first, inverse, _ = distinct_rows(codes, self.cardinalities)
+        multiplicity = np.bincount(inverse, weights=counts, minlength=first.size).astype(np.int64)
+        if max_rows is not None and first.size > max_rows:
+            return None
+        return codes[first], multiplicity
 
     def sample(self, n: int, *, random_state=None) -> pd.DataFrame:
         """``min(n, n_rows)`` rows drawn uniformly without replacement, into memory.

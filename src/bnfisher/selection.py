@@ -37,7 +37,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.stats import chi2 as chi2_distribution
 
 from ._validation import check_nonnegative_float, check_positive_int, check_random_state
@@ -59,6 +58,7 @@ __all__ = [
     "mmd_test",
     "PermutationStatistics",
     "permutation_statistics",
+    "split_draws",
     "ConvergenceWarning",
 ]
 
@@ -871,7 +871,7 @@ class TwoSampleResult:
 
 
 def mmd_test(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_state=None,
-             max_rows: int = 200_000) -> TwoSampleResult:
+             max_rows: int = 10_000_000) -> TwoSampleResult:
     """Permutation two-sample test with the Fisher-kernel MMD, from count tables.
 
     A random re-split of the pooled rows only decides how many copies of each
@@ -889,11 +889,13 @@ def mmd_test(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_s
         The two samples (encoded with ``kernel.schema``).
     n_permutations : int, default=1000
     random_state : None, int or Generator
-    max_rows : int, default=200_000
-        For Dask DataFrames (data beyond memory): each sample is subsampled
-        uniformly to at most this many rows, read into memory, and the exact
-        permutation test runs on the subsamples; ``full_statistic`` holds eq. 10
-        for the whole samples, from distributed counts.
+    max_rows : int, default=10_000_000
+        For Dask DataFrames (data beyond memory): the test needs only each
+        sample's distinct rows and their counts, from a distributed group-by, and
+        is then exact on all rows.  When a sample has more than ``max_rows``
+        distinct rows (too many for memory) a UserWarning says so and the test
+        runs on uniform subsamples of ``max_rows`` rows instead, with
+        ``full_statistic`` holding eq. 10 of the whole samples.
 
     Returns
     -------
@@ -944,7 +946,7 @@ class PermutationStatistics:
 
 
 def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_state=None,
-                           max_rows: int = 200_000) -> PermutationStatistics:
+                           max_rows: int = 10_000_000) -> PermutationStatistics:
     """Per-family MMD² of two samples and of ``n_permutations`` random re-splits, from count tables.
 
     The engine of :func:`mmd_test` and :func:`bnfisher.explain.mmd_by_family`: with the
@@ -963,8 +965,9 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     X, Y : DataFrame, ndarray of int, EncodedData, Dask DataFrame or path
     n_permutations : int, default=1000
     random_state : None, int or Generator
-    max_rows : int, default=200_000
-        For data beyond memory: the in-memory subsample size of each sample.
+    max_rows : int, default=10_000_000
+        For data beyond memory: the most distinct rows a sample may have for the
+        exact test (see :func:`mmd_test`).
 
     Returns
     -------
@@ -981,58 +984,75 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
         raise OptionError("mmd_test needs a kernel without normalize=True (the MMD must come from counts).")
     rng = check_random_state(random_state)
     n_permutations = check_positive_int(n_permutations, "n_permutations")
-    samples = [X, Y]
     full_statistic = None
-    if not all(in_memory(data) for data in samples):
-        # Permutations relabel rows, which needs the rows: test on uniform in-memory subsamples,
-        # and report eq. 10 between the whole samples from distributed counts beside it.
-        providers = [kernel.provider(data) for data in samples]
-        full_statistic = kernel.mmd(*providers)
-        limit = check_positive_int(max_rows, "max_rows")
-        samples = [data if in_memory(data) else p.sample(limit, random_state=rng)
-                   for data, p in zip(samples, providers)]
-    x, y = (kernel.encode(data) for data in samples)  # columns in the kernel's family order
-    n_x, n_y = x.n_rows, y.n_rows
+    limit = check_positive_int(max_rows, "max_rows")
+    samples = []  # per sample: (codes in the kernel's order, copies of each of those rows)
+    for data in (X, Y):
+        if in_memory(data):
+            codes = kernel.encode(data).codes
+            samples.append((codes, np.ones(codes.shape[0], dtype=np.int64)))
+            continue
+        # Distributed rows: a group-by to distinct rows and counts, which is all the test needs.
+        provider = kernel.provider(data)
+        grouped = provider.distinct(max_rows=limit) if hasattr(provider, "distinct") else None
+        if grouped is None:
+            warnings.warn(f"A sample has more than max_rows={limit} distinct rows, too many to hold in memory: "
+                          f"the permutation test runs on a uniform subsample of {limit} rows of each sample "
+                          "(`full_statistic` holds eq. 10 of the whole samples). Raise `max_rows` if memory allows.",
+                          UserWarning, stacklevel=3)
+            full_statistic = kernel.mmd(kernel.provider(X) if not in_memory(X) else X,
+                                        kernel.provider(Y) if not in_memory(Y) else Y)
+            codes = kernel.encode(provider.sample(limit, random_state=rng)).codes
+            samples.append((codes, np.ones(codes.shape[0], dtype=np.int64)))
+        else:
+            distinct, copies = grouped  # columns in the declared order: encode puts them in the kernel's
+            samples.append((kernel.encode(distinct).codes, copies))
+    n_x, n_y = (int(copies.sum()) for _, copies in samples)
     if n_x < 2 or n_y < 2:
         raise DataError(f"Each sample needs at least 2 rows; got {n_x} and {n_y}.")
     # Statistics depend on the rows only through how many copies of each distinct row each side holds: work on
     # distinct rows (one inference per distinct row when values are missing) with their multiplicities.
-    distinct, inverse, multiplicity = np.unique(np.vstack([x.codes, y.codes]), axis=0, return_inverse=True,
-                                                return_counts=True)
-    unique_rows = EncodedData(np.asfortranarray(distinct), x.variables, x.states, schema=x.schema)
-    observed = np.bincount(inverse.reshape(-1)[:n_x], minlength=distinct.shape[0])
-    weights = kernel.cell_weights(unique_rows)
-    # K(x, x) of every distinct row, for the unbiased estimate: the squared norm of its (expected) features.
-    features = kernel.embed_weights(weights, distinct.shape[0])
-    self_kernel = np.asarray(features.multiply(features).sum(axis=1)).ravel()
-    active = [i for i in range(len(kernel.families)) if kernel.block_width(i)]
+    (codes_x, copies_x), (codes_y, copies_y) = samples
+    pooled = EncodedData(np.vstack([codes_x, codes_y]), kernel.network.variables, dict(kernel.network.states),
+                         schema=kernel.schema)
+    del samples, codes_x, codes_y
+    units = kernel.columns(pooled)
+    del pooled
+    multiplicity = np.bincount(units.inverse, weights=np.concatenate([copies_x, copies_y]),
+                               minlength=units.n_units).astype(np.int64)
+    observed = np.bincount(units.inverse[: copies_x.size], weights=copies_x, minlength=units.n_units).astype(np.int64)
+    self_kernel = units.diag  # K(x, x) of every distinct row (its expected features' squared norm if incomplete)
+    # Counts are sums of 0/1 weights below 2**24 for complete rows: exact in float32, at half the memory traffic.
+    exact32 = units.incomplete.size == 0 and n_x + n_y < 2**24
+    # cells x distinct rows, by columns: the product reads each draw row once (cache friendly, ~10x CSR).
+    matrix = units.cell_matrix(np.float32 if exact32 else np.float64).tocsc()
+    # Distinct rows in order of multiplicity: split_draws then fills contiguous blocks.
+    order = np.argsort(multiplicity, kind="stable")
+    matrix, multiplicity, observed, self_kernel = matrix[:, order], multiplicity[order], observed[order], \
+        self_kernel[order]
+    pooled_counts = (matrix @ multiplicity.astype(matrix.dtype)).astype(np.float64)
+    active = units.active
     cards = kernel.network.cardinalities
-    families = []  # per family: (cells x distinct rows weights, (q, r, d) feature table, pooled count table)
-    for i in active:
-        rows, cells, w = weights[i]
-        matrix = sp.csr_matrix((w, (cells, rows)), shape=(kernel.cell_features(i).shape[0], distinct.shape[0]))
-        table = kernel.cell_features(i).reshape(-1, int(cards[i]), kernel.block_width(i))
-        families.append((matrix, table, matrix @ multiplicity.astype(np.float64)))
+    tables = [kernel.cell_features(i).reshape(-1, int(cards[i]), kernel.block_width(i)) for i in active]
 
     def parts(draws: np.ndarray) -> np.ndarray:
         """Per-family MMD² of every column of ``draws`` (copies of each distinct row on the first side)."""
-        columns = np.ascontiguousarray(draws, dtype=np.float64)
-        size = columns.shape[1]
-        out = np.empty((size, len(families)))
-        for k, (matrix, table, total) in enumerate(families):
-            counts_x = matrix @ columns  # cells x batch
-            r = table.shape[1]
-            difference = (np.einsum("jab,jad->jdb", (counts_x / n_x).reshape(-1, r, size), table)
-                          - np.einsum("jab,jad->jdb", ((total[:, None] - counts_x) / n_y).reshape(-1, r, size),
-                                      table))
-            out[:, k] = np.einsum("jdb,jdb->b", difference, difference)
+        counts_x = (matrix @ np.ascontiguousarray(draws, dtype=matrix.dtype)).astype(np.float64)  # cells x batch
+        size = counts_x.shape[1]
+        difference = counts_x * (1 / n_x + 1 / n_y) - (pooled_counts / n_y)[:, None]  # counts_x/n_x - counts_y/n_y
+        out = np.empty((size, len(active)))
+        for k, table in enumerate(tables):
+            block = difference[units.offsets[k]: units.offsets[k + 1]].reshape(-1, table.shape[1], size)
+            projected = np.einsum("jab,jad->jdb", block, table)
+            out[:, k] = np.einsum("jdb,jdb->b", projected, projected)
         return out
 
     observed_parts = parts(observed[:, None])[0]
     counts_x, counts_y = [None] * len(kernel.families), [None] * len(kernel.families)
-    for i, (matrix, _, total) in zip(active, families):
-        counts_x[i] = matrix @ observed.astype(np.float64)
-        counts_y[i] = total - counts_x[i]
+    observed_counts = matrix.astype(np.float64) @ observed.astype(np.float64)
+    for k, i in enumerate(active):
+        counts_x[i] = observed_counts[units.offsets[k]: units.offsets[k + 1]]
+        counts_y[i] = pooled_counts[units.offsets[k]: units.offsets[k + 1]] - counts_x[i]
     mean_x = kernel.mean_embedding_from_counts(counts_x, n_x)
     mean_y = kernel.mean_embedding_from_counts(counts_y, n_y)
     trace_x = float(self_kernel @ observed)
@@ -1042,11 +1062,82 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     within_y = (n_y**2 * float(mean_y @ mean_y) - trace_y) / (n_y * (n_y - 1))
     unbiased = within_x + within_y - 2 * float(mean_x @ mean_y)
     # Random re-splits: the copies of each distinct row sent first follow a multivariate hypergeometric law (the
-    # same null as permuting rows); a batch of draws is one sparse x dense product per family.
-    null_parts = np.empty((n_permutations, len(families)))
-    batch = int(max(1, min(n_permutations, (1 << 24) // max(distinct.shape[0], 1))))
+    # same null as permuting rows); a batch of draws is one sparse x dense product.
+    null_parts = np.empty((n_permutations, len(active)))
+    batch = int(max(1, min(n_permutations, (1 << 25) // max(units.n_units, 1))))
     for start in range(0, n_permutations, batch):
         size = min(batch, n_permutations - start)
-        draws = rng.multivariate_hypergeometric(multiplicity, n_x, size=size, method="marginals")
-        null_parts[start:start + size] = parts(draws.T)
-    return PermutationStatistics(active, observed_parts, null_parts, unbiased, full_statistic, mean_x, mean_y)
+        null_parts[start:start + size] = parts(split_draws(multiplicity, n_x, size, random_state=rng))
+    return PermutationStatistics(list(active), observed_parts, null_parts, unbiased, full_statistic, mean_x, mean_y)
+
+
+#: Distinct rows with at most this many copies are split by Bernoulli draws, the others by binomials.
+_BERNOULLI_COPIES = 16
+
+
+def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_state=None) -> np.ndarray:
+    """Random splits of pooled rows, as copies of each distinct row sent to the first sample.
+
+    Each column is one uniformly random ``n_first``-subset of the pooled rows, counted by
+    distinct row: a multivariate hypergeometric draw, the null of a permutation test.
+    It is drawn in ``O(n_distinct)``: every row joins the first sample independently
+    with probability ``n_first / N`` (a binomial per distinct row), then the excess
+    or shortfall, ``O(sqrt(N))`` rows, is removed from or added to it uniformly at
+    random.  The result is exchangeable over the rows and always has ``n_first`` of
+    them, hence uniform over the ``n_first``-subsets.
+
+    Parameters
+    ----------
+    multiplicity : ndarray of int, shape (n_distinct,)
+        Copies of each distinct row in the pooled sample.
+    n_first : int
+        Rows of the first sample, ``0 <= n_first <= multiplicity.sum()``.
+    size : int
+        Number of splits.
+    random_state : None, int or Generator
+
+    Returns
+    -------
+    ndarray of int32, shape (n_distinct, size)
+        (A transposed view: each split is contiguous.)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> draws = split_draws(np.array([3, 1, 2]), 4, 5, random_state=0)
+    >>> draws.sum(axis=0).tolist(), bool((draws <= [[3], [1], [2]]).all())
+    ([4, 4, 4, 4, 4], True)
+    """
+    rng = check_random_state(random_state)
+    multiplicity = np.asarray(multiplicity, dtype=np.int64)
+    n_total = int(multiplicity.sum())
+    # Every row's inclusion probability: a multiple of 2**-24, so that a float32 uniform below it has exactly that
+    # probability, the same as each row's in the binomials (rows must be exchangeable; any common p will do).
+    p = np.floor(n_first / n_total * 2**24) / 2**24 if n_total else 0.0
+    # Draw in order of multiplicity (contiguous blocks of equal copies); sorted input needs no reordering.
+    order = np.argsort(multiplicity, kind="stable")
+    ordered = multiplicity[order]
+    rows = np.empty((size, multiplicity.size), dtype=np.int32)  # one split per row of this array, contiguous
+    bounds = np.searchsorted(ordered, np.arange(_BERNOULLI_COPIES + 2))
+    for copies in range(1, _BERNOULLI_COPIES + 1):
+        # Few copies: a sum of Bernoulli draws from float32 uniforms (faster than numpy's binomial).
+        begin, end = bounds[copies], bounds[copies + 1]
+        if end > begin:
+            uniforms = rng.random((size, end - begin, copies), dtype=np.float32)
+            rows[:, begin:end] = (uniforms < np.float32(p)).sum(axis=2, dtype=np.int32)
+    rows[:, : bounds[1]] = 0  # rows with no copies (an empty unit) never move
+    begin = bounds[_BERNOULLI_COPIES + 1]
+    if begin < ordered.size:
+        rows[:, begin:] = rng.binomial(ordered[begin:], p, size=(size, ordered.size - begin))
+    if np.any(np.diff(order) != 1):
+        rows = rows[:, np.argsort(order)]
+        ordered = multiplicity
+    for draw in rows:
+        excess = int(draw.sum(dtype=np.int64)) - n_first
+        if excess == 0:
+            continue
+        # Remove |excess| rows of the first sample, or add them from the rest, uniformly among those rows.
+        cumulative = np.cumsum(draw if excess > 0 else ordered - draw)
+        picked = rng.choice(int(cumulative[-1]), size=abs(excess), replace=False)
+        np.add.at(draw, np.searchsorted(cumulative, picked, side="right"), -1 if excess > 0 else 1)
+    return rows.T

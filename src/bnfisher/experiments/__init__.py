@@ -58,27 +58,44 @@ class _Evaluator:
         self.test_truth = test_codes[:, class_position]
         self.posterior = ClassPosterior(self.families, self.cards, test_codes, class_position)
 
-    def tables(self, rows: np.ndarray | None) -> list:
-        """Log CPTs re-fitted (pseudocount 1) on the training rows ``rows`` (None: all)."""
+    def tables(self, subsets: np.ndarray) -> list:
+        """Log CPTs re-fitted (pseudocount 1) on each row of ``subsets`` (training row positions): ``(m, cells)``."""
+        m = subsets.shape[0]
         out = []
         for family, index, size in zip(self.families, self.train_index, self.sizes):
-            counts = np.bincount(index if rows is None else index[rows], minlength=size)
-            r = int(self.cards[family[-1]])
+            flat = (np.arange(m)[:, None] * size + index[subsets]).ravel()
+            counts = np.bincount(flat, minlength=m * size).reshape(m, -1, int(self.cards[family[-1]]))
             # pseudocount 1, as in the paper; > 0, so every log is finite
-            out.append(np.log(cpt_from_counts(counts.reshape(-1, r), 1.0)).reshape(-1))
+            out.append(np.log(cpt_from_counts(counts, 1.0)).reshape(m, size))
         return out
 
     def evaluate(self, rows: np.ndarray | None) -> dict:
-        tables = self.tables(rows)
-        if not self.classification:
-            total = sum(t[index] for t, index in zip(tables, self.test_index))
-            return {"nll": float(-np.mean(total))}
-        log_posterior = self.posterior.log_posterior(tables)
-        truth = self.test_truth
-        return {
-            "error": float(np.mean(np.argmax(log_posterior, axis=1) != truth)),
-            "logloss": float(-np.mean(log_posterior[np.arange(truth.size), truth])),
-        }
+        """Metrics of the model re-fitted on ``rows`` (None: all training rows)."""
+        subsets = (np.arange(self.train_index[0].size) if rows is None else np.asarray(rows))[None, :]
+        return {name: float(values[0]) for name, values in self.evaluate_many(subsets).items()}
+
+    def evaluate_many(self, subsets: np.ndarray) -> dict:
+        """Return the metrics of the models re-fitted on every row of ``subsets``, a block of models at a time.
+
+        Count tables and test-set scores of a block are computed at once (no loop over subsets).
+        """
+        n_test = self.test_truth.size if self.classification else self.test_index[0].size
+        width = n_test * (int(self.cards[self.network.variables.index(CLASS)]) if self.classification else 1)
+        block = max(1, (1 << 24) // max(width, 1))
+        metrics: dict = {}
+        for start in range(0, subsets.shape[0], block):
+            tables = self.tables(subsets[start : start + block])
+            if not self.classification:
+                total = sum(t[:, index] for t, index in zip(tables, self.test_index))
+                values = {"nll": -np.mean(total, axis=1)}
+            else:
+                log_posterior = self.posterior.log_posterior_many(tables)
+                truth = self.test_truth
+                values = {"error": np.mean(np.argmax(log_posterior, axis=2) != truth, axis=1),
+                          "logloss": -np.mean(log_posterior[:, np.arange(truth.size), truth], axis=1)}
+            for name, value in values.items():
+                metrics.setdefault(name, []).append(value)
+        return {name: np.concatenate(parts) for name, parts in metrics.items()}
 
 
 @dataclass
@@ -184,10 +201,11 @@ def run_summarization(
         values = {"mmd": mmd_criterion.evaluate_many(subsets), "chi2": chi2_criterion.evaluate_many(subsets)}
         timed("random subsets: mmd and chi2", k, started)
         started = time.perf_counter()
-        for replicate, subset in enumerate(subsets):
+        metrics = evaluator.evaluate_many(subsets)  # every re-fit and evaluation, in blocks of models
+        for replicate in range(len(subsets)):
             rows.append({**base, "k": k, "method": "random", "replicate": replicate,
                          "mmd": values["mmd"][replicate], "chi2": values["chi2"][replicate],
-                         **evaluator.evaluate(subset)})
+                         **{name: float(value[replicate]) for name, value in metrics.items()}})
         timed("random subsets: re-fit and evaluate", k, started)
         for criterion in criteria:
             started = time.perf_counter()
