@@ -33,10 +33,10 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.special import logsumexp
+import scipy.sparse as sp
 
 from ._validation import check_option, check_positive_int, check_random_state
-from .counts import configuration_index, count_family
+from .counts import configuration_index, count_family, n_configurations
 from .exceptions import OptionError, ResourceError
 from .network import BayesianNetwork
 
@@ -475,14 +475,29 @@ class ClassPosterior:
 
     def __init__(self, families: list, cardinalities, codes: np.ndarray, class_position: int):
         self.cardinalities = np.asarray(cardinalities)
-        self.class_families = []
+        self.n_classes = int(self.cardinalities[class_position])
+        n_rows = codes.shape[0]
+        # A design matrix with a row per (row, class value) and a 1 in the cell each class family reads there:
+        # the joint log-probabilities of every row and class under m models are one sparse x dense product.
+        self.class_families, columns, offset = [], [], 0
+        completed = np.array(codes, dtype=np.intp, copy=True)
         for i, family in enumerate(families):
             if class_position not in family:
                 continue
-            shape = tuple(int(self.cardinalities[c]) for c in family)
-            rest = tuple(c for c in family if c != class_position)
-            self.class_families.append((i, family.index(class_position), shape,
-                                        configuration_index(codes, rest, self.cardinalities)))
+            size = n_configurations(self.cardinalities, family)
+            per_class = []
+            for c in range(self.n_classes):
+                completed[:, class_position] = c
+                per_class.append(offset + configuration_index(completed, family, self.cardinalities))
+            columns.append(np.stack(per_class, axis=1))  # (n_rows, n_classes)
+            self.class_families.append((i, offset, size))
+            offset += size
+        indices = np.stack(columns, axis=2).reshape(-1) if columns else np.zeros(0, dtype=np.intp)
+        width = len(columns)
+        self._design = sp.csr_matrix((np.ones(indices.size), indices, np.arange(0, indices.size + 1, max(width, 1))
+                                      if width else np.zeros(n_rows * self.n_classes + 1, dtype=np.intp)),
+                                     shape=(n_rows * self.n_classes, offset))
+        self.n_rows = n_rows
 
     def log_posterior(self, log_tables: list) -> np.ndarray:
         """``(n_rows, n_classes)`` log posteriors from flat log CPTs (one per family).
@@ -498,10 +513,10 @@ class ClassPosterior:
             ``log P(C = c | x)``; rows impossible under every class are ``nan``
             (the caller decides what that means).
         """
-        return self.log_posterior_many([np.asarray(t)[None] for t in log_tables])[0]
+        return self.log_posterior_many([np.asarray(t)[None] for t in log_tables])[:, :, 0]
 
     def log_posterior_many(self, log_tables: list) -> np.ndarray:
-        """``(n_models, n_rows, n_classes)`` log posteriors under many models at once.
+        """Log posteriors under many models at once: one sparse x dense product.
 
         Parameters
         ----------
@@ -510,14 +525,47 @@ class ClassPosterior:
 
         Returns
         -------
-        ndarray of shape (n_models, n_rows, n_classes)
+        ndarray of shape (n_rows, n_classes, n_models)
         """
-        joint = 0.0
-        for i, axis, shape, index in self.class_families:
-            tables = np.asarray(log_tables[i])
-            table = np.moveaxis(tables.reshape((tables.shape[0],) + shape), axis + 1, -1)
-            joint = joint + table.reshape(tables.shape[0], -1, shape[axis])[:, index]
-        return joint - logsumexp(joint, axis=2, keepdims=True)
+        joint = self.log_joint_many(log_tables)
+        with np.errstate(invalid="ignore"):  # -inf - -inf where every class is ruled out: nan, as documented
+            return joint - self.log_normaliser(joint)[:, None, :]
+
+    @staticmethod
+    def log_normaliser(joint: np.ndarray) -> np.ndarray:
+        """Return ``log sum_c exp(joint[:, c, :])`` (stable; ``nan`` where every class is ``-inf``).
+
+        Parameters
+        ----------
+        joint : ndarray of shape (n_rows, n_classes, n_models)
+            From :meth:`log_joint_many`.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_models)
+        """
+        top = joint.max(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return top + np.log(np.exp(joint - top[:, None, :]).sum(axis=1))
+
+    def log_joint_many(self, log_tables: list) -> np.ndarray:
+        """Unnormalised ``log P(C = c, x)`` (class families only) under many models: one sparse x dense product.
+
+        Parameters
+        ----------
+        log_tables : list of ndarray
+            Per family, ``(n_models, cells)``.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes, n_models)
+        """
+        n_models = np.asarray(log_tables[0]).shape[0] if log_tables else 1
+        if not self.class_families:
+            return np.zeros((self.n_rows, self.n_classes, n_models))
+        stacked = np.concatenate([np.asarray(log_tables[i], dtype=np.float64).T for i, _, _ in self.class_families])
+        return (self._design @ stacked).reshape(self.n_rows, self.n_classes, n_models)
+
 
 
 # ------------------------------------------------------------- evidence, batched

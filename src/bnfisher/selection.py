@@ -331,6 +331,7 @@ class Chi2Criterion:
         self.frequencies = [np.bincount(self.codes[:, v], minlength=r) / self.n_rows for v, r in enumerate(self.cards)]
         self.df = [int(np.count_nonzero(f)) - 1 for f in self.frequencies]
         self.inverse, self.multiplicity = np.arange(self.n_rows), np.ones(self.n_rows, dtype=np.intp)
+        self._flat = None
 
     def _objective(self, statistics: list) -> float:
         return float(-sum(chi2_distribution.logsf(s, df) if df > 0 else 0.0 for s, df in zip(statistics, self.df)))
@@ -382,6 +383,8 @@ class Chi2Criterion:
     def candidates(self, current: float, row: int) -> np.ndarray:
         """Return the criterion after swapping ``row`` out for each candidate (``current``: the value now).
 
+        One ``chi2.logsf`` call over every state of every variable, then one gather per variable.
+
         Parameters
         ----------
         current : float
@@ -392,23 +395,37 @@ class Chi2Criterion:
         -------
         ndarray of shape (n_rows,)
         """
+        if self._flat is None:
+            self._prepare()
+        expected = self.k * self._frequency  # every state of every variable, concatenated
+        observed = np.concatenate(self.observed)
+        out = self._flat[row]  # the removed row's state of each variable (global state index)
+        # Remove row i: one cell per variable moves from O_a to O_a - 1.
+        change = (observed[out] - 1 - expected[out]) ** 2 - (observed[out] - expected[out]) ** 2
+        removed = np.asarray(self.statistics) + change / expected[out]
+        observed[out] -= 1
+        with np.errstate(divide="ignore", invalid="ignore"):  # states absent from X have no candidates
+            added = np.where(expected > 0, (2 * (observed - expected) + 1) / expected, 0.0)
+        # Add row j in state b: the statistic becomes removed + added[b]; one logsf for every state at once.
+        per_state = chi2_distribution.logsf(removed[self._variable_of] + added, self._df_of)
+        per_state[~self._tested] = 0.0
+        per_state = np.append(per_state, 0.0)
         total = np.zeros(self.n_rows)
-        for v in range(self.n_vars):
-            if self.df[v] <= 0:
-                continue
-            expected = self.k * self.frequencies[v]
-            observed = self.observed[v].copy()
-            a = self.codes[row, v]
-            # Remove row i: one cell moves from O_a to O_a - 1.
-            change = (observed[a] - 1 - expected[a]) ** 2 - (observed[a] - expected[a]) ** 2
-            removed = self.statistics[v] + change / expected[a]
-            observed[a] -= 1
-            with np.errstate(divide="ignore", invalid="ignore"):  # states absent from X have no candidates
-                added = np.where(expected > 0, (2 * (observed - expected) + 1) / expected, 0.0)
-            # Add row j in state b: the statistic becomes removed + added[b]; one logsf per state.
-            per_state = chi2_distribution.logsf(removed + added, self.df[v])
-            total -= per_state[self.codes[:, v]]
+        buffer = np.empty(self.n_rows)
+        for v in self._tested_variables:
+            np.take(per_state, self._flat[:, v], out=buffer)
+            total -= buffer
         return total
+
+    def _prepare(self) -> None:
+        offsets = np.concatenate([[0], np.cumsum(self.cards)])
+        self._flat = np.asfortranarray(self.codes + offsets[:-1])  # global state index of every cell
+        self._frequency = np.concatenate(self.frequencies)
+        self._variable_of = np.repeat(np.arange(self.n_vars), self.cards)
+        df = np.asarray(self.df)
+        self._df_of = np.maximum(df[self._variable_of], 1)
+        self._tested = df[self._variable_of] > 0
+        self._tested_variables = [v for v in range(self.n_vars) if self.df[v] > 0]
 
     def swap(self, out_row: int, in_row: int) -> None:
         """Apply the swap of ``out_row`` for ``in_row`` to the running state.
