@@ -71,7 +71,7 @@ def write_parquet(network, rows: int, path: str, chunk: int = 1_000_000) -> None
     writer = None
     for start in range(0, rows, chunk):
         codes = network.sample(min(chunk, rows - start), random_state=start, as_frame=False)
-        table = pa.table({v: codes[:, i].astype(np.int8) for i, v in enumerate(network.variables)})
+        table = pa.table({v: codes[:, i].astype(np.int8) for i, v in enumerate(network.schema.variables)})
         writer = writer or pq.ParquetWriter(path, table.schema)
         writer.write_table(table, row_group_size=chunk)
     writer.close()
@@ -112,11 +112,17 @@ def main() -> None:
             result = function()
             return time.perf_counter() - begin, result
 
-        t_numpy, reference = timed(lambda: numpy_provider.counts(families))
-        t_dask, ours = timed(lambda: dask_provider.counts(families))
+        # The first pass also starts the workers' Python (imports of pandas, scipy, bnfisher): time it apart,
+        # then the best of three passes of each engine (the steady state of repeated passes).
+        t_cold, _ = timed(lambda: dask_provider.counts(families))
+        runs_numpy = [timed(lambda: numpy_provider.counts(families)) for _ in range(3)]
+        runs_dask = [timed(lambda: dask_provider.counts(families)) for _ in range(3)]
+        t_numpy, reference = min(runs_numpy, key=lambda run: run[0])
+        t_dask, ours = min(runs_dask, key=lambda run: run[0])
         assert all(np.array_equal(a, b) for a, b in zip(reference, ours))
-        print(f"(a) one pass, 50 families:  NumPy 1 process {t_numpy:7.2f} s | Dask {args.workers} workers "
-              f"{t_dask:7.2f} s | speed-up {t_numpy / t_dask:.2f}x (goal 1.5x)")
+        print(f"(a) one pass, 50 families (best of 3):  NumPy 1 process {t_numpy:7.2f} s | Dask {args.workers} "
+              f"workers {t_dask:7.2f} s | speed-up {t_numpy / t_dask:.2f}x (goal 1.5x); Dask's first pass, "
+              f"with the workers' imports: {t_cold:.2f} s")
         kernel = bf.FisherKernel(bf.BayesianNetwork(dict(network.parents), dict(network.cpts), states))
         half = args.rows // 2
         table = dd.read_parquet(path, split_row_groups=True)

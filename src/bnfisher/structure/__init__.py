@@ -19,13 +19,15 @@ from .hill_climb import hill_climb
 
 __all__ = ["learn", "STRUCTURES"]
 
-STRUCTURES = ("chow-liu", "forest", "hc", "tan", "kdb", "naive-bayes")
+STRUCTURES = ("chow-liu", "forest", "hc", "exact", "tan", "kdb", "naive-bayes")
 
 _OPTIONS = {
     "chow-liu": set(),
     "forest": {"structure_score", "ess", "structure_prior"},
     "hc": {"structure_score", "ess", "structure_prior", "max_parents", "tabu", "max_tabu", "restarts", "perturb",
            "whitelist", "blacklist", "start", "random_state", "max_iter", "progress"},
+    "exact": {"structure_score", "ess", "structure_prior", "max_parents", "whitelist", "blacklist", "progress",
+              "max_local_scores"},
     "tan": {"class_variable"},
     "kdb": {"class_variable", "k"},
     "naive-bayes": {"class_variable"},
@@ -152,6 +154,15 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
             structure, or ``"chow-liu"`` to start from the Chow-Liu tree, which often
             ends higher than the empty graph), ``random_state``, ``max_iter``,
             ``progress``.
+        ``"exact"``
+            The DAG with the highest score, by the dynamic programme of Silander &
+            Myllymäki (2006) (:mod:`bnfisher.structure.exact`); up to 25 variables.
+            Options ``structure_score``, ``ess``, ``structure_prior``, ``max_parents``,
+            ``whitelist``, ``blacklist``, ``progress`` (the estimate and each step,
+            on stderr), ``max_local_scores`` (refuse above this many candidate parent
+            sets; default 5,000,000).  Parent sets that cannot be optimal are pruned
+            (BIC/AIC penalty bounds; BDeu/K2: once every parent configuration holds
+            one row).  See ``docs/structure.md`` for measured limits.
         ``"tan"``, ``"kdb"``, ``"naive-bayes"``
             Bayesian network classifiers; need ``class_variable``; ``"kdb"`` takes
             ``k`` (default 3).
@@ -329,6 +340,31 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
     return network
 
 
+def _exact_parents(provider, options: dict) -> list:
+    """Validate the exact learner's options and run the dynamic programme."""
+    from .exact import exact_parents
+
+    variables = provider.variables
+    index = {v: i for i, v in enumerate(variables)}
+    white = [(index[a], index[b]) for a, b in _edges(options.get("whitelist") or (), variables, "whitelist")]
+    black = [(index[a], index[b]) for a, b in _edges(options.get("blacklist") or (), variables, "blacklist")]
+    both = set(white) & set(black)
+    if both:
+        a, b = sorted(both)[0]
+        raise OptionError(f"Arc ({variables[a]!r}, {variables[b]!r}) is in both `whitelist` and `blacklist`.")
+    max_parents = options.get("max_parents")
+    if max_parents is not None:
+        max_parents = check_positive_int(max_parents, "max_parents", minimum=0)
+    scorer = make_scorer(provider, structure_score=options.get("structure_score", "bic"),
+                         ess=options.get("ess", 1.0), structure_prior=options.get("structure_prior"))
+    codes = provider.codes if isinstance(provider, NumpyCounts) and provider.missing == "error" else None
+    limit = check_positive_int(options.get("max_local_scores", 5_000_000), "max_local_scores")
+    parents, _ = exact_parents(scorer, len(variables), max_parents=max_parents, whitelist=white, blacklist=black,
+                               codes=codes, progress=bool(options.get("progress", False)), max_local_scores=limit,
+                               prune=getattr(provider, "missing", "error") == "error")
+    return parents
+
+
 def _scorer(provider, options: dict):
     """Return the cached scorer of ``provider`` (a distributed one prefetches all one-parent families)."""
     scorer = make_scorer(provider, structure_score=options.get("structure_score", "bic"),
@@ -348,6 +384,8 @@ def _structure_parents(provider, structure: str, options: dict) -> list:
         return score_forest_parents(_scorer(provider, options), len(variables))
     if structure == "hc":
         return _hill_climb_parents(provider, options, scorer=_scorer(provider, options))
+    if structure == "exact":
+        return _exact_parents(provider, options)
     class_index = _class_index(options, variables, structure)
     if structure == "naive-bayes":
         return naive_bayes_parents(len(variables), class_index)
