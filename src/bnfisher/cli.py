@@ -95,15 +95,17 @@ def _structure_options(args) -> tuple[str, dict, float]:
     structure = args.structure or "chow-liu"
     given = {"--score": args.score, "--class-variable": args.class_variable, "--kdb-k": args.kdb_k,
              "--max-parents": args.max_parents, "--tabu": args.tabu}
-    uses = {"hc": {"--score", "--max-parents", "--tabu"}, "forest": {"--score"},
+    uses = {"hc": {"--score", "--max-parents", "--tabu"}, "exact": {"--score", "--max-parents"}, "forest": {"--score"},
             "tan": {"--class-variable"}, "naive-bayes": {"--class-variable"},
             "kdb": {"--class-variable", "--kdb-k"}}.get(structure, set())
     unused = [flag for flag, value in given.items() if value is not None and flag not in uses]
     if unused:
         raise UsageError(f"{', '.join(unused)} do(es) not apply to --structure {structure}.")
     options: dict = {}
-    if structure in ("hc", "forest"):
+    if structure in ("hc", "exact", "forest"):
         options["structure_score"] = args.score or "bic"
+    if structure == "exact":
+        options.update(max_parents=args.max_parents, progress=not getattr(args, "quiet", True))
     if structure == "hc":
         options.update(max_parents=args.max_parents, tabu=args.tabu or 0, progress=not getattr(args, "quiet", True))
     if structure in ("tan", "kdb", "naive-bayes"):

@@ -15,7 +15,7 @@ from ..network import BayesianNetwork, topological_order
 from ..scores import ProviderScorer, make_scorer
 from .chow_liu import chow_liu_parents, score_forest_parents
 from .classifiers import kdb_parents, naive_bayes_parents, tan_parents
-from .hill_climb import hill_climb
+from .hill_climb import hill_climb, order_step
 
 __all__ = ["learn", "STRUCTURES"]
 
@@ -25,7 +25,7 @@ _OPTIONS = {
     "chow-liu": set(),
     "forest": {"structure_score", "ess", "structure_prior"},
     "hc": {"structure_score", "ess", "structure_prior", "max_parents", "tabu", "max_tabu", "restarts", "perturb",
-           "whitelist", "blacklist", "start", "random_state", "max_iter", "progress"},
+           "whitelist", "blacklist", "start", "random_state", "max_iter", "progress", "search"},
     "exact": {"structure_score", "ess", "structure_prior", "max_parents", "whitelist", "blacklist", "progress",
               "max_local_scores"},
     "tan": {"class_variable"},
@@ -120,12 +120,41 @@ def _hill_climb_parents(provider, options: dict, scorer) -> list:
     if max_iter is not None:
         max_iter = check_positive_int(max_iter, "max_iter")
     restarts = check_positive_int(options.get("restarts", 0), "restarts", minimum=0)
-    return hill_climb(
-        scorer, len(variables), start=start, max_parents=max_parents, tabu=tabu, max_tabu=max_tabu,
-        restarts=restarts, perturb=check_positive_int(options.get("perturb", 1), "perturb"),
-        whitelist=white, blacklist=black, random_state=options.get("random_state"),
-        max_iter=max_iter, progress=bool(options.get("progress", False)),
-    )
+    search = options.get("search", "multi-start")
+    if search not in ("multi-start", "plain"):
+        raise OptionError(f"`search` must be 'multi-start' or 'plain'; got {search!r}.")
+
+    def climb(begin, restarts=0):
+        return hill_climb(
+            scorer, len(variables), start=begin, max_parents=max_parents, tabu=tabu, max_tabu=max_tabu,
+            restarts=restarts, perturb=check_positive_int(options.get("perturb", 1), "perturb"),
+            whitelist=white, blacklist=black, random_state=options.get("random_state"),
+            max_iter=max_iter, progress=bool(options.get("progress", False)),
+        )
+
+    if search == "plain":
+        return climb(start, restarts)
+
+    def total(parents):
+        return sum(scorer(j, ps) for j, ps in enumerate(parents))
+
+    # Multi-start: climb from the empty graph and from the Chow-Liu tree (or from the given start); after each
+    # climb, re-choose every variable's parents exactly within the DAG's order (order_step) and climb again while
+    # that improves; keep the best, then the perturbation restarts.
+    best, best_total = None, -np.inf
+    for begin in ([start] if options.get("start") is not None else [None, _tree_start(provider, white, black,
+                                                                                       max_parents)]):
+        if begin is False:  # the tree conflicts with the lists or max_parents
+            continue
+        parents = climb(begin)
+        for _ in range(3):
+            stepped = order_step(scorer, parents, max_parents=max_parents, whitelist=white, blacklist=black)
+            if total(stepped) <= total(parents) + 1e-9:
+                break
+            parents = climb(stepped)
+        if total(parents) > best_total + 1e-9:
+            best, best_total = parents, total(parents)
+    return climb(best, restarts) if restarts else best
 
 
 def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schema | None = None,
@@ -338,6 +367,25 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
                          "sem_converged": not changed, "arcs_per_round": history, "em_iterations": result.n_iter,
                          "em_converged": result.converged, "objective": result.objective[-1]}
     return network
+
+
+def _tree_start(provider, white: list, black: list, max_parents) -> list | bool:
+    """Return the Chow-Liu tree as a start, without blacklisted arcs.
+
+    False when it breaks ``max_parents`` or is cyclic with the whitelist.
+    """
+    if max_parents is not None and max_parents < 1:
+        return False
+    black = set(black)
+    tree = [tuple(p for p in ps if (p, j) not in black) for j, ps in enumerate(chow_liu_parents(provider))]
+    merged = {j: set(ps) | {i for i, c in white if c == j} for j, ps in enumerate(tree)}
+    if max_parents is not None and any(len(ps) > max_parents for ps in merged.values()):
+        return False
+    try:
+        topological_order({j: list(ps) for j, ps in merged.items()}, list(merged))
+    except ValueError:
+        return False
+    return tree
 
 
 def _exact_parents(provider, options: dict) -> list:

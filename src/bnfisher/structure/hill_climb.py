@@ -16,7 +16,7 @@ import numpy as np
 from .._validation import check_random_state
 from ..exceptions import ConvergenceWarning
 
-__all__ = ["hill_climb"]
+__all__ = ["hill_climb", "order_step"]
 
 _ADD, _DELETE, _REVERSE = 0, 1, 2
 #: Smallest score gain (nats) that counts as an improvement; guards against float noise.
@@ -273,3 +273,60 @@ def hill_climb(scorer, n_variables: int, *, start=None, max_parents=None, tabu: 
         if progress_bar is not None:
             progress_bar.close()
     return [tuple(ps) for ps in best]
+
+
+def order_step(scorer, parents: list, *, max_parents=None, whitelist=(), blacklist=(), n_candidates: int = 8,
+               max_size: int = 3) -> list:
+    """Re-choose every variable's parents, exactly, within the topological order of ``parents``.
+
+    For a fixed variable order the best DAG consistent with it is each variable's best
+    parent set among its predecessors, chosen independently (Teyssier & Koller 2005).
+    The sets searched are those of at most ``max_size`` parents drawn from the variable's
+    current parents and its ``n_candidates`` predecessors with the largest single-parent
+    gains; the current set is always among them, so the score never falls.
+
+    Parameters
+    ----------
+    scorer : LocalScorer or ProviderScorer
+    parents : list of tuple of int
+        A DAG (parent sets by column index).
+    max_parents : int, optional
+    whitelist, blacklist : iterable of (i, j)
+    n_candidates, max_size : int
+
+    Returns
+    -------
+    list of tuple of int
+    """
+    from itertools import combinations
+
+    from ..network import topological_order
+
+    n = len(parents)
+    names = list(range(n))
+    order = topological_order({j: list(ps) for j, ps in enumerate(parents)}, names)
+    position = {v: k for k, v in enumerate(order)}
+    black = set(map(tuple, blacklist))
+    out = []
+    for j in range(n):
+        required = {i for i, c in whitelist if c == j}
+        current = tuple(sorted(parents[j]))
+        preds = [i for i in range(n) if position[i] < position[j] and (i, j) not in black]
+        if hasattr(scorer, "prefetch"):
+            scorer.prefetch([(j, (i,)) for i in preds] + [(j, ())])
+        empty = scorer(j, ())
+        ranked = sorted(preds, key=lambda i: -(scorer(j, (i,)) - empty))[:n_candidates]
+        pool = sorted(set(ranked) | set(current) | required)
+        size = max_size if max_parents is None else min(max_size, max_parents)
+        free = [i for i in pool if i not in required]
+        sets = [tuple(sorted(required | set(extra))) for k in range(0, max(size - len(required), 0) + 1)
+                for extra in combinations(free, k)]
+        if hasattr(scorer, "prefetch"):
+            scorer.prefetch([(j, s) for s in sets])
+        best, best_value = current, scorer(j, current)
+        for s in sets:
+            value = scorer(j, s)
+            if value > best_value + _MIN_GAIN:
+                best, best_value = s, value
+        out.append(best)
+    return out
