@@ -1,15 +1,18 @@
-"""Hill climbing with BIC: bnfisher vs pyAgrum (C++) and pgmpy, time and score in one run.
+"""Structure learning with BIC: bnfisher (exact, default hc, plain hc) vs pyAgrum (C++) and pgmpy, in one run.
 
-Data: 5,000 and 50,000 rows sampled from alarm and insurance, and letter (10,000 rows,
-17 variables binned to 4 states).  Every learned DAG is scored by the same BIC
-(natural log, bnfisher.score; pyAgrum's own BIC is the same value in log2).
+Data: 5,000 and 50,000 rows sampled from alarm, insurance and hailfinder, and letter (10,000 rows,
+17 variables binned to 4 states).  Every learned DAG is scored by the same BIC (natural log,
+bnfisher.score; pyAgrum's own BIC is the same value in log2).  Where the exact optimum is feasible
+(letter; the first 20 variables of insurance), it is computed and every heuristic's gap to it printed.
 
 Run:  python benchmarks/structure.py [--quick] [--skip-pgmpy-above N]
+      python benchmarks/structure.py --limits     # exact learning: time and memory by size
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import time
 import warnings
@@ -49,36 +52,75 @@ def pgmpy(frame):
 
 def datasets(quick: bool):
     sizes = [5000] if quick else [5000, 50000]
-    for name in ("alarm", "insurance"):
+    for name in ("alarm", "insurance", "hailfinder"):
         network = bf.read_bif(BIF_DIR / f"{name}.bif.gz")
         for n in sizes:
             yield f"{name} {n:,}", network.sample(n, random_state=0)
     yield "letter 10,000", load("letter").iloc[:10000].reset_index(drop=True)
+    insurance = bf.read_bif(BIF_DIR / "insurance.bif.gz").sample(5000, random_state=0)
+    yield "insurance[:20] 5,000", insurance.iloc[:, :20]
+
+
+def exact(frame):
+    encoded = bf.encode(frame)
+    start = time.perf_counter()
+    network = bf.learn(encoded, "exact")
+    return {v: list(network.parents[v]) for v in network.variables}, time.perf_counter() - start
+
+
+def limits() -> None:
+    """Exact learning's time and memory against variables, max_parents, rows and score (docs/structure.md)."""
+    cases = [("letter", 17, 20000, None, "bic"), ("letter", 17, 20000, 3, "bdeu"),
+             ("hailfinder", 20, 5000, None, "bic"), ("hailfinder", 22, 5000, 3, "bic"),
+             ("insurance", 23, 50000, 3, "bic"), ("insurance", 25, 5000, 2, "bic")]
+    print(f"{'data':<14}{'vars':>5}{'rows':>8}{'max_parents':>12}{'score':>7}{'local scores':>14}{'time s':>9}"
+          f"{'peak GiB':>9}")
+    for name, n_vars, rows, max_parents, score in cases:
+        frame = (load("letter").iloc[:rows] if name == "letter"
+                 else bf.read_bif(BIF_DIR / f"{name}.bif.gz").sample(rows, random_state=0)).iloc[:, :n_vars]
+        encoded = bf.encode(frame)
+        start = time.perf_counter()
+        network = bf.learn(encoded, "exact", max_parents=max_parents, structure_score=score)
+        elapsed = time.perf_counter() - start
+        hc = bf.learn(encoded, "hc", max_parents=max_parents, structure_score=score)
+        gap = bf.score(network, encoded, score) - bf.score(hc, encoded, score)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        count = network.learning_.get("local_scores", 0)
+        print(f"{name:<14}{n_vars:>5}{rows:>8}{str(max_parents):>12}{score:>7}{count:>14,}"
+              f"{elapsed:>9.1f}{peak:>9.2f}   (exact - default hc: {gap:+.1f})", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--skip-pgmpy-above", type=int, default=60000, help="rows above which pgmpy is skipped")
+    parser.add_argument("--limits", action="store_true", help="only exact learning's limits (docs/structure.md)")
     args = parser.parse_args()
-    header = (f"{'data':<17}{'method':<28}{'time s':>9}{'BIC':>14}{'vs pyAgrum':>12}{'arcs':>6}")
+    if args.limits:
+        limits()
+        return
+    header = (f"{'data':<21}{'method':<30}{'time s':>9}{'BIC':>14}{'vs pyAgrum':>12}{'vs optimum':>12}{'arcs':>6}")
     print(header)
     print("-" * len(header))
     for label, frame in datasets(args.quick):
         rows = []
+        if frame.shape[1] <= 20:
+            rows.append(("bnfisher exact (optimum)", *exact(frame)))
         reference = pyagrum(frame)
         rows.append(("pyAgrum GHC (default threads)", *reference))
         rows.append(("pyAgrum GHC (1 thread)", *pyagrum(frame, threads=1)))
         if len(frame) <= args.skip_pgmpy_above:
             rows.append(("pgmpy HillClimbSearch", *pgmpy(frame)))
-        rows.append(("bnfisher hc", *ours(frame)))
-        rows.append(("bnfisher hc tabu=10", *ours(frame, tabu=10)))
-        rows.append(("bnfisher hc start=chow-liu", *ours(frame, start="chow-liu")))
+        rows.append(("bnfisher hc (default)", *ours(frame)))
+        rows.append(("bnfisher hc search=plain", *ours(frame, search="plain")))
         reference_score = bf.score(reference[0], frame, "bic")
+        optimum = bf.score(rows[0][1], frame, "bic") if rows[0][0].startswith("bnfisher exact") else None
         for method, parents, elapsed in rows:
             value = bf.score(parents, frame, "bic")
             arcs = sum(len(p) for p in parents.values())
-            print(f"{label:<17}{method:<28}{elapsed:>9.3f}{value:>14.1f}{value - reference_score:>+12.1f}{arcs:>6}")
+            gap = f"{value - optimum:>+12.1f}" if optimum is not None else f"{'':>12}"
+            print(f"{label:<21}{method:<30}{elapsed:>9.3f}{value:>14.1f}{value - reference_score:>+12.1f}{gap}"
+                  f"{arcs:>6}", flush=True)
         print()
 
 

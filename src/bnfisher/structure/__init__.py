@@ -174,15 +174,21 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
             as weights (only positive ones kept); options ``structure_score``,
             ``ess``, ``structure_prior``.
         ``"hc"``
-            Hill climbing as R bnlearn's ``hc``: from the empty graph (or ``start``),
-            apply the best add / delete / reverse move until none improves.  Options
+            Hill climbing with add / delete / reverse moves.  By default
+            (``search="multi-start"``) it climbs from the empty graph and from the
+            Chow-Liu tree; after each climb every variable's parents are re-chosen
+            exactly within the DAG's topological order (among its current parents and
+            its 8 best single parents, up to 3; :func:`~bnfisher.structure.hill_climb.order_step`)
+            and the climb resumes while that improves; the best DAG wins.
+            ``search="plain"`` is R bnlearn's ``hc``: one climb from the empty graph
+            (or ``start``), the best move first, until none improves.  Options
+            ``search``,
             ``structure_score`` ("bic" default, "ll", "aic", "bdeu", "k2"), ``ess``,
             ``structure_prior``, ``max_parents``, ``tabu`` (list length; 0 = plain hill
             climbing), ``max_tabu``, ``restarts``, ``perturb``, ``whitelist``,
             ``blacklist`` (sequences of (parent, child) names), ``start`` (a
-            structure, or ``"chow-liu"`` to start from the Chow-Liu tree, which often
-            ends higher than the empty graph), ``random_state``, ``max_iter``,
-            ``progress``.
+            structure, or ``"chow-liu"``: the only start of the multi-start search),
+            ``random_state``, ``max_iter``, ``progress``.
         ``"exact"``
             The DAG with the highest score, by the dynamic programme of Silander &
             Myllymäki (2006) (:mod:`bnfisher.structure.exact`); up to 25 variables.
@@ -322,7 +328,8 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         return network
     network = BayesianNetwork.from_data(provider, parents, pseudocount=pseudocount)
     network.learning_ = {"missing": missing,
-                         "n_missing_cells": int((encoded.codes < 0).sum()) if encoded is not None else 0}
+                         "n_missing_cells": int((encoded.codes < 0).sum()) if encoded is not None else 0,
+                         **options.get("_report", {})}
     return network
 
 
@@ -407,9 +414,10 @@ def _exact_parents(provider, options: dict) -> list:
                          ess=options.get("ess", 1.0), structure_prior=options.get("structure_prior"))
     codes = provider.codes if isinstance(provider, NumpyCounts) and provider.missing == "error" else None
     limit = check_positive_int(options.get("max_local_scores", 5_000_000), "max_local_scores")
-    parents, _ = exact_parents(scorer, len(variables), max_parents=max_parents, whitelist=white, blacklist=black,
-                               codes=codes, progress=bool(options.get("progress", False)), max_local_scores=limit,
-                               prune=getattr(provider, "missing", "error") == "error")
+    parents, optimum = exact_parents(scorer, len(variables), max_parents=max_parents, whitelist=white,
+                                     blacklist=black, codes=codes, progress=bool(options.get("progress", False)),
+                                     max_local_scores=limit, prune=getattr(provider, "missing", "error") == "error")
+    options["_report"] = {"structure": "exact", "optimum": optimum, "local_scores": scorer.n_evaluations}
     return parents
 
 
