@@ -11,6 +11,7 @@ import numpy as np
 
 __all__ = [
     "mutual_information_matrix",
+    "pairwise_mutual_information",
     "conditional_mutual_information_matrix",
     "spanning_forest_parents",
     "chow_liu_parents",
@@ -39,11 +40,38 @@ def mutual_information_matrix(provider) -> np.ndarray:
     if n_rows == 0:
         return information
     pairs = [(a, b) for a in range(n_vars) for b in range(a + 1, n_vars)]
-    for (a, b), joint in zip(pairs, provider.counts(pairs)):
-        joint = np.asarray(joint, dtype=np.float64)
-        # The table's own total: with available-case counts (missing values) each pair has its own N.
-        information[a, b] = information[b, a] = _mutual_information(joint, joint.sum())
+    for (a, b), value in zip(pairs, pairwise_mutual_information(provider, pairs)):
+        information[a, b] = information[b, a] = value
     return information
+
+
+def pairwise_mutual_information(provider, pairs: list) -> np.ndarray:
+    """Return ``I(a; b)`` (nats) of every pair from one pass, tables of one shape scored together.
+
+    Each table uses its own total: with available-case counts (missing values) each pair has its own N.
+
+    Parameters
+    ----------
+    provider : CountsProvider
+    pairs : list of (int, int)
+
+    Returns
+    -------
+    ndarray of shape (len(pairs),)
+    """
+    tables = provider.counts(pairs)
+    out = np.zeros(len(pairs))
+    by_shape: dict = {}
+    for position, table in enumerate(tables):
+        by_shape.setdefault(np.shape(table), []).append(position)
+    for positions in by_shape.values():
+        joint = np.stack([np.asarray(tables[p], dtype=np.float64) for p in positions])  # (m, a, b)
+        total = joint.sum(axis=(1, 2), keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(joint > 0, joint * np.log(joint * total / (joint.sum(axis=2, keepdims=True)
+                                                                         * joint.sum(axis=1, keepdims=True))), 0.0)
+        out[positions] = np.maximum(terms.sum(axis=(1, 2)), 0.0) / np.maximum(total[:, 0, 0], 1e-300)
+    return out
 
 
 def conditional_mutual_information_matrix(provider, given: int = 0) -> np.ndarray:
@@ -67,23 +95,25 @@ def conditional_mutual_information_matrix(provider, given: int = 0) -> np.ndarra
     if n_rows == 0:
         return information
     pairs = [(a, b) for a in range(n_vars) for b in range(a + 1, n_vars) if given not in (a, b)]
-    for (a, b), joint in zip(pairs, provider.counts([(given, a, b) for a, b in pairs])):
-        joint = np.asarray(joint, dtype=np.float64)
-        # I(a; b | c) = sum_z p(z) I(a; b | c = z): the MI of each slice, weighted by its size.
-        value = sum(_mutual_information(slice_, slice_.sum()) * slice_.sum() for slice_ in joint if slice_.sum())
-        information[a, b] = information[b, a] = value / max(joint.sum(), 1.0)
+    tables = provider.counts([(given, a, b) for a, b in pairs])
+    # Tables of one shape are stacked and scored together (no Python loop over pairs or slices).
+    by_shape: dict = {}
+    for position, table in enumerate(tables):
+        by_shape.setdefault(np.shape(table), []).append(position)
+    for positions in by_shape.values():
+        joint = np.stack([np.asarray(tables[p], dtype=np.float64) for p in positions])  # (m, z, a, b)
+        # I(a; b | c) = sum_z p(z) I(a; b | c = z) = (1/N) sum_zab N_zab log(N_zab N_z / (N_za N_zb))
+        n_z = joint.sum(axis=(2, 3), keepdims=True)
+        n_za = joint.sum(axis=3, keepdims=True)
+        n_zb = joint.sum(axis=2, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(joint > 0, joint * np.log(joint * n_z / (n_za * n_zb)), 0.0)
+        total = joint.sum(axis=(1, 2, 3))
+        values = np.maximum(terms.sum(axis=(1, 2, 3)), 0.0) / np.maximum(total, 1.0)
+        for p, value in zip(positions, values):
+            a, b = pairs[p]
+            information[a, b] = information[b, a] = value
     return information
-
-
-def _mutual_information(joint: np.ndarray, n_rows: float) -> float:
-    if n_rows <= 0:
-        return 0.0
-    row = joint.sum(axis=1, keepdims=True)
-    column = joint.sum(axis=0, keepdims=True)
-    nonzero = joint > 0
-    # N_ab N / (N_a N_b) > 0 wherever N_ab > 0, so the log is finite on the mask.
-    ratio = joint[nonzero] * n_rows / (row @ column)[nonzero]
-    return float(max(0.0, np.sum(joint[nonzero] * np.log(ratio)) / n_rows))
 
 
 def spanning_forest_parents(weights: np.ndarray) -> list:

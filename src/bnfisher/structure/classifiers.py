@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .chow_liu import conditional_mutual_information_matrix, mutual_information_matrix, spanning_forest_parents
+from .chow_liu import conditional_mutual_information_matrix, pairwise_mutual_information, spanning_forest_parents
 
 __all__ = ["naive_bayes_parents", "tan_parents", "kdb_parents"]
 
@@ -75,7 +75,8 @@ def kdb_parents(provider, class_index: int, k: int) -> list:
     """
     n = len(provider.cardinalities)
     features = [i for i in range(n) if i != class_index]
-    with_class = mutual_information_matrix(provider)[class_index]
+    with_class = np.zeros(n)
+    with_class[features] = pairwise_mutual_information(provider, [(i, class_index) for i in features])
     order = sorted(features, key=lambda i: (-with_class[i], i))
     conditional = conditional_mutual_information_matrix(provider, class_index)
     parents: list = [() for _ in range(n)]

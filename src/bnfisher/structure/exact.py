@@ -65,7 +65,9 @@ def _closes(scorer, child: int, parents: tuple, score: float, best_subset: float
         return -_penalty(scorer, child, parents) <= best  # log-likelihood <= 0
     # BDeu / K2: once every observed parent configuration holds at most one row, every superset has the
     # same likelihood term and a prior no better.
-    return data is not None and _all_singletons(data, parents)
+    if data is None or math.prod(int(scorer.cardinalities[p]) for p in parents) < data.shape[0]:
+        return False  # fewer configurations than rows: some configuration holds two rows
+    return _all_singletons(data, parents)
 
 
 def _all_singletons(codes: np.ndarray, parents: tuple) -> bool:
