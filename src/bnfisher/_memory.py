@@ -7,6 +7,7 @@ an alternative, instead of failing (or swapping) half way.
 from __future__ import annotations
 
 import os
+import time
 
 from .exceptions import ResourceError
 
@@ -16,8 +17,19 @@ __all__: list[str] = []
 FRACTION = 0.8
 
 
+_CACHE = [-1.0, 0]  # (time read, bytes): /proc/meminfo is read at most every 0.2 s (a read costs ~20 us)
+
+
 def available_memory() -> int:
     """Bytes of memory available now (``MemAvailable`` on Linux; physical pages elsewhere)."""
+    now = time.monotonic()
+    if now - _CACHE[0] < 0.2:
+        return _CACHE[1]
+    _CACHE[0], _CACHE[1] = now, _read_available()
+    return _CACHE[1]
+
+
+def _read_available() -> int:
     try:
         with open("/proc/meminfo") as handle:
             for line in handle:
@@ -39,14 +51,8 @@ def _size(n_bytes: float) -> str:
     return ""  # pragma: no cover
 
 
-#: Allocations below this size are never checked (reading /proc/meminfo costs ~20 us; counting a small table less).
-SMALL = 1 << 26
-
-
 def check_allocation(n_bytes: float, what: str, alternative: str) -> None:
     """Raise a ResourceError when ``n_bytes`` exceed the share of available memory one allocation may take."""
-    if n_bytes < SMALL:
-        return
     available = available_memory()
     if n_bytes > FRACTION * available:
         raise ResourceError(f"{what} would need {_size(n_bytes)}, but {_size(available)} of memory is available; "
