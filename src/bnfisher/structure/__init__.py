@@ -78,9 +78,8 @@ def _class_index(options: dict, variables: Sequence[str], structure: str) -> int
     return list(variables).index(class_variable)
 
 
-def _hill_climb_parents(provider, options: dict, scorer) -> list:
-    """Validate the hill-climbing options and run the search."""
-    variables = provider.variables
+def _lists(options: dict, variables: Sequence[str]) -> tuple[list, list]:
+    """Return the whitelist and blacklist as (parent, child) column indices, checked for overlap."""
     index = {v: i for i, v in enumerate(variables)}
     white = [(index[a], index[b]) for a, b in _edges(options.get("whitelist") or (), variables, "whitelist")]
     black = [(index[a], index[b]) for a, b in _edges(options.get("blacklist") or (), variables, "blacklist")]
@@ -88,6 +87,14 @@ def _hill_climb_parents(provider, options: dict, scorer) -> list:
     if both:
         a, b = sorted(both)[0]
         raise OptionError(f"Arc ({variables[a]!r}, {variables[b]!r}) is in both `whitelist` and `blacklist`.")
+    return white, black
+
+
+def _hill_climb_parents(provider, options: dict, scorer) -> list:
+    """Validate the hill-climbing options and run the search."""
+    variables = provider.variables
+    index = {v: i for i, v in enumerate(variables)}
+    white, black = _lists(options, variables)
     start = None
     if isinstance(options.get("start"), str):
         if options["start"] != "chow-liu":
@@ -400,13 +407,7 @@ def _exact_parents(provider, options: dict) -> list:
     from .exact import exact_parents
 
     variables = provider.variables
-    index = {v: i for i, v in enumerate(variables)}
-    white = [(index[a], index[b]) for a, b in _edges(options.get("whitelist") or (), variables, "whitelist")]
-    black = [(index[a], index[b]) for a, b in _edges(options.get("blacklist") or (), variables, "blacklist")]
-    both = set(white) & set(black)
-    if both:
-        a, b = sorted(both)[0]
-        raise OptionError(f"Arc ({variables[a]!r}, {variables[b]!r}) is in both `whitelist` and `blacklist`.")
+    white, black = _lists(options, variables)
     max_parents = options.get("max_parents")
     if max_parents is not None:
         max_parents = check_positive_int(max_parents, "max_parents", minimum=0)
