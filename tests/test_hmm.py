@@ -152,16 +152,38 @@ def test_scores_at_the_fitted_optimum_are_near_zero(groups):
     assert kernel.log_likelihood_ == pytest.approx(kernel.score_sequences(sequences).sum(), rel=1e-8)
 
 
-def test_permuting_hidden_states_leaves_the_kernel_unchanged(groups):
-    sequences, _ = groups
-    kernel = HMMFisherKernel(n_states=3, n_init=1, random_state=0).fit(sequences[:10])
-    gram = kernel.gram(sequences[:6])
-    order = np.array([2, 0, 1])
+def _relabel(kernel, order):
+    """Relabel the hidden states of a fitted kernel: every fitted attribute, features included."""
+    K, D = kernel.means_.shape
+    width = D * (D + 1) // 2
+    # feature positions per block for the state order: startprob (K), transmat (K x K), means (K x D), covars
+    index = [order, (order[:, None] * K + order[None, :]).ravel() + K,
+             (order[:, None] * D + np.arange(D)).ravel() + K + K * K,
+             (order[:, None] * width + np.arange(width)).ravel() + K + K * K + K * D]
+    features = np.concatenate(index)
     kernel.startprob_ = kernel.startprob_[order]
     kernel.transmat_ = kernel.transmat_[np.ix_(order, order)]
     kernel.means_ = kernel.means_[order]
     kernel.covariances_ = kernel.covariances_[order]
-    np.testing.assert_allclose(kernel.gram(sequences[:6]), gram, rtol=1e-9)
+    kernel.occupancy_, kernel.visits_ = kernel.occupancy_[order], kernel.visits_[order]
+    if kernel.whitening_ is not None:
+        kernel.whitening_ = kernel.whitening_[np.ix_(features, features)]
+    if kernel.normalize == "standardize":
+        kernel.mean_, kernel.scale_ = kernel.mean_[features], kernel.scale_[features]
+    if kernel.block_scale_ is not None:
+        kernel.block_scale_ = kernel.block_scale_[features]
+
+
+@pytest.mark.parametrize("information, normalize", [("complete", "blocks"), ("complete", None),
+                                                    ("identity", None), ("identity", "standardize"),
+                                                    ("empirical", "l2"), ("empirical", "blocks")])
+def test_permuting_hidden_states_leaves_the_kernel_unchanged(groups, information, normalize):
+    sequences, _ = groups
+    kernel = HMMFisherKernel(n_states=3, n_init=1, information=information, normalize=normalize,
+                             random_state=0).fit(sequences[:10])
+    gram = kernel.gram(sequences[:6])
+    _relabel(kernel, np.array([2, 0, 1]))
+    np.testing.assert_allclose(kernel.gram(sequences[:6]), gram, rtol=1e-8, atol=1e-10 * np.abs(gram).max())
     assert np.allclose(gram, gram.T) and np.linalg.eigvalsh(gram).min() > -1e-8 * np.abs(gram).max()
 
 
@@ -212,3 +234,97 @@ def test_batched_forward_backward_equals_one_sequence_at_a_time():
         assert log_likelihood[b] == pytest.approx(single[0], rel=1e-12)
         np.testing.assert_allclose(gamma[b], single[1], atol=1e-12)
         np.testing.assert_allclose(xi_sum[b], single[2], atol=1e-10)
+
+
+def test_complete_information_equals_the_monte_carlo_covariance_of_complete_data_scores():
+    """Simulate states and observations; the covariance of the complete-data scores is the information."""
+    from bnfisher.hmm import _scores_from_posteriors, complete_information
+
+    rng = np.random.default_rng(3)
+    startprob, transmat, means, covariances = _parameters(rng, K=2, D=2)
+    T, n = 30, 6000
+    scores, occupancy, visits = [], np.zeros(2), np.zeros(2)
+    for _ in range(n):
+        states = np.empty(T, dtype=int)
+        states[0] = rng.choice(2, p=startprob)
+        for t in range(1, T):
+            states[t] = rng.choice(2, p=transmat[states[t - 1]])
+        X = means[states] + np.einsum("tij,tj->ti", np.linalg.cholesky(covariances)[states], rng.normal(size=(T, 2)))
+        gamma = np.eye(2)[states]  # the states are observed: one-hot posteriors
+        xi_sum = np.zeros((2, 2))
+        np.add.at(xi_sum, (states[:-1], states[1:]), 1.0)
+        scores.append(_scores_from_posteriors(X, gamma, xi_sum, startprob, transmat, means, covariances, "full",
+                                              ("startprob", "transmat", "means", "covars"), "logit"))
+        occupancy += gamma.sum(axis=0) / n
+        visits += gamma[:-1].sum(axis=0) / n
+    empirical = np.cov(np.array(scores).T)
+    blocks = complete_information(startprob, transmat, covariances, occupancy, visits)
+    start = 0
+    for block in blocks:
+        size = block.shape[0]
+        part = empirical[start : start + size, start : start + size]
+        np.testing.assert_allclose(part, block, atol=0.08 * np.abs(block).max())
+        start += size
+    assert start == empirical.shape[0]
+
+
+def test_fewer_sequences_than_features_do_not_blow_up(groups):
+    sequences, _ = groups
+    train, test = sequences[:8], sequences[20:28]
+    for information in ("complete", "empirical"):
+        with pytest.warns(UserWarning) if information == "empirical" else _no_warning():
+            kernel = HMMFisherKernel(n_states=3, information=information, normalize=None, n_init=1,
+                                     random_state=0).fit(train)
+        ratio = np.median(np.diag(kernel.gram(test))) / np.median(np.diag(kernel.gram(train)))
+        assert 0.1 < ratio < 10, (information, ratio)
+
+
+def _no_warning():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def test_a_start_that_collapses_a_state_is_rejected_not_raised():
+    """Two far outliers attract a state in some starts (a singular covariance); those starts are rejected."""
+    rng = np.random.default_rng(1)
+    sequences = [rng.normal(size=(200, 2)) for _ in range(4)]
+    sequences[0][50] = [40.0, 40.0]
+    sequences[1][70] = [40.0, -40.0]
+    with pytest.warns(UserWarning, match="collapsed"):  # every start puts a state on the outliers
+        kernel = HMMFisherKernel(n_states=3, n_init=6, random_state=0).fit(sequences)
+    assert np.isfinite(kernel.log_likelihood_)
+    assert np.all(np.isfinite(kernel.transform(sequences)))
+    assert np.linalg.eigvalsh(kernel.covariances_).min() > 0  # floored, not singular
+    # Without the outliers' pull (2 states), no start collapses and none is reported.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        two = HMMFisherKernel(n_states=2, n_init=3, random_state=0).fit([s[:40] for s in sequences[2:]])
+    assert two.occupancy_.min() * 2 >= 3
+    assert kernel.log_likelihood_ == pytest.approx(kernel.score_sequences(sequences).sum(), rel=1e-8)
+    raw = HMMFisherKernel(n_states=3, n_init=2, form="raw", information="identity", random_state=0).fit(sequences)
+    assert np.all(np.isfinite(raw.transform(sequences)))
+
+
+@pytest.mark.slow
+def test_the_default_kernel_detects_a_small_persistence_difference():
+    """0.95 against 0.90 self-transition, everything else equal: the default kernel separates the groups."""
+    rng = np.random.default_rng(11)
+    means = rng.normal(size=(3, 3))
+    covariances = np.stack([np.eye(3)] * 3)
+    sequences, labels = [], []
+    for label, stay in enumerate((0.95, 0.90)):
+        transmat = np.full((3, 3), (1 - stay) / 2) + np.eye(3) * (stay - (1 - stay) / 2)
+        for _ in range(20):
+            sequences.append(_sample(rng, np.full(3, 1 / 3), transmat, means, covariances, 800))
+            labels.append(label)
+    labels = np.array(labels)
+    accuracies = []
+    for information in ("complete", "identity"):
+        options = {} if information == "complete" else {"information": "identity", "normalize": None}
+        kernel = HMMFisherKernel(n_states=3, n_init=2, random_state=0, **options).fit(sequences)
+        accuracies.append(cross_val_score(SVC(kernel="precomputed"), kernel.gram(sequences), labels,
+                                          cv=StratifiedKFold(5, shuffle=True, random_state=0)).mean())
+    assert accuracies[0] >= 0.8 and accuracies[0] > accuracies[1]

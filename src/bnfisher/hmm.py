@@ -32,7 +32,7 @@ from ._sklearn import BaseEstimator, TransformerMixin, check_is_fitted
 from ._validation import check_nonnegative_float, check_option, check_positive_int, check_random_state
 from .exceptions import DataError
 
-__all__ = ["HMMFisherKernel", "forward_backward", "hmm_scores", "log_emissions"]
+__all__ = ["HMMFisherKernel", "complete_information", "forward_backward", "hmm_scores", "log_emissions"]
 
 PARAMETERS = ("startprob", "transmat", "means", "covars")
 
@@ -189,7 +189,9 @@ def _scores_from_posteriors(X, gamma, xi_sum, startprob, transmat, means, covari
     for name in parameters:
         if name == "startprob":
             first = gamma[0]
-            blocks.append(first - startprob if form == "logit" else first / startprob)
+            with np.errstate(divide="ignore", invalid="ignore"):  # raw form at pi_i = 0 is undefined: 0
+                raw = np.where(startprob > 0, first / startprob, 0.0)
+            blocks.append(first - startprob if form == "logit" else raw)
         elif name == "transmat":
             visits = xi_sum.sum(axis=1, keepdims=True)
             with np.errstate(divide="ignore", invalid="ignore"):  # raw form at A_ij = 0 is undefined: 0
@@ -221,6 +223,94 @@ def _scores_from_posteriors(X, gamma, xi_sum, startprob, transmat, means, covari
     return np.concatenate([np.atleast_1d(b) for b in blocks])
 
 
+# ------------------------------------------------------- complete-data information
+def _duplication(D: int) -> np.ndarray:
+    """``vec(C) = Dup @ theta`` for a symmetric C parametrised by its upper triangle (``np.triu_indices`` order)."""
+    rows, cols = np.triu_indices(D)
+    index = np.empty((D, D), dtype=np.intp)
+    index[rows, cols] = np.arange(rows.size)
+    index[cols, rows] = np.arange(rows.size)
+    dup = np.zeros((D * D, rows.size))
+    dup[np.arange(D * D), index.ravel()] = 1.0
+    return dup
+
+
+def complete_information(startprob, transmat, covariances, occupancy, visits, covariance_type="full",
+                         parameters=PARAMETERS) -> list:
+    """Return the expected complete-data Fisher information of every score block (logit parametrisation).
+
+    With the hidden states observed the log-likelihood separates, so the information is
+    block diagonal:
+
+    * initial logits: ``diag(pi) - pi pi^T`` (one initial state per sequence);
+    * transition logits, row ``i``: ``v_i (diag(A_i) - A_i A_i^T)``, ``v_i`` the expected visits of ``i``
+      before the last step;
+    * means of state ``k``: ``N_k C_k^{-1}``, ``N_k`` the expected occupancy;
+    * covariances of state ``k`` (upper triangle): ``N_k / 2 Dup^T (C_k^{-1} kron C_k^{-1}) Dup``
+      (diagonal: ``N_k / (2 sigma^4)``).
+
+    Parameters
+    ----------
+    startprob : ndarray of shape (K,)
+    transmat : ndarray of shape (K, K)
+    covariances : ndarray of shape (K, D, D)
+    occupancy : ndarray of shape (K,)
+        Expected ``sum_t P(s_t = k)`` per sequence (e.g. averaged over the training sequences).
+    visits : ndarray of shape (K,)
+        Expected ``sum_{t < T} P(s_t = k)`` per sequence.
+    covariance_type : {"full", "diag"}
+    parameters : sequence of str
+
+    Returns
+    -------
+    list of ndarray
+        One square matrix per score block, in the order of :func:`hmm_scores` (per state
+        for the mean and covariance blocks).
+    """
+    K, D = covariances.shape[0], covariances.shape[1]
+    out = []
+    for name in parameters:
+        if name == "startprob":
+            out.append(np.diag(startprob) - np.outer(startprob, startprob))
+        elif name == "transmat":
+            out.extend(visits[i] * (np.diag(transmat[i]) - np.outer(transmat[i], transmat[i])) for i in range(K))
+        elif name == "means":
+            out.extend(occupancy[k] * np.linalg.inv(covariances[k]) for k in range(K))
+        elif name == "covars":
+            for k in range(K):
+                if covariance_type == "diag":
+                    out.append(np.diag(occupancy[k] / (2 * np.diag(covariances[k]) ** 2)))
+                else:
+                    inverse = np.linalg.inv(covariances[k])
+                    dup = _duplication(D)
+                    out.append(0.5 * occupancy[k] * dup.T @ np.kron(inverse, inverse) @ dup)
+    return out
+
+
+def _floor_covariances(covariances: np.ndarray, floor: float) -> np.ndarray:
+    """Raise every eigenvalue of every covariance to at least ``floor`` (symmetrised)."""
+    values, vectors = np.linalg.eigh(0.5 * (covariances + np.swapaxes(covariances, 1, 2)))
+    return np.einsum("kij,kj,klj->kil", vectors, np.maximum(values, floor), vectors)
+
+
+def _block_diagonal(matrices: list) -> np.ndarray:
+    size = sum(m.shape[0] for m in matrices)
+    out = np.zeros((size, size))
+    start = 0
+    for m in matrices:
+        out[start : start + m.shape[0], start : start + m.shape[0]] = m
+        start += m.shape[0]
+    return out
+
+
+def _inverse_root(matrix: np.ndarray) -> np.ndarray:
+    """Symmetric ``M^{+1/2}``: the pseudo-inverse square root (logit blocks have a null direction)."""
+    values, vectors = np.linalg.eigh(matrix)
+    keep = values > 1e-12 * max(values.max(), 1e-300)
+    scaled = np.where(keep, 1.0 / np.sqrt(np.where(keep, values, 1.0)), 0.0)
+    return (vectors * scaled) @ vectors.T
+
+
 # ----------------------------------------------------------------- estimator
 class HMMFisherKernel(TransformerMixin, BaseEstimator):
     """Fisher-score features and kernel of a Gaussian HMM fitted to sequences.
@@ -231,21 +321,38 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
     covariance_type : {"full", "diag"}, default="full"
     parameters : "all" or sequence of str, default="all"
         Score blocks among ``"startprob", "transmat", "means", "covars"``.
-    information : {"identity", "empirical"}, default="identity"
+    information : {"complete", "identity", "empirical"}, default="complete"
+        ``"complete"``: the natural-gradient kernel ``s^T I^{-1} s`` with ``I`` the
+        expected *complete-data* Fisher information (closed form per block,
+        :func:`complete_information`, at the training sequences' expected state
+        occupancies): no p x p matrix is estimated from few sequences, and every
+        block is in units of its own information.  Needs ``form="logit"``.
         ``"identity"``: the practical kernel ``s^T s``.  ``"empirical"``: whiten by
-        the empirical Fisher information of the training sequences (ridge
-        ``ridge * trace / p`` added), so the kernel approximates ``s^T I^{-1} s``.
-    normalize : {None, "l2", "standardize"}, default=None
-        Scale each feature vector to unit length, or z-score every feature with
-        the training sequences' mean and sd (fitted in ``fit`` only).
+        the centred empirical covariance of the training scores with Ledoit-Wolf
+        shrinkage (plus ``ridge * trace / p``); a warning says when there are fewer
+        training sequences than features.
+    normalize : {"blocks", None, "l2", "standardize"}, default="blocks"
+        ``"blocks"``: scale every parameter block (initial, transitions, means,
+        covariances) so its mean squared norm on the training sequences is 1, so
+        each kind of difference weighs the same.  ``"l2"``: unit-length feature
+        vectors.  ``"standardize"``: z-score every feature with the training
+        sequences' mean and sd.  All are fitted in ``fit`` only.
     n_init : int, default=5
-        HMM fits from different starts (k-means++ and random); the best
-        log-likelihood is kept.
+        HMM fits from different starts (k-means, random observations as means, and
+        perturbations of the best fit so far); the best log-likelihood is kept.
+        Starts in which a state collapses on fewer than ``D + 1`` expected points,
+        or whose fit fails, are rejected.
     n_iter : int, default=100
         EM iterations per start.
     tol : float, default=1e-3
     ridge : float, default=1e-3
     form : {"logit", "raw"}, default="logit"
+    min_covar : float, default=1e-3
+        Covariance floor, relative to the mean variance of the channels: added to
+        every covariance in every EM step (hmmlearn's ``min_covar``), so the fit,
+        ``log_likelihood_`` and the features use the same covariances.
+    progress : bool, default=False
+        A tqdm bar over the starts.
     random_state : None or int
 
     Attributes
@@ -253,9 +360,15 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
     model_ : hmmlearn.hmm.GaussianHMM
         The best fitted HMM.
     log_likelihood_ : float
-        Its total log-likelihood on the training sequences.
+        Its total log-likelihood on the training sequences (forward algorithm, the
+        features' covariances).
     init_log_likelihoods_ : list of float
-        The log-likelihood reached from every start.
+        The log-likelihood reached from every start (``-inf``: rejected).
+    block_sizes_ : list of int
+        Length of every score block (per state for means and covariances).
+    occupancy_, visits_ : ndarray of shape (n_states,)
+        Expected state occupancy and visits before the last step, per training
+        sequence: the counts behind ``information="complete"``.
     startprob_, transmat_, means_, covariances_ : ndarray
         Its parameters (covariances as full matrices).
     n_features_out_ : int
@@ -268,11 +381,21 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
     >>> kernel = HMMFisherKernel(n_states=2, n_init=2, random_state=0).fit(sequences)
     >>> kernel.transform(sequences).shape
     (6, 16)
+
+    References
+    ----------
+    .. [1] Jaakkola & Haussler (1999). Exploiting generative models in discriminative
+       classifiers. NIPS 11.
+    .. [2] Ledoit & Wolf (2004). A well-conditioned estimator for large-dimensional
+       covariance matrices. J. Multivariate Analysis 88, 365-411.
     """
 
     def __init__(self, *, n_states: int = 3, covariance_type: str = "full", parameters="all",
-                 information: str = "identity", normalize=None, n_init: int = 5, n_iter: int = 100,
-                 tol: float = 1e-3, ridge: float = 1e-3, form: str = "logit", random_state=None):
+                 information: str = "complete", normalize="blocks", n_init: int = 5, n_iter: int = 100,
+                 tol: float = 1e-3, ridge: float = 1e-3, form: str = "logit", min_covar: float = 1e-3,
+                 progress: bool = False, random_state=None):
+        self.min_covar = min_covar
+        self.progress = progress
         self.n_states = n_states
         self.covariance_type = covariance_type
         self.parameters = parameters
@@ -300,32 +423,80 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
             from hmmlearn.hmm import GaussianHMM
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError("Fitting needs hmmlearn: pip install 'bnfisher[hmm]'.") from exc
+        import warnings
+
         rng = check_random_state(self.random_state)
         K = check_positive_int(self.n_states, "n_states")
-        best, scores = None, []
-        for start in range(check_positive_int(self.n_init, "n_init")):
+        D = X.shape[1]
+        floor = self.min_covar * float(np.var(X, axis=0).mean())
+        pooled = np.cov(X.T).reshape(D, D) + floor * np.eye(D)
+        best, fallback, scores = None, None, []
+        n_init = check_positive_int(self.n_init, "n_init")
+        bar = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=n_init, desc="HMM starts", unit="start", leave=False)
+        for start in range(n_init):
             seed = int(rng.integers(2**31 - 1))
+            local = np.random.default_rng(seed)
+            kind = "kmeans" if start == 0 else ("perturb" if best is not None and start % 3 == 2 else
+                                               ("random" if start % 2 == 1 else "kmeans"))
             model = GaussianHMM(n_components=K, covariance_type=self.covariance_type, n_iter=self.n_iter,
-                                tol=self.tol, random_state=seed, init_params="stmc" if start % 2 == 0 else "")
-            if start % 2 == 1:
-                # Random start: K distinct observations as means, the pooled covariance for every state,
-                # sticky transitions.  Complements hmmlearn's k-means start, which can merge states.
-                local = np.random.default_rng(seed)
+                                tol=self.tol, random_state=seed, min_covar=floor,
+                                init_params="stmc" if kind == "kmeans" else "")
+            if kind == "random":
+                # K distinct observations as means, the pooled covariance for every state, sticky transitions:
+                # complements the k-means start, which can merge states.
                 model.startprob_ = np.full(K, 1.0 / K)
                 model.transmat_ = np.full((K, K), 0.1 / max(K - 1, 1)) + np.eye(K) * (0.9 - 0.1 / max(K - 1, 1))
                 model.means_ = X[local.choice(len(X), size=K, replace=False)]
-                pooled = np.cov(X.T).reshape(X.shape[1], X.shape[1]) + 1e-6 * np.eye(X.shape[1])
                 model.covars_ = (np.stack([pooled] * K) if self.covariance_type == "full"
                                  else np.tile(np.diag(pooled), (K, 1)))
-            import warnings
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # hmmlearn warns about non-monotone EM steps
-                model.fit(X, lengths)
-            score = float(model.score(X, lengths))
+            elif kind == "perturb":
+                # The best fit so far with its means moved by half a pooled sd and its transitions smoothed.
+                previous = best[1]
+                model.startprob_ = np.array(previous.startprob_)
+                model.transmat_ = 0.8 * np.array(previous.transmat_) + 0.2 / K
+                model.means_ = previous.means_ + 0.5 * local.normal(size=(K, D)) * np.sqrt(np.diag(pooled))
+                model.covars_ = (np.array(previous.covars_) if self.covariance_type == "full"
+                                 else np.array([np.diag(c) for c in previous.covars_]))
+            score = -np.inf
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # hmmlearn warns about non-monotone EM steps
+                    model.fit(X, lengths)
+                # The floor as eigenvalues too: hmmlearn can leave a collapsed state's covariance singular.
+                covariances = _floor_covariances(_full_covariances(model.covars_, self.covariance_type, K, D), floor)
+                model.covars_ = (covariances if self.covariance_type == "full"
+                                 else np.array([np.diag(c) for c in covariances]))
+                occupancy = model.predict_proba(X, lengths).sum(axis=0)
+                # A state on fewer than D + 1 expected points has a degenerate covariance: reject the start.
+                if np.all(np.isfinite(model.transmat_)):
+                    value = float(sum(forward_backward(part, model.startprob_, model.transmat_, model.means_,
+                                                       covariances)[0]
+                                      for part in np.split(X, np.cumsum(lengths)[:-1])))
+                    if occupancy.min() >= D + 1:
+                        score = value
+                    elif fallback is None or value > fallback[0]:
+                        fallback = (value, model)
+            except (np.linalg.LinAlgError, ValueError):
+                score = -np.inf
             scores.append(score)
-            if best is None or score > best[0]:
+            if np.isfinite(score) and (best is None or score > best[0]):
                 best = (score, model)
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        if best is None and fallback is not None:
+            warnings.warn(f"In every one of the {n_init} HMM fits a state collapsed on fewer than {D + 1} points "
+                          "(outliers?); the best of them is kept, with its covariance floored by `min_covar`. "
+                          "Consider fewer states (`n_states`) or removing outliers.", UserWarning, stacklevel=3)
+            best = fallback
+        if best is None:
+            raise DataError(f"Every one of the {n_init} HMM fits failed. Use fewer states (`n_states`) or more "
+                            "data.")
         return best[1], best[0], scores
 
     def fit(self, sequences, y=None, lengths=None):
@@ -343,61 +514,105 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         self
         """
         check_option(self.covariance_type, "covariance_type", ("full", "diag"))
-        check_option(self.information, "information", ("identity", "empirical"))
-        check_option(self.normalize, "normalize", (None, "l2", "standardize"))
+        check_option(self.information, "information", ("complete", "identity", "empirical"))
+        check_option(self.normalize, "normalize", ("blocks", None, "l2", "standardize"))
         check_option(self.form, "form", ("logit", "raw"))
+        if self.information == "complete" and self.form != "logit":
+            raise DataError("information='complete' is the information of the logit parametrisation; use "
+                            "form='logit' (or information='identity').")
         check_positive_int(self.n_iter, "n_iter")
         check_nonnegative_float(self.tol, "tol")
         check_nonnegative_float(self.ridge, "ridge", strictly_positive=True)
-        self._blocks()
+        check_nonnegative_float(self.min_covar, "min_covar", strictly_positive=True)
+        blocks = self._blocks()
         parts = _split(sequences, lengths)
         X = np.vstack(parts)
         constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
         if constant.size:
             raise DataError(f"Channel {int(constant[0])} is constant over all sequences; a Gaussian HMM needs "
                             "variation in every channel (drop it, or add noise).")
-        try:
-            self.model_, self.log_likelihood_, self.init_log_likelihoods_ = self._fit_hmm(X, [len(p) for p in parts])
-        except np.linalg.LinAlgError as exc:
-            raise DataError(f"The HMM fit degenerated ({exc}): a state collapsed on too few points. Use fewer "
-                            "states (`n_states`) or more data.") from None
+        self.model_, self.log_likelihood_, self.init_log_likelihoods_ = self._fit_hmm(X, [len(p) for p in parts])
         K, D = self.model_.means_.shape
         self.startprob_ = np.array(self.model_.startprob_)
         self.transmat_ = np.array(self.model_.transmat_)
         self.means_ = np.array(self.model_.means_)
         self.covariances_ = _full_covariances(self.model_.covars_, self.covariance_type, K, D)
-        scores = self._raw_scores(parts)
+        scores, occupancy, visits = self._raw_scores(parts, statistics=True)
         self.n_features_in_ = D
         self.n_features_out_ = scores.shape[1]
-        self.whitening_ = None
-        if self.information == "empirical":
-            information = scores.T @ scores / len(scores)
-            information += self.ridge * (np.trace(information) / len(information) + 1e-12) * np.eye(len(information))
-            values, vectors = np.linalg.eigh(information)
-            self.whitening_ = vectors / np.sqrt(values)  # s^T W W^T s = s^T I^{-1} s
-            scores = scores @ self.whitening_
+        width = D * (D + 1) // 2 if self.covariance_type == "full" else D
+        sizes = {"startprob": [K], "transmat": [K] * K, "means": [D] * K, "covars": [width] * K}
+        self.block_sizes_ = [size for name in blocks for size in sizes[name]]
+        self.occupancy_, self.visits_ = occupancy, visits
+        self.whitening_ = self._empirical_whitening(scores) if self.information == "empirical" else None
+        scores = self._whiten(scores)
+        self.block_scale_ = None
+        if self.normalize == "blocks":
+            # every kind of parameter (all states together) gets mean squared norm 1 on the training sequences
+            kinds = [name for name in blocks for _ in sizes[name]]
+            ends = np.cumsum(self.block_sizes_)
+            starts = ends - np.array(self.block_sizes_)
+            self.block_scale_ = np.ones(scores.shape[1])
+            for name in blocks:
+                columns = np.concatenate([np.arange(a, b) for a, b, kind in zip(starts, ends, kinds) if kind == name])
+                energy = float(np.mean(np.sum(scores[:, columns] ** 2, axis=1)))
+                self.block_scale_[columns] = 1.0 / np.sqrt(energy) if energy > 0 else 1.0
         if self.normalize == "standardize":
             self.mean_ = scores.mean(axis=0)
             self.scale_ = scores.std(axis=0)
             self.scale_[self.scale_ == 0] = 1.0
         return self
 
-    def _raw_scores(self, parts: list) -> np.ndarray:
-        # Sequences of equal length share one batched forward-backward (one time loop for all).
+    def _whiten(self, scores: np.ndarray) -> np.ndarray:
+        """Apply ``I^{-1/2}``: the complete-data information at the fitted parameters, or the empirical one."""
+        if self.information == "complete":
+            matrices = complete_information(self.startprob_, self.transmat_, self.covariances_, self.occupancy_,
+                                            self.visits_, self.covariance_type, self._blocks())
+            return scores @ _block_diagonal([_inverse_root(m) for m in matrices])
+        if self.whitening_ is not None:
+            return scores @ self.whitening_
+        return scores
+
+    def _empirical_whitening(self, scores: np.ndarray) -> np.ndarray:
+        """``I^{-1/2}`` from the centred training scores, Ledoit-Wolf shrunk, plus the ridge."""
+        import warnings
+
+        n, p = scores.shape
+        if n < p:
+            warnings.warn(f"information='empirical' estimates a {p} x {p} information matrix from {n} sequences; "
+                          "it is shrunk (Ledoit-Wolf) but poorly determined. information='complete' needs no "
+                          "estimate.", UserWarning, stacklevel=3)
+        from sklearn.covariance import ledoit_wolf
+
+        information, _ = ledoit_wolf(scores, assume_centered=False)
+        information += self.ridge * (np.trace(information) / p + 1e-12) * np.eye(p)
+        return _inverse_root(information)
+
+    def _raw_scores(self, parts: list, statistics: bool = False):
+        # Sequences of equal length share one batched forward-backward (one time loop for all), in batches of at
+        # most ~64 MB of posteriors.
         out: list = [None] * len(parts)
         by_length: dict = {}
         for i, s in enumerate(parts):
             by_length.setdefault(s.shape[0], []).append(i)
         parameters = (self.startprob_, self.transmat_, self.means_, self.covariances_)
-        for members in by_length.values():
-            for first in range(0, len(members), 64):  # bounded memory per batch
-                group = members[first : first + 64]
+        K = self.means_.shape[0]
+        occupancy, visits = np.zeros(K), np.zeros(K)
+        for length, members in by_length.items():
+            batch_size = max(1, (64 << 20) // (8 * 4 * length * K))
+            for first in range(0, len(members), batch_size):
+                group = members[first : first + batch_size]
                 batch = np.stack([parts[i] for i in group])
                 _, gamma, xi_sum = forward_backward(batch, *parameters)
+                occupancy += gamma.sum(axis=(0, 1))
+                visits += gamma[:, :-1].sum(axis=(0, 1))
                 for row, i in enumerate(group):
                     out[i] = _scores_from_posteriors(parts[i], gamma[row], xi_sum[row], *parameters,
                                                      self.covariance_type, self._blocks(), self.form)
-        return np.stack(out)
+        scores = np.stack(out)
+        if statistics:
+            return scores, occupancy / len(parts), visits / len(parts)
+        return scores
 
     def transform(self, sequences, lengths=None) -> np.ndarray:
         """One Fisher-score feature vector per sequence, shape (n_sequences, n_features_out_).
@@ -416,10 +631,10 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         if parts[0].shape[1] != self.n_features_in_:
             raise DataError(f"Sequences have {parts[0].shape[1]} channels; the HMM was fitted with "
                              f"{self.n_features_in_}.")
-        features = self._raw_scores(parts)
-        if self.whitening_ is not None:
-            features = features @ self.whitening_
-        if self.normalize == "standardize":
+        features = self._whiten(self._raw_scores(parts))
+        if self.normalize == "blocks":
+            features = features * self.block_scale_
+        elif self.normalize == "standardize":
             features = (features - self.mean_) / self.scale_
         elif self.normalize == "l2":
             norms = np.linalg.norm(features, axis=1, keepdims=True)
