@@ -328,3 +328,9 @@ def test_the_default_kernel_detects_a_small_persistence_difference():
         accuracies.append(cross_val_score(SVC(kernel="precomputed"), kernel.gram(sequences), labels,
                                           cv=StratifiedKFold(5, shuffle=True, random_state=0)).mean())
     assert accuracies[0] >= 0.8 and accuracies[0] > accuracies[1]
+
+
+def test_complete_information_needs_the_logit_form(groups):
+    sequences, _ = groups
+    with pytest.raises(ValueError, match="form='logit'"):
+        HMMFisherKernel(form="raw", n_init=1).fit(sequences[:2])

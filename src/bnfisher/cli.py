@@ -459,8 +459,9 @@ def _command_hmm_kernel(args) -> None:
                 sequences, lengths = [archive[name] for name in archive.files], None
     except (ValueError, OSError, EOFError) as exc:
         raise DataError(f"Cannot read {args.sequences!r} as a .npz archive of sequences: {exc}") from None
+    normalize = None if args.normalize == "none" else args.normalize
     kernel = HMMFisherKernel(n_states=args.n_states, covariance_type=args.covariance_type,
-                             information=args.information, normalize=args.normalize, n_init=args.n_init,
+                             information=args.information, normalize=normalize, n_init=args.n_init,
                              random_state=args.seed).fit(sequences, lengths=lengths)
     gram = kernel.gram(sequences, lengths_a=lengths)
     buffer = io.BytesIO()
@@ -586,8 +587,10 @@ def build_parser() -> argparse.ArgumentParser:
     hmm.add_argument("-o", "--output", required=True, help="output file (NumPy .npy format, written as named)")
     hmm.add_argument("--n-states", type=_positive_int, default=3)
     hmm.add_argument("--covariance-type", default="full", choices=["full", "diag"])
-    hmm.add_argument("--information", default="identity", choices=["identity", "empirical"])
-    hmm.add_argument("--normalize", default=None, choices=["l2", "standardize"])
+    hmm.add_argument("--information", default="complete", choices=["complete", "identity", "empirical"],
+                     help="information matrix of the kernel (default: complete-data, closed form)")
+    hmm.add_argument("--normalize", default="blocks", choices=["blocks", "none", "l2", "standardize"],
+                     help="feature scaling (default: every parameter block to equal weight)")
     hmm.add_argument("--n-init", type=_positive_int, default=5)
     hmm.set_defaults(handler=_command_hmm_kernel)
     return parser
