@@ -668,7 +668,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_sequences, n_features_out_)
+        ndarray of shape (n_sequences,)
         """
         return np.array([forward_backward(s, self.startprob_, self.transmat_, self.means_, self.covariances_)[0]
                          for s in _split(sequences, lengths)])

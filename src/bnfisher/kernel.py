@@ -198,6 +198,23 @@ class FamilyKernel:
         """
         return int(self._tables[i].shape[1])
 
+    def feature_columns(self, i: int, cells: np.ndarray) -> np.ndarray:
+        """Feature columns of family ``i``'s cells: the ``d_i`` columns of each cell's configuration block.
+
+        Parameters
+        ----------
+        i : int
+        cells : ndarray of int, shape (m,)
+            Cell indices of family ``i`` (mixed radix over ``families[i]``).
+
+        Returns
+        -------
+        ndarray of int64, shape (m, d_i)
+        """
+        d = self.block_width(i)
+        config = np.asarray(cells) // int(self.network.cardinalities[i])
+        return (self.block_offsets[i] + config * d)[:, None] + np.arange(d)
+
     def cell_valid(self, i: int) -> np.ndarray:
         """``(q_i r_i,)`` bool: False where the kernel is undefined (a cell of probability 0).
 
@@ -297,14 +314,12 @@ class FamilyKernel:
         data = np.empty((n_rows, width))
         indices = np.empty((n_rows, width), dtype=np.int64)
         start = 0
-        cards = self.network.cardinalities
         for i, d in enumerate(widths):
             if d == 0:
                 continue
             flat = self.cell_index(codes, i)
-            config = flat // int(cards[i])
             data[:, start : start + d] = self._tables[i][flat]
-            indices[:, start : start + d] = (self.block_offsets[i] + config * d)[:, None] + np.arange(d)
+            indices[:, start : start + d] = self.feature_columns(i, flat)
             start += d
         indptr = np.arange(n_rows + 1, dtype=np.int64) * width  # width 0: every variable has one state
         return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(n_rows, self.n_features_))
@@ -322,15 +337,13 @@ class FamilyKernel:
         -------
         scipy.sparse.csr_matrix of shape (n_rows, n_features_)
         """
-        cards = self.network.cardinalities
         rows_all, columns_all, values_all = [], [], []
         for i, (rows, cells, cell_weights) in enumerate(weights):
             d = self.block_width(i)
             if d == 0:
                 continue
-            config = cells // int(cards[i])
             rows_all.append(np.repeat(rows, d))
-            columns_all.append(((self.block_offsets[i] + config * d)[:, None] + np.arange(d)).ravel())
+            columns_all.append(self.feature_columns(i, cells).ravel())
             values_all.append((cell_weights[:, None] * self._tables[i][cells]).ravel())
         if not rows_all:
             return sp.csr_matrix((n_rows, self.n_features_))
@@ -625,9 +638,8 @@ class KernelColumns:
         # P: cells -> features (row c holds F_f[c] in the block of its configuration); M = P P^T.
         blocks = []
         for i, size in zip(active, sizes):
-            d, r = kernel.block_width(i), int(cards[i])
-            config = np.arange(size) // r
-            columns = (kernel.block_offsets[i] + config * d)[:, None] + np.arange(d)
+            d = kernel.block_width(i)
+            columns = kernel.feature_columns(i, np.arange(size))
             blocks.append(sp.csr_matrix((kernel.cell_features(i).ravel(), columns.ravel(), np.arange(size + 1) * d),
                                         shape=(size, kernel.n_features_)))
         self.cell_features = sp.vstack(blocks, format="csr") if blocks else sp.csr_matrix((0, kernel.n_features_))

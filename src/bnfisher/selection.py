@@ -1066,7 +1066,7 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
 
     observed_parts = parts(observed[:, None])[0]
     counts_x, counts_y = [None] * len(kernel.families), [None] * len(kernel.families)
-    observed_counts = matrix.astype(np.float64) @ observed.astype(np.float64)
+    observed_counts = (matrix @ observed.astype(matrix.dtype)).astype(np.float64)  # no float64 copy of the matrix
     for k, i in enumerate(active):
         counts_x[i] = observed_counts[units.offsets[k]: units.offsets[k + 1]]
         counts_y[i] = pooled_counts[units.offsets[k]: units.offsets[k + 1]] - counts_x[i]
