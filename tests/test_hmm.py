@@ -6,7 +6,7 @@ from hmmlearn.hmm import GaussianHMM  # noqa: E402
 from sklearn.model_selection import StratifiedKFold, cross_val_score  # noqa: E402
 from sklearn.svm import SVC  # noqa: E402
 
-from bnfisher.hmm import HMMFisherKernel, forward_backward, hmm_scores  # noqa: E402
+from bnfisher.hmm import HMMFisherKernel, forward_backward, hmm_scores, log_emissions  # noqa: E402
 
 
 def _parameters(rng, K=3, D=2):
@@ -166,7 +166,13 @@ def _relabel(kernel, order):
     kernel.means_ = kernel.means_[order]
     kernel.covariances_ = kernel.covariances_[order]
     kernel.occupancy_, kernel.visits_ = kernel.occupancy_[order], kernel.visits_[order]
-    if kernel.whitening_ is not None:
+    if kernel.information == "complete":  # recomputed from the relabelled parameters, not permuted
+        from bnfisher.hmm import _block_diagonal, _inverse_root, complete_information
+
+        matrices = complete_information(kernel.startprob_, kernel.transmat_, kernel.covariances_, kernel.occupancy_,
+                                        kernel.visits_)
+        kernel.whitening_ = _block_diagonal([_inverse_root(m) for m in matrices])
+    elif kernel.whitening_ is not None:
         kernel.whitening_ = kernel.whitening_[np.ix_(features, features)]
     if kernel.normalize == "standardize":
         kernel.mean_, kernel.scale_ = kernel.mean_[features], kernel.scale_[features]
@@ -238,7 +244,7 @@ def test_batched_forward_backward_equals_one_sequence_at_a_time():
 
 def test_complete_information_equals_the_monte_carlo_covariance_of_complete_data_scores():
     """Simulate states and observations; the covariance of the complete-data scores is the information."""
-    from bnfisher.hmm import _scores_from_posteriors, complete_information
+    from bnfisher.hmm import _scores_from_statistics, complete_information
 
     rng = np.random.default_rng(3)
     startprob, transmat, means, covariances = _parameters(rng, K=2, D=2)
@@ -253,8 +259,12 @@ def test_complete_information_equals_the_monte_carlo_covariance_of_complete_data
         gamma = np.eye(2)[states]  # the states are observed: one-hot posteriors
         xi_sum = np.zeros((2, 2))
         np.add.at(xi_sum, (states[:-1], states[1:]), 1.0)
-        scores.append(_scores_from_posteriors(X, gamma, xi_sum, startprob, transmat, means, covariances, "full",
-                                              ("startprob", "transmat", "means", "covars"), "logit"))
+        residual = X[:, None, :] - means  # (T, K, D)
+        stats = {"first": gamma[:1], "xi": xi_sum[None], "occupancy": gamma.sum(axis=0)[None],
+                 "m1": np.einsum("tk,tkd->kd", gamma, residual)[None],
+                 "m2": np.einsum("tk,tkd,tke->kde", gamma, residual, residual)[None]}
+        scores.append(_scores_from_statistics(stats, startprob, transmat, means, covariances, "full",
+                                              ("startprob", "transmat", "means", "covars"), "logit")[0])
         occupancy += gamma.sum(axis=0) / n
         visits += gamma[:-1].sum(axis=0) / n
     empirical = np.cov(np.array(scores).T)
@@ -334,3 +344,50 @@ def test_complete_information_needs_the_logit_form(groups):
     sequences, _ = groups
     with pytest.raises(ValueError, match="form='logit'"):
         HMMFisherKernel(form="raw", n_init=1).fit(sequences[:2])
+
+
+@pytest.mark.parametrize("chunk_bytes", [64 << 20, 8 * 3 * 50])
+def test_ragged_sequences_in_one_pass_equal_hmmlearn_sequence_by_sequence(chunk_bytes):
+    """Lengths 2..400 batched together (and in chunks smaller than one sequence) against hmmlearn's posteriors."""
+    from bnfisher._forward_backward import sequence_statistics
+
+    rng = np.random.default_rng(11)
+    params = _parameters(rng, K=3, D=2)
+    parts = [_sample(rng, *params, T=T) for T in (2, 400, 37, 3, 150)]
+    model = GaussianHMM(n_components=3, covariance_type="full", implementation="scaling", init_params="",
+                        params="")
+    model.startprob_, model.transmat_, model.means_, model.covars_ = params
+    stats = sequence_statistics(parts, *params, posteriors=True, chunk_bytes=chunk_bytes)
+    start = 0
+    for i, X in enumerate(parts):
+        log_likelihood, gamma = model.score_samples(X)
+        assert stats["log_likelihood"][i] == pytest.approx(log_likelihood, rel=1e-10)
+        np.testing.assert_allclose(stats["gamma"][start : start + len(X)], gamma, atol=1e-9)
+        np.testing.assert_allclose(stats["first"][i], gamma[0], atol=1e-9)
+        np.testing.assert_allclose(stats["occupancy"][i], gamma.sum(axis=0), atol=1e-8)
+        residual = X[:, None, :] - params[2]  # (T, K, D), moments from hmmlearn's posteriors
+        np.testing.assert_allclose(stats["m1"][i], np.einsum("tk,tkd->kd", gamma, residual), atol=1e-8)
+        np.testing.assert_allclose(stats["m2"][i], np.einsum("tk,tkd,tke->kde", gamma, residual, residual),
+                                   atol=1e-7)
+        # expected transitions from the definition: alpha_t(i) A_ij b_{t+1}(j) beta_{t+1}(j) / p(x), by brute force
+        if len(X) <= 3:
+            from itertools import product
+
+            density = np.exp(log_emissions(X, params[2], params[3]))
+            xi = np.zeros((3, 3))
+            for path in product(range(3), repeat=len(X)):
+                p = params[0][path[0]] * np.prod([params[1][a, b] for a, b in zip(path, path[1:])])
+                p *= np.prod(density[np.arange(len(X)), path])
+                for a, b in zip(path, path[1:]):
+                    xi[a, b] += p
+            np.testing.assert_allclose(stats["xi"][i], xi / np.exp(log_likelihood), atol=1e-10)
+        start += len(X)
+
+
+def test_transform_of_a_ragged_collection_equals_one_sequence_at_a_time(groups):
+    sequences, _ = groups
+    kernel = HMMFisherKernel(n_states=3, n_init=1, random_state=0).fit(sequences[:10])
+    ragged = [s[: 50 + 40 * i] for i, s in enumerate(sequences[:5])]
+    together = kernel.transform(ragged)
+    one_by_one = np.vstack([kernel.transform([s]) for s in ragged])
+    np.testing.assert_allclose(together, one_by_one, rtol=1e-10, atol=1e-12)

@@ -26,8 +26,8 @@ sequences (``information="empirical"``).
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
+from ._forward_backward import log_emissions, sequence_statistics
 from ._sklearn import BaseEstimator, TransformerMixin, check_is_fitted
 from ._validation import check_nonnegative_float, check_option, check_positive_int, check_random_state
 from .exceptions import DataError
@@ -77,38 +77,13 @@ def _full_covariances(covars: np.ndarray, covariance_type: str, n_states: int, n
 
 
 # --------------------------------------------------------- forward-backward
-def log_emissions(X: np.ndarray, means: np.ndarray, covariances: np.ndarray) -> np.ndarray:
-    """``log N(x_t | m_k, C_k)`` for every time step and state, shape (..., T, K), via Cholesky factors.
-
-    Parameters
-    ----------
-    X : ndarray of shape (T, D)
-    means : ndarray of shape (K, D)
-    covariances : ndarray of shape (K, D, D)
-
-    Returns
-    -------
-    ndarray of shape (T, K)
-    """
-    D = X.shape[-1]
-    out = np.empty(X.shape[:-1] + (means.shape[0],))
-    flat = X.reshape(-1, D)
-    for k, (mean, covariance) in enumerate(zip(means, covariances)):
-        factor = np.linalg.cholesky(covariance)
-        z = solve_triangular(factor, (flat - mean).T, lower=True)
-        values = -0.5 * (D * np.log(2 * np.pi) + 2 * np.log(np.diag(factor)).sum() + (z * z).sum(axis=0))
-        out[..., k] = values.reshape(X.shape[:-1])
-    return out
-
-
 def forward_backward(X: np.ndarray, startprob: np.ndarray, transmat: np.ndarray, means: np.ndarray,
                      covariances: np.ndarray):
     """Exact posteriors of a Gaussian HMM for one sequence, or a batch of equal-length ones.
 
-    Scaled forward-backward: each step's emission likelihoods are divided by their
-    maximum and each forward vector by its sum, with the logs of both kept, so
-    nothing underflows and ``log p(x)`` is exact.  A batch runs the time loop once
-    for all its sequences.
+    Scaled forward-backward (compiled; see :func:`bnfisher._forward_backward.sequence_statistics`):
+    emission likelihoods are divided by their maximum at every step and the messages
+    normalised, with the logs kept, so nothing underflows and ``log p(x)`` is exact.
 
     Parameters
     ----------
@@ -125,35 +100,25 @@ def forward_backward(X: np.ndarray, startprob: np.ndarray, transmat: np.ndarray,
         ``P(s_t = k | x)``.
     xi_sum : ndarray of shape (K, K) (or (B, K, K))
         ``sum_t P(s_t = i, s_{t+1} = j | x)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.1], [0.2], [3.0], [2.9]])
+    >>> ll, gamma, xi = forward_backward(X, np.array([0.5, 0.5]), np.array([[0.9, 0.1], [0.1, 0.9]]),
+    ...                                  np.array([[0.0], [3.0]]), np.ones((2, 1, 1)))
+    >>> gamma.argmax(axis=1)
+    array([0, 0, 1, 1])
+    >>> round(float(xi.sum()), 10)  # T - 1 transitions
+    3.0
     """
     single = X.ndim == 2
-    X = X[None] if single else X
-    log_b = log_emissions(X, means, covariances)  # (B, T, K)
-    shift = log_b.max(axis=2, keepdims=True)
-    b = np.exp(log_b - shift)
-    B, T, K = b.shape
-    alpha = np.empty((B, T, K))
-    scale = np.empty((B, T))
-    a = startprob * b[:, 0]
-    scale[:, 0] = a.sum(axis=1)
-    alpha[:, 0] = a / scale[:, :1]
-    for t in range(1, T):
-        a = (alpha[:, t - 1] @ transmat) * b[:, t]
-        scale[:, t] = a.sum(axis=1)
-        alpha[:, t] = a / scale[:, t, None]
-    beta = np.empty((B, T, K))
-    beta[:, -1] = 1.0
-    for t in range(T - 2, -1, -1):
-        beta[:, t] = (b[:, t + 1] * beta[:, t + 1]) @ transmat.T / scale[:, t + 1, None]
-    gamma = alpha * beta
-    gamma /= gamma.sum(axis=2, keepdims=True)
-    # xi_t(i, j) = alpha_t(i) A_ij b_{t+1}(j) beta_{t+1}(j) / c_{t+1}, summed over t in one product.
-    weighted = b[:, 1:] * beta[:, 1:] / scale[:, 1:, None]
-    xi_sum = transmat * np.einsum("bti,btj->bij", alpha[:, :-1], weighted)
-    log_likelihood = np.log(scale).sum(axis=1) + shift[..., 0].sum(axis=1)
+    parts = [X] if single else list(X)
+    stats = sequence_statistics(parts, startprob, transmat, means, covariances, moments=False, posteriors=True)
+    gamma = stats["gamma"].reshape(len(parts), -1, means.shape[0])
     if single:
-        return float(log_likelihood[0]), gamma[0], xi_sum[0]
-    return log_likelihood, gamma, xi_sum
+        return float(stats["log_likelihood"][0]), gamma[0], stats["xi"][0]
+    return stats["log_likelihood"], gamma, stats["xi"]
 
 
 def hmm_scores(X: np.ndarray, startprob: np.ndarray, transmat: np.ndarray, means: np.ndarray,
@@ -178,49 +143,49 @@ def hmm_scores(X: np.ndarray, startprob: np.ndarray, transmat: np.ndarray, means
     -------
     ndarray of shape (n_parameters,)
     """
-    _, gamma, xi_sum = forward_backward(X, startprob, transmat, means, covariances)
-    return _scores_from_posteriors(X, gamma, xi_sum, startprob, transmat, means, covariances, covariance_type,
-                                   parameters, form)
+    stats = sequence_statistics([X], startprob, transmat, means, covariances)
+    return _scores_from_statistics(stats, startprob, transmat, means, covariances, covariance_type, parameters,
+                                   form)[0]
 
 
-def _scores_from_posteriors(X, gamma, xi_sum, startprob, transmat, means, covariances, covariance_type,
-                            parameters, form) -> np.ndarray:
+def _scores_from_statistics(stats: dict, startprob, transmat, means, covariances, covariance_type, parameters,
+                            form) -> np.ndarray:
+    """Score vectors of all sequences, shape (n, n_parameters), from :func:`sequence_statistics` output."""
+    n, K = stats["first"].shape
+    D = means.shape[1]
     blocks = []
     for name in parameters:
         if name == "startprob":
-            first = gamma[0]
+            first = stats["first"]
             with np.errstate(divide="ignore", invalid="ignore"):  # raw form at pi_i = 0 is undefined: 0
                 raw = np.where(startprob > 0, first / startprob, 0.0)
             blocks.append(first - startprob if form == "logit" else raw)
         elif name == "transmat":
-            visits = xi_sum.sum(axis=1, keepdims=True)
+            xi = stats["xi"]
+            visits = xi.sum(axis=2, keepdims=True)
             with np.errstate(divide="ignore", invalid="ignore"):  # raw form at A_ij = 0 is undefined: 0
-                raw = np.where(transmat > 0, xi_sum / transmat, 0.0)
-            blocks.append((xi_sum - transmat * visits if form == "logit" else raw).ravel())
+                raw = np.where(transmat > 0, xi / transmat, 0.0)
+            blocks.append((xi - transmat * visits if form == "logit" else raw).reshape(n, K * K))
         elif name == "means":
-            for k in range(means.shape[0]):
-                residual = gamma[:, k] @ (X - means[k])
-                blocks.append(cho_solve(cho_factor(covariances[k]), residual))
+            # C_k^{-1} sum_t gamma_k(t) (x_t - m_k)
+            blocks.append(np.einsum("kde,nke->nkd", np.linalg.inv(covariances), stats["m1"]).reshape(n, K * D))
         elif name == "covars":
-            D = X.shape[1]
-            rows, cols = np.triu_indices(D)
-            for k in range(means.shape[0]):
-                centred = X - means[k]
-                occupancy = gamma[:, k].sum()
-                if covariance_type == "diag":
-                    variance = np.diag(covariances[k])
-                    spread = gamma[:, k] @ (centred**2)
-                    # d/d sigma^2: 1/2 sum_t gamma (r^2 / sigma^4 - 1 / sigma^2)
-                    blocks.append(0.5 * (spread / variance**2 - occupancy / variance))
-                else:
-                    inverse = np.linalg.inv(covariances[k])
-                    spread = (centred * gamma[:, k, None]).T @ centred
-                    gradient = 0.5 * inverse @ (spread - occupancy * covariances[k]) @ inverse
-                    # Upper-triangle parametrisation: off-diagonal entries appear twice in C.
-                    blocks.append(np.where(rows == cols, 1.0, 2.0) * gradient[rows, cols])
+            occupancy = stats["occupancy"][:, :, None]
+            if covariance_type == "diag":
+                variance = np.diagonal(covariances, axis1=1, axis2=2)
+                spread = np.diagonal(stats["m2"], axis1=2, axis2=3)
+                # d/d sigma^2: 1/2 sum_t gamma (r^2 / sigma^4 - 1 / sigma^2)
+                blocks.append((0.5 * (spread / variance**2 - occupancy / variance)).reshape(n, K * D))
+            else:
+                inverse = np.linalg.inv(covariances)
+                excess = stats["m2"] - occupancy[..., None] * covariances
+                gradient = 0.5 * np.einsum("kab,nkbc,kcd->nkad", inverse, excess, inverse)
+                # Upper-triangle parametrisation: off-diagonal entries appear twice in C.
+                rows, cols = np.triu_indices(D)
+                blocks.append((np.where(rows == cols, 1.0, 2.0) * gradient[:, :, rows, cols]).reshape(n, -1))
         else:
             raise DataError(f"Unknown parameter block {name!r}; use {PARAMETERS}.")
-    return np.concatenate([np.atleast_1d(b) for b in blocks])
+    return np.concatenate(blocks, axis=1)
 
 
 # ------------------------------------------------------- complete-data information
@@ -369,6 +334,9 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
     occupancy_, visits_ : ndarray of shape (n_states,)
         Expected state occupancy and visits before the last step, per training
         sequence: the counts behind ``information="complete"``.
+    whitening_ : ndarray of shape (n_features_out_, n_features_out_) or None
+        ``I^{-1/2}`` applied to the raw scores: block diagonal for ``"complete"``,
+        Ledoit-Wolf for ``"empirical"``, None for ``"identity"``.
     startprob_, transmat_, means_, covariances_ : ndarray
         Its parameters (covariances as full matrices).
     n_features_out_ : int
@@ -473,9 +441,9 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
                 occupancy = model.predict_proba(X, lengths).sum(axis=0)
                 # A state on fewer than D + 1 expected points has a degenerate covariance: reject the start.
                 if np.all(np.isfinite(model.transmat_)):
-                    value = float(sum(forward_backward(part, model.startprob_, model.transmat_, model.means_,
-                                                       covariances)[0]
-                                      for part in np.split(X, np.cumsum(lengths)[:-1])))
+                    value = float(sequence_statistics(np.split(X, np.cumsum(lengths)[:-1]), model.startprob_,
+                                                      model.transmat_, model.means_, covariances,
+                                                      moments=False)["log_likelihood"].sum())
                     if occupancy.min() >= D + 1:
                         score = value
                     elif fallback is None or value > fallback[0]:
@@ -544,7 +512,13 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         sizes = {"startprob": [K], "transmat": [K] * K, "means": [D] * K, "covars": [width] * K}
         self.block_sizes_ = [size for name in blocks for size in sizes[name]]
         self.occupancy_, self.visits_ = occupancy, visits
-        self.whitening_ = self._empirical_whitening(scores) if self.information == "empirical" else None
+        self.whitening_ = None
+        if self.information == "complete":
+            matrices = complete_information(self.startprob_, self.transmat_, self.covariances_, occupancy, visits,
+                                            self.covariance_type, blocks)
+            self.whitening_ = _block_diagonal([_inverse_root(m) for m in matrices])
+        elif self.information == "empirical":
+            self.whitening_ = self._empirical_whitening(scores)
         scores = self._whiten(scores)
         self.block_scale_ = None
         if self.normalize == "blocks":
@@ -564,14 +538,8 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         return self
 
     def _whiten(self, scores: np.ndarray) -> np.ndarray:
-        """Apply ``I^{-1/2}``: the complete-data information at the fitted parameters, or the empirical one."""
-        if self.information == "complete":
-            matrices = complete_information(self.startprob_, self.transmat_, self.covariances_, self.occupancy_,
-                                            self.visits_, self.covariance_type, self._blocks())
-            return scores @ _block_diagonal([_inverse_root(m) for m in matrices])
-        if self.whitening_ is not None:
-            return scores @ self.whitening_
-        return scores
+        """Apply ``I^{-1/2}`` (``whitening_``): complete-data or empirical information; identity: nothing."""
+        return scores if self.whitening_ is None else scores @ self.whitening_
 
     def _empirical_whitening(self, scores: np.ndarray) -> np.ndarray:
         """``I^{-1/2}`` from the centred training scores, Ledoit-Wolf shrunk, plus the ridge."""
@@ -589,29 +557,13 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         return _inverse_root(information)
 
     def _raw_scores(self, parts: list, statistics: bool = False):
-        # Sequences of equal length share one batched forward-backward (one time loop for all), in batches of at
-        # most ~64 MB of posteriors.
-        out: list = [None] * len(parts)
-        by_length: dict = {}
-        for i, s in enumerate(parts):
-            by_length.setdefault(s.shape[0], []).append(i)
+        # One compiled pass over all sequences, whatever their lengths (chunks capped in bytes).
         parameters = (self.startprob_, self.transmat_, self.means_, self.covariances_)
-        K = self.means_.shape[0]
-        occupancy, visits = np.zeros(K), np.zeros(K)
-        for length, members in by_length.items():
-            batch_size = max(1, (64 << 20) // (8 * 4 * length * K))
-            for first in range(0, len(members), batch_size):
-                group = members[first : first + batch_size]
-                batch = np.stack([parts[i] for i in group])
-                _, gamma, xi_sum = forward_backward(batch, *parameters)
-                occupancy += gamma.sum(axis=(0, 1))
-                visits += gamma[:, :-1].sum(axis=(0, 1))
-                for row, i in enumerate(group):
-                    out[i] = _scores_from_posteriors(parts[i], gamma[row], xi_sum[row], *parameters,
-                                                     self.covariance_type, self._blocks(), self.form)
-        scores = np.stack(out)
+        stats = sequence_statistics(parts, *parameters)
+        scores = _scores_from_statistics(stats, *parameters, self.covariance_type, self._blocks(), self.form)
         if statistics:
-            return scores, occupancy / len(parts), visits / len(parts)
+            # per-sequence averages: occupancy sum_t P(s_t = k), visits before the last step sum_j xi_kj
+            return scores, stats["occupancy"].mean(axis=0), stats["xi"].sum(axis=2).mean(axis=0)
         return scores
 
     def transform(self, sequences, lengths=None) -> np.ndarray:
@@ -670,5 +622,6 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         -------
         ndarray of shape (n_sequences,)
         """
-        return np.array([forward_backward(s, self.startprob_, self.transmat_, self.means_, self.covariances_)[0]
-                         for s in _split(sequences, lengths)])
+        check_is_fitted(self, "model_")
+        return sequence_statistics(_split(sequences, lengths), self.startprob_, self.transmat_, self.means_,
+                                   self.covariances_, moments=False)["log_likelihood"]
