@@ -312,17 +312,23 @@ def order_step(scorer, parents: list, *, max_parents=None, whitelist=(), blackli
         required = {i for i, c in whitelist if c == j}
         current = tuple(sorted(parents[j]))
         preds = [i for i in range(n) if position[i] < position[j] and (i, j) not in black]
-        if hasattr(scorer, "prefetch"):
-            scorer.prefetch([(j, (i,)) for i in preds] + [(j, ())])
-        empty = scorer(j, ())
-        ranked = sorted(preds, key=lambda i: -(scorer(j, (i,)) - empty))[:n_candidates]
+        # single-parent gains of all predecessors in one batched count (stable order breaks ties)
+        gains = scorer.scores_adding(j, (), preds) - scorer(j, ()) if preds else np.empty(0)
+        ranked = [preds[k] for k in np.argsort(-gains, kind="stable")[:n_candidates]]
         pool = sorted(set(ranked) | set(current) | required)
         size = max_size if max_parents is None else min(max_size, max_parents)
         free = [i for i in pool if i not in required]
-        sets = [tuple(sorted(required | set(extra))) for k in range(0, max(size - len(required), 0) + 1)
-                for extra in combinations(free, k)]
-        if hasattr(scorer, "prefetch"):
+        extras = [extra for k in range(0, max(size - len(required), 0) + 1) for extra in combinations(free, k)]
+        sets = [tuple(sorted(required | set(extra))) for extra in extras]
+        if hasattr(scorer, "prefetch"):  # a provider: one pass for all the sets
             scorer.prefetch([(j, s) for s in sets])
+        else:  # in memory: each set's last element added to its prefix in one batched count per prefix
+            grown: dict = {}
+            for extra in extras:
+                if extra:
+                    grown.setdefault(extra[:-1], []).append(extra[-1])
+            for prefix, last in grown.items():
+                scorer.scores_adding(j, tuple(sorted(required | set(prefix))), last)
         best, best_value = current, scorer(j, current)
         for s in sets:
             value = scorer(j, s)
