@@ -303,8 +303,9 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         vectors.  ``"standardize"``: z-score every feature with the training
         sequences' mean and sd.  All are fitted in ``fit`` only.
     n_init : int, default=5
-        HMM fits from different starts (k-means, random observations as means, and
-        perturbations of the best fit so far); the best log-likelihood is kept.
+        HMM fits from different starts, in every five: three k-means starts (different
+        seeds), one with random observations as means and one perturbing the best fit
+        so far; the best log-likelihood is kept.
         Starts in which a state collapses on fewer than ``D + 1`` expected points,
         or whose fit fails, are rejected.
     n_iter : int, default=100
@@ -389,6 +390,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
     def _fit_hmm(self, X: np.ndarray, lengths: list):
         try:
             from hmmlearn.hmm import GaussianHMM
+            from threadpoolctl import threadpool_limits  # a scikit-learn dependency
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError("Fitting needs hmmlearn: pip install 'bnfisher[hmm]'.") from exc
         import warnings
@@ -408,8 +410,10 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         for start in range(n_init):
             seed = int(rng.integers(2**31 - 1))
             local = np.random.default_rng(seed)
-            kind = "kmeans" if start == 0 else ("perturb" if best is not None and start % 3 == 2 else
-                                               ("random" if start % 2 == 1 else "kmeans"))
+            # k-means starts first and most often (they reach the best optimum most often), then one from random
+            # observations and one perturbing the best fit so far, in every five
+            kind = ("kmeans", "kmeans", "random", "kmeans", "perturb")[start % 5]
+            kind = "random" if kind == "perturb" and best is None else kind
             model = GaussianHMM(n_components=K, covariance_type=self.covariance_type, n_iter=self.n_iter,
                                 tol=self.tol, random_state=seed, min_covar=floor,
                                 init_params="stmc" if kind == "kmeans" else "")
@@ -431,7 +435,9 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
                                  else np.array([np.diag(c) for c in previous.covars_]))
             score = -np.inf
             try:
-                with warnings.catch_warnings():
+                # One OpenMP thread for scikit-learn's k-means inside hmmlearn's initialisation: on a few thousand
+                # points threads gain nothing, and on a loaded machine their busy-waiting made fits 10x slower.
+                with warnings.catch_warnings(), threadpool_limits(limits=1):
                     warnings.simplefilter("ignore")  # hmmlearn warns about non-monotone EM steps
                     model.fit(X, lengths)
                 # The floor as eigenvalues too: hmmlearn can leave a collapsed state's covariance singular.
