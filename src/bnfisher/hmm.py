@@ -303,9 +303,8 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         vectors.  ``"standardize"``: z-score every feature with the training
         sequences' mean and sd.  All are fitted in ``fit`` only.
     n_init : int, default=5
-        HMM fits from different starts, in every five: three k-means starts (different
-        seeds), one with random observations as means and one perturbing the best fit
-        so far; the best log-likelihood is kept.
+        HMM fits from different starts (k-means, random observations as means, and
+        perturbations of the best fit so far); the best log-likelihood is kept.
         Starts in which a state collapses on fewer than ``D + 1`` expected points,
         or whose fit fails, are rejected.
     n_iter : int, default=100
@@ -410,10 +409,8 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         for start in range(n_init):
             seed = int(rng.integers(2**31 - 1))
             local = np.random.default_rng(seed)
-            # k-means starts first and most often (they reach the best optimum most often), then one from random
-            # observations and one perturbing the best fit so far, in every five
-            kind = ("kmeans", "kmeans", "random", "kmeans", "perturb")[start % 5]
-            kind = "random" if kind == "perturb" and best is None else kind
+            kind = "kmeans" if start == 0 else ("perturb" if best is not None and start % 3 == 2 else
+                                               ("random" if start % 2 == 1 else "kmeans"))
             model = GaussianHMM(n_components=K, covariance_type=self.covariance_type, n_iter=self.n_iter,
                                 tol=self.tol, random_state=seed, min_covar=floor,
                                 init_params="stmc" if kind == "kmeans" else "")
