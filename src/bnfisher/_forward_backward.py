@@ -39,6 +39,7 @@ __all__ = ["log_emissions", "sequence_statistics"]
 #: Emission log-densities held at once by :func:`sequence_statistics`, in bytes (one chunk of sequences).
 CHUNK_BYTES = 64 << 20
 _warned = False
+_controller = None  # threadpoolctl's, made on first use
 
 
 def log_emissions(X: np.ndarray, means: np.ndarray, covariances: np.ndarray, *, block: int = 8192) -> np.ndarray:
@@ -185,15 +186,22 @@ def _one_blas_thread():
     """Return a context with one BLAS thread.
 
     The emission products are small; on a loaded machine, BLAS threads' busy-waiting made them
-    3-6x slower. threadpoolctl comes with scikit-learn; without it, nothing changes.
+    3-6x slower. threadpoolctl comes with scikit-learn; without it, nothing changes. Its
+    controller is made once: finding the libraries reads the process's memory map (ms).
     """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - depends on the environment
+    global _controller
+    if _controller is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _controller = ThreadpoolController()
+        except ImportError:  # pragma: no cover - depends on the environment
+            _controller = False
+    if _controller is False:  # pragma: no cover - depends on the environment
         from contextlib import nullcontext
 
         return nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    return _controller.limit(limits=1, user_api="blas")
 
 
 def sequence_statistics(parts: list, startprob: np.ndarray, transmat: np.ndarray, means: np.ndarray,
