@@ -18,9 +18,14 @@ variational bound -- with respect to the HMM parameters ``w = (pi, A, m_k, C_k)`
 The note this module follows has two slips that are fixed here: its eq. 10 has
 the wrong sign for the mean gradient and its eq. 13 an extra factor 1/2.
 
-The kernel is ``s(x)^T s(y)`` (``information="identity"``) or ``s(x)^T I^{-1} s(y)``
-with ``I`` the ridge-regularised empirical Fisher information of the training
-sequences (``information="empirical"``).
+The kernel is ``s(x)^T I^{-1} s(y)`` with ``I`` the expected complete-data Fisher
+information, closed form per block (``information="complete"``, the default), the
+centred, Ledoit-Wolf shrunk empirical information of the training sequences
+(``"empirical"``), or the identity (``"identity"``).
+
+The posteriors come from a compiled forward-backward pass
+(:mod:`bnfisher._forward_backward`) that takes sequences of any lengths at once and
+keeps only the per-sequence sums the scores need.
 """
 
 from __future__ import annotations
