@@ -5,6 +5,8 @@ Data: 5,000 and 50,000 rows sampled from alarm, insurance and hailfinder, and le
 bnfisher.score; pyAgrum's own BIC is the same value in log2).  Where the exact optimum is feasible
 (letter; the first 20 variables of insurance), it is computed and every heuristic's gap to it printed.
 
+pgmpy's result depends on Python's string-hash seed, so it runs in fresh interpreters under three seeds.
+
 Run:  python benchmarks/structure.py [--quick] [--skip-pgmpy-above N]
       python benchmarks/structure.py --limits     # exact learning: time and memory by size
 """
@@ -12,7 +14,10 @@ Run:  python benchmarks/structure.py [--quick] [--skip-pgmpy-above N]
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
+import subprocess
 import sys
 import time
 import warnings
@@ -48,6 +53,19 @@ def pgmpy(frame):
         dag = search.estimate(scoring_method="bic-d", show_progress=False)
     elapsed = time.perf_counter() - start
     return {v: list(dag.predecessors(v)) for v in frame.columns}, elapsed
+
+
+#: pgmpy's search depends on Python's string hashing (set order): each table is run under these hash seeds.
+PGMPY_HASH_SEEDS = (0, 1, 2)
+
+
+def pgmpy_in_process(label: str, seed: int):
+    """Run pgmpy on the table ``label`` in a fresh interpreter with ``PYTHONHASHSEED=seed``."""
+    environment = dict(os.environ, PYTHONHASHSEED=str(seed))
+    output = subprocess.run([sys.executable, __file__, "--pgmpy-child", label], capture_output=True, text=True,
+                            check=True, env=environment).stdout
+    result = json.loads(output.strip().splitlines()[-1])
+    return result["parents"], result["seconds"]
 
 
 def datasets(quick: bool):
@@ -95,11 +113,17 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--skip-pgmpy-above", type=int, default=60000, help="rows above which pgmpy is skipped")
     parser.add_argument("--limits", action="store_true", help="only exact learning's limits (docs/structure.md)")
+    parser.add_argument("--pgmpy-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.pgmpy_child:
+        frame = next(f for label, f in datasets(quick=False) if label == args.pgmpy_child)
+        parents, elapsed = pgmpy(frame)
+        print(json.dumps({"parents": parents, "seconds": elapsed}))
+        return
     if args.limits:
         limits()
         return
-    header = (f"{'data':<21}{'method':<30}{'time s':>9}{'BIC':>14}{'vs pyAgrum':>12}{'vs optimum':>12}{'arcs':>6}")
+    header = (f"{'data':<21}{'method':<34}{'time s':>9}{'BIC':>14}{'vs pyAgrum':>12}{'vs optimum':>12}{'arcs':>6}")
     print(header)
     print("-" * len(header))
     for label, frame in datasets(args.quick):
@@ -110,7 +134,8 @@ def main() -> None:
         rows.append(("pyAgrum GHC (default threads)", *reference))
         rows.append(("pyAgrum GHC (1 thread)", *pyagrum(frame, threads=1)))
         if len(frame) <= args.skip_pgmpy_above:
-            rows.append(("pgmpy HillClimbSearch", *pgmpy(frame)))
+            for seed in PGMPY_HASH_SEEDS:
+                rows.append((f"pgmpy HillClimbSearch (hash {seed})", *pgmpy_in_process(label, seed)))
         rows.append(("bnfisher hc (default)", *ours(frame)))
         rows.append(("bnfisher hc search=plain", *ours(frame, search="plain")))
         reference_score = bf.score(reference[0], frame, "bic")
@@ -119,7 +144,7 @@ def main() -> None:
             value = bf.score(parents, frame, "bic")
             arcs = sum(len(p) for p in parents.values())
             gap = f"{value - optimum:>+12.1f}" if optimum is not None else f"{'':>12}"
-            print(f"{label:<21}{method:<30}{elapsed:>9.3f}{value:>14.1f}{value - reference_score:>+12.1f}{gap}"
+            print(f"{label:<21}{method:<34}{elapsed:>9.3f}{value:>14.1f}{value - reference_score:>+12.1f}{gap}"
                   f"{arcs:>6}", flush=True)
         print()
 
