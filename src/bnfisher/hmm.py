@@ -148,9 +148,14 @@ def hmm_scores(X: np.ndarray, startprob: np.ndarray, transmat: np.ndarray, means
     -------
     ndarray of shape (n_parameters,)
     """
-    stats = sequence_statistics([X], startprob, transmat, means, covariances)
+    stats = sequence_statistics([X], startprob, transmat, means, covariances, moments=_needs_moments(parameters))
     return _scores_from_statistics(stats, startprob, transmat, means, covariances, covariance_type, parameters,
                                    form)[0]
+
+
+def _needs_moments(parameters) -> bool:
+    """Whether the blocks need the state-weighted moments (the mean and covariance scores do)."""
+    return "means" in parameters or "covars" in parameters
 
 
 def _scores_from_statistics(stats: dict, startprob, transmat, means, covariances, covariance_type, parameters,
@@ -405,6 +410,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         floor = self.min_covar * float(np.var(X, axis=0).mean())
         pooled = np.cov(X.T).reshape(D, D) + floor * np.eye(D)
         best, fallback, scores = None, None, []
+        parts = np.split(X, np.cumsum(lengths)[:-1])
         n_init = check_positive_int(self.n_init, "n_init")
         bar = None
         if self.progress:
@@ -446,13 +452,13 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
                 covariances = _floor_covariances(_full_covariances(model.covars_, self.covariance_type, K, D), floor)
                 model.covars_ = (covariances if self.covariance_type == "full"
                                  else np.array([np.diag(c) for c in covariances]))
-                occupancy = model.predict_proba(X, lengths).sum(axis=0)
-                # A state on fewer than D + 1 expected points has a degenerate covariance: reject the start.
                 if np.all(np.isfinite(model.transmat_)):
-                    value = float(sequence_statistics(np.split(X, np.cumsum(lengths)[:-1]), model.startprob_,
-                                                      model.transmat_, model.means_, covariances,
-                                                      moments=False)["log_likelihood"].sum())
-                    if occupancy.min() >= D + 1:
+                    # One pass gives the log-likelihood and the occupancies, with the floored covariances.
+                    stats = sequence_statistics(parts, model.startprob_, model.transmat_, model.means_, covariances,
+                                                moments=False)
+                    value = float(stats["log_likelihood"].sum())
+                    # A state on fewer than D + 1 expected points has a degenerate covariance: reject the start.
+                    if stats["occupancy"].sum(axis=0).min() >= D + 1:
                         score = value
                     elif fallback is None or value > fallback[0]:
                         fallback = (value, model)
@@ -567,7 +573,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
     def _raw_scores(self, parts: list, statistics: bool = False):
         # One compiled pass over all sequences, whatever their lengths (chunks capped in bytes).
         parameters = (self.startprob_, self.transmat_, self.means_, self.covariances_)
-        stats = sequence_statistics(parts, *parameters)
+        stats = sequence_statistics(parts, *parameters, moments=_needs_moments(self._blocks()))
         scores = _scores_from_statistics(stats, *parameters, self.covariance_type, self._blocks(), self.form)
         if statistics:
             # per-sequence averages: occupancy sum_t P(s_t = k), visits before the last step sum_j xi_kj
