@@ -32,16 +32,13 @@ import numpy as np
 from scipy.special import gammaln, xlogy
 
 from ._validation import check_nonnegative_float, check_option
-from .counts import NumpyCounts, as_provider, configuration_index, n_configurations
+from .counts import NumpyCounts, as_provider, n_configurations
 from .exceptions import DataError, OptionError, OptionTypeError
 from .network import BayesianNetwork, topological_order
 
 __all__ = ["SCORES", "local_score", "score", "LocalScorer", "ProviderScorer", "make_scorer"]
 
 SCORES = ("ll", "bic", "aic", "bdeu", "k2")
-_MAX_INDEX = 2**62
-#: Above this many cells a family is counted sparsely (``np.unique``) instead of densely.
-_DENSE_CELLS_PER_ROW = 4
 
 
 def _check_prior(structure_prior) -> float:
@@ -124,16 +121,18 @@ def _segment_scores(table: np.ndarray, starts: np.ndarray, n_configurations: np.
 
 
 class _CachedScorer:
-    """Share what both scorers need: options, the cache, local scores from count tables.
+    """The scorer protocol shared by both scorers: a cache of local scores filled by ``prefetch``.
 
-    The cache is keyed by ``(child, frozenset(parents))``; a family count table
-    becomes a cached local score plus the structure prior.
+    A subclass implements ``prefetch(families)``, which scores every uncached
+    ``(child, parents)`` family in one batch; ``__call__`` and ``scores_adding``
+    read the cache through it.  The cache is keyed by ``(child, frozenset(parents))``
+    and every value includes the structure prior ``|parents| log c``.
     """
 
     def __init__(self, cardinalities: Sequence[int], n_rows: int, score: str, ess: float,
                  structure_prior: float | None):
         check_option(score, "structure_score", SCORES)
-        self.cardinalities = np.asarray(cardinalities, dtype=np.intp)
+        self.cardinalities = np.asarray(cardinalities, dtype=np.int64)
         self.score_name = score
         self.ess = check_nonnegative_float(ess, "ess", strictly_positive=True)
         self.log_prior = _check_prior(structure_prior)
@@ -145,12 +144,138 @@ class _CachedScorer:
         # A Python int: the product of many cardinalities must not wrap around in int64.
         return n_configurations(self.cardinalities, parents)
 
+    def _uncached(self, families) -> list:
+        """The distinct families of ``families`` not yet in the cache, parents sorted."""
+        todo = {}
+        for child, parents in families:
+            key = (child, frozenset(parents))
+            if key not in self.cache and key not in todo:
+                todo[key] = (child, tuple(sorted(parents)))
+        return list(todo.values())
+
     def _remember(self, child: int, parents, value: float) -> float:
         """Add the structure prior ``|parents| log c``, cache and return the local score."""
         value = float(value) + self.log_prior * len(parents)
         self.cache[(child, frozenset(parents))] = value
         self.n_evaluations += 1
         return value
+
+    def prefetch(self, families) -> None:  # pragma: no cover - abstract
+        """Score every uncached ``(child, parents)`` family of ``families`` in one batch."""
+        raise NotImplementedError
+
+    def __call__(self, child: int, parents) -> float:
+        """Return the (cached) local score of ``child`` with ``parents`` (column indices)."""
+        value = self.cache.get((child, frozenset(parents)))
+        if value is None:
+            self.prefetch([(child, parents)])
+            value = self.cache[(child, frozenset(parents))]
+        return value
+
+    def family_scores(self, families) -> np.ndarray:
+        """Return the local scores of ``families``, a sequence of ``(child, parents)``, scoring the new ones in one batch.
+
+        Parameters
+        ----------
+        families : sequence of (int, iterable of int)
+
+        Returns
+        -------
+        ndarray of shape (len(families),)
+        """
+        keys = [(child, frozenset(parents)) for child, parents in families]
+        self.prefetch(families)
+        return np.array([self.cache[key] for key in keys], dtype=np.float64)
+
+    def scores_adding(self, child: int, parents, candidates) -> np.ndarray:
+        """Local scores of ``child`` with ``parents | {c}`` for every ``c`` in ``candidates`` (one batch).
+
+        Parameters
+        ----------
+        child : int
+        parents : iterable of int
+        candidates : sequence of int
+
+        Returns
+        -------
+        ndarray of shape (len(candidates),)
+        """
+        base = tuple(parents)
+        return self.family_scores([(child, base + (c,)) for c in candidates])
+
+
+class LocalScorer(_CachedScorer):
+    """Cached local scores of families over integer codes, computed by a compiled loop.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_variables)
+    cardinalities : sequence of int
+    score : str, default="bic"
+    ess : float, default=1.0
+    structure_prior : float, optional
+        ``c`` in ``P(G) ∝ c^{|E|}``.
+
+    Notes
+    -----
+    Scores are cached by ``(child, frozenset(parents))``.  A batch of uncached
+    families is scored by one call of a compiled loop (:mod:`bnfisher._family_scores`):
+    a family is counted densely when its table is small next to the data, and by
+    one sort of its rows otherwise; both give the same score.
+    """
+
+    def __init__(self, codes: np.ndarray, cardinalities: Sequence[int], score: str = "bic", ess: float = 1.0,
+                 structure_prior: float | None = None):
+        self.codes = np.asfortranarray(codes)
+        super().__init__(cardinalities, self.codes.shape[0], score, ess, structure_prior)
+
+    def prefetch(self, families) -> None:
+        """Score every uncached ``(child, parents)`` family in one compiled batch.
+
+        Parameters
+        ----------
+        families : sequence of (child, parents)
+        """
+        from ._family_scores import family_scores
+
+        todo = self._uncached(families)
+        if not todo:
+            return
+        values = family_scores(self.codes.T, self.cardinalities, todo, score=self.score_name, ess=self.ess)
+        for (child, parents), value in zip(todo, values):
+            self._remember(child, parents, value)
+
+
+class ProviderScorer(_CachedScorer):
+    """Cached local scores computed from a counts provider (e.g. a Dask one).
+
+    Same interface as :class:`LocalScorer`; every batch of families asks the
+    provider for all their count tables in one pass over the data.
+
+    Parameters
+    ----------
+    provider : CountsProvider
+    score : {"ll", "bic", "aic", "bdeu", "k2"}, default="bic"
+    ess : float, default=1.0
+    structure_prior : float, optional
+    """
+
+    def __init__(self, provider, score: str = "bic", ess: float = 1.0, structure_prior: float | None = None):
+        self.provider = provider
+        super().__init__(provider.cardinalities, provider.n_rows, score, ess, structure_prior)
+
+    def prefetch(self, families) -> None:
+        """Score every uncached ``(child, parents)`` family with one pass over the data.
+
+        Parameters
+        ----------
+        families : sequence of (child, parents)
+        """
+        todo = self._uncached(families)
+        if todo:
+            tables = self.provider.counts([ps + (c,) for c, ps in todo])
+            for (child, parents), table in zip(todo, tables):
+                self._store(child, parents, table)
 
     def _store(self, child: int, parents, table) -> float:
         r = int(self.cardinalities[child])
@@ -166,195 +291,6 @@ class _CachedScorer:
             value = local_score(table, self.score_name, n_rows=self.n_rows, ess=self.ess,
                                 n_configurations=self._n_configurations(parents))
         return self._remember(child, parents, value)
-
-
-class LocalScorer(_CachedScorer):
-    """Cached local scores of families over integer codes.
-
-    Parameters
-    ----------
-    codes : ndarray of shape (n_rows, n_variables)
-    cardinalities : sequence of int
-    score : str, default="bic"
-    ess : float, default=1.0
-    structure_prior : float, optional
-        ``c`` in ``P(G) ∝ c^{|E|}``.
-
-    Notes
-    -----
-    Scores are cached by ``(child, frozenset(parents))``.  A family is counted
-    densely (``bincount`` over ``q r`` cells) unless that table is much larger
-    than the data, in which case only the observed cells are counted
-    (``np.unique``); both give the same score.
-    """
-
-    def __init__(self, codes: np.ndarray, cardinalities: Sequence[int], score: str = "bic", ess: float = 1.0,
-                 structure_prior: float | None = None):
-        self.codes = np.asfortranarray(codes)
-        super().__init__(cardinalities, self.codes.shape[0], score, ess, structure_prior)
-
-    def __call__(self, child: int, parents) -> float:
-        """Return the (cached) local score of ``child`` with ``parents`` (column indices)."""
-        value = self.cache.get((child, frozenset(parents)))
-        if value is None:
-            parents = tuple(sorted(parents))
-            value = self._store(child, parents, self.family_table(child, parents))
-        return value
-
-    def _parent_configurations(self, parents: tuple) -> np.ndarray:
-        """Each row's parent configuration: mixed radix, or (beyond 2**62 configurations) a compact index."""
-        if self._n_configurations(parents) <= _MAX_INDEX:
-            return configuration_index(self.codes, parents, self.cardinalities)
-        # Too many configurations for a 64-bit mixed-radix index: number the observed ones instead.
-        return np.unique(self.codes[:, list(parents)], axis=0, return_inverse=True)[1].reshape(-1)
-
-    def family_table(self, child: int, parents: tuple) -> np.ndarray:
-        """Return the counts of the observed-or-all parent configurations (rows) by child state (columns).
-
-        Parameters
-        ----------
-        child : int
-        parents : tuple of int
-
-        Returns
-        -------
-        ndarray of shape (configurations, r)
-        """
-        config = self._parent_configurations(parents)
-        return _configuration_counts(config, self._n_configurations(parents), self.codes[:, child],
-                                     int(self.cardinalities[child]))
-
-    def scores_adding(self, child: int, parents, candidates) -> np.ndarray:
-        """Local scores of ``child`` with ``parents | {c}`` for every ``c`` in ``candidates``.
-
-        The parents' configuration index is computed once and extended per
-        candidate; all candidates are counted by one ``bincount`` over stacked
-        indices and scored by one segment-wise computation.
-
-        Parameters
-        ----------
-        child : int
-        parents : iterable of int
-        candidates : sequence of int
-
-        Returns
-        -------
-        ndarray of shape (len(candidates),)
-        """
-        parents = tuple(sorted(parents))
-        base_set = frozenset(parents)
-        values = np.empty(len(candidates))
-        missing = []
-        for k, c in enumerate(candidates):
-            cached = self.cache.get((child, base_set | {c}))
-            if cached is None:
-                missing.append(k)
-            else:
-                values[k] = cached
-        if not missing:
-            return values
-        r = int(self.cardinalities[child])
-        q_base = self._n_configurations(parents)
-        if q_base * int(self.cardinalities.max()) > _MAX_INDEX:
-            base = np.unique(self.codes[:, list(parents)], axis=0, return_inverse=True)[1].reshape(-1)
-        else:
-            base = configuration_index(self.codes, parents, self.cardinalities)
-        child_codes = self.codes[:, child]
-        dense_limit = _DENSE_CELLS_PER_ROW * max(self.n_rows, 1) + 4096
-        batch: list = []
-        for k in missing:
-            c = candidates[k]
-            q = q_base * int(self.cardinalities[c])
-            if q * r > dense_limit:  # too many configurations for a dense table: count the observed ones
-                table = _configuration_counts(base * int(self.cardinalities[c]) + self.codes[:, c], q, child_codes, r)
-                values[k] = self._store(child, parents + (c,), table)
-            else:
-                batch.append(k)
-        # Stack dense candidates in groups of about 2**23 index cells to bound memory.
-        group = max(1, (1 << 23) // max(self.n_rows, 1))
-        for first in range(0, len(batch), group):
-            members = batch[first : first + group]
-            sizes = np.array([q_base * int(self.cardinalities[candidates[k]]) for k in members], dtype=np.int64)
-            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-            flat = np.empty((len(members), self.n_rows), dtype=np.intp)
-            for row, k in enumerate(members):
-                c = candidates[k]
-                np.multiply(base, int(self.cardinalities[c]), out=flat[row])
-                flat[row] += self.codes[:, c]
-                flat[row] += starts[row]
-            flat *= r
-            flat += child_codes
-            table = np.bincount(flat.reshape(-1), minlength=int(sizes.sum()) * r).reshape(-1, r)
-            scores = _segment_scores(table, starts, sizes, self.score_name, self.n_rows, self.ess)
-            for k, value in zip(members, scores):
-                values[k] = self._remember(child, parents + (candidates[k],), value)
-        return values
-
-
-class ProviderScorer(_CachedScorer):
-    """Cached local scores computed from a counts provider (e.g. a Dask one).
-
-    Same interface as :class:`LocalScorer`; every ``scores_adding`` call asks the
-    provider for all candidate families of the column in one pass over the data.
-
-    Parameters
-    ----------
-    provider : CountsProvider
-    score : {"ll", "bic", "aic", "bdeu", "k2"}, default="bic"
-    ess : float, default=1.0
-    structure_prior : float, optional
-    """
-
-    def __init__(self, provider, score: str = "bic", ess: float = 1.0, structure_prior: float | None = None):
-        self.provider = provider
-        super().__init__(provider.cardinalities, provider.n_rows, score, ess, structure_prior)
-
-    def prefetch(self, families: list) -> None:
-        """Score many ``(child, parents)`` families with one pass over the data.
-
-        Parameters
-        ----------
-        families : list of (child, parents)
-        """
-        todo = [(c, tuple(sorted(ps))) for c, ps in families if (c, frozenset(ps)) not in self.cache]
-        if todo:
-            tables = self.provider.counts([ps + (c,) for c, ps in todo])
-            for (child, parents), table in zip(todo, tables):
-                self._store(child, parents, table)
-
-    def __call__(self, child: int, parents) -> float:
-        """Return the (cached) local score of ``child`` with ``parents`` (column indices)."""
-        self.prefetch([(child, parents)])
-        return self.cache[(child, frozenset(parents))]
-
-    def scores_adding(self, child: int, parents, candidates) -> np.ndarray:
-        """Return the local scores of ``child`` with ``parents | {c}`` for every candidate ``c`` (one pass).
-
-        Parameters
-        ----------
-        child : int
-        parents : iterable of int
-        candidates : sequence of int
-
-        Returns
-        -------
-        ndarray of shape (len(candidates),)
-        """
-        base = frozenset(parents)
-        self.prefetch([(child, base | {c}) for c in candidates])  # one pass for the whole column
-        return np.array([self.cache[(child, base | {c})] for c in candidates])
-
-
-def _configuration_counts(config: np.ndarray, q: int, child_codes: np.ndarray, r: int) -> np.ndarray:
-    """Return the ``(configurations, r)`` counts of a family.
-
-    All ``q`` configurations when that table is small next to the data, else only
-    the observed ones (the others add nothing to a score).
-    """
-    if q * r <= _DENSE_CELLS_PER_ROW * max(config.size, 1) + 4096:
-        return np.bincount(config * r + child_codes, minlength=q * r).reshape(q, r)
-    observed, inverse = np.unique(config, return_inverse=True)
-    return np.bincount(inverse * r + child_codes, minlength=observed.size * r).reshape(observed.size, r)
 
 
 def make_scorer(provider, *, structure_score: str = "bic", ess: float = 1.0,
