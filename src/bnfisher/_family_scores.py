@@ -29,8 +29,11 @@ __all__ = ["SCORE_KINDS", "family_scores"]
 SCORE_KINDS = ("ll", "bic", "aic", "bdeu", "k2")
 #: A configuration index is renumbered densely before it would exceed this (int64 safety).
 _COMPACT_ABOVE = 1 << 40
-#: A family table is counted densely when it has at most this many cells per row (plus 4096).
+#: A family table is counted densely when it has at most this many cells per row (plus 4096, at most 2**22).
 DENSE_CELLS_PER_ROW = 4
+_MAX_DENSE_CELLS = 1 << 22
+#: ``n log n`` is looked up for counts below this.
+_XLOGX_TABLE = 1 << 20
 #: Below this many row visits (families x rows x columns) a batch runs on one thread.
 _PARALLEL_WORK = 4_000_000
 
@@ -53,26 +56,27 @@ def _renumber(key):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _config_terms(cells, total, r, kind, alpha):  # pragma: no cover - compiled
-    """One parent configuration's share of the score, from its ``r`` child counts and their ``total``."""
+def _cell_term(n, kind, alpha, xlogx):  # pragma: no cover - compiled
+    """One child-state cell's share of the score (``n > 0``)."""
     if kind <= 2:
-        value = 0.0
-        for k in range(r):
-            if cells[k] > 0:
-                value += cells[k] * math.log(cells[k])
-        return value - total * math.log(total)
-    value = math.lgamma(r * alpha) - math.lgamma(r * alpha + total)
-    for k in range(r):
-        if cells[k] > 0:
-            value += math.lgamma(alpha + cells[k]) - math.lgamma(alpha)
-    return value
+        return xlogx[n] if n < xlogx.size else n * math.log(n)
+    return math.lgamma(alpha + n) - math.lgamma(alpha)
 
 
 @njit(cache=True, nogil=True)
-def _family_score(codes_t, cardinalities, child, parents, kind, ess, dense_limit):  # pragma: no cover - compiled
+def _config_term(total, r, kind, alpha, xlogx):  # pragma: no cover - compiled
+    """One observed parent configuration's share of the score, from its row count ``total``."""
+    if kind <= 2:
+        return -(xlogx[total] if total < xlogx.size else total * math.log(total))
+    return math.lgamma(r * alpha) - math.lgamma(r * alpha + total)
+
+
+@njit(cache=True, nogil=True)
+def _family_score(codes_t, cardinalities, child, parents, kind, ess, key, cells, xlogx):  # pragma: no cover
+    """Score one family (compiled); ``key`` and ``cells`` are scratch."""
     n_rows = codes_t.shape[1]
     r = cardinalities[child]
-    key = np.zeros(n_rows, np.int64)
+    key[:] = 0
     span = 1  # the index takes values in [0, span)
     q = 1.0  # all parent configurations (float: the product may exceed int64)
     for p in parents:
@@ -87,31 +91,34 @@ def _family_score(codes_t, cardinalities, child, parents, kind, ess, dense_limit
     alpha = 1.0 if kind == 4 else ess / (q * r)
     x = codes_t[child]
     value = 0.0
-    if span * r <= dense_limit:
-        counts = np.zeros(span * r, np.int64)
+    if span * r <= cells.size:  # dense counts over all span * r cells
+        cells[:span * r] = 0
         for t in range(n_rows):
-            counts[key[t] * r + x[t]] += 1
+            cells[key[t] * r + x[t]] += 1
         for j in range(span):
-            cells = counts[j * r:(j + 1) * r]
-            total = cells.sum()
+            total = 0
+            for cell in range(j * r, (j + 1) * r):
+                if cells[cell] > 0:
+                    value += _cell_term(cells[cell], kind, alpha, xlogx)
+                    total += cells[cell]
             if total > 0:
-                value += _config_terms(cells, total, r, kind, alpha)
-    else:
+                value += _config_term(total, r, kind, alpha, xlogx)
+    else:  # sparse: sort the rows by (configuration, child state) and read the runs
         if span > (1 << 62) // r:
             span = _renumber(key)
         for t in range(n_rows):
             key[t] = key[t] * r + x[t]
         key.sort()
-        cells = np.zeros(r, np.int64)
         start = 0
-        while start < n_rows:  # one parent configuration per run of key // r
+        while start < n_rows:
             config = key[start] // r
-            cells[:] = 0
             stop = start
             while stop < n_rows and key[stop] // r == config:
-                cells[key[stop] - config * r] += 1
-                stop += 1
-            value += _config_terms(cells, stop - start, r, kind, alpha)
+                run = stop
+                while stop < n_rows and key[stop] == key[run]:
+                    stop += 1
+                value += _cell_term(stop - run, kind, alpha, xlogx)
+            value += _config_term(stop - start, r, kind, alpha, xlogx)
             start = stop
     free = q * (r - 1)
     if kind == 1 and n_rows > 0:
@@ -122,12 +129,18 @@ def _family_score(codes_t, cardinalities, child, parents, kind, ess, dense_limit
 
 
 @njit(cache=True, nogil=True)
-def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, dense_limit,
+def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, dense_cells,
            log_prior):  # pragma: no cover - compiled
+    n_rows = codes_t.shape[1]
+    key = np.empty(n_rows, np.int64)
+    cells = np.empty(dense_cells, np.int64)
+    xlogx = np.zeros(min(n_rows, _XLOGX_TABLE) + 1)
+    for n in range(1, xlogx.size):
+        xlogx[n] = n * math.log(n)
     out = np.empty(children.size)
     for f in range(children.size):
         parents = members[offsets[f]:offsets[f + 1]]
-        out[f] = _family_score(codes_t, cardinalities, children[f], parents, kind, ess, dense_limit)
+        out[f] = _family_score(codes_t, cardinalities, children[f], parents, kind, ess, key, cells, xlogx)
         out[f] += log_prior * parents.size
     return out
 
@@ -160,8 +173,8 @@ def family_scores(codes_t: np.ndarray, cardinalities: np.ndarray, families, *, s
     members = np.fromiter((p for _, ps in families for p in ps), dtype=np.int64, count=int(offsets[-1]))
     kind = SCORE_KINDS.index(score)
     n_rows = codes_t.shape[1]
-    dense_limit = DENSE_CELLS_PER_ROW * max(n_rows, 1) + 4096
-    arguments = (codes_t, cardinalities, kind, float(ess), dense_limit, float(log_prior))
+    dense_cells = min(DENSE_CELLS_PER_ROW * n_rows + 4096, _MAX_DENSE_CELLS)
+    arguments = (codes_t, cardinalities, kind, float(ess), dense_cells, float(log_prior))
     threads = min(n_threads or os.cpu_count() or 1, len(families))
     if threads <= 1 or n_rows * (len(families) + int(offsets[-1])) < _PARALLEL_WORK:
         return _batch(codes_t, cardinalities, children, members, offsets, *arguments[2:])

@@ -120,12 +120,21 @@ def _segment_scores(table: np.ndarray, starts: np.ndarray, n_configurations: np.
     return np.add.reduceat(per_row, starts) if per_row.size else np.zeros(starts.size)
 
 
+def _mask(parents) -> int:
+    """The parent set as the bits of a Python integer (a cache key)."""
+    mask = 0
+    for p in parents:
+        mask |= 1 << int(p)
+    return mask
+
+
 class _CachedScorer:
     """The scorer protocol shared by both scorers: a cache of local scores filled by ``prefetch``.
 
     A subclass implements ``prefetch(families)``, which scores every uncached
     ``(child, parents)`` family in one batch; ``__call__`` and ``scores_adding``
-    read the cache through it.  The cache is keyed by ``(child, frozenset(parents))``
+    read the cache through it.  The cache is keyed by ``(child, mask)``, ``mask`` the parents' bits
+    (plain integers, which the garbage collector does not track)
     and every value includes the structure prior ``|parents| log c``.
     """
 
@@ -148,7 +157,7 @@ class _CachedScorer:
         """The distinct families of ``families`` not yet in the cache, parents sorted."""
         todo = {}
         for child, parents in families:
-            key = (child, frozenset(parents))
+            key = (child, _mask(parents))
             if key not in self.cache and key not in todo:
                 todo[key] = (child, tuple(sorted(parents)))
         return list(todo.values())
@@ -156,7 +165,7 @@ class _CachedScorer:
     def _remember(self, child: int, parents, value: float) -> float:
         """Add the structure prior ``|parents| log c``, cache and return the local score."""
         value = float(value) + self.log_prior * len(parents)
-        self.cache[(child, frozenset(parents))] = value
+        self.cache[(child, _mask(parents))] = value
         self.n_evaluations += 1
         return value
 
@@ -166,10 +175,11 @@ class _CachedScorer:
 
     def __call__(self, child: int, parents) -> float:
         """Return the (cached) local score of ``child`` with ``parents`` (column indices)."""
-        value = self.cache.get((child, frozenset(parents)))
+        key = (child, _mask(parents))
+        value = self.cache.get(key)
         if value is None:
             self.prefetch([(child, parents)])
-            value = self.cache[(child, frozenset(parents))]
+            value = self.cache[key]
         return value
 
     def family_scores(self, families) -> np.ndarray:
@@ -183,7 +193,7 @@ class _CachedScorer:
         -------
         ndarray of shape (len(families),)
         """
-        keys = [(child, frozenset(parents)) for child, parents in families]
+        keys = [(child, _mask(parents)) for child, parents in families]
         self.prefetch(families)
         return np.array([self.cache[key] for key in keys], dtype=np.float64)
 
@@ -218,7 +228,7 @@ class LocalScorer(_CachedScorer):
 
     Notes
     -----
-    Scores are cached by ``(child, frozenset(parents))``.  A batch of uncached
+    Scores are cached by child and parent set.  A batch of uncached
     families is scored by one call of a compiled loop (:mod:`bnfisher._family_scores`):
     a family is counted densely when its table is small next to the data, and by
     one sort of its rows otherwise; both give the same score.

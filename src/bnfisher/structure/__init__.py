@@ -15,11 +15,14 @@ from ..network import BayesianNetwork, topological_order
 from ..scores import ProviderScorer, make_scorer
 from .chow_liu import chow_liu_parents, score_forest_parents
 from .classifiers import kdb_parents, naive_bayes_parents, tan_parents
-from .hill_climb import hill_climb, order_step
+from .hill_climb import hill_climb
+from .order_search import candidate_sets, order_search
 
 __all__ = ["learn", "STRUCTURES"]
 
 STRUCTURES = ("chow-liu", "forest", "hc", "exact", "tan", "kdb", "naive-bayes")
+#: Rounds of order search and climbing at most, in ``learn(..., "hc")``'s default search.
+_ORDER_ROUNDS = 3
 
 _OPTIONS = {
     "chow-liu": set(),
@@ -127,9 +130,9 @@ def _hill_climb_parents(provider, options: dict, scorer) -> list:
     if max_iter is not None:
         max_iter = check_positive_int(max_iter, "max_iter")
     restarts = check_positive_int(options.get("restarts", 0), "restarts", minimum=0)
-    search = options.get("search", "multi-start")
-    if search not in ("multi-start", "plain"):
-        raise OptionError(f"`search` must be 'multi-start' or 'plain'; got {search!r}.")
+    search = options.get("search", "order")
+    if search not in ("order", "plain"):
+        raise OptionError(f"`search` must be 'order' (the default) or 'plain'; got {search!r}.")
 
     def climb(begin, restarts=0):
         return hill_climb(
@@ -141,27 +144,19 @@ def _hill_climb_parents(provider, options: dict, scorer) -> list:
 
     if search == "plain":
         return climb(start, restarts)
-
-    def total(parents):
-        return sum(scorer(j, ps) for j, ps in enumerate(parents))
-
-    # Multi-start: climb from the empty graph and from the Chow-Liu tree (or from the given start); after each
-    # climb, re-choose every variable's parents exactly within the DAG's order (order_step) and climb again while
-    # that improves; keep the best, then the perturbation restarts.
-    best, best_total = None, -np.inf
-    for begin in ([start] if options.get("start") is not None else [None, _tree_start(provider, white, black,
-                                                                                       max_parents)]):
-        if begin is False:  # the tree conflicts with the lists or max_parents
-            continue
-        parents = climb(begin)
-        for _ in range(3):
-            stepped = order_step(scorer, parents, max_parents=max_parents, whitelist=white, blacklist=black)
-            if total(stepped) <= total(parents) + 1e-9:
-                break
-            parents = climb(stepped)
-        if total(parents) > best_total + 1e-9:
-            best, best_total = parents, total(parents)
-    return climb(best, restarts) if restarts else best
+    # search="order": climb; then search variable orders over candidate parent sets (the climbed DAG's sets among
+    # them), climb from the order's best DAG, and repeat while that improves; then the perturbation restarts.
+    parents = climb(start)
+    for _ in range(_ORDER_ROUNDS):
+        candidates = candidate_sets(scorer, len(variables), starts=[parents], max_parents=max_parents,
+                                    whitelist=white, blacklist=black)
+        order = topological_order({j: list(ps) for j, ps in enumerate(parents)}, list(range(len(variables))))
+        moved = climb(order_search(candidates, order))
+        if scorer.family_scores(list(enumerate(moved))).sum() <= scorer.family_scores(
+                list(enumerate(parents))).sum() + 1e-9:
+            break
+        parents = moved
+    return climb(parents, restarts) if restarts else parents
 
 
 def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schema | None = None,
@@ -182,11 +177,11 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
             ``ess``, ``structure_prior``.
         ``"hc"``
             Hill climbing with add / delete / reverse moves.  By default
-            (``search="multi-start"``) it climbs from the empty graph and from the
-            Chow-Liu tree; after each climb every variable's parents are re-chosen
-            exactly within the DAG's topological order (among its current parents and
-            its 8 best single parents, up to 3; :func:`~bnfisher.structure.hill_climb.order_step`)
-            and the climb resumes while that improves; the best DAG wins.
+            (``search="order"``) it climbs from the empty graph (or ``start``), then
+            searches variable orders (:mod:`bnfisher.structure.order_search`: each
+            variable's best parent set among its predecessors, drawn from its 8 best
+            single parents, up to 3, and its climbed parents), climbs again from the
+            best order's DAG, and repeats while that improves (3 rounds at most).
             ``search="plain"`` is R bnlearn's ``hc``: one climb from the empty graph
             (or ``start``), the best move first, until none improves.  Options
             ``search``,
@@ -194,7 +189,7 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
             ``structure_prior``, ``max_parents``, ``tabu`` (list length; 0 = plain hill
             climbing), ``max_tabu``, ``restarts``, ``perturb``, ``whitelist``,
             ``blacklist`` (sequences of (parent, child) names), ``start`` (a
-            structure, or ``"chow-liu"``: the only start of the multi-start search),
+            structure, or ``"chow-liu"``: where the first climb starts),
             ``random_state``, ``max_iter``, ``progress``.
         ``"exact"``
             The DAG with the highest score, by the dynamic programme of Silander &

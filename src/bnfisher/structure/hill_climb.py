@@ -16,7 +16,7 @@ import numpy as np
 from .._validation import check_random_state
 from ..exceptions import ConvergenceWarning
 
-__all__ = ["hill_climb", "order_step"]
+__all__ = ["hill_climb"]
 
 _ADD, _DELETE, _REVERSE = 0, 1, 2
 #: Smallest score gain (nats) that counts as an improvement; guards against float noise.
@@ -66,25 +66,35 @@ class _Search:
 
     def reset(self, parents: list) -> None:
         self.parents = [set(ps) for ps in parents]
-        self.local = np.array([self.scorer(j, self.parents[j]) for j in range(self.n)])
+        self.local = np.zeros(self.n)
         self.reach = _closure(self.parents)
-        for j in range(self.n):
-            self.rescore_column(j)
+        self.rescore_columns(range(self.n))
 
     @property
     def total(self) -> float:
         return float(self.local.sum())
 
-    def rescore_column(self, j: int) -> None:
-        ps = self.parents[j]
-        self.local[j] = self.scorer(j, ps)
-        others = [i for i in range(self.n) if i != j and i not in ps]
-        self.add_gain[:, j] = -np.inf
-        self.delete_gain[:, j] = -np.inf
-        if others:
-            self.add_gain[others, j] = self.scorer.scores_adding(j, ps, others) - self.local[j]
-        for i in ps:
-            self.delete_gain[i, j] = self.scorer(j, ps - {i}) - self.local[j]
+    def rescore_columns(self, columns) -> None:
+        """Rescore the add / delete gains of every arc into ``columns``: one batch of families for all of them."""
+        families, layout = [], []
+        for j in columns:
+            ps = self.parents[j]
+            others = [i for i in range(self.n) if i != j and i not in ps]
+            current = tuple(sorted(ps))
+            families.append((j, current))
+            families.extend((j, current + (i,)) for i in others)
+            families.extend((j, tuple(p for p in current if p != i)) for i in current)
+            layout.append((j, others, current))
+        values = self.scorer.family_scores(families)
+        first = 0
+        for j, others, current in layout:
+            self.local[j] = values[first]
+            self.add_gain[:, j] = -np.inf
+            self.delete_gain[:, j] = -np.inf
+            self.add_gain[others, j] = values[first + 1:first + 1 + len(others)] - self.local[j]
+            first += 1 + len(others)
+            self.delete_gain[list(current), j] = values[first:first + len(current)] - self.local[j]
+            first += len(current)
 
     def moves(self):
         """Gains of every legal move: (kind, gain matrix) with -inf where illegal."""
@@ -133,17 +143,16 @@ class _Search:
             sources = np.flatnonzero(self.reach[:, i]).tolist() + [i]
             targets = np.flatnonzero(self.reach[j, :]).tolist() + [j]
             self.reach[np.ix_(sources, targets)] = True
-            self.rescore_column(j)
+            self.rescore_columns([j])
         elif kind == _DELETE:
             self.parents[j].discard(i)
             self.reach = _closure(self.parents)
-            self.rescore_column(j)
+            self.rescore_columns([j])
         else:
             self.parents[j].discard(i)
             self.parents[i].add(j)
             self.reach = _closure(self.parents)
-            self.rescore_column(j)
-            self.rescore_column(i)
+            self.rescore_columns([j, i])
 
     def snapshot(self) -> tuple:
         return tuple(tuple(sorted(ps)) for ps in self.parents)
@@ -273,66 +282,3 @@ def hill_climb(scorer, n_variables: int, *, start=None, max_parents=None, tabu: 
         if progress_bar is not None:
             progress_bar.close()
     return [tuple(ps) for ps in best]
-
-
-def order_step(scorer, parents: list, *, max_parents=None, whitelist=(), blacklist=(), n_candidates: int = 8,
-               max_size: int = 3) -> list:
-    """Re-choose every variable's parents, exactly, within the topological order of ``parents``.
-
-    For a fixed variable order the best DAG consistent with it is each variable's best
-    parent set among its predecessors, chosen independently (Teyssier & Koller 2005).
-    The sets searched are those of at most ``max_size`` parents drawn from the variable's
-    current parents and its ``n_candidates`` predecessors with the largest single-parent
-    gains; the current set is always among them, so the score never falls.
-
-    Parameters
-    ----------
-    scorer : LocalScorer or ProviderScorer
-    parents : list of tuple of int
-        A DAG (parent sets by column index).
-    max_parents : int, optional
-    whitelist, blacklist : iterable of (i, j)
-    n_candidates, max_size : int
-
-    Returns
-    -------
-    list of tuple of int
-    """
-    from itertools import combinations
-
-    from ..network import topological_order
-
-    n = len(parents)
-    names = list(range(n))
-    order = topological_order({j: list(ps) for j, ps in enumerate(parents)}, names)
-    position = {v: k for k, v in enumerate(order)}
-    black = set(map(tuple, blacklist))
-    out = []
-    for j in range(n):
-        required = {i for i, c in whitelist if c == j}
-        current = tuple(sorted(parents[j]))
-        preds = [i for i in range(n) if position[i] < position[j] and (i, j) not in black]
-        # single-parent gains of all predecessors in one batched count (stable order breaks ties)
-        gains = scorer.scores_adding(j, (), preds) - scorer(j, ()) if preds else np.empty(0)
-        ranked = [preds[k] for k in np.argsort(-gains, kind="stable")[:n_candidates]]
-        pool = sorted(set(ranked) | set(current) | required)
-        size = max_size if max_parents is None else min(max_size, max_parents)
-        free = [i for i in pool if i not in required]
-        extras = [extra for k in range(0, max(size - len(required), 0) + 1) for extra in combinations(free, k)]
-        sets = [tuple(sorted(required | set(extra))) for extra in extras]
-        if hasattr(scorer, "prefetch"):  # a provider: one pass for all the sets
-            scorer.prefetch([(j, s) for s in sets])
-        else:  # in memory: each set's last element added to its prefix in one batched count per prefix
-            grown: dict = {}
-            for extra in extras:
-                if extra:
-                    grown.setdefault(extra[:-1], []).append(extra[-1])
-            for prefix, last in grown.items():
-                scorer.scores_adding(j, tuple(sorted(required | set(prefix))), last)
-        best, best_value = current, scorer(j, current)
-        for s in sets:
-            value = scorer(j, s)
-            if value > best_value + _MIN_GAIN:
-                best, best_value = s, value
-        out.append(best)
-    return out
