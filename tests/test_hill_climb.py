@@ -113,6 +113,7 @@ def test_whitelist_blacklist_and_max_parents_are_respected():
     ({"whitelist": [("a", "zzz")]}, "'zzz', which is not a column"),
     ({"tabu": -1}, "`tabu` must be >= 0"),
     ({"structure_score": "mdl"}, "`structure_score` must be one of"),
+    ({"search": "multi-start"}, "`search` must be 'order'"),
 ])
 def test_hill_climbing_bad_options_raise(options, match):
     data = pd.DataFrame({"a": list("xyxy"), "b": list("uuvv"), "c": list("pqqp")})

@@ -159,3 +159,18 @@ def test_families_with_more_configurations_than_int64_score_exactly():
     assert scorer.scores_adding(10, parents[:9], [9])[0] == pytest.approx(expected, rel=1e-12)
     bic = LocalScorer(codes, [100] * 11, "bic")(10, parents)
     assert bic == pytest.approx(expected - 0.5 * np.log(60) * 100**10 * 99, rel=1e-12)
+
+
+def test_threaded_batches_equal_one_thread():
+    """Large batches are split across threads; every family's score is the same as on one thread."""
+    from bnfisher._family_scores import family_scores
+
+    rng = np.random.default_rng(4)
+    codes = rng.integers(0, 3, size=(20_000, 8)).astype(np.int8)
+    cards = np.full(8, 3, dtype=np.int64)
+    families = [(v, tuple(sorted(rng.choice([u for u in range(8) if u != v], size=k, replace=False))))
+                for v in range(8) for k in (0, 1, 2, 3) for _ in range(5)]
+    one = family_scores(np.asfortranarray(codes).T, cards, families, score="bic", ess=1.0, n_threads=1)
+    two = family_scores(np.asfortranarray(codes).T, cards, families, score="bic", ess=1.0, n_threads=2)
+    np.testing.assert_array_equal(one, two)
+    assert one[0] == pytest.approx(_brute_force(codes[:, 0].tolist(), [], "bic"), rel=1e-12)

@@ -151,7 +151,7 @@ def _hill_climb_parents(provider, options: dict, scorer) -> list:
         candidates = candidate_sets(scorer, len(variables), starts=[parents], max_parents=max_parents,
                                     whitelist=white, blacklist=black)
         order = topological_order({j: list(ps) for j, ps in enumerate(parents)}, list(range(len(variables))))
-        moved = climb(order_search(candidates, order))
+        moved = climb(order_search(candidates, order)[1])
         if scorer.family_scores(list(enumerate(moved))).sum() <= scorer.family_scores(
                 list(enumerate(parents))).sum() + 1e-9:
             break

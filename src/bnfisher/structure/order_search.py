@@ -69,11 +69,12 @@ class CandidateSets:
 
 
 def _masks(sets: list, n_words: int) -> np.ndarray:
-    out = np.zeros((len(sets), n_words), dtype=np.uint64)
-    for k, parents in enumerate(sets):
-        for u in parents:
-            out[k, u // 64] |= np.uint64(1) << np.uint64(u % 64)
-    return out
+    """Bit masks of parent sets: (len(sets), n_words) words of 64 bits."""
+    rows = np.repeat(np.arange(len(sets)), [len(ps) for ps in sets])
+    members = np.fromiter((u for ps in sets for u in ps), dtype=np.int64, count=rows.size)
+    bits = np.zeros((len(sets), n_words * 64), dtype=np.uint8)
+    bits[rows, members] = 1
+    return np.packbits(bits, axis=1, bitorder="little").view(np.uint64).reshape(len(sets), n_words)
 
 
 def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = 8, max_size: int = 3,
@@ -85,7 +86,8 @@ def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = 8
     scorer : LocalScorer or ProviderScorer
     n_variables : int
     starts : sequence of list of tuple
-        DAGs (parent sets by column index) whose parent sets must be candidates.
+        DAGs (parent sets by column index) whose parent sets must be candidates (with the
+        whitelisted parents added and the blacklisted ones removed).
     n_candidates : int, default=8
         Single parents kept per variable, by local score.
     max_size : int, default=3
@@ -101,6 +103,7 @@ def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = 8
     black = set(map(tuple, blacklist))
     required = [sorted({i for i, c in whitelist if c == v}) for v in range(n)]
     allowed = [[u for u in range(n) if u != v and (u, v) not in black] for v in range(n)]
+    banned = [{u for u in range(n) if (u, v) in black} for v in range(n)]
     singles = scorer.family_scores([(v, (u,)) for v in range(n) for u in allowed[v]])
     size = max_size if max_parents is None else min(max_size, max_parents)
     sets, first = [], 0
@@ -108,10 +111,10 @@ def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = 8
         gains = singles[first:first + len(allowed[v])]
         first += len(allowed[v])
         ranked = [allowed[v][k] for k in np.argsort(-gains, kind="stable")[:n_candidates]]
-        pool = sorted(set(ranked).union(*(start[v] for start in starts)) - set(required[v]))
+        pool = sorted(set(ranked).union(*(start[v] for start in starts)) - set(required[v]) - banned[v])
         chosen = {tuple(sorted(required[v] + list(extra)))
                   for k in range(max(size - len(required[v]), 0) + 1) for extra in combinations(pool, k)}
-        chosen.update(tuple(sorted(start[v])) for start in starts)
+        chosen.update(tuple(sorted((set(start[v]) | set(required[v])) - banned[v])) for start in starts)
         sets.append(sorted(chosen))
     values = scorer.family_scores([(v, s) for v in range(n) for s in sets[v]])
     bounds = np.cumsum([0] + [len(s) for s in sets])
@@ -192,8 +195,8 @@ def _insertion_search(order, masks, scores, offsets, max_passes):  # pragma: no 
     return passes
 
 
-def order_search(candidates: CandidateSets, order, *, max_passes: int = 50) -> list:
-    """Improve a variable order by insertion moves; return the best DAG consistent with it.
+def order_search(candidates: CandidateSets, order, *, max_passes: int = 50) -> tuple:
+    """Improve a variable order by insertion moves; return it with the best DAG consistent with it.
 
     Parameters
     ----------
@@ -205,8 +208,9 @@ def order_search(candidates: CandidateSets, order, *, max_passes: int = 50) -> l
 
     Returns
     -------
-    list of tuple of int
-        Parent sets by column index.
+    order : list of int
+    parents : list of tuple of int
+        Each variable's best candidate set among its predecessors in ``order``.
     """
     order = np.asarray(order, dtype=np.int64).copy()
     _insertion_search(order, candidates.masks, candidates.scores, candidates.offsets, max_passes)
@@ -217,4 +221,4 @@ def order_search(candidates: CandidateSets, order, *, max_passes: int = 50) -> l
         k = _best(int(v), predecessors, candidates.masks, candidates.offsets)
         parents[v] = candidates.parents(k) if k >= 0 else ()
         predecessors[v // 64] |= np.uint64(1) << np.uint64(v % 64)
-    return parents
+    return order.tolist(), parents
