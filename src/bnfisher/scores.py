@@ -131,11 +131,11 @@ def _mask(parents) -> int:
 class _CachedScorer:
     """The scorer protocol shared by both scorers: a cache of local scores filled by ``prefetch``.
 
-    A subclass implements ``prefetch(families)``, which scores every uncached
-    ``(child, parents)`` family in one batch; ``__call__`` and ``scores_adding``
-    read the cache through it.  The cache is keyed by ``(child, mask)``, ``mask`` the parents' bits
-    (plain integers, which the garbage collector does not track)
-    and every value includes the structure prior ``|parents| log c``.
+    ``family_scores`` (and ``prefetch``, ``__call__``, ``scores_adding`` through it)
+    scores every uncached ``(child, parents)`` family of a request in one batch, by
+    the subclass's ``_score_new``.  The cache is keyed by ``(child, mask)``, ``mask``
+    the parents' bits (plain integers, which the garbage collector does not track);
+    every value includes the structure prior ``|parents| log c``.
     """
 
     def __init__(self, cardinalities: Sequence[int], n_rows: int, score: str, ess: float,
@@ -153,34 +153,9 @@ class _CachedScorer:
         # A Python int: the product of many cardinalities must not wrap around in int64.
         return n_configurations(self.cardinalities, parents)
 
-    def _uncached(self, families) -> list:
-        """The distinct families of ``families`` not yet in the cache, parents sorted."""
-        todo = {}
-        for child, parents in families:
-            key = (child, _mask(parents))
-            if key not in self.cache and key not in todo:
-                todo[key] = (child, tuple(sorted(parents)))
-        return list(todo.values())
-
-    def _remember(self, child: int, parents, value: float) -> float:
-        """Add the structure prior ``|parents| log c``, cache and return the local score."""
-        value = float(value) + self.log_prior * len(parents)
-        self.cache[(child, _mask(parents))] = value
-        self.n_evaluations += 1
-        return value
-
-    def prefetch(self, families) -> None:  # pragma: no cover - abstract
-        """Score every uncached ``(child, parents)`` family of ``families`` in one batch."""
+    def _score_new(self, families: list) -> np.ndarray:  # pragma: no cover - abstract
+        """Local scores (without the structure prior) of uncached families, parents sorted, in one batch."""
         raise NotImplementedError
-
-    def __call__(self, child: int, parents) -> float:
-        """Return the (cached) local score of ``child`` with ``parents`` (column indices)."""
-        key = (child, _mask(parents))
-        value = self.cache.get(key)
-        if value is None:
-            self.prefetch([(child, parents)])
-            value = self.cache[key]
-        return value
 
     def family_scores(self, families) -> np.ndarray:
         """Return the local scores of ``families``, a sequence of ``(child, parents)``, scoring the new ones in one batch.
@@ -193,9 +168,32 @@ class _CachedScorer:
         -------
         ndarray of shape (len(families),)
         """
+        cache = self.cache
         keys = [(child, _mask(parents)) for child, parents in families]
-        self.prefetch(families)
-        return np.array([self.cache[key] for key in keys], dtype=np.float64)
+        todo = {}
+        for key, (child, parents) in zip(keys, families):
+            if key not in cache and key not in todo:
+                todo[key] = (child, tuple(sorted(parents)))
+        if todo:
+            values = self._score_new(list(todo.values()))
+            for (key, (_, parents)), value in zip(todo.items(), values):
+                cache[key] = float(value) + self.log_prior * len(parents)
+            self.n_evaluations += len(todo)
+        return np.array([cache[key] for key in keys], dtype=np.float64)
+
+    def prefetch(self, families) -> None:
+        """Score every uncached ``(child, parents)`` family of ``families`` in one batch (one pass over the data).
+
+        Parameters
+        ----------
+        families : sequence of (child, parents)
+        """
+        self.family_scores(families)
+
+    def __call__(self, child: int, parents) -> float:
+        """Return the (cached) local score of ``child`` with ``parents`` (column indices)."""
+        value = self.cache.get((child, _mask(parents)))
+        return self.family_scores([(child, parents)])[0] if value is None else value
 
     def scores_adding(self, child: int, parents, candidates) -> np.ndarray:
         """Local scores of ``child`` with ``parents | {c}`` for every ``c`` in ``candidates`` (one batch).
@@ -239,21 +237,10 @@ class LocalScorer(_CachedScorer):
         self.codes = np.asfortranarray(codes)
         super().__init__(cardinalities, self.codes.shape[0], score, ess, structure_prior)
 
-    def prefetch(self, families) -> None:
-        """Score every uncached ``(child, parents)`` family in one compiled batch.
-
-        Parameters
-        ----------
-        families : sequence of (child, parents)
-        """
+    def _score_new(self, families: list) -> np.ndarray:
         from ._family_scores import family_scores
 
-        todo = self._uncached(families)
-        if not todo:
-            return
-        values = family_scores(self.codes.T, self.cardinalities, todo, score=self.score_name, ess=self.ess)
-        for (child, parents), value in zip(todo, values):
-            self._remember(child, parents, value)
+        return family_scores(self.codes.T, self.cardinalities, families, score=self.score_name, ess=self.ess)
 
 
 class ProviderScorer(_CachedScorer):
@@ -274,20 +261,12 @@ class ProviderScorer(_CachedScorer):
         self.provider = provider
         super().__init__(provider.cardinalities, provider.n_rows, score, ess, structure_prior)
 
-    def prefetch(self, families) -> None:
-        """Score every uncached ``(child, parents)`` family with one pass over the data.
+    def _score_new(self, families: list) -> np.ndarray:
+        tables = self.provider.counts([ps + (c,) for c, ps in families])
+        return np.array([self._table_score(child, parents, table)
+                         for (child, parents), table in zip(families, tables)])
 
-        Parameters
-        ----------
-        families : sequence of (child, parents)
-        """
-        todo = self._uncached(families)
-        if todo:
-            tables = self.provider.counts([ps + (c,) for c, ps in todo])
-            for (child, parents), table in zip(todo, tables):
-                self._store(child, parents, table)
-
-    def _store(self, child: int, parents, table) -> float:
+    def _table_score(self, child: int, parents: tuple, table) -> float:
         r = int(self.cardinalities[child])
         table = np.asarray(table).reshape(-1, r)
         observed = float(table.sum())
@@ -295,12 +274,10 @@ class ProviderScorer(_CachedScorer):
             # Available-case counts (missing values): score the family on the rows where it is observed, with
             # its own N in the penalty, and scale to all rows -- so families seen in fewer rows neither gain
             # (a smaller log-likelihood) nor lose (a noisier one) against the others.
-            value = local_score(table, self.score_name, n_rows=observed, ess=self.ess,
-                                n_configurations=self._n_configurations(parents)) * (self.n_rows / observed)
-        else:
-            value = local_score(table, self.score_name, n_rows=self.n_rows, ess=self.ess,
-                                n_configurations=self._n_configurations(parents))
-        return self._remember(child, parents, value)
+            return local_score(table, self.score_name, n_rows=observed, ess=self.ess,
+                               n_configurations=self._n_configurations(parents)) * (self.n_rows / observed)
+        return local_score(table, self.score_name, n_rows=self.n_rows, ess=self.ess,
+                           n_configurations=self._n_configurations(parents))
 
 
 def make_scorer(provider, *, structure_score: str = "bic", ess: float = 1.0,

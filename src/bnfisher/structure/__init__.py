@@ -16,13 +16,11 @@ from ..scores import ProviderScorer, make_scorer
 from .chow_liu import chow_liu_parents, score_forest_parents
 from .classifiers import kdb_parents, naive_bayes_parents, tan_parents
 from .hill_climb import hill_climb
-from .order_search import candidate_sets, order_search
+from .ordering import candidate_sets, order_search
 
 __all__ = ["learn", "STRUCTURES"]
 
 STRUCTURES = ("chow-liu", "forest", "hc", "exact", "tan", "kdb", "naive-bayes")
-#: Rounds of order search and climbing at most, in ``learn(..., "hc")``'s default search.
-_ORDER_ROUNDS = 3
 
 _OPTIONS = {
     "chow-liu": set(),
@@ -144,17 +142,14 @@ def _hill_climb_parents(provider, options: dict, scorer) -> list:
 
     if search == "plain":
         return climb(start, restarts)
-    # search="order": climb; then search variable orders over candidate parent sets (the climbed DAG's sets among
-    # them), climb from the order's best DAG, and repeat while that improves; then the perturbation restarts.
+    # search="order": climb; search variable orders over candidate parent sets (the climbed DAG's sets among them,
+    # so the order search starts at the climbed score); climb again from the best order's DAG.
     parents = climb(start)
-    for _ in range(_ORDER_ROUNDS):
-        candidates = candidate_sets(scorer, len(variables), starts=[parents], max_parents=max_parents,
-                                    whitelist=white, blacklist=black)
-        order = topological_order({j: list(ps) for j, ps in enumerate(parents)}, list(range(len(variables))))
-        moved = climb(order_search(candidates, order)[1])
-        if scorer.family_scores(list(enumerate(moved))).sum() <= scorer.family_scores(
-                list(enumerate(parents))).sum() + 1e-9:
-            break
+    candidates = candidate_sets(scorer, len(variables), starts=[parents], max_parents=max_parents,
+                                whitelist=white, blacklist=black)
+    order = topological_order({j: list(ps) for j, ps in enumerate(parents)}, list(range(len(variables))))
+    moved = climb(order_search(candidates, order)[1])
+    if scorer.family_scores(list(enumerate(moved))).sum() > scorer.family_scores(list(enumerate(parents))).sum():
         parents = moved
     return climb(parents, restarts) if restarts else parents
 
@@ -178,10 +173,10 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         ``"hc"``
             Hill climbing with add / delete / reverse moves.  By default
             (``search="order"``) it climbs from the empty graph (or ``start``), then
-            searches variable orders (:mod:`bnfisher.structure.order_search`: each
+            searches variable orders (:mod:`bnfisher.structure.ordering`: each
             variable's best parent set among its predecessors, drawn from its 8 best
-            single parents, up to 3, and its climbed parents), climbs again from the
-            best order's DAG, and repeats while that improves (3 rounds at most).
+            single parents, up to 3, and its climbed parents) and climbs again from
+            the best order's DAG.
             ``search="plain"`` is R bnlearn's ``hc``: one climb from the empty graph
             (or ``start``), the best move first, until none improves.  Options
             ``search``,

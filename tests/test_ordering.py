@@ -1,4 +1,4 @@
-"""Order search (structure/order_search.py) and the default hill climbing that uses it, against brute force."""
+"""Order search (structure/ordering.py) and the default hill climbing that uses it, against brute force."""
 
 import itertools
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from bnfisher import encode, learn, read_bif, score
 from bnfisher.scores import LocalScorer
-from bnfisher.structure.order_search import _best, candidate_sets, order_search
+from bnfisher.structure.ordering import _best, candidate_sets, order_search
 
 from _helpers import bif_path, random_network
 
