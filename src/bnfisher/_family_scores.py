@@ -32,6 +32,8 @@ _COMPACT_ABOVE = 1 << 40
 #: A family table is counted densely when it has at most this many cells per row (plus 4096, at most 2**22).
 DENSE_CELLS_PER_ROW = 4
 _MAX_DENSE_CELLS = 1 << 22
+#: Tables of at most this many cells are counted in four interleaved copies.
+_SMALL_TABLE = 1024
 #: ``n log n`` is looked up for counts below this.
 _XLOGX_TABLE = 1 << 20
 #: Below this many row visits (families x rows x columns) a batch runs on one thread.
@@ -72,75 +74,145 @@ def _config_term(total, r, kind, alpha, xlogx):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _family_score(codes_t, cardinalities, child, parents, kind, ess, key, cells, xlogx):  # pragma: no cover
-    """Score one family (compiled); ``key`` and ``cells`` are scratch."""
-    n_rows = codes_t.shape[1]
-    r = cardinalities[child]
+def _parent_key(codes_t, cardinalities, parents, key):  # pragma: no cover - compiled
+    """Write each row's configuration of ``parents`` (mixed radix, renumbered before int64 could overflow) into
+    ``key``; return the number of values it can take."""
     key[:] = 0
-    span = 1  # the index takes values in [0, span)
-    q = 1.0  # all parent configurations (float: the product may exceed int64)
+    span = 1
     for p in parents:
         c = cardinalities[p]
-        q *= c
         if span > _COMPACT_ABOVE // c:
             span = _renumber(key)
         column = codes_t[p]
-        for t in range(n_rows):
+        for t in range(key.size):
             key[t] = key[t] * c + column[t]
         span *= c
-    alpha = 1.0 if kind == 4 else ess / (q * r)
-    x = codes_t[child]
+    return span
+
+
+@njit(cache=True, nogil=True)
+def _dense_value(cells, span, r, kind, alpha, xlogx):  # pragma: no cover - compiled
+    """The score's sum over a dense ``(span, r)`` count table."""
     value = 0.0
-    if span * r <= cells.size:  # dense counts over all span * r cells
+    for j in range(span):
+        total = 0
+        for cell in range(j * r, (j + 1) * r):
+            if cells[cell] > 0:
+                value += _cell_term(cells[cell], kind, alpha, xlogx)
+                total += cells[cell]
+        if total > 0:
+            value += _config_term(total, r, kind, alpha, xlogx)
+    return value
+
+
+@njit(cache=True, nogil=True)
+def _key_value(key, span, x, r, kind, alpha, cells, xlogx):  # pragma: no cover - compiled
+    """The score's sum over the table of (``key``, child ``x``): dense when it fits ``cells``, else by a sort."""
+    n_rows = key.size
+    if span <= cells.size // r:
         cells[:span * r] = 0
         for t in range(n_rows):
             cells[key[t] * r + x[t]] += 1
-        for j in range(span):
-            total = 0
-            for cell in range(j * r, (j + 1) * r):
-                if cells[cell] > 0:
-                    value += _cell_term(cells[cell], kind, alpha, xlogx)
-                    total += cells[cell]
-            if total > 0:
-                value += _config_term(total, r, kind, alpha, xlogx)
-    else:  # sparse: sort the rows by (configuration, child state) and read the runs
-        if span > (1 << 62) // r:
-            span = _renumber(key)
-        for t in range(n_rows):
-            key[t] = key[t] * r + x[t]
-        key.sort()
-        start = 0
-        while start < n_rows:
-            config = key[start] // r
-            stop = start
-            while stop < n_rows and key[stop] // r == config:
-                run = stop
-                while stop < n_rows and key[stop] == key[run]:
-                    stop += 1
-                value += _cell_term(stop - run, kind, alpha, xlogx)
-            value += _config_term(stop - start, r, kind, alpha, xlogx)
-            start = stop
+        return _dense_value(cells, span, r, kind, alpha, xlogx)
+    if span > (1 << 62) // r:
+        span = _renumber(key)
+    for t in range(n_rows):
+        key[t] = key[t] * r + x[t]
+    key.sort()
+    value = 0.0
+    start = 0
+    while start < n_rows:  # one parent configuration per run of key // r
+        config = key[start] // r
+        stop = start
+        while stop < n_rows and key[stop] // r == config:
+            run = stop
+            while stop < n_rows and key[stop] == key[run]:
+                stop += 1
+            value += _cell_term(stop - run, kind, alpha, xlogx)
+        value += _config_term(stop - start, r, kind, alpha, xlogx)
+        start = stop
+    return value
+
+
+@njit(cache=True, nogil=True)
+def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind, ess, key, cells,
+                  xlogx):  # pragma: no cover - compiled
+    """Score one family, ``base`` holding the configuration key of all its parents but the last."""
+    r = cardinalities[child]
+    q = 1.0  # all parent configurations (float: the product may exceed int64)
+    for p in parents:
+        q *= cardinalities[p]
+    alpha = 1.0 if kind == 4 else ess / (q * r)
+    x = codes_t[child]
+    if parents.size == 0:
+        key[:] = 0
+        value = _key_value(key, 1, x, r, kind, alpha, cells, xlogx)
+    else:
+        c = cardinalities[parents[-1]]
+        last = codes_t[parents[-1]]
+        if base_span <= cells.size // (c * r):
+            # Dense, in one pass over the rows: the last parent and the child folded into the cell index.
+            span = base_span * c
+            size = span * r
+            if size <= _SMALL_TABLE:
+                # Four interleaved tables: consecutive rows hitting the same cell do not wait on each other.
+                cells[:4 * size] = 0
+                stop = x.size - x.size % 4
+                for t in range(0, stop, 4):
+                    cells[(base[t] * c + last[t]) * r + x[t]] += 1
+                    cells[size + (base[t + 1] * c + last[t + 1]) * r + x[t + 1]] += 1
+                    cells[2 * size + (base[t + 2] * c + last[t + 2]) * r + x[t + 2]] += 1
+                    cells[3 * size + (base[t + 3] * c + last[t + 3]) * r + x[t + 3]] += 1
+                for t in range(stop, x.size):
+                    cells[(base[t] * c + last[t]) * r + x[t]] += 1
+                for cell in range(size):
+                    cells[cell] += cells[size + cell] + cells[2 * size + cell] + cells[3 * size + cell]
+            else:
+                cells[:size] = 0
+                for t in range(x.size):
+                    cells[(base[t] * c + last[t]) * r + x[t]] += 1
+            value = _dense_value(cells, span, r, kind, alpha, xlogx)
+        else:
+            key[:] = base
+            span = base_span
+            if span > _COMPACT_ABOVE // c:
+                span = _renumber(key)
+            for t in range(x.size):
+                key[t] = key[t] * c + last[t]
+            value = _key_value(key, span * c, x, r, kind, alpha, cells, xlogx)
     free = q * (r - 1)
-    if kind == 1 and n_rows > 0:
-        value -= 0.5 * math.log(n_rows) * free
+    if kind == 1 and x.size > 0:
+        value -= 0.5 * math.log(x.size) * free
     elif kind == 2:
         value -= free
     return value
 
 
 @njit(cache=True, nogil=True)
-def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, dense_cells,
+def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells,
            log_prior):  # pragma: no cover - compiled
     n_rows = codes_t.shape[1]
+    base = np.zeros(n_rows, np.int64)
     key = np.empty(n_rows, np.int64)
-    cells = np.empty(dense_cells, np.int64)
     xlogx = np.zeros(min(n_rows, _XLOGX_TABLE) + 1)
     for n in range(1, xlogx.size):
         xlogx[n] = n * math.log(n)
     out = np.empty(children.size)
+    base_span, base_first, base_size = 1, 0, -1  # base holds members[base_first:base_first + base_size]
     for f in range(children.size):
         parents = members[offsets[f]:offsets[f + 1]]
-        out[f] = _family_score(codes_t, cardinalities, children[f], parents, kind, ess, key, cells, xlogx)
+        if parents.size > 0:
+            prefix = parents[:-1]
+            same = base_size == prefix.size
+            for k in range(prefix.size):
+                if not same:
+                    break
+                same = members[base_first + k] == prefix[k]
+            if not same:  # consecutive families sharing all parents but the last share this pass
+                base_span = _parent_key(codes_t, cardinalities, prefix, base)
+                base_first, base_size = offsets[f], prefix.size
+        out[f] = _family_score(codes_t, cardinalities, children[f], parents, base, base_span, kind, ess, key,
+                               cells, xlogx)
         out[f] += log_prior * parents.size
     return out
 
@@ -174,16 +246,19 @@ def family_scores(codes_t: np.ndarray, cardinalities: np.ndarray, families, *, s
     kind = SCORE_KINDS.index(score)
     n_rows = codes_t.shape[1]
     dense_cells = min(DENSE_CELLS_PER_ROW * n_rows + 4096, _MAX_DENSE_CELLS)
-    arguments = (codes_t, cardinalities, kind, float(ess), dense_cells, float(log_prior))
+    # Dense count tables (scratch, one per thread): 32-bit counts unless the rows could overflow them.
+    cell_type = np.int32 if n_rows < 2**31 else np.int64
     threads = min(n_threads or os.cpu_count() or 1, len(families))
     if threads <= 1 or n_rows * (len(families) + int(offsets[-1])) < _PARALLEL_WORK:
-        return _batch(codes_t, cardinalities, children, members, offsets, *arguments[2:])
+        return _batch(codes_t, cardinalities, children, members, offsets, kind, float(ess),
+                      np.empty(dense_cells, cell_type), float(log_prior))
     bounds = np.linspace(0, len(families), threads + 1).astype(np.int64)
 
     def run(part):
         lo, hi = bounds[part], bounds[part + 1]
         return _batch(codes_t, cardinalities, children[lo:hi], members[offsets[lo]:offsets[hi]],
-                      offsets[lo:hi + 1] - offsets[lo], *arguments[2:])
+                      offsets[lo:hi + 1] - offsets[lo], kind, float(ess), np.empty(dense_cells, cell_type),
+                      float(log_prior))
 
     with ThreadPoolExecutor(threads) as pool:
         return np.concatenate(list(pool.map(run, range(threads))))

@@ -154,7 +154,7 @@ class _CachedScorer:
         return n_configurations(self.cardinalities, parents)
 
     def _score_new(self, families: list) -> np.ndarray:  # pragma: no cover - abstract
-        """Local scores (without the structure prior) of uncached families, parents sorted, in one batch."""
+        """Local scores (without the structure prior) of uncached families, in one batch."""
         raise NotImplementedError
 
     def family_scores(self, families) -> np.ndarray:
@@ -173,7 +173,7 @@ class _CachedScorer:
         todo = {}
         for key, (child, parents) in zip(keys, families):
             if key not in cache and key not in todo:
-                todo[key] = (child, tuple(sorted(parents)))
+                todo[key] = (child, tuple(parents))
         if todo:
             values = self._score_new(list(todo.values()))
             for (key, (_, parents)), value in zip(todo.items(), values):
