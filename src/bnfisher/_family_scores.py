@@ -75,8 +75,10 @@ def _config_term(total, r, kind, alpha, xlogx):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _parent_key(codes_t, cardinalities, parents, key):  # pragma: no cover - compiled
-    """Write each row's configuration of ``parents`` (mixed radix, renumbered before int64 could overflow) into
-    ``key``; return the number of values it can take."""
+    """Write each row's configuration of ``parents`` into ``key``; return how many values it can take.
+
+    Mixed radix, renumbered densely before an int64 could overflow.
+    """
     key[:] = 0
     span = 1
     for p in parents:
@@ -92,7 +94,7 @@ def _parent_key(codes_t, cardinalities, parents, key):  # pragma: no cover - com
 
 @njit(cache=True, nogil=True)
 def _dense_value(cells, span, r, kind, alpha, xlogx):  # pragma: no cover - compiled
-    """The score's sum over a dense ``(span, r)`` count table."""
+    """Return the score's sum over a dense ``(span, r)`` count table."""
     value = 0.0
     for j in range(span):
         total = 0
@@ -107,7 +109,7 @@ def _dense_value(cells, span, r, kind, alpha, xlogx):  # pragma: no cover - comp
 
 @njit(cache=True, nogil=True)
 def _key_value(key, span, x, r, kind, alpha, cells, xlogx):  # pragma: no cover - compiled
-    """The score's sum over the table of (``key``, child ``x``): dense when it fits ``cells``, else by a sort."""
+    """Return the score's sum over the table of (``key``, child ``x``): dense when it fits ``cells``, else sorted."""
     n_rows = key.size
     if span <= cells.size // r:
         cells[:span * r] = 0

@@ -12,33 +12,18 @@ Sequences of different lengths are passed concatenated with their offsets, so ra
 collections are batched without padding. The driver :func:`sequence_statistics`
 computes the emission log-densities (BLAS) for chunks of sequences capped in bytes.
 
-The loop is compiled with numba when it is installed (``pip install 'bnfisher[hmm]'``);
-without it the same code runs as plain Python, correct but about a thousand times slower,
-with a one-time warning.
+The loop is compiled with numba.
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-
-try:  # pragma: no cover - depends on the environment
-    from numba import njit
-
-    HAVE_NUMBA = True
-except ImportError:  # pragma: no cover - depends on the environment
-    HAVE_NUMBA = False
-
-    def njit(*args, **kwargs):  # noqa: D103 - identity decorator
-        return lambda function: function
-
+from numba import njit
 
 __all__ = ["log_emissions", "sequence_statistics"]
 
 #: Emission log-densities held at once by :func:`sequence_statistics`, in bytes (one chunk of sequences).
 CHUNK_BYTES = 64 << 20
-_warned = False
 _controller = None  # threadpoolctl's, made on first use
 
 
@@ -234,11 +219,6 @@ def sequence_statistics(parts: list, startprob: np.ndarray, transmat: np.ndarray
         ``moments``, ``m1`` (n, K, D) and ``m2`` (n, K, D, D), the posterior-weighted first and second
         moments of ``x_t - m_k`` (``m2`` symmetric); with ``posteriors``, ``gamma``.
     """
-    global _warned
-    if not HAVE_NUMBA and not _warned:  # pragma: no cover - depends on the environment
-        warnings.warn("numba is not installed: the HMM forward-backward runs as plain Python, about 1000x slower. "
-                      "pip install 'bnfisher[hmm]'.", UserWarning, stacklevel=3)
-        _warned = True
     n, K, D = len(parts), means.shape[0], means.shape[1]
     startprob, transmat, means = (np.ascontiguousarray(a, dtype=np.float64) for a in (startprob, transmat, means))
     out = {"log_likelihood": np.zeros(n), "first": np.zeros((n, K)), "xi": np.zeros((n, K, K)),

@@ -121,7 +121,7 @@ def _segment_scores(table: np.ndarray, starts: np.ndarray, n_configurations: np.
 
 
 def _mask(parents) -> int:
-    """The parent set as the bits of a Python integer (a cache key)."""
+    """Return the parent set as the bits of a Python integer (a cache key)."""
     mask = 0
     for p in parents:
         mask |= 1 << int(p)
@@ -158,7 +158,7 @@ class _CachedScorer:
         raise NotImplementedError
 
     def family_scores(self, families) -> np.ndarray:
-        """Return the local scores of ``families``, a sequence of ``(child, parents)``, scoring the new ones in one batch.
+        """Return the local scores of ``(child, parents)`` families, scoring the uncached ones in one batch.
 
         Parameters
         ----------

@@ -63,7 +63,16 @@ class CandidateSets:
         self.offsets = np.asarray(offsets, dtype=np.int64)
 
     def parents(self, index: int) -> tuple:
-        """The parent set (sorted column indices) of set number ``index``."""
+        """Return the parent set (sorted column indices) of set number ``index``.
+
+        Parameters
+        ----------
+        index : int
+
+        Returns
+        -------
+        tuple of int
+        """
         bits = np.unpackbits(self.masks[index].view(np.uint8), bitorder="little")
         return tuple(int(u) for u in np.flatnonzero(bits))
 
