@@ -35,6 +35,14 @@ _MIN_GAIN = 1e-7
 class CandidateSets:
     """Each variable's candidate parent sets as bit masks, sorted by local score (best first).
 
+    Parameters
+    ----------
+    sets : list of list of tuple of int
+        Each variable's candidate parent sets.
+    scores : list of array-like of float
+        Their local scores.
+    n_variables : int
+
     Attributes
     ----------
     masks : ndarray of shape (n_sets, n_words), dtype uint64
