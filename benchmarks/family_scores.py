@@ -36,11 +36,11 @@ def numpy_scores(codes, cardinalities, families):
     return out
 
 
-def best_of(function, repeats=5):
+def best_of(repeats, function, *args, **kwargs):
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        result = function()
+        result = function(*args, **kwargs)
         times.append(time.perf_counter() - start)
     return result, min(times)
 
@@ -61,10 +61,9 @@ def main() -> None:
         families = [(v, tuple(int(u) for u in rng.choice([u for u in range(n) if u != v], size=k, replace=False)))
                     for v in range(n) for k in (1, 2, 2, 3, 3, 3) for _ in range(10)]
         family_scores(codes.T, cardinalities, families[:5], score="bic", ess=1.0)  # load the compiled code
-        reference, t_numpy = best_of(lambda: numpy_scores(codes.astype(np.intp), cardinalities, families), 2)
-        one, t_one = best_of(lambda: family_scores(codes.T, cardinalities, families, score="bic", ess=1.0,
-                                                   n_threads=1))
-        every, t_all = best_of(lambda: family_scores(codes.T, cardinalities, families, score="bic", ess=1.0))
+        reference, t_numpy = best_of(2, numpy_scores, codes.astype(np.intp), cardinalities, families)
+        one, t_one = best_of(5, family_scores, codes.T, cardinalities, families, score="bic", ess=1.0, n_threads=1)
+        every, t_all = best_of(5, family_scores, codes.T, cardinalities, families, score="bic", ess=1.0)
         assert np.allclose(one, reference, rtol=0, atol=1e-9) and np.array_equal(one, every)
         print(f"{n_rows:>8,}{len(families):>10,}{t_numpy:>10.3f}{t_one:>21.3f}{t_all:>24.3f}"
               f"{t_numpy / t_all:>9.1f}x")
