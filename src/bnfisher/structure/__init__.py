@@ -373,25 +373,6 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
     return network
 
 
-def _tree_start(provider, white: list, black: list, max_parents) -> list | bool:
-    """Return the Chow-Liu tree as a start, without blacklisted arcs.
-
-    False when it breaks ``max_parents`` or is cyclic with the whitelist.
-    """
-    if max_parents is not None and max_parents < 1:
-        return False
-    black = set(black)
-    tree = [tuple(p for p in ps if (p, j) not in black) for j, ps in enumerate(chow_liu_parents(provider))]
-    merged = {j: set(ps) | {i for i, c in white if c == j} for j, ps in enumerate(tree)}
-    if max_parents is not None and any(len(ps) > max_parents for ps in merged.values()):
-        return False
-    try:
-        topological_order({j: list(ps) for j, ps in merged.items()}, list(merged))
-    except ValueError:
-        return False
-    return tree
-
-
 def _exact_parents(provider, options: dict) -> list:
     """Validate the exact learner's options and run the dynamic programme."""
     from .exact import exact_parents
