@@ -12,7 +12,7 @@ from ..counts import NumpyCounts, as_provider, in_memory
 from ..encoding import EncodedData, Schema
 from ..exceptions import DataError, OptionError, OptionTypeError
 from ..network import BayesianNetwork, topological_order
-from ..scores import ProviderScorer, make_scorer
+from ..scores import make_scorer
 from .chow_liu import chow_liu_parents, score_forest_parents
 from .classifiers import kdb_parents, naive_bayes_parents, tan_parents
 from .hill_climb import hill_climb
@@ -394,12 +394,11 @@ def _exact_parents(provider, options: dict) -> list:
 
 
 def _scorer(provider, options: dict):
-    """Return the cached scorer of ``provider`` (a distributed one prefetches all one-parent families)."""
+    """Return the cached scorer of ``provider``, with every family of at most one parent scored in one batch."""
     scorer = make_scorer(provider, structure_score=options.get("structure_score", "bic"),
                          ess=options.get("ess", 1.0), structure_prior=options.get("structure_prior"))
-    if isinstance(scorer, ProviderScorer):
-        n = len(provider.variables)
-        scorer.prefetch([(i, (j,)) for i in range(n) for j in range(n) if i != j] + [(i, ()) for i in range(n)])
+    n = len(provider.variables)
+    scorer.prefetch([(i, (j,)) for i in range(n) for j in range(n) if i != j] + [(i, ()) for i in range(n)])
     return scorer
 
 

@@ -192,12 +192,11 @@ def _candidate_sets(scorer, n_vars: int, limit: int, required: list, allowed: li
                     batch.append((v, grown, best_subset))
         if not batch:
             break
-        if hasattr(scorer, "prefetch"):  # one pass over distributed data for the whole level
-            scorer.prefetch([(v, tuple(sorted(required[v] + t))) for v, t, _ in batch])
+        # The whole level in one batch (one compiled call, or one pass over distributed data).
+        values = scorer.family_scores([(v, tuple(sorted(required[v] + t))) for v, t, _ in batch])
         nxt = [dict() for _ in range(n_vars)]
-        for v, extra, best_subset in batch:
+        for (v, extra, best_subset), value in zip(batch, values):
             parents = tuple(sorted(required[v] + extra))
-            value = scorer(v, parents)
             if value > best_subset:
                 kept[v].append((parents, value))
             if level < limit and not (prune and _closes(scorer, v, parents, value, best_subset, codes)):
