@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 import bnfisher as bf
-from bnfisher._family_scores import family_scores
-from bnfisher.counts import configuration_index
-from bnfisher.scores import local_score
+from bnfisher.bn._family_scores import family_scores
+from bnfisher.data.counts import configuration_index
+from bnfisher.bn.scores import local_score
 
 BIF = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif" / "alarm.bif.gz"
 

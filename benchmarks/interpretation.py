@@ -27,7 +27,7 @@ from scipy.stats import chi2_contingency
 
 import bnfisher as bf
 from bnfisher.datasets import load
-from bnfisher.explain import mmd_by_family, top_cells
+from bnfisher.comparison.explain import mmd_by_family, top_cells
 
 PERMUTATIONS = 1000
 

@@ -20,7 +20,7 @@ import numpy as np
 
 import bnfisher as bf
 from bnfisher.datasets import load
-from bnfisher.interop import to_pyagrum
+from bnfisher.bn.formats.interop import to_pyagrum
 
 BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
 

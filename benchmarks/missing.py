@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 import bnfisher as bf
-from bnfisher.em import fit_em
+from bnfisher.bn.em import fit_em
 
 BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
 
@@ -30,7 +30,7 @@ BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # ship
 def embedding_throughput(rows: int = 100_000, rate: float = 0.1, peer_rows: int = 300) -> None:
     import pyagrum as gum
 
-    from bnfisher.interop import to_pyagrum
+    from bnfisher.bn.formats.interop import to_pyagrum
 
     network = bf.read_bif(BIF_DIR / "alarm.bif.gz")
     kernel = bf.FisherKernel(network)
@@ -66,7 +66,7 @@ def embedding_throughput(rows: int = 100_000, rate: float = 0.1, peer_rows: int 
 def em_against_pyagrum(name: str, rows: int, rate: float = 0.2, pseudocount: float = 0.0) -> None:
     import pyagrum as gum
 
-    from bnfisher.interop import to_pyagrum
+    from bnfisher.bn.formats.interop import to_pyagrum
 
     network = bf.read_bif(BIF_DIR / f"{name}.bif.gz")
     frame = network.sample(rows, random_state=0).astype(str)

@@ -32,7 +32,8 @@ import pandas as pd
 
 import bnfisher as bf
 from bnfisher.datasets import load, train_test_split
-from bnfisher.selection import mmd_test, select_representatives
+from bnfisher.comparison import mmd_test
+from bnfisher.summary import select_representatives
 
 MISSING = "__missing__"
 METHODS = ("marginalized", "complete-case", "mode", "own state")
@@ -94,7 +95,7 @@ def classification(data: pd.DataFrame, rate: float, seed: int) -> dict:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder
 
-    from bnfisher.embedding import FisherEmbedding
+    from bnfisher.sklearn.embedding import FisherEmbedding
 
     rng = np.random.default_rng(seed)
     train, test = train_test_split(data, random_state=seed)

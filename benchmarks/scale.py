@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 import bnfisher as bf
-from bnfisher.counts import count_block
+from bnfisher.data.providers import count_block
 
 BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
 
@@ -90,7 +90,7 @@ def main() -> None:
     import dask.dataframe as dd
     from distributed import Client, LocalCluster
 
-    from bnfisher.scale import DaskCounts
+    from bnfisher.dask import DaskCounts
 
     network = bf.read_bif(BIF_DIR / "alarm.bif.gz")
     states = {v: tuple(range(len(network.states[v]))) for v in network.variables}

@@ -29,7 +29,7 @@ import numpy as np
 
 import bnfisher as bf
 from bnfisher.datasets import load, train_test_split
-from bnfisher.selection import random_subsets, select_representatives
+from bnfisher.summary import random_subsets, select_representatives
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _helpers import bif_path, embedding_greedy  # noqa: E402

@@ -55,7 +55,7 @@ def test_schema_travels_inside_the_bif_file(tmp_path):
 def test_files_written_by_pgmpy_and_pyagrum_read(tmp_path):
     network = read_bif(bif_path("asia"))
     pyagrum = pytest.importorskip("pyagrum")
-    from bnfisher.interop import to_pgmpy, to_pyagrum
+    from bnfisher.bn.formats.interop import to_pgmpy, to_pyagrum
 
     pa_path = tmp_path / "pyagrum.bif"
     pyagrum.saveBN(to_pyagrum(network), str(pa_path))

@@ -153,13 +153,13 @@ def test_every_summarize_option_is_either_used_or_refused():
     """Enumerate the options: each one is consumed by a code path or checked by a refusal."""
     import inspect
 
-    from bnfisher import cli
+    from bnfisher.cli import commands
 
     parser = build_parser()
     summarize = parser._subparsers._group_actions[0].choices["summarize"]  # noqa: SLF001 - argparse internals
-    source = inspect.getsource(cli)
+    source = inspect.getsource(commands)
     for action in summarize._actions:  # noqa: SLF001
-        if action.dest in ("help", "handler"):
+        if action.dest in ("help", "command_name"):
             continue
         assert f"args.{action.dest}" in source, f"option {action.option_strings or action.dest} is never read"
 
@@ -180,7 +180,7 @@ def test_compare_bins_both_files_with_the_same_edges(numeric, capsys):
     p_value = float(out.split("p-value (200 permutations) = ")[1].split()[0])
     assert p_value > 0.01
     from bnfisher import Schema
-    from bnfisher.io import read_table
+    from bnfisher.data.io import read_table
 
     halves = [read_table(first), read_table(second)]
     schema = Schema.from_data(*halves, bins=4)

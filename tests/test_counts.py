@@ -7,9 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bnfisher import EncodedData, FisherKernel, Schema, as_provider, learn, score
-from bnfisher.counts import CountsProvider, NumpyCounts, configuration_index, count_family, n_configurations
+from bnfisher.data.providers import CountsProvider, NumpyCounts, count_family
+from bnfisher.data.counts import configuration_index, n_configurations
 from bnfisher.exceptions import SchemaError
-from bnfisher.selection import select_representatives
+from bnfisher.summary import select_representatives
 
 from _helpers import random_network
 

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import bnfisher as bf
-from bnfisher.counts import NumpyCounts
-from bnfisher.em import fit_em
+from bnfisher.data.providers import NumpyCounts
+from bnfisher.bn.em import fit_em
 
 from _helpers import bif_path, random_network
 
@@ -79,7 +79,7 @@ def test_em_is_closer_to_the_truth_than_deleting_rows_or_cells():
 @pytest.mark.slow
 def test_em_equals_pyagrums_em(tmp_path):
     gum = pytest.importorskip("pyagrum")
-    from bnfisher.interop import from_pyagrum, to_pyagrum
+    from bnfisher.bn.formats.interop import from_pyagrum, to_pyagrum
 
     truth = bf.read_bif(bif_path("asia"))
     rng = np.random.default_rng(0)

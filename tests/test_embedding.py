@@ -13,7 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from bnfisher import FisherKernel, learn  # noqa: E402
 from bnfisher.datasets import load  # noqa: E402
-from bnfisher.embedding import FisherEmbedding  # noqa: E402
+from bnfisher.sklearn.embedding import FisherEmbedding  # noqa: E402
 
 
 @parametrize_with_checks([FisherEmbedding(), FisherEmbedding(structure="hc", normalize=True)])

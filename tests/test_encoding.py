@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from bnfisher import BayesianNetwork, Schema, discretize, encode, infer_states, learn
-from bnfisher.counts import count_family
+from bnfisher.data.providers import count_family
 from bnfisher.exceptions import DataError, SchemaError
 
 

@@ -48,14 +48,14 @@ def test_small_experiment_runs_and_full_refit_reproduces_the_reference(model):
     # Re-fitting on the whole training half with pseudocount 1 is the learned network itself.
     data = load("nursery")
     train, test = train_test_split(data, random_state=0)
-    from bnfisher.experiments import _learn
+    from bnfisher.experiments.summarization import _learn
 
     network = _learn(model, train)
     full = results[results["method"] == "full"].iloc[0]
     if model == "hc":
         assert full["nll"] == pytest.approx(-network.log_likelihood(test).mean(), rel=1e-10)
     else:
-        from bnfisher.classifier import BayesianNetworkClassifier
+        from bnfisher.sklearn.classifier import BayesianNetworkClassifier
 
         clf = BayesianNetworkClassifier(structure="tan").fit(train.drop(columns="class"), train["class"])
         proba = clf.predict_proba(test.drop(columns="class"))
@@ -80,14 +80,14 @@ def test_experiment_cli_writes_tidy_csv_and_figures(tmp_path):
 def test_vectorised_refits_equal_one_network_per_subset(model):
     """The random subsets' metrics (count tables and scores for blocks of models at once) against fitting one
     BayesianNetwork per subset and scoring the test rows with its log-likelihood."""
-    from bnfisher.experiments import _learn
+    from bnfisher.experiments.summarization import _learn
 
     data = load("nursery").iloc[::4].reset_index(drop=True)
     outcome = run_summarization("nursery", model, sizes=[30], n_random=6, seed=1, criteria=("mmd",), data=data)
     train, test = train_test_split(data, random_state=1)
     network = _learn(model, train)
     rng = np.random.default_rng(1)
-    from bnfisher.selection import random_subsets
+    from bnfisher.summary import random_subsets
 
     subsets = random_subsets(len(train), 30, 6, random_state=rng)  # the experiment's draws for this seed
     random_rows = outcome.results[outcome.results["method"] == "random"].sort_values("replicate")

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import bnfisher as bf
-from bnfisher.explain import mmd_by_family, top_cells, witness
+from bnfisher.comparison.explain import mmd_by_family, top_cells, witness
 
 from _helpers import bif_path
 
@@ -86,7 +86,7 @@ def test_top_cells_name_the_configuration_in_the_users_labels(asia):
 
 
 def test_criticisms_are_disjoint_from_prototypes_and_have_top_decile_witness(asia):
-    from bnfisher.selection import select_representatives
+    from bnfisher.summary import select_representatives
 
     kernel = bf.FisherKernel(asia)
     X = asia.sample(2000, random_state=0)
@@ -104,7 +104,7 @@ def test_criticisms_are_disjoint_from_prototypes_and_have_top_decile_witness(asi
 
 
 def test_row_explanations_decompose_the_self_kernel_and_the_log_likelihood(asia):
-    from bnfisher.explain import explain_rows
+    from bnfisher.comparison.explain import explain_rows
 
     kernel = bf.FisherKernel(asia)
     rows = asia.sample(30, random_state=3)
@@ -121,7 +121,7 @@ def test_row_explanations_decompose_the_self_kernel_and_the_log_likelihood(asia)
 
 
 def test_notebook_reprs_are_short():
-    from bnfisher.selection import mmd_test
+    from bnfisher.comparison import mmd_test
 
     network = bf.read_bif(bif_path("asia"))
     test = mmd_test(bf.FisherKernel(network), network.sample(50, random_state=0), network.sample(50, random_state=1),

@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 
 import bnfisher as bf
 from bnfisher.cli import main
-from bnfisher.selection import mmd_test, select_representatives
+from bnfisher.comparison import mmd_test
+from bnfisher.summary import select_representatives
 
 EXAMPLES = int(os.environ.get("BNFISHER_FUZZ_EXAMPLES", "120"))
 OUTCOMES: dict = collections.defaultdict(collections.Counter)

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bnfisher import encode, learn, read_bif, score
-from bnfisher.scores import LocalScorer
-from bnfisher.structure.hill_climb import _closure, _Search
+from bnfisher.bn.scores import LocalScorer
+from bnfisher.bn.structure.hill_climb import _closure, _Search
 
 from _helpers import bif_path, random_network
 
@@ -37,7 +37,7 @@ def test_every_hill_climbing_move_keeps_the_graph_acyclic(seed):
             break
         kind, i, j = (int(x) for x in legal[rng.integers(len(legal))])
         if kind == 2:
-            from bnfisher.structure.hill_climb import _path_avoiding_arc
+            from bnfisher.bn.structure.hill_climb import _path_avoiding_arc
 
             if _path_avoiding_arc(search.parents, i, j):
                 continue

@@ -167,7 +167,7 @@ def _relabel(kernel, order):
     kernel.covariances_ = kernel.covariances_[order]
     kernel.occupancy_, kernel.visits_ = kernel.occupancy_[order], kernel.visits_[order]
     if kernel.information == "complete":  # recomputed from the relabelled parameters, not permuted
-        from bnfisher.hmm import _block_diagonal, _inverse_root, complete_information
+        from bnfisher.hmm.kernel import _block_diagonal, _inverse_root, complete_information
 
         matrices = complete_information(kernel.startprob_, kernel.transmat_, kernel.covariances_, kernel.occupancy_,
                                         kernel.visits_)
@@ -244,7 +244,7 @@ def test_batched_forward_backward_equals_one_sequence_at_a_time():
 
 def test_complete_information_equals_the_monte_carlo_covariance_of_complete_data_scores():
     """Simulate states and observations; the covariance of the complete-data scores is the information."""
-    from bnfisher.hmm import _scores_from_statistics, complete_information
+    from bnfisher.hmm.kernel import _scores_from_statistics, complete_information
 
     rng = np.random.default_rng(3)
     startprob, transmat, means, covariances = _parameters(rng, K=2, D=2)
@@ -349,7 +349,7 @@ def test_complete_information_needs_the_logit_form(groups):
 @pytest.mark.parametrize("chunk_bytes", [64 << 20, 8 * 3 * 50])
 def test_ragged_sequences_in_one_pass_equal_hmmlearn_sequence_by_sequence(chunk_bytes):
     """Lengths 2..400 batched together (and in chunks smaller than one sequence) against hmmlearn's posteriors."""
-    from bnfisher._forward_backward import sequence_statistics
+    from bnfisher.hmm._forward_backward import sequence_statistics
 
     rng = np.random.default_rng(11)
     params = _parameters(rng, K=3, D=2)
@@ -395,7 +395,7 @@ def test_transform_of_a_ragged_collection_equals_one_sequence_at_a_time(groups):
 
 def test_the_uncompiled_forward_backward_gives_the_compiled_result(monkeypatch):
     """The compiled loop and the same source run as plain Python give the same statistics."""
-    from bnfisher import _forward_backward as engine
+    from bnfisher.hmm import _forward_backward as engine
 
     compiled_pass = getattr(engine, "_pass")  # noqa: B009 - the module's private loop, swapped below
     rng = np.random.default_rng(12)

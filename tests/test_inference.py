@@ -58,7 +58,7 @@ def test_auto_falls_back_to_sampling_when_tables_are_too_large():
 
 def _pyagrum_network(network):
     gum = pytest.importorskip("pyagrum")
-    from bnfisher.interop import to_pyagrum
+    from bnfisher.bn.formats.interop import to_pyagrum
 
     bn = to_pyagrum(network)
     for v in network.variables:  # the translation itself, checked against our CPTs
@@ -118,7 +118,7 @@ def test_marginal_rejects_unknown_variables():
 
 def test_auto_uses_the_junction_tree_when_elimination_is_too_large_but_the_tree_fits(monkeypatch):
     """On mildew with max_table_size=4e6, auto used to sample (kernel diagonal off by up to 84%)."""
-    from bnfisher import inference
+    from bnfisher.bn.inference import exact as inference
 
     network = read_bif(bif_path("alarm"))
 

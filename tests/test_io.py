@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from bnfisher.exceptions import DataError, OutputError
-from bnfisher.io import check_outputs, read_table, read_text, write_table, write_text
+from bnfisher.data.io import check_outputs, read_table, read_text, write_table, write_text
 
 
 @pytest.mark.parametrize("sep", [",", ";", "\t", "|"])

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 import bnfisher as bf
 from bnfisher import FisherKernel
-from bnfisher.counts import distinct_rows
-from bnfisher.inference import expected_counts, query
-from bnfisher.selection import split_draws
+from bnfisher.data.counts import distinct_rows
+from bnfisher.bn.inference import expected_counts, query
+from bnfisher.comparison import split_draws
 
 from _helpers import (
     _free_parameters,
@@ -124,7 +124,7 @@ def test_query_equals_enumeration():
 @pytest.mark.parametrize("name", ["alarm", "hailfinder", "win95pts"])
 def test_query_equals_pyagrum_lazy_propagation(name):
     gum = pytest.importorskip("pyagrum")
-    from bnfisher.interop import to_pyagrum
+    from bnfisher.bn.formats.interop import to_pyagrum
 
     network = bf.read_bif(bif_path(name))
     bn = to_pyagrum(network)
@@ -186,7 +186,7 @@ def test_mmd_and_mean_embedding_with_missing_values_come_from_expected_counts():
 
 
 def test_two_sample_test_with_missing_values_equals_the_gram_matrix_definition():
-    from bnfisher.selection import mmd_test
+    from bnfisher.comparison import mmd_test
 
     network = bf.read_bif(bif_path("asia"))
     kernel = FisherKernel(network)
@@ -220,7 +220,7 @@ def test_two_sample_test_with_missing_values_equals_the_gram_matrix_definition()
 
 
 def test_selection_with_missing_values_uses_expected_embeddings():
-    from bnfisher.selection import select_representatives
+    from bnfisher.summary import select_representatives
 
     network = bf.read_bif(bif_path("asia"))
     kernel = FisherKernel(network)
@@ -239,9 +239,9 @@ def test_cross_validation_runs_when_rare_categories_fall_in_one_fold_and_cells_a
     from sklearn.model_selection import KFold, cross_val_score
     from sklearn.pipeline import make_pipeline
 
-    from bnfisher.classifier import BayesianNetworkClassifier
+    from bnfisher.sklearn.classifier import BayesianNetworkClassifier
     from bnfisher.datasets import load
-    from bnfisher.embedding import FisherEmbedding
+    from bnfisher.sklearn.embedding import FisherEmbedding
 
     data = load("nursery").sample(2000, random_state=0).reset_index(drop=True)  # the file is sorted
     X, y = data.drop(columns="class").astype(object), data["class"].astype(str)

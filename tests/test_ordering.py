@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bnfisher import encode, learn, read_bif, score
-from bnfisher.scores import LocalScorer
-from bnfisher.structure.ordering import _best, candidate_sets, order_search
+from bnfisher.bn.scores import LocalScorer
+from bnfisher.bn.structure.ordering import _best, candidate_sets, order_search
 
 from _helpers import bif_path, random_network
 

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 
 from bnfisher import Schema
-from bnfisher.plotting import MAX_BARS, summary_marginals
+from bnfisher.viz.plotting import MAX_BARS, summary_marginals
 
 
 def test_summary_bars_are_the_marginals_in_state_order():

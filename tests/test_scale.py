@@ -7,12 +7,12 @@ distributed = pytest.importorskip("distributed")
 pytestmark = pytest.mark.slow  # a 2-process LocalCluster per module
 
 from bnfisher import FisherKernel, encode, learn, read_bif  # noqa: E402
-from bnfisher.counts import NumpyCounts  # noqa: E402
+from bnfisher.data.providers import NumpyCounts  # noqa: E402
 from bnfisher.datasets import load  # noqa: E402
-from bnfisher.embedding import FisherEmbedding  # noqa: E402
-from bnfisher.scale import DaskCounts  # noqa: E402
-from bnfisher.scores import LocalScorer, ProviderScorer  # noqa: E402
-from bnfisher.selection import select_representatives  # noqa: E402
+from bnfisher.sklearn.embedding import FisherEmbedding  # noqa: E402
+from bnfisher.dask import DaskCounts  # noqa: E402
+from bnfisher.bn.scores import LocalScorer, ProviderScorer  # noqa: E402
+from bnfisher.summary import select_representatives  # noqa: E402
 
 from _helpers import bif_path  # noqa: E402
 
@@ -111,7 +111,7 @@ def test_summarize_cli_with_dask_engine(client, alarm, tmp_path, capsys):
 
 def test_mmd_test_on_dask_data_is_exact_through_a_distributed_group_by(client, alarm):
     """Distinct rows and counts from the partitions: the same statistic, null and p-value as in memory."""
-    from bnfisher.selection import mmd_test
+    from bnfisher.comparison import mmd_test
 
     network, frame, _ = alarm
     kernel = FisherKernel(network)
@@ -178,7 +178,7 @@ def test_dask_bins_with_edges_from_the_whole_data_and_parquet_splits_by_row_grou
 
 def test_missing_values_on_dask_equal_the_in_memory_path(client, alarm):
     """Available-case counts, expected counts (EM) and the marginalized MMD, partition by partition."""
-    from bnfisher.em import fit_em, fit_em_distributed
+    from bnfisher.bn.em import fit_em, fit_em_distributed
 
     network, frame, _ = alarm
     holed = frame.astype(object).mask(np.random.default_rng(0).random(frame.shape) < 0.15)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bnfisher import encode, read_bif, score
-from bnfisher.scores import LocalScorer, local_score
+from bnfisher.bn.scores import LocalScorer, local_score
 
 from _helpers import bif_path
 
@@ -163,7 +163,7 @@ def test_families_with_more_configurations_than_int64_score_exactly():
 
 def test_threaded_batches_equal_one_thread():
     """Large batches are split across threads; every family's score is the same as on one thread."""
-    from bnfisher._family_scores import family_scores
+    from bnfisher.bn._family_scores import family_scores
 
     rng = np.random.default_rng(4)
     codes = rng.integers(0, 3, size=(20_000, 8)).astype(np.int8)

@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from bnfisher import as_provider, learn
-from bnfisher.structure.chow_liu import conditional_mutual_information_matrix, mutual_information_matrix
-from bnfisher.structure.hill_climb import _closure
+from bnfisher.bn.structure.chow_liu import conditional_mutual_information_matrix, mutual_information_matrix
+from bnfisher.bn.structure.hill_climb import _closure
 
 
 def _is_acyclic(parents) -> bool:

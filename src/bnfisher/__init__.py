@@ -1,20 +1,30 @@
 """bnfisher: the Fisher kernel of discrete Bayesian networks for categorical data.
 
-Main entry points: :class:`Schema` (the fitted data boundary), :func:`as_provider`
-(any input -> counts provider), :func:`learn` (structure and parameters),
-:class:`BayesianNetwork`, :class:`FisherKernel` (Gram matrix, feature map, set
-kernel, MMD) and :func:`parent_marginals` (exact or sampled inference).
+The two jobs, each returning a result object that prints, renders and serialises:
+:func:`summarize` (representative rows, Algorithm 1) and :func:`compare` (is B
+different from A, and where).  The building blocks: :class:`Schema` (the fitted data
+boundary), :func:`learn` (structure and parameters), :class:`BayesianNetwork`,
+:class:`FisherKernel` (Gram matrix, feature map, set kernel, MMD),
+:func:`select_representatives`, :func:`mmd_test` and :func:`mmd_by_family`.
+
+Where things live: ``bnfisher.data`` (schema, counts, providers, I/O),
+``bnfisher.bn`` (the network, formats, scores, EM, inference, structure learning),
+``bnfisher.kernels``, ``bnfisher.summary``, ``bnfisher.comparison``,
+``bnfisher.hmm``, and the shells ``bnfisher.sklearn``, ``bnfisher.dask``,
+``bnfisher.viz`` and ``bnfisher.cli``.
 """
 
-from .bif import parse_bif, read_bif, write_bif
-from .counts import as_provider
-from .encoding import EncodedData, Schema, discretize, encode, infer_states
+from . import _compat
+from . import dask as _dask  # noqa: F401 - registers the Dask backend (Dask itself is imported only for Dask data)
+from ._version import __version__
+from .bn import BayesianNetwork, learn, marginal, parent_marginals, parse_bif, read_bif, score, write_bif
+from .comparison import mmd_by_family, mmd_test
+from .data import EncodedData, Schema, as_provider, discretize, encode, infer_states
 from .exceptions import BnfisherError, ConvergenceWarning
-from .inference import marginal, parent_marginals
-from .kernel import FisherKernel, OverlapKernel
-from .network import BayesianNetwork
-from .scores import score
-from .structure import learn
+from .kernels import FisherKernel, OverlapKernel
+from .summary import select_representatives
+
+_compat.install()
 
 __all__ = [
     "BayesianNetwork",
@@ -24,17 +34,19 @@ __all__ = [
     "FisherKernel",
     "OverlapKernel",
     "Schema",
+    "__version__",
     "as_provider",
     "discretize",
     "encode",
     "infer_states",
     "learn",
     "marginal",
+    "mmd_by_family",
+    "mmd_test",
     "parent_marginals",
     "parse_bif",
     "read_bif",
     "score",
+    "select_representatives",
     "write_bif",
 ]
-
-__version__ = "0.1.0"

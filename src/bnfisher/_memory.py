@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 
-from .exceptions import ResourceError
+from bnfisher.exceptions import ResourceError
 
 __all__: list[str] = []
 

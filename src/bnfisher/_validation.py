@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from .exceptions import OptionError, OptionTypeError
+from bnfisher.exceptions import OptionError, OptionTypeError
 
 __all__: list[str] = []
 

@@ -19,9 +19,9 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from .._validation import check_option, check_random_state
-from ..encoding import discretize
-from ..exceptions import OptionError
+from bnfisher._validation import check_option, check_random_state
+from bnfisher.data.encode import discretize
+from bnfisher.exceptions import OptionError
 
 __all__ = ["load", "train_test_split", "DATASETS"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..datasets import DATASETS
-from . import MODELS
+from bnfisher.datasets import DATASETS
+from bnfisher.experiments.summarization import MODELS
 
 __all__ = ["plot_summarization", "summarize_claims", "report_markdown", "metrics"]
 
@@ -38,7 +38,7 @@ def plot_summarization(results: pd.DataFrame, path: str, model: str) -> None:
         PNG file to write (atomically).
     model : {"hc", "tan", "kdb"}
     """
-    from ..plotting import pyplot, save_figure
+    from bnfisher.viz.plotting import pyplot, save_figure
 
     plt = pyplot()
 

@@ -1,0 +1,3 @@
+"""The version of bnfisher, in one place (read by the package and by the build)."""
+
+__version__ = "0.2.0"

@@ -1,0 +1,363 @@
+"""Read and write networks in the BIF text format (bnlearn repository, pgmpy, pyAgrum).
+
+The reader accepts the dialects those libraries write -- commas or spaces between
+probabilities, ``discrete[2]`` or ``discrete [ 2 ]``, quoted network names,
+``//`` and ``/* */`` comments -- and rejects everything else with a
+:class:`~bnfisher.exceptions.NetworkFileError` that names the file and the line:
+a file with no variable, text outside the ``network`` / ``variable`` /
+``probability`` blocks, a variable declared twice, two probability blocks for one
+variable or one parent configuration, a table of the wrong size.
+
+State labels are written as text.  To give labels back with the type the user
+gave (``int``, ``float`` or ``bool``), :func:`write_bif` adds a property line
+``property bnfisher_label_type = int ;`` to such variables; the bin edges of a
+binned numeric variable and the missing-value markers of the network's
+:class:`~bnfisher.encoding.Schema` travel the same way
+(``bnfisher_bin_edges``, ``bnfisher_na_values``).  Other BIF readers ignore
+properties.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+
+import numpy as np
+
+from bnfisher.bn.network import BayesianNetwork
+from bnfisher.data.schema import Schema
+from bnfisher.exceptions import DataError, NetworkFileError, OptionTypeError, SchemaError
+
+__all__ = ["read_bif", "parse_bif", "write_bif", "check_bif_names"]
+
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_BLOCK = re.compile(r"(network|variable|probability)\b", re.S)
+_VARIABLE = re.compile(
+    r"variable\s+(?P<name>[^\s{]+)\s*\{\s*type\s+discrete\s*\[\s*(?P<n>\d+)\s*\]\s*"
+    r"\{(?P<states>[^}]*)\}\s*;(?P<rest>[^}]*)\}",
+    re.S,
+)
+_NETWORK = re.compile(r"network\s+(?:\"[^\"]*\"|[^\s{]+)\s*\{(?P<body>[^}]*)\}", re.S)
+_PROBABILITY = re.compile(r"probability\s*\(\s*(?P<head>[^)]*)\)\s*\{(?P<body>[^}]*)\}", re.S)
+_PROPERTY = re.compile(r"property\s+(?P<key>\w+)\s*=\s*(?P<value>[^;]*);")
+_FORBIDDEN = re.compile(r"[\s,;{}()\[\]|\"]")
+_CONVERTERS = {"int": int, "float": float, "bool": lambda text: {"True": True, "False": False}[text]}
+
+
+def _split(text: str) -> list:
+    return [token for token in re.split(r"[,\s]+", text) if token]
+
+
+def _blank(match: re.Match) -> str:
+    # Comments become blanks of the same length (newlines kept), so offsets still give line numbers.
+    return re.sub(r"[^\n]", " ", match.group(0))
+
+
+def read_bif(path: str | os.PathLike) -> BayesianNetwork:
+    """Read a discrete Bayesian network from a BIF file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file (``parse_bif`` reads BIF text).
+
+    Returns
+    -------
+    BayesianNetwork
+        With the schema the file carries (bin edges, missing-value markers, label
+        types), if written by bnfisher.
+
+    Raises
+    ------
+    FileNotFoundError
+        For a missing file.
+    NetworkFileError
+        When the file is not valid BIF; the message names the file and the line.
+    """
+    from bnfisher.data.io import read_text
+
+    path = os.fspath(path)
+    try:
+        text = read_text(path)
+    except DataError as exc:  # a folder or a binary file
+        raise NetworkFileError(f"{path}: not a BIF file ({exc})") from None
+    return parse_bif(text, source=path)
+
+
+def parse_bif(text: str, *, source: str = "<text>") -> BayesianNetwork:
+    """Parse BIF text into a network.
+
+    Parameters
+    ----------
+    text : str
+    source : str, default="<text>"
+        Named in error messages (a file path).
+
+    Returns
+    -------
+    BayesianNetwork
+
+    Raises
+    ------
+    NetworkFileError
+        Naming ``source`` and the line.
+
+    Examples
+    --------
+    >>> text = '''network x { }
+    ... variable a { type discrete [ 2 ] { yes, no }; }
+    ... probability ( a ) { table 0.3, 0.7; }'''
+    >>> parse_bif(text).cpts["a"].tolist()
+    [0.3, 0.7]
+    """
+    if not isinstance(text, str):
+        raise OptionTypeError(f"`text` must be a str; got {type(text).__name__}.")
+    clean = _COMMENTS.sub(_blank, text)
+
+    def fail(position: int, message: str):
+        line = clean.count("\n", 0, position) + 1
+        raise NetworkFileError(f"{source}, line {line}: {message}")
+
+    blocks = _top_level_blocks(clean, fail)
+    states, edges, na_values, hidden = {}, {}, (), []
+    cpts: dict = {}
+    parents: dict = {}
+    for kind, start, match in blocks:
+        if kind == "network":
+            for prop in _PROPERTY.finditer(match["body"]):
+                if prop["key"] == "bnfisher_na_values":
+                    na_values = tuple(_json_property(prop["value"], start, fail))
+        elif kind == "variable":
+            name = match["name"]
+            if name in states:
+                fail(start, f"variable {name!r} is declared twice.")
+            labels = _split(match["states"])
+            if len(labels) != int(match["n"]):
+                fail(start, f"variable {name!r} declares {match['n']} states but lists {len(labels)}.")
+            if not labels:
+                fail(start, f"variable {name!r} has no states.")
+            for prop in _PROPERTY.finditer(match["rest"]):
+                key, value = prop["key"], prop["value"].strip()
+                if key == "bnfisher_label_type" and value in _CONVERTERS:
+                    try:
+                        labels = [_CONVERTERS[value](label) for label in labels]
+                    except (KeyError, ValueError):
+                        fail(start, f"variable {name!r}: labels {labels} are not of type {value}.")
+                elif key == "bnfisher_bin_edges":
+                    edges[name] = _json_property(value, start, fail)
+                elif key == "bnfisher_hidden" and value == "true":
+                    hidden.append(name)
+            if len(set(labels)) != len(labels):
+                fail(start, f"variable {name!r} lists a state twice: {labels}.")
+            states[name] = tuple(labels)
+    if not states:
+        fail(len(clean), "no 'variable' block: this is not a BIF network file.")
+    for kind, start, match in blocks:
+        if kind != "probability":
+            continue
+        child, _, given = match["head"].partition("|")
+        child = child.strip()
+        if child not in states:
+            fail(start, f"probability block for unknown variable {child!r}.")
+        if child in cpts:
+            fail(start, f"a second probability block for {child!r}.")
+        ps = tuple(_split(given))
+        for p in ps:
+            if p not in states:
+                fail(start, f"probability block of {child!r} names unknown parent {p!r}.")
+        cpts[child] = _parse_table(match["body"], child, ps, states, start, fail)
+        parents[child] = ps
+    absent = [v for v in states if v not in cpts]
+    if absent:
+        fail(len(clean), f"variables {absent[:5]} have no probability block.")
+    try:
+        schema = Schema(states, bin_edges=edges, na_values=na_values, hidden=hidden)
+        return BayesianNetwork(parents, cpts, states, schema=schema)
+    except (SchemaError, ValueError, TypeError) as exc:
+        raise NetworkFileError(f"{source}: {exc}") from None
+
+
+def _top_level_blocks(clean: str, fail) -> list:
+    """``(kind, offset, match)`` of every top-level block; anything else is an error at its line."""
+    blocks = []
+    position = 0
+    patterns = {"network": _NETWORK, "variable": _VARIABLE, "probability": _PROBABILITY}
+    while True:
+        while position < len(clean) and clean[position].isspace():
+            position += 1
+        if position >= len(clean):
+            return blocks
+        head = _BLOCK.match(clean, position)
+        if head is None:
+            snippet = clean[position : position + 40].split("\n")[0]
+            fail(position, f"expected 'network', 'variable' or 'probability', found {snippet!r}.")
+        match = patterns[head.group(1)].match(clean, position)
+        if match is None:
+            snippet = clean[position : position + 60].split("\n")[0]
+            fail(position, f"cannot parse this {head.group(1)} block: {snippet!r}.")
+        blocks.append((head.group(1), position, match))
+        position = match.end()
+
+
+def _json_property(value: str, start: int, fail):
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        fail(start, f"property value {value.strip()!r} is not valid JSON.")
+
+
+def _parse_table(body: str, child: str, ps: tuple, states: dict, start: int, fail) -> np.ndarray:
+    shape = tuple(len(states[p]) for p in ps) + (len(states[child]),)
+    table = np.full(shape, np.nan)
+    seen: set = set()
+    label_index = [{str(label): k for k, label in enumerate(states[p])} for p in ps]
+
+    def numbers(text: str, expected: int, what: str) -> np.ndarray:
+        tokens = _split(text)
+        try:
+            values = np.array(tokens, dtype=float)
+        except ValueError:
+            fail(start, f"{what} of {child!r} has entries that are not numbers: {' '.join(tokens[:6])!r}.")
+        if values.size != expected:
+            fail(start, f"{what} of {child!r} has {values.size} entries; expected {expected}.")
+        return values
+
+    for entry in body.split(";"):
+        entry = entry.strip()
+        if not entry:
+            continue
+        if entry.startswith("table"):
+            if seen:
+                fail(start, f"the probability block of {child!r} has a 'table' and other entries.")
+            table = numbers(entry[len("table"):], table.size, "the table").reshape(shape)
+            seen.add("table")
+            continue
+        if entry.startswith("default"):
+            fail(start, f"the probability block of {child!r} uses 'default', which bnfisher does not read.")
+        if not entry.startswith("(") or ")" not in entry:
+            fail(start, f"cannot parse the entry {entry[:60]!r} of {child!r}.")
+        config_text, _, values_text = entry[1:].partition(")")
+        config = _split(config_text)
+        if len(config) != len(ps):
+            fail(start, f"entry ({', '.join(config)}) of {child!r} has {len(config)} parent states; "
+                        f"expected {len(ps)}.")
+        try:
+            position = tuple(index[label] for index, label in zip(label_index, config))
+        except KeyError as exc:
+            fail(start, f"entry of {child!r} names unknown parent state {exc.args[0]!r}.")
+        if position in seen or "table" in seen:
+            fail(start, f"a second row for parent configuration ({', '.join(config)}) of {child!r}.")
+        seen.add(position)
+        table[position] = numbers(values_text, shape[-1], f"entry ({', '.join(config)})")
+    if np.isnan(table).any():
+        missing = np.argwhere(np.isnan(table[..., 0]))[0]
+        config = tuple(states[p][k] for p, k in zip(ps, missing))
+        fail(start, f"the table of {child!r} has no row for parent configuration {config}.")
+    return table
+
+
+def _label_type(labels: tuple) -> str | None:
+    for name, kind in (("bool", (bool, np.bool_)), ("int", (int, np.integer)), ("float", (float, np.floating))):
+        if all(isinstance(label, kind) for label in labels) and not (
+            name != "bool" and any(isinstance(label, (bool, np.bool_)) for label in labels)
+        ):
+            return name
+    return None
+
+
+def check_bif_names(states) -> None:
+    """Raise when a variable name or state label cannot be written to BIF (it has no quoting).
+
+    Call it before learning, so that the user learns about a bad label at once.
+
+    Parameters
+    ----------
+    states : mapping
+        ``{variable: labels}`` (e.g. a schema's ``states``).
+
+    Raises
+    ------
+    SchemaError
+        Naming the variable and the label, and the fix.
+    """
+    for v, labels in states.items():
+        texts = [str(label) for label in labels]
+        if len(set(texts)) != len(texts):
+            twice = sorted({t for t in texts if texts.count(t) > 1})
+            raise SchemaError(f"Variable {v!r} has distinct states that BIF would write alike ({twice[0]!r}, e.g. "
+                              f"1 and '1'); convert the column to one type first.")
+        for text in [str(v)] + texts:
+            if not text or _FORBIDDEN.search(text):
+                raise SchemaError(
+                    f"Cannot write {text!r} (variable {v!r}) to BIF: names and labels may not be empty or contain "
+                    "whitespace or any of , ; { } ( ) [ ] | \". Rename it first."
+                )
+
+
+def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *, name: str = "bnfisher") -> str:
+    """Write a network as BIF text.
+
+    Parameters
+    ----------
+    network : BayesianNetwork
+    path : str or path-like, optional
+        Where to write (atomically); the text is returned either way.
+    name : str, default="bnfisher"
+        The network's name in the ``network`` block.
+
+    Returns
+    -------
+    str
+        The BIF text.  Probabilities are written with 17 significant digits, so
+        reading the file back gives the same CPTs; the schema's bin edges and
+        missing-value markers are written as properties.
+
+    Raises
+    ------
+    SchemaError
+        If a variable name or state label cannot be written (see :func:`check_bif_names`).
+
+    Notes
+    -----
+    pyAgrum refuses variables with a single state; bnfisher reads them.
+    """
+    if not isinstance(network, BayesianNetwork):
+        raise OptionTypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
+    check_bif_names({str(v): network.states[v] for v in network.variables})
+    schema = network.schema
+    lines = [f"network {name} {{"]
+    if schema.na_values:
+        lines.append(f"  property bnfisher_na_values = {json.dumps([str(v) for v in schema.na_values])} ;")
+    lines.append("}")
+    for v in network.variables:
+        labels = network.states[v]
+        lines.append(f"variable {v} {{")
+        lines.append(f"  type discrete [ {len(labels)} ] {{ {', '.join(str(label) for label in labels)} }};")
+        label_type = _label_type(labels)
+        if label_type is not None:
+            lines.append(f"  property bnfisher_label_type = {label_type} ;")
+        if v in schema.bin_edges:
+            lines.append(f"  property bnfisher_bin_edges = {json.dumps(list(schema.bin_edges[v]))} ;")
+        if v in schema.hidden:
+            lines.append("  property bnfisher_hidden = true ;")
+        lines.append("}")
+    for v in network.variables:
+        ps = network.parents[v]
+        table = network.cpts[v]
+        head = f"{v} | {', '.join(str(p) for p in ps)}" if ps else f"{v}"
+        lines.append(f"probability ( {head} ) {{")
+        if not ps:
+            lines.append("  table " + ", ".join(format(x, ".17g") for x in table) + ";")
+        else:
+            for position in itertools.product(*(range(len(network.states[p])) for p in ps)):
+                config = ", ".join(str(network.states[p][k]) for p, k in zip(ps, position))
+                lines.append(f"  ({config}) " + ", ".join(format(x, ".17g") for x in table[position]) + ";")
+        lines.append("}")
+    text = "\n".join(lines) + "\n"
+    if path is not None:
+        from bnfisher.data.io import write_text
+
+        write_text(path, text)
+    return text

@@ -1,0 +1,423 @@
+"""Structure learning: ``learn(data, structure=...)`` returns a fitted BayesianNetwork."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from bnfisher._validation import check_positive_int
+from bnfisher.bn.network import BayesianNetwork, topological_order
+from bnfisher.bn.scores import make_scorer
+from bnfisher.bn.structure.chow_liu import chow_liu_parents, score_forest_parents
+from bnfisher.bn.structure.classifiers import kdb_parents, naive_bayes_parents, tan_parents
+from bnfisher.bn.structure.hill_climb import hill_climb
+from bnfisher.bn.structure.ordering import candidate_sets, order_search
+from bnfisher.data.providers import NumpyCounts, as_provider, in_memory
+from bnfisher.data.schema import EncodedData, Schema
+from bnfisher.exceptions import DataError, OptionError, OptionTypeError
+
+__all__ = ['learn', 'STRUCTURES']
+
+
+STRUCTURES = ("chow-liu", "forest", "hc", "exact", "tan", "kdb", "naive-bayes")
+
+
+_OPTIONS = {
+    "chow-liu": set(),
+    "forest": {"structure_score", "ess", "structure_prior"},
+    "hc": {"structure_score", "ess", "structure_prior", "max_parents", "tabu", "max_tabu", "restarts", "perturb",
+           "whitelist", "blacklist", "start", "random_state", "max_iter", "progress", "search"},
+    "exact": {"structure_score", "ess", "structure_prior", "max_parents", "whitelist", "blacklist", "progress",
+              "max_local_scores"},
+    "tan": {"class_variable"},
+    "kdb": {"class_variable", "k"},
+    "naive-bayes": {"class_variable"},
+}
+
+
+def _given_structure(structure, variables: Sequence[str]) -> dict:
+    if isinstance(structure, BayesianNetwork):
+        structure = {v: tuple(structure.parents[v]) for v in structure.variables}
+    if isinstance(structure, Mapping):
+        unknown = [v for v in structure if v not in variables] + [
+            p for ps in structure.values() for p in ps if p not in variables
+        ]
+        if unknown:
+            raise DataError(f"The structure names variable(s) {sorted(set(map(str, unknown)))} absent from the data.")
+        parents = {v: tuple(structure.get(v, ())) for v in variables}
+    else:
+        parents = {v: [] for v in variables}
+        for edge in _edges(structure, variables, "structure"):
+            parents[edge[1]].append(edge[0])
+        parents = {v: tuple(ps) for v, ps in parents.items()}
+    topological_order(parents, list(variables))  # raises a ValueError naming the cycle
+    return parents
+
+
+def _edges(edges, variables: Sequence[str], name: str) -> list:
+    out = []
+    for edge in edges:
+        if isinstance(edge, str) or len(edge) != 2:
+            raise OptionError(f"`{name}` must hold (parent, child) pairs; got {edge!r}.")
+        for node in edge:
+            if node not in variables:
+                raise OptionError(f"`{name}` arc {tuple(edge)!r} names {node!r}, which is not a column of the data.")
+        if edge[0] == edge[1]:
+            raise OptionError(f"`{name}` arc {tuple(edge)!r} is a self-loop.")
+        out.append(tuple(edge))
+    return out
+
+
+def _class_index(options: dict, variables: Sequence[str], structure: str) -> int:
+    class_variable = options.get("class_variable")
+    if class_variable is None:
+        raise OptionError(f"structure={structure!r} needs `class_variable`, the name of the class column.")
+    if class_variable not in variables:
+        raise OptionError(
+            f"`class_variable` {class_variable!r} is not a column of the data (columns: {list(variables)})."
+        )
+    return list(variables).index(class_variable)
+
+
+def _lists(options: dict, variables: Sequence[str]) -> tuple[list, list]:
+    """Return the whitelist and blacklist as (parent, child) column indices, checked for overlap."""
+    index = {v: i for i, v in enumerate(variables)}
+    white = [(index[a], index[b]) for a, b in _edges(options.get("whitelist") or (), variables, "whitelist")]
+    black = [(index[a], index[b]) for a, b in _edges(options.get("blacklist") or (), variables, "blacklist")]
+    both = set(white) & set(black)
+    if both:
+        a, b = sorted(both)[0]
+        raise OptionError(f"Arc ({variables[a]!r}, {variables[b]!r}) is in both `whitelist` and `blacklist`.")
+    return white, black
+
+
+def _hill_climb_parents(provider, options: dict, scorer) -> list:
+    """Validate the hill-climbing options and run the search."""
+    variables = provider.variables
+    index = {v: i for i, v in enumerate(variables)}
+    white, black = _lists(options, variables)
+    start = None
+    if isinstance(options.get("start"), str):
+        if options["start"] != "chow-liu":
+            raise OptionError(f"`start` must be 'chow-liu' or a structure; got {options['start']!r}.")
+        start = chow_liu_parents(provider)
+    elif options.get("start") is not None:
+        given = _given_structure(options["start"], variables)
+        start = [tuple(index[p] for p in given[v]) for v in variables]
+    start_names = {v: [variables[p] for p in (start[i] if start else ())] for i, v in enumerate(variables)}
+    for a, b in white:
+        if variables[a] not in start_names[variables[b]]:
+            start_names[variables[b]].append(variables[a])
+    try:
+        topological_order(start_names, list(variables))
+    except ValueError as exc:
+        raise OptionError(f"The `whitelist` (with `start`) is not acyclic: {exc}") from None
+    max_parents = options.get("max_parents")
+    if max_parents is not None:
+        max_parents = check_positive_int(max_parents, "max_parents", minimum=0)
+        crowded = [v for v, ps in start_names.items() if len(ps) > max_parents]
+        if crowded:
+            raise OptionError(
+                f"Variable {crowded[0]!r} has more whitelisted/start parents than max_parents={max_parents}."
+            )
+    tabu = check_positive_int(options.get("tabu", 0), "tabu", minimum=0)
+    max_tabu = options.get("max_tabu")
+    if max_tabu is not None:
+        max_tabu = check_positive_int(max_tabu, "max_tabu", minimum=0)
+    max_iter = options.get("max_iter")
+    if max_iter is not None:
+        max_iter = check_positive_int(max_iter, "max_iter")
+    restarts = check_positive_int(options.get("restarts", 0), "restarts", minimum=0)
+    search = options.get("search", "order")
+    if search not in ("order", "plain"):
+        raise OptionError(f"`search` must be 'order' (the default) or 'plain'; got {search!r}.")
+
+    def climb(begin, restarts=0):
+        return hill_climb(
+            scorer, len(variables), start=begin, max_parents=max_parents, tabu=tabu, max_tabu=max_tabu,
+            restarts=restarts, perturb=check_positive_int(options.get("perturb", 1), "perturb"),
+            whitelist=white, blacklist=black, random_state=options.get("random_state"),
+            max_iter=max_iter, progress=bool(options.get("progress", False)),
+        )
+
+    if search == "plain":
+        return climb(start, restarts)
+    # search="order": climb; search variable orders over candidate parent sets (the climbed DAG's sets among them,
+    # so the order search starts at the climbed score); climb again from the best order's DAG.
+    parents = climb(start)
+    candidates = candidate_sets(scorer, len(variables), starts=[parents], max_parents=max_parents,
+                                whitelist=white, blacklist=black)
+    order = topological_order({j: list(ps) for j, ps in enumerate(parents)}, list(range(len(variables))))
+    moved = climb(order_search(candidates, order)[1])
+    if scorer.family_scores(list(enumerate(moved))).sum() > scorer.family_scores(list(enumerate(parents))).sum():
+        parents = moved
+    return climb(parents, restarts) if restarts else parents
+
+
+def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schema | None = None,
+          missing: str = "error", hidden=None, random_state=None, **options) -> BayesianNetwork:
+    """Learn a Bayesian network (structure and CPTs) from categorical data.
+
+    Parameters
+    ----------
+    data : DataFrame, ndarray of int, EncodedData, counts provider, Dask DataFrame or path
+        Training data (see :func:`bnfisher.counts.as_provider`).  An integer
+        array holds codes; its columns are named ``X0, X1, ...`` in array order.
+    structure : str, mapping, sequence of edges or BayesianNetwork, default="chow-liu"
+        ``"chow-liu"``
+            Maximum-weight spanning forest over mutual information (Chow & Liu 1968).
+        ``"forest"``
+            Maximum-weight spanning forest with score gains ``S(X_i | X_j) - S(X_i)``
+            as weights (only positive ones kept); options ``structure_score``,
+            ``ess``, ``structure_prior``.
+        ``"hc"``
+            Hill climbing with add / delete / reverse moves.  By default
+            (``search="order"``) it climbs from the empty graph (or ``start``), then
+            searches variable orders (:mod:`bnfisher.structure.ordering`: each
+            variable's best parent set among its predecessors, drawn from its 8 best
+            single parents, up to 3, and its climbed parents) and climbs again from
+            the best order's DAG.
+            ``search="plain"`` is R bnlearn's ``hc``: one climb from the empty graph
+            (or ``start``), the best move first, until none improves.  Options
+            ``search``,
+            ``structure_score`` ("bic" default, "ll", "aic", "bdeu", "k2"), ``ess``,
+            ``structure_prior``, ``max_parents``, ``tabu`` (list length; 0 = plain hill
+            climbing), ``max_tabu``, ``restarts``, ``perturb``, ``whitelist``,
+            ``blacklist`` (sequences of (parent, child) names), ``start`` (a
+            structure, or ``"chow-liu"``: where the first climb starts),
+            ``random_state``, ``max_iter``, ``progress``.
+        ``"exact"``
+            The DAG with the highest score, by the dynamic programme of Silander &
+            Myllymäki (2006) (:mod:`bnfisher.structure.exact`); up to 25 variables.
+            Options ``structure_score``, ``ess``, ``structure_prior``, ``max_parents``,
+            ``whitelist``, ``blacklist``, ``progress`` (the estimate and each step,
+            on stderr), ``max_local_scores`` (refuse above this many candidate parent
+            sets; default 5,000,000).  Parent sets that cannot be optimal are pruned
+            (BIC/AIC penalty bounds; BDeu/K2: once every parent configuration holds
+            one row).  See ``docs/structure.md`` for measured limits.
+        ``"tan"``, ``"kdb"``, ``"naive-bayes"``
+            Bayesian network classifiers; need ``class_variable``; ``"kdb"`` takes
+            ``k`` (default 3).
+        A mapping ``{child: parents}``, a list of ``(parent, child)`` edges or a
+        BayesianNetwork fixes the structure and only fits the parameters.
+    pseudocount : float, default=1.0
+        Dirichlet pseudocount of the CPTs.
+    schema : Schema, optional
+        How to encode ``data`` (default: learned from it).  The network carries it,
+        so new data is encoded, and binned, as the training data was.
+    missing : {"error", "available-case", "em"}, default="error"
+        What to do with missing values (NaN, None, the schema's ``na_values``).
+        ``"available-case"``: each family is counted over the rows where it is
+        observed, for the structure and the CPTs (fast; biased unless values are
+        missing completely at random).  ``"em"``: the structure from available-case
+        counts as the start, the CPTs by EM (:func:`bnfisher.em.fit_em`, exact
+        E-steps), then -- for a named structure on in-memory data -- rounds of
+        **structural EM** as R bnlearn's ``structural.em`` does it: every missing
+        cell imputed by its exact posterior mode under the current network, the
+        structure re-learned on the completed table, the CPTs re-fitted by EM on the
+        real (incomplete) data, until the structure stops changing (at most 5
+        rounds; a ConvergenceWarning says when that is reached).  On Dask data and
+        for given structures, EM fits the CPTs only.
+        The network's ``learning_`` dict reports what was done: the strategy, the
+        number of missing cells, and for EM the iterations, convergence and objective.
+    hidden : mapping, optional
+        ``{variable: number of states or labels}`` of hidden variables that a *given*
+        structure names and the data lacks; they are fitted by EM from a random start
+        (``random_state``) and marginalized by the kernel (see :func:`bnfisher.em.fit_em`).
+    random_state : None, int or Generator
+        Seed for hill climbing's restarts (``structure="hc"``) and hidden variables' start.
+    **options
+        As listed per structure; an unknown option raises a TypeError.  ``score``
+        is the former name of ``structure_score`` (deprecated).
+
+    Returns
+    -------
+    BayesianNetwork
+
+    Raises
+    ------
+    OptionError
+        Unknown structure name or class variable, ``k < 0``, cycles in a given
+        structure or whitelist, arcs in both whitelist and blacklist.
+    DataError
+        Names absent from the data; bad data (see :func:`bnfisher.counts.as_provider`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"a": list("xxyy") * 5, "b": list("xxyx") * 5, "c": list("uvuv") * 5})
+    >>> learn(df).edges
+    [('a', 'b'), ('b', 'c')]
+    >>> learn(df, "naive-bayes", class_variable="c").edges
+    [('c', 'a'), ('c', 'b')]
+    """
+    if "score" in options:
+        warnings.warn("`score` is deprecated; use `structure_score` (the name the estimators use).",
+                      FutureWarning, stacklevel=2)
+        options["structure_score"] = options.pop("score")
+    from bnfisher._validation import check_option
+
+    check_option(missing, "missing", ("error", "available-case", "em"))
+    if hidden:
+        if isinstance(structure, str):
+            raise OptionTypeError("Hidden variables need a given structure (a mapping {child: parents}) that names "
+                                  "them; a structure learner cannot place a variable it never sees.")
+        from bnfisher.bn.em import fit_em
+
+        result = fit_em(data, dict(structure), schema=schema, hidden=hidden, pseudocount=pseudocount,
+                        random_state=random_state)
+        network = result.network
+        network.learning_ = {"missing": "em", "hidden": list(hidden), "n_missing_cells": result.n_missing,
+                             "em_iterations": result.n_iter, "em_converged": result.converged,
+                             "objective": result.objective[-1]}
+        return network
+    if random_state is not None:
+        options["random_state"] = random_state
+    encoded = None
+    if missing != "error" and not in_memory(data):  # distributed: available-case and expected counts per partition
+        provider = as_provider(data, schema, missing="allow")
+    elif missing != "error":
+        if schema is None:
+            import pandas as pd
+
+            if not isinstance(data, pd.DataFrame):
+                raise OptionTypeError("With missing values, pass a DataFrame (or an array with its `schema`).")
+            schema = Schema.from_data(data, missing="allow")
+        encoded = schema.encode(data, missing="allow")
+        provider = NumpyCounts(encoded.codes, encoded.schema, missing="available-case")
+    else:
+        provider = as_provider(data, schema)
+    variables = provider.variables
+    if not variables:
+        raise DataError("The data has no columns; a network needs at least one variable.")
+    if provider.n_rows == 0:
+        raise DataError("The data has 0 rows; a network cannot be learned from empty data.")
+    if not isinstance(structure, str):
+        if options:
+            raise OptionTypeError(f"Options {sorted(options)} apply to named structures only.")
+        parents = _given_structure(structure, variables)
+    else:
+        if structure not in STRUCTURES:
+            raise OptionError(f"`structure` must be one of {STRUCTURES} or a given structure; got {structure!r}.")
+        unexpected = sorted(set(options) - _OPTIONS[structure])
+        if unexpected:
+            raise OptionTypeError(f"Unexpected option(s) for structure={structure!r}: {unexpected}; "
+                                  f"it takes {sorted(_OPTIONS[structure]) or 'none'}.")
+        parent_index = _structure_parents(provider, structure, options)
+        parents = {v: tuple(variables[p] for p in parent_index[i]) for i, v in enumerate(variables)}
+    if missing == "em" and encoded is None:
+        from bnfisher.bn.em import fit_em_distributed
+
+        result = fit_em_distributed(provider, parents, pseudocount=pseudocount)
+        network = result.network
+        network.learning_ = {"missing": "em", "n_missing_cells": None, "em_iterations": result.n_iter,
+                             "em_converged": result.converged, "largest_cpt_change": result.objective[-1]}
+        return network
+    if missing == "em" and isinstance(structure, str):
+        return _structural_em(encoded, structure, parents, pseudocount, options)
+    if missing == "em":
+        from bnfisher.bn.em import fit_em
+
+        result = fit_em(encoded, parents, schema=encoded.schema, pseudocount=pseudocount)
+        network = result.network
+        network.learning_ = {"missing": "em", "n_missing_cells": result.n_missing, "em_iterations": result.n_iter,
+                             "em_converged": result.converged, "objective": result.objective[-1]}
+        return network
+    network = BayesianNetwork.from_data(provider, parents, pseudocount=pseudocount)
+    network.learning_ = {"missing": missing,
+                         "n_missing_cells": int((encoded.codes < 0).sum()) if encoded is not None else 0,
+                         **options.get("_report", {})}
+    return network
+
+
+def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, options: dict,
+                   max_rounds: int = 5) -> BayesianNetwork:
+    """Structural EM by imputation (bnlearn's ``structural.em``): impute by posterior modes, re-learn, re-fit."""
+    import warnings
+
+    from bnfisher.bn.em import fit_em
+    from bnfisher.bn.inference.evidence import posteriors_given_rows
+    from bnfisher.exceptions import ConvergenceWarning
+
+    result = fit_em(encoded, parents, schema=encoded.schema, pseudocount=pseudocount)
+    network = result.network
+    rounds, changed = 0, True
+    history = [len(network.edges)]
+    while changed and rounds < max_rounds:
+        rounds += 1
+        codes = network.encode(encoded, missing="allow").codes.astype(np.intp)
+        holes = codes < 0
+        rows = np.flatnonzero(holes.any(axis=1))
+        columns = [i for i in range(codes.shape[1]) if holes[:, i].any()]
+        posteriors, _ = posteriors_given_rows(network, codes[rows], [(i,) for i in columns])
+        completed = codes.copy()
+        for i, posterior in zip(columns, posteriors):
+            missing_here = holes[rows, i]
+            completed[rows[missing_here], i] = np.argmax(posterior[missing_here], axis=1)
+        imputed = EncodedData(np.asfortranarray(completed), network.variables, dict(network.states),
+                              schema=Schema({v: network.states[v] for v in network.variables}))
+        provider = NumpyCounts.from_encoded(imputed)
+        parent_index = _structure_parents(provider, structure, dict(options))
+        new_parents = {v: tuple(network.variables[p] for p in parent_index[i]) for i, v in enumerate(network.variables)}
+        changed = any(set(new_parents[v]) != set(network.parents[v]) for v in network.variables)
+        if changed:
+            result = fit_em(encoded, new_parents, schema=encoded.schema, pseudocount=pseudocount)
+            network = result.network
+            history.append(len(network.edges))
+    if changed:
+        warnings.warn(f"Structural EM stopped after {max_rounds} rounds with the structure still changing.",
+                      ConvergenceWarning, stacklevel=3)
+    network.learning_ = {"missing": "em", "n_missing_cells": result.n_missing, "sem_rounds": rounds,
+                         "sem_converged": not changed, "arcs_per_round": history, "em_iterations": result.n_iter,
+                         "em_converged": result.converged, "objective": result.objective[-1]}
+    return network
+
+
+def _exact_parents(provider, options: dict) -> list:
+    """Validate the exact learner's options and run the dynamic programme."""
+    from bnfisher.bn.structure.exact import exact_parents
+
+    variables = provider.variables
+    white, black = _lists(options, variables)
+    max_parents = options.get("max_parents")
+    if max_parents is not None:
+        max_parents = check_positive_int(max_parents, "max_parents", minimum=0)
+    scorer = make_scorer(provider, structure_score=options.get("structure_score", "bic"),
+                         ess=options.get("ess", 1.0), structure_prior=options.get("structure_prior"))
+    codes = provider.codes if isinstance(provider, NumpyCounts) and provider.missing == "error" else None
+    limit = check_positive_int(options.get("max_local_scores", 5_000_000), "max_local_scores")
+    parents, optimum = exact_parents(scorer, len(variables), max_parents=max_parents, whitelist=white,
+                                     blacklist=black, codes=codes, progress=bool(options.get("progress", False)),
+                                     max_local_scores=limit, prune=getattr(provider, "missing", "error") == "error")
+    options["_report"] = {"structure": "exact", "optimum": optimum, "local_scores": scorer.n_evaluations}
+    return parents
+
+
+def _scorer(provider, options: dict):
+    """Return the cached scorer of ``provider``, with every family of at most one parent scored in one batch."""
+    scorer = make_scorer(provider, structure_score=options.get("structure_score", "bic"),
+                         ess=options.get("ess", 1.0), structure_prior=options.get("structure_prior"))
+    n = len(provider.variables)
+    scorer.prefetch([(i, (j,)) for i in range(n) for j in range(n) if i != j] + [(i, ()) for i in range(n)])
+    return scorer
+
+
+def _structure_parents(provider, structure: str, options: dict) -> list:
+    """Parent sets (column indices) of a named learner."""
+    variables = provider.variables
+    if structure == "chow-liu":
+        return chow_liu_parents(provider)
+    if structure == "forest":
+        return score_forest_parents(_scorer(provider, options), len(variables))
+    if structure == "hc":
+        return _hill_climb_parents(provider, options, scorer=_scorer(provider, options))
+    if structure == "exact":
+        return _exact_parents(provider, options)
+    class_index = _class_index(options, variables, structure)
+    if structure == "naive-bayes":
+        return naive_bayes_parents(len(variables), class_index)
+    if structure == "tan":
+        return tan_parents(provider, class_index)
+    return kdb_parents(provider, class_index, check_positive_int(options.get("k", 3), "k", minimum=0))

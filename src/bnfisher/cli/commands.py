@@ -1,0 +1,418 @@
+"""Command line interface: ``bnfisher <command> --help``.
+
+A thin shell: it parses arguments, checks that they make sense together, calls the
+public API and prints results.  Every input of a command is encoded with one
+:class:`~bnfisher.encoding.Schema` (learned jointly from all the inputs, or the
+network's), every output path is checked before any work and written atomically,
+and every option either changes the result or is refused.  A user's mistake is
+printed as one line on stderr with exit status 2; a traceback means a bug.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+from bnfisher.cli.parser import UsageError, _structure_options, build_parser
+
+
+def _refuse_learning_options(args) -> None:
+    """With --network nothing is learned: every learning option would be ignored, so it is refused."""
+    flags = {"--structure": args.structure, "--score": args.score, "--class-variable": args.class_variable,
+             "--kdb-k": args.kdb_k, "--max-parents": args.max_parents, "--tabu": args.tabu,
+             "--pseudocount": args.pseudocount, "--bins": args.bins, "--na-values": args.na_values}
+    given = [flag for flag, value in flags.items() if value is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)} cannot be used with --network: the network file fixes the "
+                         "structure, parameters and schema (bins, missing markers).")
+
+
+# ------------------------------------------------------------------- steps
+def _read_network(args):
+    from bnfisher.bn.formats.bif import read_bif
+
+    network = read_bif(args.network)
+    print(f"Network {args.network}: {network}")
+    return network
+
+
+def _network_for(args, frames: list, started: float):
+    """Return the network read from --network, or learned from ``frames`` encoded with one schema learned jointly.
+
+    The network carries its schema: every input is then encoded with ``network.encode``.
+    """
+    from bnfisher.bn.structure.learn import learn
+    from bnfisher.data.schema import Schema
+
+    if getattr(args, "network", None):
+        _refuse_learning_options(args)
+        return _read_network(args)
+    schema = Schema.from_data(*frames, bins=args.bins, na_values=args.na_values or (), missing="allow")
+    if schema.bin_edges:
+        print(f"Binned {len(schema.bin_edges)} numeric column(s) into at most {args.bins} bins, with the same "
+              "edges for every input.")
+    structure, options, pseudocount = _structure_options(args)
+    encoded = [schema.encode(frame, missing="allow") for frame in frames]
+    pooled = encoded[0] if len(encoded) == 1 else type(encoded[0])(
+        np.asfortranarray(np.vstack([e.codes for e in encoded])), schema.variables, dict(schema.states), schema)
+    missing = _report_missing(pooled.codes)
+    network = learn(pooled, structure, pseudocount=pseudocount, schema=schema, missing=missing, **options)
+    print(f"Network ({structure}, learned in {time.perf_counter() - started:.2f} s): {network}")
+    return network
+
+
+def _report_missing(codes: np.ndarray) -> str:
+    """Say how many cells are missing and what is done with them; return ``learn``'s ``missing`` option."""
+    n_missing = int((codes < 0).sum())
+    if not n_missing:
+        return "error"
+    rows = int((codes < 0).any(axis=1).sum())
+    print(f"{n_missing} cells missing ({100 * n_missing / codes.size:.1f}%, in {rows} of {codes.shape[0]} rows): "
+          "the CPTs are fitted by EM and the kernel marginalizes them (paper Sec. 8).")
+    return "em"
+
+
+def _kernel(network):
+    from bnfisher.kernels.fisher import FisherKernel
+
+    kernel = FisherKernel(network)
+    print(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}")
+    return kernel
+
+
+def _read_inputs(args, paths: list) -> list:
+    from bnfisher.data.io import read_table
+
+    frames = []
+    for path in paths:
+        frame = read_table(path, na_values=args.na_values)
+        print(f"{path}: {len(frame)} rows x {frame.shape[1]} columns")
+        frames.append(frame)
+    return frames
+
+
+def _write_subset(frame: pd.DataFrame, rows, output, meaning: str) -> None:
+    """Write the selected rows as the user gave them, with a leading 'row' column, or show the first ten."""
+    from bnfisher.data.io import write_table
+
+    out = frame.reset_index(drop=True).copy()
+    out.insert(0, "row", np.asarray(rows))
+    if output:
+        write_table(out, output)
+        print(f"Wrote {output} (column 'row' holds {meaning})")
+        return
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(out.head(10).to_string(index=False))
+        if len(out) > 10:
+            print(f"... {len(out) - 10} more rows (use -o FILE to write them all)")
+
+
+# ---------------------------------------------------------------- commands
+def _command_demo(args) -> None:
+    from bnfisher.bn.structure.learn import learn
+    from bnfisher.datasets import load
+    from bnfisher.kernels.fisher import FisherKernel
+
+    rng = np.random.default_rng(args.seed)
+    started = time.perf_counter()
+    data = load(args.dataset)
+    print(f"Data set {args.dataset!r}: {data.shape[0]} rows x {data.shape[1]} categorical variables.")
+    network = learn(data, structure="chow-liu")
+    print(f"\nChow-Liu network learned in {time.perf_counter() - started:.2f} s:")
+    print(network.describe())
+    kernel = FisherKernel(network)
+    print(f"\nFisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
+    rows = data.iloc[:5]
+    print("\nFisher kernel between the first 5 rows:")
+    with pd.option_context("display.width", 120, "display.precision", 3):
+        print(pd.DataFrame(kernel.gram(rows), index=rows.index, columns=rows.index))
+        print("\nThose rows:")
+        print(rows.to_string())
+    permutation = rng.permutation(len(data))
+    half = len(data) // 2
+    first, second = data.iloc[permutation[:half]], data.iloc[permutation[half:]]
+    print(f"\nMMD² (eq. 10) between two random halves:        {kernel.mmd(first, second):.5f}")
+    if "class" in data.columns:
+        classes = data["class"].value_counts().index[:2]
+        a, b = (data[data["class"] == c] for c in classes)
+        print(f"MMD² between class {classes[0]!r} ({len(a)} rows) and {classes[1]!r} ({len(b)} rows): "
+              f"{kernel.mmd(a, b):.5f}")
+    print(f"\nDone in {time.perf_counter() - started:.2f} s.")
+
+
+def _command_mmd(args) -> None:
+    started = time.perf_counter()
+    frames = _read_inputs(args, [args.first, args.second])
+    network = _network_for(args, frames, started)
+    from bnfisher.kernels.fisher import FisherKernel
+
+    kernel = FisherKernel(network, normalize=args.normalize)
+    value = kernel.mmd(*(kernel.encode(frame) for frame in frames))
+    print(f"MMD² (eq. 10, biased) between {args.first} ({len(frames[0])} rows) and {args.second} "
+          f"({len(frames[1])} rows): {value:.6g}")
+
+
+def _command_compare(args) -> None:
+    from bnfisher.comparison.permutation import permutation_statistics
+    from bnfisher.comparison.two_sample import TwoSampleResult
+    from bnfisher.data.io import check_outputs
+
+    check_outputs([args.report, args.json], inputs=[args.first, args.second, args.network])
+    started = time.perf_counter()
+    frames = _read_inputs(args, [args.first, args.second])
+    network = _network_for(args, frames, started)
+    kernel = _kernel(network)
+    samples = [kernel.encode(frame) for frame in frames]
+    # The permutations run once: the test, the family table and the report all read them.
+    statistics = permutation_statistics(kernel, *samples, n_permutations=args.permutations, random_state=args.seed)
+    result = TwoSampleResult.from_statistics(statistics)
+    print(f"MMD² (eq. 10, biased) = {result.statistic:.6g}; unbiased MMD²_u = {result.unbiased:.6g}")
+    print(f"Permutation p-value ({args.permutations} permutations) = {result.p_value:.4g}")
+    _explain_difference(args, kernel, samples, statistics)
+    print("Note: the Fisher kernel is not universal; the test detects differences the network's families "
+          "can express.")
+    if args.report or args.json:
+        from bnfisher.viz.report import comparison_report, write_report
+
+        content, figures = comparison_report(kernel, frames[0], frames[1], names=(args.first, args.second),
+                                             top=args.top, statistics=statistics)
+        write_report(content, figures, html_path=args.report, json_path=args.json,
+                     title=f"{args.first} against {args.second}")
+        print("Wrote " + " and ".join(p for p in (args.report, args.json) if p))
+
+
+def _explain_difference(args, kernel, samples: list, statistics) -> None:
+    """Print which families carry the difference, the largest cells, and the most typical rows of each side."""
+    from bnfisher.comparison.explain import family_table, top_cells, witness
+
+    table = family_table(kernel, statistics)
+    print("\nWhat differs, by family (a variable given its parents); p-values from the same permutations, "
+          "adjusted for the number of families by Westfall-Young min-P:")
+    shown = table.head(args.top).assign(share=lambda t: (100 * t["share"]).round(1).astype(str) + "%")
+    with pd.option_context("display.width", 160, "display.max_colwidth", 40):
+        print(shown[["variable", "parents", "mmd2", "share", "p_value", "p_adjusted"]].to_string(index=False))
+    print("\nLargest cells:")
+    for text in top_cells(kernel, *samples, n=min(args.top, 5), names=(args.first, args.second))["text"]:
+        print(f"  {text}")
+    for name, sample, sign in ((args.first, samples[0], 1), (args.second, samples[1], -1)):
+        values = sign * witness(kernel, *samples, sample)
+        rows = np.argsort(-values, kind="stable")[:3]
+        print(f"Rows most typical of {name} against the other (witness): "
+              + ", ".join(f"row {int(r)} ({values[r]:.3g})" for r in rows))
+
+
+def _command_learn(args) -> None:
+    from bnfisher.bn.formats.bif import check_bif_names, write_bif
+    from bnfisher.bn.scores import score
+    from bnfisher.bn.structure.learn import learn
+    from bnfisher.data.io import check_outputs, read_table
+    from bnfisher.data.schema import Schema
+
+    check_outputs([args.output, args.schema], inputs=[args.data])
+    frame = read_table(args.data, na_values=args.na_values)
+    schema = Schema.from_data(frame, bins=args.bins, na_values=args.na_values or (), missing="allow")
+    if args.output:
+        check_bif_names(schema.states)  # before learning, not after
+    structure, options, pseudocount = _structure_options(args)
+    started = time.perf_counter()
+    training = schema.encode(frame, missing="allow")
+    missing = _report_missing(training.codes)
+    network = learn(training, structure, pseudocount=pseudocount, schema=schema, missing=missing, **options)
+    elapsed = time.perf_counter() - started
+    print(network.describe())
+    if missing == "error":
+        encoded = network.encode(frame)
+        print(f"Learned in {elapsed:.2f} s; BIC {score(network, encoded, 'bic'):.6g}, "
+              f"log-likelihood {score(network, encoded, 'll'):.6g} on {len(frame)} rows.")
+    else:
+        report = network.learning_
+        print(f"Learned in {elapsed:.2f} s; EM: {report['em_iterations']} iterations, converged "
+              f"{report['em_converged']}, observed-data log-likelihood (with the prior) {report['objective']:.6g}.")
+    if args.output:
+        write_bif(network, args.output)
+        print(f"Wrote {args.output}")
+    if args.schema:
+        network.schema.to_json(args.schema)
+        print(f"Wrote {args.schema}")
+
+
+def _check_summarize_options(args) -> None:
+    dask = args.engine == "dask"
+    only_dask = {"--scheduler": args.scheduler, "--workers": args.workers, "--pool-size": args.pool_size}
+    misplaced = [flag for flag, value in only_dask.items() if value is not None and not dask]
+    if misplaced:
+        raise UsageError(f"{', '.join(misplaced)} apply to --engine dask only.")
+    if dask:
+        refused = {"--plot": args.plot, "--n-random": args.n_random, "--report": args.report, "--json": args.json,
+                   "--criticisms": args.criticisms or None,
+                   "--criterion chi2": args.criterion if args.criterion == "chi2" else None}
+        given = [flag for flag, value in refused.items() if value is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)} cannot be used with --engine dask (the full data is not in "
+                             "memory); drop them or use --engine numpy.")
+        if args.data is None:
+            raise UsageError("--engine dask needs a data file (Parquet or CSV).")
+    if args.data is not None and args.dataset is not None:
+        raise UsageError("Give either a data file or --dataset, not both.")
+
+
+def _summarize_dask(args) -> None:
+    from bnfisher.bn.structure.learn import learn
+    from bnfisher.dask.counts import DaskCounts, dask_client
+    from bnfisher.summary.search import select_representatives
+
+    started = time.perf_counter()
+    with dask_client(args.scheduler, n_workers=args.workers or 2) as client:
+        if args.network:
+            _refuse_learning_options(args)
+            network = _read_network(args)
+            provider = DaskCounts(args.data, network.schema)
+        else:
+            provider = DaskCounts(args.data, bins=args.bins, na_values=args.na_values or ())
+            structure, options, pseudocount = _structure_options(args)
+            print(f"{args.data}: {len(provider.frame.to_delayed())} partitions; scheduler "
+                  f"{client.scheduler.address}; learning {structure} from distributed counts")
+            network = learn(provider, structure, pseudocount=pseudocount, **options)
+            print(f"Network ({structure}): {network} ({time.perf_counter() - started:.2f} s)")
+        kernel = _kernel(network)
+        result = select_representatives(kernel, provider, args.k, n_init=args.n_init, random_state=args.seed,
+                                         pool_size=args.pool_size or 100_000, progress=not args.quiet)
+        subset = result.pool.iloc[result.indices]
+        print(f"Selected k={args.k} rows from a pool of {len(result.pool)} of {provider.n_rows}: MMD² to the full "
+              f"data {result.final_value:.6g} (best random start {result.initial_value:.6g}); "
+              f"{time.perf_counter() - started:.2f} s in all")
+        _write_subset(subset, subset.index, args.output, "the 0-based row number in the input")
+
+
+def _command_summarize(args) -> None:
+    from bnfisher.data.io import check_outputs
+    from bnfisher.summary.baselines import random_baseline, random_mmd_baseline
+    from bnfisher.summary.criteria import chi2_criterion
+    from bnfisher.summary.search import select_representatives
+
+    _check_summarize_options(args)
+    check_outputs([args.output, args.plot, args.report, args.json], inputs=[args.data, getattr(args, "network", None)])
+    if args.engine == "dask":
+        return _summarize_dask(args)
+    started = time.perf_counter()
+    if args.data is None:
+        from bnfisher.datasets import load
+
+        dataset = args.dataset or "nursery"
+        frames = [load(dataset)]
+        print(f"bundled data set {dataset!r}: {len(frames[0])} rows x {frames[0].shape[1]} variables")
+    else:
+        frames = _read_inputs(args, [args.data])
+    data = frames[0]
+    network = _network_for(args, frames, started)
+    kernel = _kernel(network)
+    encoded = kernel.encode(data)  # columns in the network's order; missing cells marginalized
+    result = select_representatives(kernel, encoded, args.k, criterion=args.criterion, n_init=args.n_init,
+                                    random_state=args.seed, progress=not args.quiet, n_criticisms=args.criticisms)
+    n_random = 1000 if args.n_random is None else args.n_random
+    mmd = kernel.mmd(encoded.take(result.indices), encoded)
+    mean, std, _ = random_mmd_baseline(kernel, encoded, args.k, n=n_random, random_state=args.seed + 1)
+    print(f"Selected k={args.k} rows by greedy {args.criterion}: {result.n_sweeps} sweeps, {result.n_swaps} swaps, "
+          f"{time.perf_counter() - started:.2f} s in all")
+    print(f"MMD² (eq. 10) of the subset to the full data: {mmd:.6g}")
+    print(f"MMD² of {n_random} random subsets of {args.k}:   {mean:.6g} ± {std:.3g} (mean ± sd)")
+    if args.criterion == "chi2":
+        chi_mean, chi_std, _ = random_baseline(lambda rows: chi2_criterion(encoded.codes, rows), len(data), args.k,
+                                               n=min(n_random, 200), random_state=args.seed + 1)
+        print(f"chi2 criterion: subset {result.final_value:.6g}; random {chi_mean:.6g} ± {chi_std:.3g}")
+    _write_subset(data.iloc[result.indices], result.indices, args.output, "the 0-based row number in the input")
+    if args.plot:
+        from bnfisher.viz.plotting import plot_summary
+
+        plot_summary(result, encoded.select(network.schema.variables), result.indices, args.plot)  # data's order
+        print(f"Wrote {args.plot}")
+    if args.criticisms:
+        print(f"Criticisms (rows the subset represents worst): {', '.join(map(str, result.criticisms))}")
+    if args.report or args.json:
+        from bnfisher.viz.report import summary_report, write_report
+
+        content, figures = summary_report(kernel, data, result, source=str(args.data or args.dataset or "nursery"))
+        write_report(content, figures, html_path=args.report, json_path=args.json, title="Representative rows")
+        print("Wrote " + " and ".join(p for p in (args.report, args.json) if p))
+
+
+def _command_experiment(args) -> None:
+    from bnfisher.experiments.report import summarize_claims
+    from bnfisher.experiments import MODELS, run_experiment
+
+    datasets = list(args.datasets) if args.dataset == "all" else [args.dataset]
+    models = list(MODELS) if args.model == "all" else [args.model]
+    started = time.perf_counter()
+    outcome = run_experiment(args.output, datasets=datasets, models=models, sizes=args.sizes,
+                             n_random=args.n_random, seeds=[args.seed + s for s in range(args.n_seeds)],
+                             criteria=args.criteria, progress=not args.quiet)
+    print(f"{len(datasets) * len(models) * args.n_seeds} runs in {time.perf_counter() - started:.1f} s; wrote "
+          f"results.csv, timings.csv, claims.csv, report.md and figure-<model>.png to {args.output}")
+    summary = summarize_claims(outcome.results).groupby("method")["beats_random"].mean()
+    print("Share of (data set, model, seed, k) where the greedy subset beats the random mean:")
+    print(summary.round(3).to_string())
+
+
+def _command_hmm_kernel(args) -> None:
+    from bnfisher.data.io import check_outputs, write_bytes
+    from bnfisher.exceptions import DataError
+    from bnfisher.hmm.kernel import HMMFisherKernel
+
+    check_outputs([args.output], inputs=[args.sequences])
+    try:
+        with np.load(args.sequences) as archive:
+            if "X" in archive and "lengths" in archive:
+                sequences, lengths = archive["X"], archive["lengths"]
+            else:
+                sequences, lengths = [archive[name] for name in archive.files], None
+    except (ValueError, OSError, EOFError) as exc:
+        raise DataError(f"Cannot read {args.sequences!r} as a .npz archive of sequences: {exc}") from None
+    normalize = None if args.normalize == "none" else args.normalize
+    kernel = HMMFisherKernel(n_states=args.n_states, covariance_type=args.covariance_type,
+                             information=args.information, normalize=normalize, n_init=args.n_init,
+                             random_state=args.seed).fit(sequences, lengths=lengths)
+    gram = kernel.gram(sequences, lengths_a=lengths)
+    buffer = io.BytesIO()
+    np.save(buffer, gram)
+    write_bytes(args.output, buffer.getvalue())  # exactly the path given (np.save would append .npy)
+    print(f"HMM with {args.n_states} states: log-likelihood {kernel.log_likelihood_:.6g} "
+          f"(starts: {', '.join(f'{v:.6g}' for v in kernel.init_log_likelihoods_)})")
+    print(f"Wrote the {gram.shape[0]} x {gram.shape[1]} Fisher kernel to {args.output} (NumPy .npy format)")
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``bnfisher`` command.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 2 for a usage or input error (one line on stderr).
+    """
+    from bnfisher.exceptions import BnfisherError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        _COMMANDS[args.command_name](args)
+    except (BnfisherError, UsageError, OSError, ImportError) as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"bnfisher {args.command}: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        print(f"bnfisher {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+#: The function behind each command (the parser names the command; this module runs it).
+_COMMANDS = {"demo": _command_demo, "mmd": _command_mmd, "compare": _command_compare, "learn": _command_learn,
+             "summarize": _command_summarize, "experiment": _command_experiment, "hmm_kernel": _command_hmm_kernel}

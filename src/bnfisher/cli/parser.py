@@ -1,0 +1,225 @@
+"""The ``bnfisher`` command line's argument parser (every command, option and help text)."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+
+class UsageError(Exception):
+    """Options that do not go together (exit status 2, one line)."""
+
+
+# ----------------------------------------------------------------- options
+def _number(kind: type, minimum: float):
+    """Return an argparse type: ``kind`` (int or float), finite and at least ``minimum``."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a {'whole ' if kind is int else ''}number, got {text!r}") \
+                from None
+        if not np.isfinite(value) or value < minimum:
+            raise argparse.ArgumentTypeError(f"must be a finite number >= {minimum}, got {text}" if kind is float
+                                             else f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+_positive_int, _nonnegative_int, _nonnegative_float = _number(int, 1), _number(int, 0), _number(float, 0)
+
+
+def _parser(**kwargs) -> argparse.ArgumentParser:
+    # No abbreviations: `--k` must never silently mean `--kdb-k`.
+    return argparse.ArgumentParser(allow_abbrev=False, **kwargs)
+
+
+def _data_options() -> argparse.ArgumentParser:
+    parent = _parser(add_help=False)
+    group = parent.add_argument_group("data")
+    group.add_argument("--bins", type=_positive_int, default=None,
+                       help="bin numeric columns into at most this many quantile bins, with edges learned jointly "
+                            "from all inputs (default: no binning; a float column is an error)")
+    group.add_argument("--na-values", nargs="+", default=None, metavar="MARKER",
+                       help="extra cell values that mean 'missing' (e.g. ?)")
+    return parent
+
+
+def _learning_options(network: bool = True) -> argparse.ArgumentParser:
+    from bnfisher.bn.scores import SCORES
+    from bnfisher.bn.structure.learn import STRUCTURES
+
+    parent = _parser(add_help=False)
+    group = parent.add_argument_group("network (learned from the data unless --network is given)")
+    if network:
+        group.add_argument("--network", help="use this BIF network (and the schema it carries) instead of learning")
+    group.add_argument("--structure", choices=STRUCTURES, default=None, help="structure learner (default: chow-liu)")
+    group.add_argument("--score", choices=SCORES, default=None, help="score for hc and forest (default: bic)")
+    group.add_argument("--class-variable", default=None, help="class column for tan, kdb, naive-bayes "
+                                                              "(default: class)")
+    group.add_argument("--kdb-k", type=_nonnegative_int, default=None,
+                       help="feature parents per feature for kdb (default 3)")
+    group.add_argument("--max-parents", type=_nonnegative_int, default=None, help="parent limit for hc")
+    group.add_argument("--tabu", type=_nonnegative_int, default=None, help="tabu list length for hc (default 0)")
+    group.add_argument("--pseudocount", type=_nonnegative_float, default=None, help="CPT pseudocount (default 1)")
+    return parent
+
+
+def _run_options(*, seed: bool = True, quiet: bool = True) -> argparse.ArgumentParser:
+    parent = _parser(add_help=False)
+    if seed:
+        parent.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    if quiet:
+        parent.add_argument("--quiet", action="store_true", help="no progress bars")
+    return parent
+
+
+def _structure_options(args) -> tuple[str, dict, float]:
+    """Return the structure, its ``learn`` options and the pseudocount; refuses options the structure does not use."""
+    structure = args.structure or "chow-liu"
+    given = {"--score": args.score, "--class-variable": args.class_variable, "--kdb-k": args.kdb_k,
+             "--max-parents": args.max_parents, "--tabu": args.tabu}
+    uses = {"hc": {"--score", "--max-parents", "--tabu"}, "exact": {"--score", "--max-parents"}, "forest": {"--score"},
+            "tan": {"--class-variable"}, "naive-bayes": {"--class-variable"},
+            "kdb": {"--class-variable", "--kdb-k"}}.get(structure, set())
+    unused = [flag for flag, value in given.items() if value is not None and flag not in uses]
+    if unused:
+        raise UsageError(f"{', '.join(unused)} do(es) not apply to --structure {structure}.")
+    options: dict = {}
+    if structure in ("hc", "exact", "forest"):
+        options["structure_score"] = args.score or "bic"
+    if structure == "exact":
+        options.update(max_parents=args.max_parents, progress=not getattr(args, "quiet", True))
+    if structure == "hc":
+        options.update(max_parents=args.max_parents, tabu=args.tabu or 0, progress=not getattr(args, "quiet", True))
+    if structure in ("tan", "kdb", "naive-bayes"):
+        options["class_variable"] = args.class_variable or "class"
+    if structure == "kdb":
+        options["k"] = 3 if args.kdb_k is None else args.kdb_k
+    return structure, options, 1.0 if args.pseudocount is None else args.pseudocount
+
+
+# ------------------------------------------------------------------ parser
+def build_parser() -> argparse.ArgumentParser:
+    """Return the ``bnfisher`` argument parser (one sub-command per task).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    from bnfisher.datasets import DATASETS
+    from bnfisher.experiments.summarization import CRITERIA, MODELS
+
+    data, learning, run = _data_options(), _learning_options(), _run_options()
+    parser = _parser(prog="bnfisher", description="Fisher kernel of discrete Bayesian networks for categorical "
+                                                  "data.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    datasets = list(DATASETS)
+
+    demo = sub.add_parser("demo", allow_abbrev=False,
+                          help="learn a network on a bundled data set and show the kernel and MMD",
+                          description="Learn a Chow-Liu network on a bundled data set, print it, the Fisher "
+                                      "kernel between a few rows, and MMDs between random halves and classes.")
+    demo.add_argument("--dataset", default="nursery", choices=datasets)
+    demo.add_argument("--seed", type=int, default=0, help="seed of the random halves (default 0)")
+    demo.set_defaults(command_name="demo")
+
+    mmd = sub.add_parser("mmd", parents=[data, learning], allow_abbrev=False,
+                         help="squared MMD between two CSV/Parquet files",
+                         description="Squared MMD (eq. 10) between two tables under the Fisher kernel of a network "
+                                     "given as BIF or learned from both tables together. Both tables are encoded "
+                                     "and binned with one schema.")
+    mmd.add_argument("first", help="first table (.csv, .csv.gz, .tsv or .parquet)")
+    mmd.add_argument("second", help="second table")
+    mmd.add_argument("--normalize", action="store_true", help="use the cosine-normalised kernel")
+    mmd.set_defaults(command_name="mmd")
+
+    compare = sub.add_parser("compare", parents=[data, learning, _run_options(quiet=False)], allow_abbrev=False,
+                             help="MMD permutation two-sample test between two tables",
+                             description="Permutation test (from count tables) of whether two tables come from "
+                                         "the same distribution, under the Fisher kernel of a network. Both tables "
+                                         "are encoded and binned with one schema.")
+    compare.add_argument("first")
+    compare.add_argument("second")
+    compare.add_argument("--permutations", type=_positive_int, default=1000,
+                         help="number of permutations (default 1000)")
+    compare.add_argument("--top", type=_positive_int, default=10, help="families shown (default 10)")
+    compare.add_argument("--report", help="write a self-contained HTML report to this file")
+    compare.add_argument("--json", help="write the report's content as JSON to this file")
+    compare.set_defaults(command_name="compare")
+
+    learn = sub.add_parser("learn", parents=[data, _learning_options(network=False), _run_options(seed=False)],
+                           allow_abbrev=False, help="learn a network from a CSV/Parquet file and write it as BIF",
+                           description="Learn the structure and CPTs of a Bayesian network; print it and its "
+                                       "scores, and optionally write it as BIF (with its schema inside).")
+    learn.add_argument("data", help="table (.csv, .csv.gz, .tsv or .parquet)")
+    learn.add_argument("-o", "--output", help="write the network to this BIF file")
+    learn.add_argument("--schema", help="also write the schema (states, bin edges, missing markers) as JSON")
+    learn.set_defaults(command_name="learn")
+
+    summarize = sub.add_parser(
+        "summarize", parents=[data, learning, run], allow_abbrev=False,
+        help="select k representative rows (the main job)",
+        description="Learn a network, build its Fisher kernel and select k rows whose MMD to the whole data is "
+                    "small (Algorithm 1, started from the best of --n-init random subsets). Prints the subset's "
+                    "MMD next to random subsets' mean ± sd; writes the rows as given, with their row numbers.")
+    summarize.add_argument("data", nargs="?", help="table (.csv, .csv.gz, .tsv, .parquet); default: a bundled set")
+    summarize.add_argument("-k", "--size", dest="k", type=_positive_int, default=200, help="subset size (default 200)")
+    summarize.add_argument("--criterion", default="mmd", choices=["mmd", "chi2"], help="greedy criterion")
+    summarize.add_argument("--dataset", default=None, choices=datasets,
+                           help="bundled data set used when no file is given (default nursery)")
+    summarize.add_argument("--n-init", type=_positive_int, default=1000,
+                           help="random subsets for the start (default 1000)")
+    summarize.add_argument("--n-random", type=_positive_int, default=None,
+                           help="random subsets for the baseline (default 1000)")
+    summarize.add_argument("-o", "--output", help="write the selected rows (with a 'row' column) to this file")
+    summarize.add_argument("--plot", help="write a PNG: objective per sweep and marginals subset vs full")
+    summarize.add_argument("--criticisms", type=_nonnegative_int, default=0,
+                           help="also pick this many criticisms: rows the subset represents worst (MMD-critic)")
+    summarize.add_argument("--report", help="write a self-contained HTML report to this file")
+    summarize.add_argument("--json", help="write the report's content as JSON to this file")
+    summarize.add_argument("--engine", default="numpy", choices=["numpy", "dask"],
+                           help="dask: count tables computed by Dask workers, for data beyond memory")
+    summarize.add_argument("--scheduler", help="dask engine: scheduler address (default: a local cluster)")
+    summarize.add_argument("--workers", type=_positive_int, default=None,
+                           help="dask engine: local worker processes (default 2)")
+    summarize.add_argument("--pool-size", type=_positive_int, default=None,
+                           help="dask engine: candidate rows sampled into memory (default 100000)")
+    summarize.set_defaults(command_name="summarize")
+
+    experiment = sub.add_parser("experiment", allow_abbrev=False, help="reproduce the paper's experiments",
+                                description="Reproduce the paper's experiments.")
+    experiment_sub = experiment.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
+    summarization = experiment_sub.add_parser(
+        "summarization", parents=[_run_options()], allow_abbrev=False,
+        help="data summarisation (Sec. 7.1, Figures 1-3)",
+        description="Learn a network on the training half, select subsets of each size by random sampling and "
+                    "by Algorithm 1 under several criteria, re-fit on each subset and evaluate on the test half. "
+                    "Writes results.csv, timings.csv, claims.csv and figure-<model>.png.")
+    summarization.add_argument("--dataset", default="all", choices=["all", *datasets])
+    summarization.add_argument("--model", default="all", choices=["all", *MODELS])
+    summarization.add_argument("--sizes", type=_positive_int, nargs="+", default=[200, 400, 600, 1000])
+    summarization.add_argument("--n-random", type=_positive_int, default=1000,
+                               help="random subsets per size (default 1000)")
+    summarization.add_argument("--n-seeds", type=_positive_int, default=5, help="number of split seeds (default 5)")
+    summarization.add_argument("--criteria", nargs="+", default=list(CRITERIA), choices=CRITERIA)
+    summarization.add_argument("-o", "--output", required=True, help="output directory")
+    summarization.set_defaults(command_name="experiment", datasets=datasets)
+
+    hmm = sub.add_parser("hmm-kernel", parents=[_run_options(quiet=False)], allow_abbrev=False,
+                         help="Fisher kernel of a Gaussian HMM between time series",
+                         description="Fit a Gaussian HMM to sequences and write their Fisher kernel (.npy). The "
+                                     ".npz holds one (T_i, D) array per sequence, or 'X' and 'lengths'.")
+    hmm.add_argument("sequences", help=".npz file")
+    hmm.add_argument("-o", "--output", required=True, help="output file (NumPy .npy format, written as named)")
+    hmm.add_argument("--n-states", type=_positive_int, default=3)
+    hmm.add_argument("--covariance-type", default="full", choices=["full", "diag"])
+    hmm.add_argument("--information", default="complete", choices=["complete", "identity", "empirical"],
+                     help="information matrix of the kernel (default: complete-data, closed form)")
+    hmm.add_argument("--normalize", default="blocks", choices=["blocks", "none", "l2", "standardize"],
+                     help="feature scaling (default: every parameter block to equal weight)")
+    hmm.add_argument("--n-init", type=_positive_int, default=5)
+    hmm.set_defaults(command_name="hmm_kernel")
+    return parser

@@ -1,0 +1,24 @@
+"""Comparing two data sets: the permutation engine, the two-sample test and the explanation of a difference."""
+
+from bnfisher.comparison.explain import explain_rows, family_table, mmd_by_family, top_cells, witness
+from bnfisher.comparison.permutation import (
+    PermutationStatistics,
+    permutation_pvalue,
+    permutation_statistics,
+    split_draws,
+)
+from bnfisher.comparison.two_sample import TwoSampleResult, mmd_test
+
+__all__ = [
+    "PermutationStatistics",
+    "permutation_statistics",
+    "permutation_pvalue",
+    "split_draws",
+    "TwoSampleResult",
+    "mmd_test",
+    "mmd_by_family",
+    "family_table",
+    "top_cells",
+    "witness",
+    "explain_rows",
+]

@@ -1,0 +1,272 @@
+"""The permutation engine of the two-sample test: draws over distinct rows, statistics per family.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from bnfisher._validation import check_positive_int, check_random_state
+from bnfisher.data.providers import in_memory
+from bnfisher.data.schema import EncodedData
+from bnfisher.exceptions import DataError, OptionError
+from bnfisher.kernels.base import FamilyKernel
+
+__all__ = ["permutation_pvalue", 'PermutationStatistics', 'permutation_statistics', 'split_draws']
+
+
+@dataclass
+class PermutationStatistics:
+    """Per-family MMD² of the observed split and of every permutation (see :func:`permutation_statistics`).
+
+    Attributes
+    ----------
+    families : list of int
+        Indices (in ``kernel.families``) of the families with features.
+    observed : ndarray of shape (n_families,)
+        Each family's contribution ``||mu_X,f - mu_Y,f||^2``; they sum to eq. 10.
+    null : ndarray of shape (n_permutations, n_families)
+        The same for every permutation.
+    unbiased : float
+        ``MMD^2_u`` of the observed split.
+    full_statistic : float or None
+        For data beyond memory: eq. 10 between the whole samples.
+    mean_x, mean_y : ndarray
+        The observed samples' mean embeddings.
+    """
+
+    families: list
+    observed: np.ndarray
+    null: np.ndarray
+    unbiased: float
+    full_statistic: float | None
+    mean_x: np.ndarray
+    mean_y: np.ndarray
+
+
+def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_state=None,
+                           max_rows: int = 10_000_000) -> PermutationStatistics:
+    """Per-family MMD² of two samples and of ``n_permutations`` random re-splits, from count tables.
+
+    The engine of :func:`mmd_test` and :func:`bnfisher.explain.mmd_by_family`: with the
+    same ``random_state`` both see the same permutations.  The pooled rows are
+    compressed to distinct rows with multiplicities; a permutation is the number of
+    copies of each distinct row sent to the first sample (a multivariate
+    hypergeometric draw: the same null as permuting rows), and every family's count
+    table is a weighted sum over distinct rows (one cell per complete family, the
+    posterior where values are missing).  A batch of draws is one sparse x dense
+    product per family, and yields every family's statistic at once.
+
+    Parameters
+    ----------
+    kernel : FisherKernel or OverlapKernel
+        Without ``normalize``.
+    X, Y : DataFrame, ndarray of int, EncodedData, Dask DataFrame or path
+    n_permutations : int, default=1000
+    random_state : None, int or Generator
+    max_rows : int, default=10_000_000
+        For data beyond memory: the most distinct rows a sample may have for the
+        exact test (see :func:`mmd_test`).
+
+    Returns
+    -------
+    PermutationStatistics
+
+    Raises
+    ------
+    OptionError
+        For a normalized kernel.
+    DataError
+        When a sample has fewer than 2 rows.
+    """
+    if kernel.normalize:
+        raise OptionError("mmd_test needs a kernel without normalize=True (the MMD must come from counts).")
+    rng = check_random_state(random_state)
+    n_permutations = check_positive_int(n_permutations, "n_permutations")
+    full_statistic = None
+    limit = check_positive_int(max_rows, "max_rows")
+    samples = []  # per sample: (codes in the kernel's order, copies of each of those rows)
+    for data in (X, Y):
+        if in_memory(data):
+            codes = kernel.encode(data).codes
+            samples.append((codes, np.ones(codes.shape[0], dtype=np.int64)))
+            continue
+        # Distributed rows: a group-by to distinct rows and counts, which is all the test needs.
+        provider = kernel.provider(data)
+        grouped = provider.distinct(max_rows=limit) if hasattr(provider, "distinct") else None
+        if grouped is None:
+            warnings.warn(f"A sample has more than max_rows={limit} distinct rows, too many to hold in memory: "
+                          f"the permutation test runs on a uniform subsample of {limit} rows of each sample "
+                          "(`full_statistic` holds eq. 10 of the whole samples). Raise `max_rows` if memory allows.",
+                          UserWarning, stacklevel=3)
+            full_statistic = kernel.mmd(kernel.provider(X) if not in_memory(X) else X,
+                                        kernel.provider(Y) if not in_memory(Y) else Y)
+            codes = kernel.encode(provider.sample(limit, random_state=rng)).codes
+            samples.append((codes, np.ones(codes.shape[0], dtype=np.int64)))
+        else:
+            distinct, copies = grouped  # columns in the declared order: encode puts them in the kernel's
+            samples.append((kernel.encode(distinct).codes, copies))
+    n_x, n_y = (int(copies.sum()) for _, copies in samples)
+    if n_x < 2 or n_y < 2:
+        raise DataError(f"Each sample needs at least 2 rows; got {n_x} and {n_y}.")
+    # Statistics depend on the rows only through how many copies of each distinct row each side holds: work on
+    # distinct rows (one inference per distinct row when values are missing) with their multiplicities.
+    (codes_x, copies_x), (codes_y, copies_y) = samples
+    pooled = EncodedData(np.vstack([codes_x, codes_y]), kernel.network.variables, dict(kernel.network.states),
+                         schema=kernel.schema)
+    del samples, codes_x, codes_y
+    units = kernel.columns(pooled)
+    del pooled
+    multiplicity = np.bincount(units.inverse, weights=np.concatenate([copies_x, copies_y]),
+                               minlength=units.n_units).astype(np.int64)
+    observed = np.bincount(units.inverse[: copies_x.size], weights=copies_x, minlength=units.n_units).astype(np.int64)
+    self_kernel = units.diag  # K(x, x) of every distinct row (its expected features' squared norm if incomplete)
+    # Counts are sums of 0/1 weights below 2**24 for complete rows: exact in float32, at half the memory traffic.
+    exact32 = units.incomplete.size == 0 and n_x + n_y < 2**24
+    # cells x distinct rows, by columns: the product reads each draw row once (cache friendly, ~10x CSR).
+    matrix = units.cell_matrix(np.float32 if exact32 else np.float64).tocsc()
+    # Distinct rows in order of multiplicity: split_draws then fills contiguous blocks.
+    order = np.argsort(multiplicity, kind="stable")
+    matrix, multiplicity, observed, self_kernel = matrix[:, order], multiplicity[order], observed[order], \
+        self_kernel[order]
+    pooled_counts = (matrix @ multiplicity.astype(matrix.dtype)).astype(np.float64)
+    active = units.active
+
+    def parts(draws: np.ndarray) -> np.ndarray:
+        """Per-family MMD² of every column of ``draws`` (copies of each distinct row on the first side)."""
+        counts_x = (matrix @ np.ascontiguousarray(draws, dtype=matrix.dtype)).astype(np.float64)  # cells x batch
+        difference = counts_x * (1 / n_x + 1 / n_y) - (pooled_counts / n_y)[:, None]  # counts_x/n_x - counts_y/n_y
+        return units.mmd2_by_family(difference)
+
+    observed_parts = parts(observed[:, None])[0]
+    counts_x, counts_y = [None] * len(kernel.families), [None] * len(kernel.families)
+    observed_counts = (matrix @ observed.astype(matrix.dtype)).astype(np.float64)  # no float64 copy of the matrix
+    for k, i in enumerate(active):
+        counts_x[i] = observed_counts[units.offsets[k]: units.offsets[k + 1]]
+        counts_y[i] = pooled_counts[units.offsets[k]: units.offsets[k + 1]] - counts_x[i]
+    mean_x = kernel.mean_embedding_from_counts(counts_x, n_x)
+    mean_y = kernel.mean_embedding_from_counts(counts_y, n_y)
+    trace_x = float(self_kernel @ observed)
+    trace_y = float(self_kernel @ (multiplicity - observed))
+    # sum_{i != j} k(x_i, x_j) = ||sum_i phi(x_i)||^2 - sum_i k(x_i, x_i)
+    within_x = (n_x**2 * float(mean_x @ mean_x) - trace_x) / (n_x * (n_x - 1))
+    within_y = (n_y**2 * float(mean_y @ mean_y) - trace_y) / (n_y * (n_y - 1))
+    unbiased = within_x + within_y - 2 * float(mean_x @ mean_y)
+    # Random re-splits: the copies of each distinct row sent first follow a multivariate hypergeometric law (the
+    # same null as permuting rows); a batch of draws is one sparse x dense product.
+    null_parts = np.empty((n_permutations, len(active)))
+    batch = int(max(1, min(n_permutations, (1 << 25) // max(units.n_units, 1))))
+    for start in range(0, n_permutations, batch):
+        size = min(batch, n_permutations - start)
+        null_parts[start:start + size] = parts(split_draws(multiplicity, n_x, size, random_state=rng))
+    return PermutationStatistics(list(active), observed_parts, null_parts, unbiased, full_statistic, mean_x, mean_y)
+
+
+def permutation_pvalue(observed, null) -> np.ndarray:
+    r"""The one permutation p-value rule of bnfisher: :math:`p = (1 + \#\{b : T_b \ge T\}) / (1 + B)`.
+
+    Ties count as at least as extreme (up to rounding: a null statistic within a
+    relative 1e-12 of the observed one is a tie), and the observed split counts as one
+    of the permutations, so ``p >= 1 / (1 + B)`` and the test has level at most
+    ``alpha`` for every ``B`` (Phipson & Smyth 2010).
+
+    Parameters
+    ----------
+    observed : float or ndarray of shape (m,)
+        Observed statistics (larger means more extreme).
+    null : ndarray of shape (B,) or (B, m)
+        The statistics of ``B`` permutations, a column per observed statistic.
+
+    Returns
+    -------
+    ndarray of shape (m,) (or a 0-d array for a scalar ``observed``)
+
+    References
+    ----------
+    .. [1] Phipson & Smyth (2010). Permutation p-values should never be zero.
+       Statistical Applications in Genetics and Molecular Biology 9(1).
+
+    Examples
+    --------
+    >>> float(permutation_pvalue(2.0, np.array([1.0, 2.0, 3.0])))   # (1 + 2) / (1 + 3)
+    0.75
+    """
+    observed = np.asarray(observed, dtype=np.float64)
+    null = np.asarray(null, dtype=np.float64)
+    tolerance = 1e-12 * np.abs(observed) + 1e-300  # rounding noise, not a smaller statistic
+    exceed = np.sum(null >= observed - tolerance, axis=0)
+    return (1 + exceed) / (1 + null.shape[0])
+
+
+#: Distinct rows with at most this many copies are split by Bernoulli draws, the others by binomials.
+_BERNOULLI_COPIES = 16
+
+
+def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_state=None) -> np.ndarray:
+    """Random splits of pooled rows, as copies of each distinct row sent to the first sample.
+
+    Each column is one uniformly random ``n_first``-subset of the pooled rows, counted by
+    distinct row: a multivariate hypergeometric draw, the null of a permutation test.
+    It is drawn in ``O(n_distinct)``: every row joins the first sample independently
+    with probability ``n_first / N`` (a binomial per distinct row), then the excess
+    or shortfall, ``O(sqrt(N))`` rows, is removed from or added to it uniformly at
+    random.  The result is exchangeable over the rows and always has ``n_first`` of
+    them, hence uniform over the ``n_first``-subsets.
+
+    Parameters
+    ----------
+    multiplicity : ndarray of int, shape (n_distinct,)
+        Copies of each distinct row in the pooled sample.
+    n_first : int
+        Rows of the first sample, ``0 <= n_first <= multiplicity.sum()``.
+    size : int
+        Number of splits.
+    random_state : None, int or Generator
+
+    Returns
+    -------
+    ndarray of int32, shape (n_distinct, size)
+        (A transposed view: each split is contiguous.)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> draws = split_draws(np.array([3, 1, 2]), 4, 5, random_state=0)
+    >>> draws.sum(axis=0).tolist(), bool((draws <= [[3], [1], [2]]).all())
+    ([4, 4, 4, 4, 4], True)
+    """
+    rng = check_random_state(random_state)
+    multiplicity = np.asarray(multiplicity, dtype=np.int64)
+    n_total = int(multiplicity.sum())
+    # Every row's inclusion probability: a multiple of 2**-24, so that a float32 uniform below it has exactly that
+    # probability, the same as each row's in the binomials (rows must be exchangeable; any common p will do).
+    p = np.floor(n_first / n_total * 2**24) / 2**24 if n_total else 0.0
+    # Draw in order of multiplicity (contiguous blocks of equal copies); sorted input needs no reordering.
+    order = np.argsort(multiplicity, kind="stable")
+    ordered = multiplicity[order]
+    rows = np.empty((size, multiplicity.size), dtype=np.int32)  # one split per row of this array, contiguous
+    bounds = np.searchsorted(ordered, np.arange(_BERNOULLI_COPIES + 2))
+    for copies in range(1, _BERNOULLI_COPIES + 1):
+        # Few copies: a sum of Bernoulli draws from float32 uniforms (faster than numpy's binomial).
+        begin, end = bounds[copies], bounds[copies + 1]
+        if end > begin:
+            uniforms = rng.random((size, end - begin, copies), dtype=np.float32)
+            rows[:, begin:end] = (uniforms < np.float32(p)).sum(axis=2, dtype=np.int32)
+    rows[:, : bounds[1]] = 0  # rows with no copies (an empty unit) never move
+    begin = bounds[_BERNOULLI_COPIES + 1]
+    if begin < ordered.size:
+        rows[:, begin:] = rng.binomial(ordered[begin:], p, size=(size, ordered.size - begin))
+    if np.any(np.diff(order) != 1):
+        rows = rows[:, np.argsort(order)]
+        ordered = multiplicity
+    for draw in rows:
+        excess = int(draw.sum(dtype=np.int64)) - n_first
+        if excess == 0:
+            continue
+        # Remove |excess| rows of the first sample, or add them from the rest, uniformly among those rows.
+        cumulative = np.cumsum(draw if excess > 0 else ordered - draw)
+        picked = rng.choice(int(cumulative[-1]), size=abs(excess), replace=False)
+        np.add.at(draw, np.searchsorted(cumulative, picked, side="right"), -1 if excess > 0 else 1)
+    return rows.T

@@ -1,0 +1,19 @@
+"""The Dask shell: counts providers over Dask DataFrames and Parquet data sets (imports Dask only when Dask data arrives)."""
+
+from bnfisher.dask.counts import DaskCounts, dask_client, embed_distributed, is_distributed, read_dask
+from bnfisher.data.providers import Backend, register_provider
+
+
+def _provider(data, schema, missing):
+    return DaskCounts(data, schema=schema, missing=missing)
+
+
+register_provider(Backend("dask", detects=is_distributed, provider=_provider, embed=embed_distributed, paths=True))
+
+__all__ = [
+    "DaskCounts",
+    "read_dask",
+    "is_distributed",
+    "embed_distributed",
+    "dask_client",
+]

@@ -1,0 +1,488 @@
+"""Dask scale-out: a counts provider over a Dask DataFrame or Parquet/CSV files.
+
+Every statistic bnfisher needs from data -- structure scores, CPTs, MMD and set
+kernels -- is a set of count tables.  :class:`DaskCounts` computes many families'
+tables in **one pass** over the partitions: each partition is encoded with the one
+fitted :class:`~bnfisher.encoding.Schema` (so every partition is binned and coded
+alike) and counted by the same block-counting kernel as the in-memory provider
+(:func:`bnfisher.counts.count_block`); the per-partition tables are summed in a
+tree.  The same code runs on a laptop (``LocalCluster``) and on a cluster
+(``Client("tcp://scheduler:8786")``, dask-jobqueue, Dask Kubernetes): bnfisher only
+builds the task graph; whatever Dask client is active runs it.
+
+This is the only module that knows about Dask; the core reaches it through
+:func:`bnfisher.counts.as_provider`.  Optional extra: ``pip install "bnfisher[dask]"``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from bnfisher.data.binning import interval_labels, make_bin_edges
+from bnfisher.data.counts import count_block, distinct_rows, sample_positions
+from bnfisher.data.labels import sorted_states
+from bnfisher.data.providers import NumpyCounts
+from bnfisher.data.schema import Schema
+from bnfisher.exceptions import DataError, OptionTypeError
+
+__all__ = ["DaskCounts", "read_dask", "is_distributed", "embed_distributed", "dask_client"]
+
+
+def is_distributed(data) -> bool:
+    """Return True for a Dask collection (recognised by the Dask collection protocol; Dask is not imported).
+
+    Parameters
+    ----------
+    data : object
+
+    Returns
+    -------
+    bool
+    """
+    return hasattr(data, "__dask_graph__")
+
+
+def dask_client(scheduler: str | None = None, *, n_workers: int = 2):
+    """Return a Dask client: connected to ``scheduler``, or to a new local cluster of worker processes.
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address such as ``"tcp://host:8786"``.
+    n_workers : int, default=2
+        Local worker processes (one thread each: the counting kernel holds the GIL in parts).
+
+    Returns
+    -------
+    distributed.Client
+        Use it as a context manager.
+    """
+    from distributed import Client, LocalCluster
+
+    from bnfisher._validation import check_positive_int
+
+    if scheduler:
+        return Client(scheduler)
+    return Client(LocalCluster(n_workers=check_positive_int(n_workers, "n_workers"), threads_per_worker=1,
+                               processes=True, dashboard_address=None))
+
+
+def read_dask(path, *, columns: Sequence[str] | None = None, na_values: Sequence | None = None,
+              blocksize: str | int | None = None):
+    """Return a Dask DataFrame over Parquet or CSV file(s), split into partitions that parallelise.
+
+    A Parquet file becomes one partition per row group (not one per file), so a
+    single large file still spreads over the workers; CSV files are split into
+    blocks of ``blocksize`` bytes (default 64 MB), and read as text.
+
+    Parameters
+    ----------
+    path : str, path-like or list of them
+    columns : sequence of str, optional
+    na_values : sequence, optional
+        Extra missing-value markers for CSV.
+    blocksize : str or int, optional
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+
+    Raises
+    ------
+    DataError
+        For a path that is neither Parquet nor CSV.
+    """
+    import dask.dataframe as dd
+
+    paths = [os.fspath(p) for p in (path if isinstance(path, (list, tuple)) else [path])]
+    lower = [p.lower() for p in paths]
+    if all(p.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt")) for p in lower):
+        options = {"blocksize": blocksize if blocksize is not None else "64MB"}
+        if any(p.endswith(".gz") for p in lower):
+            options["blocksize"] = None  # gzip streams cannot be split
+        sep = "\t" if all(".tsv" in p for p in lower) else ","
+        return dd.read_csv(paths, dtype=str, usecols=list(columns) if columns is not None else None, sep=sep,
+                           na_values=list(na_values) if na_values else None, **options)
+    if all(p.endswith((".parquet", ".pq")) or os.path.isdir(p) for p in lower):
+        return dd.read_parquet(paths if len(paths) > 1 else paths[0],
+                               columns=list(columns) if columns is not None else None, split_row_groups=True)
+    raise DataError(f"Cannot read {paths[0]!r} with Dask: use Parquet (.parquet) or CSV (.csv) files.")
+
+
+# --------------------------------------------------------------- tasks
+def _encode_partition(frame: pd.DataFrame, schema: Schema) -> np.ndarray:
+    return schema.encode(frame).codes
+
+
+def _count_partition(frame: pd.DataFrame, schema: Schema, families: list) -> list:
+    return count_block(schema.encode(frame).codes, families, schema.cardinalities)
+
+
+def _count_codes(codes: np.ndarray, families: list, cardinalities) -> list:
+    return count_block(codes, families, cardinalities)
+
+
+def _add_tables(first: list, second: list) -> list:
+    return [a + b for a, b in zip(first, second)]
+
+
+def _partition_uniques(frame: pd.DataFrame, columns: list, na_values: tuple, allow_missing: bool = False) -> dict:
+    out = {}
+    for column in columns:
+        series = frame[column]
+        missing = series.isna() | (series.isin(na_values) if na_values else False)
+        if missing.any():
+            if not allow_missing:
+                raise DataError(f"Column {column!r} has missing values; pass missing='allow' (available-case counts, "
+                                "EM, the marginalized kernel) or drop them.")
+            series = series[~missing]
+        out[column] = pd.unique(series.to_numpy())
+    return out
+
+
+def _count_partition_available(frame: pd.DataFrame, schema: Schema, families: list) -> list:
+    codes = schema.encode(frame, missing="allow").codes
+    return NumpyCounts(codes, schema, missing="available-case").counts(families)
+
+
+def _expected_partition(frame: pd.DataFrame, network, families: list) -> list:
+    from bnfisher.bn.inference.evidence import expected_counts
+
+    return expected_counts(network, network.encode(frame, missing="allow").codes, families)
+
+
+def _distinct_codes(codes: np.ndarray, cardinalities, max_rows: int | None):
+    first, inverse, multiplicity = distinct_rows(codes, cardinalities)
+    if max_rows is not None and first.size > max_rows:
+        return None
+    small = np.int8 if int(np.max(cardinalities, initial=1)) < 127 else np.int32
+    return codes[first].astype(small), multiplicity
+
+
+def _distinct_partition(frame: pd.DataFrame, schema: Schema, missing: str, max_rows: int | None):
+    codes = schema.encode(frame, missing=missing).codes
+    return _distinct_codes(codes, schema.cardinalities, max_rows)
+
+
+def _partition_length(frame: pd.DataFrame) -> int:
+    return len(frame)
+
+
+def _is_numeric_dtype(dtype) -> bool:
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def _looks_numeric(values: pd.Series) -> bool:
+    """Return True when every non-missing value of a text column parses as a number (CSV read as text)."""
+    present = values.dropna()
+    return len(present) > 0 and bool(pd.to_numeric(present, errors="coerce").notna().all())
+
+
+def _tree_sum(tasks: list) -> list:
+    """Sum per-partition lists of tables pairwise in a tree, and compute."""
+    import dask
+
+    while len(tasks) > 1:
+        tasks = [dask.delayed(_add_tables)(tasks[i], tasks[i + 1]) if i + 1 < len(tasks) else tasks[i]
+                 for i in range(0, len(tasks), 2)]
+    (tables,) = dask.compute(tasks[0])
+    return tables
+
+
+def _take_rows(frame: pd.DataFrame, local: np.ndarray, global_rows: np.ndarray) -> pd.DataFrame:
+    out = frame.iloc[local].copy()
+    out.index = global_rows
+    return out
+
+
+class DaskCounts:
+    """Counts provider over a Dask DataFrame (or Parquet/CSV paths).
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame, str, path-like or list of them
+        The data, or Parquet/CSV file(s) to read lazily (:func:`read_dask`).
+    schema : Schema, optional
+        How to encode every partition (e.g. a network's ``schema``).  Default:
+        learned from the data in one pass (categorical columns' categories, else
+        the sorted distinct values; numeric columns binned with ``bins``).
+    bins : int, optional
+        When learning the schema: bin numeric columns into at most this many
+        quantile bins, with edges from the whole data (exact quantiles of the
+        column, computed by Dask).
+    na_values : sequence, optional
+        Missing-value markers, when learning the schema.
+    persist : bool, default=False
+        Encode every partition once and keep the column-major codes in worker
+        memory, so repeated passes (hill climbing) skip reading and encoding.
+    missing : {"error", "allow"}, default="error"
+        ``"allow"``: missing cells are kept; :meth:`counts` gives available-case
+        tables (each family over the rows where it is observed), and
+        :meth:`expected_counts` the expected tables under a network (EM, the
+        marginalized kernel's mean embedding).
+
+    Attributes
+    ----------
+    schema, variables, states, cardinalities, n_rows
+        As for :class:`bnfisher.counts.NumpyCounts`.
+    partition_offsets : ndarray of int
+        Global row number of the first row of each partition (length
+        ``npartitions + 1``): rows are numbered across the whole data.
+
+    Notes
+    -----
+    Batch many families per :meth:`counts` call: each call is one pass over the
+    data, and the learners ask for a whole iteration's candidates at once.  Use
+    worker *processes* (the counting kernel holds the GIL in parts).
+    """
+
+    def __init__(self, data, schema: Schema | None = None, *, bins: int | None = None,
+                 na_values: Sequence = (), persist: bool = False, missing: str = "error"):
+        from bnfisher._validation import check_option
+
+        self.missing = check_option(missing, "missing", ("error", "allow"))
+        if isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and data
+                                                     and isinstance(data[0], (str, os.PathLike))):
+            data = read_dask(data, columns=schema.variables if schema is not None else None,
+                             na_values=na_values or (schema.na_values if schema is not None else None))
+        if not is_distributed(data) or not hasattr(data, "to_delayed"):
+            raise OptionTypeError(f"`data` must be a Dask DataFrame or Parquet/CSV path(s); "
+                                  f"got {type(data).__name__}.")
+        if schema is not None and bins is not None:
+            raise OptionTypeError("Pass either a fitted `schema` or `bins` (to learn one), not both.")
+        columns = list(schema.variables) if schema is not None else list(data.columns)
+        absent = [c for c in columns if c not in data.columns]
+        if absent:
+            raise DataError(f"Column(s) {absent} are absent from the data (it has {list(data.columns)}).")
+        self.frame = data[columns]
+        self._parts = self.frame.to_delayed()
+        self.schema = schema if schema is not None else self._learn_schema(bins, tuple(na_values or ()))
+        self.variables = self.schema.variables
+        self.cardinalities = self.schema.cardinalities
+        self._lengths = None
+        self._blocks = None
+        if persist and missing == "error":
+            import dask
+
+            blocks = [dask.delayed(_encode_partition)(part, self.schema) for part in self._parts]
+            self._blocks = list(dask.persist(*blocks))
+
+    @property
+    def states(self):
+        """``{variable: tuple of labels}``."""
+        return self.schema.states
+
+    def _learn_schema(self, bins: int | None, na_values: tuple) -> Schema:
+        import dask
+
+        states, edges, unknown, numeric = {}, {}, [], []
+        head = self.frame.head(1000, npartitions=-1) if bins is not None else None
+        for v in self.frame.columns:
+            dtype = self.frame[v].dtype
+            if isinstance(dtype, pd.CategoricalDtype) and self.frame[v].cat.known:
+                states[v] = tuple(c.item() if isinstance(c, np.generic) else c for c in dtype.categories)
+            elif bins is not None and (_is_numeric_dtype(dtype) or _looks_numeric(head[v])):
+                numeric.append(v)
+            elif pd.api.types.is_float_dtype(dtype):
+                raise DataError(f"Column {v!r} is floating point; bin it with `bins` (command line: --bins 4).")
+            else:
+                unknown.append(v)
+        if unknown:
+            # One pass: distinct values per partition, merged here (no shuffle).
+            parts = dask.compute(*[dask.delayed(_partition_uniques)(part, unknown, na_values, self.missing == "allow")
+                                   for part in self._parts])
+            for v in unknown:
+                states[v] = sorted_states(np.concatenate([np.asarray(part[v], dtype=object) for part in parts]), v)
+        if numeric:
+            import dask.dataframe as dd
+
+            # Exact edges over the whole data: each numeric column is brought to the client once, as float64.
+            (columns,) = dask.compute([dd.to_numeric(self.frame[v], errors="coerce").astype("float64")
+                                       for v in numeric])
+            for v, values in zip(numeric, columns):
+                values = np.asarray(values)
+                if self.missing == "allow":
+                    values = values[~np.isnan(values)]
+                if np.isnan(values).any():
+                    raise DataError(f"Column {v!r} has missing or non-numeric values; bnfisher needs complete "
+                                    "numeric data to bin it.")
+                edges[v] = make_bin_edges(values, bins, "quantile", v)
+                states[v] = interval_labels(edges[v])
+        return Schema({v: states[v] for v in self.frame.columns}, bin_edges=edges, na_values=na_values)
+
+    @property
+    def partition_offsets(self) -> np.ndarray:
+        """Global row number where each partition starts (and the total, last)."""
+        if self._lengths is None:
+            import dask
+
+            self._lengths = np.array(dask.compute(*[dask.delayed(_partition_length)(p) for p in self._parts]),
+                                     dtype=np.int64)
+        return np.concatenate([[0], np.cumsum(self._lengths)])
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows (one pass the first time)."""
+        return int(self.partition_offsets[-1])
+
+    def counts(self, families: Sequence[Sequence[int]]) -> list:
+        """Count tables of all ``families`` (tuples of column indices), from one pass.
+
+        Parameters
+        ----------
+        families : sequence of sequence of int
+
+        Returns
+        -------
+        list of ndarray
+        """
+        import dask
+
+        families = [tuple(int(c) for c in f) for f in families]
+        if not families:
+            return []
+        if self._blocks is not None:  # codes already encoded and held by the workers
+            tasks = [dask.delayed(_count_codes)(block, families, self.cardinalities) for block in self._blocks]
+        elif self.missing == "allow":  # each family over the rows where it is observed
+            tasks = [dask.delayed(_count_partition_available)(part, self.schema, families) for part in self._parts]
+        else:  # stream: read, encode and count every partition
+            tasks = [dask.delayed(_count_partition)(part, self.schema, families) for part in self._parts]
+        return _tree_sum(tasks)
+
+    def expected_counts(self, network, families: Sequence[Sequence[int]]) -> list:
+        """Return the expected count tables of ``families`` under ``network``, in one pass (a distributed E-step).
+
+        Parameters
+        ----------
+        network : BayesianNetwork
+            Its schema encodes every partition.
+        families : sequence of sequence of int
+            Column indices in ``network.variables`` order.
+
+        Returns
+        -------
+        list of ndarray
+            Float tables: complete rows count once, the others by their exact posterior.
+        """
+        families = [tuple(int(c) for c in f) for f in families]
+        if not families:
+            return []
+        import dask
+
+        return _tree_sum([dask.delayed(_expected_partition)(part, network, families) for part in self._parts])
+
+    def map_rows(self, function) -> list:
+        """``function(codes_block)`` on every partition's codes; the list of results, in row order.
+
+        Parameters
+        ----------
+        function : callable
+
+        Returns
+        -------
+        list
+        """
+        import dask
+
+        def apply(frame):
+            return function(self.schema.encode(frame).codes)
+
+        return list(dask.compute(*[dask.delayed(apply)(part) for part in self._parts]))
+
+    def distinct(self, *, max_rows: int | None = None):
+        """Distinct rows with their multiplicities, by a distributed group-by.
+
+        Every partition reduces its rows to distinct rows and counts; the client
+        combines them.  Missing cells (with ``missing="allow"``) are code -1, a
+        value of their own.
+
+        Parameters
+        ----------
+        max_rows : int, optional
+            Give up (return None) when a partition, or all together, hold more
+            distinct rows than this: they would not fit in memory.
+
+        Returns
+        -------
+        (codes, multiplicity) or None
+            ``codes``: the distinct rows (columns in ``variables`` order, the smallest
+            signed integer type that holds them), ``multiplicity``: int64 counts.
+        """
+        import dask
+
+        if self._blocks is not None:
+            parts = [dask.delayed(_distinct_codes)(block, self.cardinalities, max_rows) for block in self._blocks]
+        else:
+            parts = [dask.delayed(_distinct_partition)(part, self.schema, self.missing, max_rows)
+                     for part in self._parts]
+        results = dask.compute(*parts)
+        if any(r is None for r in results) or (max_rows is not None and sum(len(r[1]) for r in results) > 4 * max_rows):
+            return None  # the partitions' distinct rows together would not fit
+        codes = np.vstack([r[0] for r in results])
+        counts = np.concatenate([r[1] for r in results])
+        first, inverse, _ = distinct_rows(codes, self.cardinalities)
+        multiplicity = np.bincount(inverse, weights=counts, minlength=first.size).astype(np.int64)
+        if max_rows is not None and first.size > max_rows:
+            return None
+        return codes[first], multiplicity
+
+    def sample(self, n: int, *, random_state=None) -> pd.DataFrame:
+        """``min(n, n_rows)`` rows drawn uniformly without replacement, into memory.
+
+        The returned DataFrame's index holds each row's **global** row number (its
+        position in the whole data, counted across partitions).
+
+        Parameters
+        ----------
+        n : int
+        random_state : None, int or Generator
+
+        Returns
+        -------
+        DataFrame
+        """
+        import dask
+
+        offsets = self.partition_offsets
+        rows = sample_positions(self.n_rows, n, random_state=random_state)
+        part_of = np.searchsorted(offsets, rows, side="right") - 1
+        tasks = []
+        for p in np.unique(part_of):
+            chosen = rows[part_of == p]
+            tasks.append(dask.delayed(_take_rows)(self._parts[p], chosen - offsets[p], chosen))
+        if not tasks:
+            return self.frame.head(0, npartitions=1)
+        return pd.concat(dask.compute(*tasks))
+
+    def __repr__(self) -> str:
+        return f"DaskCounts(npartitions={len(self._parts)}, n_variables={len(self.variables)})"
+
+
+def embed_distributed(kernel, frame):
+    """Return a kernel's feature map of a Dask DataFrame: a Dask array of CSR blocks, one per partition.
+
+    Parameters
+    ----------
+    kernel : FamilyKernel
+    frame : dask.dataframe.DataFrame
+
+    Returns
+    -------
+    dask.array.Array
+    """
+    import dask
+    import dask.array as da
+    import scipy.sparse as sp
+
+    parts = frame.to_delayed()
+    lengths = dask.compute(*[dask.delayed(len)(part) for part in parts])
+    blocks = [
+        da.from_delayed(dask.delayed(kernel.embed)(part), shape=(n, kernel.n_features_), dtype=np.float64,
+                        meta=sp.csr_matrix((0, kernel.n_features_)))
+        for part, n in zip(parts, lengths)
+    ]
+    return da.concatenate(blocks, axis=0)

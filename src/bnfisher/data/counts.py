@@ -1,0 +1,276 @@
+"""Count tables: the sufficient statistics behind fitting, scores and the kernel.
+
+A *family* is a tuple of column indices ``(p_1, ..., p_m, c)``; its count table is
+an array of shape ``(r_{p_1}, ..., r_{p_m}, r_c)`` (C order, the last index
+fastest), i.e. the layout of a CPT.  Counting is one mixed-radix index per family
+and one ``np.bincount`` -- never a Python loop over rows.
+
+Every module that needs data asks for a *counts provider* (:class:`CountsProvider`,
+declared here once) and gets one from :func:`as_provider`, the single entry that
+turns any accepted input -- a DataFrame, an array of codes, :class:`EncodedData`,
+a Dask DataFrame, a Parquet or CSV path -- into a provider.  :class:`NumpyCounts`
+is the in-memory provider; :class:`bnfisher.scale.DaskCounts` (optional extra
+``[dask]``, imported only when Dask data arrives) the distributed one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from bnfisher.exceptions import DataError, ResourceError
+
+__all__ = ['configuration_index', 'count_family', 'count_block', 'distinct_rows', 'n_configurations', 'sample_positions']
+
+
+#: Largest dense count table (in cells) that is allocated.
+MAX_TABLE_CELLS = 2**31
+
+
+#: Largest number of configurations a mixed-radix index may reach without overflowing int64.
+_MAX_INDEX = 2**62
+
+
+def configuration_index(codes: np.ndarray, columns: Sequence[int], cardinalities: Sequence[int],
+                        out: np.ndarray | None = None) -> np.ndarray:
+    """Mixed-radix index of each row's configuration of ``columns``.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_variables)
+        Integer codes.
+    columns : sequence of int
+        Column indices; the last one varies fastest (C order).
+    cardinalities : sequence of int
+        Cardinality of every column of ``codes``.
+    out : ndarray of shape (n_rows,), dtype intp, optional
+        Buffer to write into (saves an allocation per family).
+
+    Returns
+    -------
+    ndarray of shape (n_rows,), dtype intp
+        ``sum_k codes[:, columns[k]] * prod(cardinalities[columns[k+1:]])``; all zeros
+        for an empty ``columns``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> configuration_index(np.array([[1, 2], [0, 1]]), [0, 1], [2, 3]).tolist()
+    [5, 1]
+    """
+    if n_configurations(cardinalities, columns) > _MAX_INDEX:
+        raise ResourceError(f"Columns {tuple(columns)} have more joint configurations than a 64-bit index holds; "
+                            "use fewer or smaller columns.")
+    if out is None:
+        index = np.zeros(codes.shape[0], dtype=np.intp)
+    else:
+        index = out
+        index[:] = 0
+    for column in columns:
+        # index = index * r + code, accumulated in place (no temporaries per column).
+        index *= int(cardinalities[column])
+        index += codes[:, column]
+    return index
+
+
+def n_configurations(cardinalities: Sequence[int], columns: Sequence[int] = None) -> int:
+    """Return the number of joint configurations ``prod(cardinalities[c] for c in columns)``, as a Python int.
+
+    Python integers do not overflow, so the count of a large family is exact
+    (callers compare it with a memory limit before allocating).
+
+    Parameters
+    ----------
+    cardinalities : sequence of int
+    columns : sequence of int, optional
+        Default: all of ``cardinalities``.
+
+    Returns
+    -------
+    int
+        1 for no columns.
+
+    Examples
+    --------
+    >>> n_configurations([2, 3, 4], [0, 2])
+    8
+    """
+    size = 1
+    for column in range(len(cardinalities)) if columns is None else columns:
+        size *= int(cardinalities[column])
+    return size
+
+
+def _table_size(columns: Sequence[int], cardinalities: Sequence[int]) -> int:
+    from bnfisher._memory import check_allocation
+
+    size = n_configurations(cardinalities, columns)
+    check_allocation(8.0 * size, f"The count table over columns {tuple(columns)} ({size} cells)",
+                     "limit the number of parents (e.g. `max_parents`) or bin variables into fewer states.")
+    if size > MAX_TABLE_CELLS:
+        raise ResourceError(
+            f"The count table over columns {tuple(columns)} would have {size} cells "
+            f"(more than {MAX_TABLE_CELLS}); limit the number of parents (e.g. `max_parents`)."
+        )
+    return size
+
+
+def count_family(
+    codes: np.ndarray,
+    columns: Sequence[int],
+    cardinalities: Sequence[int],
+    weights: np.ndarray | None = None,
+    buffer: np.ndarray | None = None,
+) -> np.ndarray:
+    """Count the joint configurations of ``columns``.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_variables)
+        Integer codes.
+    columns : sequence of int
+        The family, parents first and the child last.
+    cardinalities : sequence of int
+        Cardinality of every column of ``codes``.
+    weights : ndarray of shape (n_rows,), optional
+        Row weights; counts are float64 sums of weights when given.
+    buffer : ndarray of shape (n_rows,), dtype intp, optional
+        Scratch space for the configuration index.
+
+    Returns
+    -------
+    ndarray of shape ``tuple(cardinalities[c] for c in columns)``
+        int64 counts (float64 with weights); a 0-d array holding the number of rows
+        for an empty family.
+    """
+    shape = tuple(int(cardinalities[c]) for c in columns)
+    size = _table_size(columns, cardinalities)
+    index = configuration_index(codes, columns, cardinalities, out=buffer)
+    counts = np.bincount(index, weights=weights, minlength=size)
+    if weights is None:
+        counts = counts.astype(np.int64, copy=False)
+    return counts.reshape(shape)
+
+
+def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalities: Sequence[int],
+                weights: np.ndarray | None = None) -> list:
+    """Count tables of many families over one block of rows.
+
+    The block-counting kernel shared by every counts provider: the in-memory one
+    calls it on the whole array, the Dask one on every partition and sums.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_variables)
+    families : sequence of sequence of int
+    cardinalities : sequence of int
+    weights : ndarray of shape (n_rows,), optional
+
+    Returns
+    -------
+    list of ndarray
+        One table per family, as :func:`count_family`.
+    """
+    # One index buffer for every family of the block: no large temporary per family (with
+    # Dask's nanny setting MALLOC_TRIM_THRESHOLD_, such temporaries are returned to the OS and
+    # re-faulted every time).
+    buffer = np.empty(codes.shape[0], dtype=np.intp)
+    return [count_family(codes, family, cardinalities, weights, buffer=buffer) for family in families]
+
+
+def sample_positions(n_rows: int, n: int, *, random_state=None) -> np.ndarray:
+    """Return ``min(n, n_rows)`` sorted row positions drawn uniformly without replacement.
+
+    The one sampling rule of every provider's :meth:`~CountsProvider.sample`.
+
+    Parameters
+    ----------
+    n_rows, n : int
+    random_state : None, int or Generator
+
+    Returns
+    -------
+    ndarray of int
+    """
+    from bnfisher._validation import check_positive_int, check_random_state
+
+    n = check_positive_int(n, "n", minimum=0)
+    rng = check_random_state(random_state)
+    return np.sort(rng.choice(n_rows, size=min(n, n_rows), replace=False))
+
+
+def distinct_rows(codes: np.ndarray, cardinalities: Sequence[int] | None = None):
+    """Distinct rows of ``codes``, numbered by first occurrence, with the row-to-distinct map and multiplicities.
+
+    Rows are packed into 64-bit words by mixed radix (as few words as the
+    cardinalities allow), so the sort runs on one or a few integer keys rather than
+    on whole rows.  Missing values (code -1) are a state of their own here.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_variables)
+        Integer codes, -1 for missing.
+    cardinalities : sequence of int, optional
+        Default: ``codes.max(axis=0) + 1``.
+
+    Returns
+    -------
+    first : ndarray of int, shape (n_distinct,)
+        Row position of each distinct row's first occurrence (increasing).
+    inverse : ndarray of int, shape (n_rows,)
+        Distinct row of every row: ``codes[first][inverse] == codes``.
+    multiplicity : ndarray of int, shape (n_distinct,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> first, inverse, counts = distinct_rows(np.array([[1, 0], [0, 1], [1, 0]]))
+    >>> first.tolist(), inverse.tolist(), counts.tolist()
+    ([0, 1], [0, 1, 0], [2, 1])
+    """
+    codes = np.asarray(codes)
+    n_rows, n_variables = codes.shape
+    if n_rows == 0:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty, empty
+    largest = codes.max(axis=0)
+    if cardinalities is None:
+        cardinalities = largest + 1
+    elif np.any(largest >= np.asarray(cardinalities)):
+        column = int(np.argmax(largest >= np.asarray(cardinalities)))
+        raise DataError(f"Column {column} holds code {int(largest[column])}, beyond its cardinality "
+                        f"{int(cardinalities[column])}.")
+    radix = [int(r) + 1 for r in cardinalities]  # + 1: the missing code -1 shifts to 0
+    words, current, width = [], [], 1
+    for column, r in enumerate(radix):
+        if current and width * r > _MAX_INDEX:
+            words.append(current)
+            current, width = [], 1
+        current.append(column)
+        width *= r
+    words.append(current)
+    keys = np.empty((n_rows, len(words)), dtype=np.int64)
+    for w, columns in enumerate(words):
+        key = keys[:, w]
+        key[:] = 0
+        for column in columns:
+            key *= radix[column]
+            key += codes[:, column].astype(np.int64) + 1
+    # One stable sort over the packed words (lexicographic); runs of equal keys are the distinct rows.
+    order = np.lexsort(keys.T[::-1]) if len(words) > 1 else np.argsort(keys[:, 0], kind="stable")
+    ordered = keys[order]
+    starts = np.ones(n_rows, dtype=bool)
+    starts[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    del ordered
+    group = np.cumsum(starts) - 1
+    inverse = np.empty(n_rows, dtype=np.intp)
+    inverse[order] = group
+    boundaries = np.flatnonzero(starts)
+    first = order[boundaries]  # stable sort: the smallest row of each run
+    multiplicity = np.diff(np.append(boundaries, n_rows))
+    # Renumber by first occurrence, so distinct row u's first row precedes distinct row u + 1's.
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[inverse], multiplicity[order]

@@ -1,0 +1,213 @@
+"""Labels in, codes out: how one column's values become states and integer codes.
+
+Private helpers of :class:`~bnfisher.data.Schema`; every other module gets codes, never labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from bnfisher.data.binning import bin_codes
+from bnfisher.exceptions import DataError, OptionTypeError, SchemaError
+
+__all__ = ['MAX_INTEGER_STATES']
+
+
+#: Largest number of distinct values accepted in an integer column without states.
+MAX_INTEGER_STATES = 1000
+
+
+# ----------------------------------------------------------------- labels
+def _python_scalar(value):
+    """Numpy scalars -> Python scalars, so labels print, compare and serialise plainly."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _check_label_types(values: np.ndarray, column) -> None:
+    """Refuse object columns where ``1``, ``True`` and ``1.0`` would merge into one state."""
+    kind = pd.api.types.infer_dtype(values, skipna=True)
+    if not kind.startswith("mixed"):
+        return
+    plain = len(pd.unique(values))
+    typed = pd.Series(values, dtype=object).map(lambda v: (type(v).__name__, v)).nunique()
+    if typed > plain:
+        kinds = sorted({type(v).__name__ for v in values})
+        raise DataError(
+            f"Column {column!r} mixes value types ({', '.join(kinds)}) whose values compare equal "
+            "(e.g. 1, True and 1.0); they would merge into one state. Convert the column to one type first."
+        )
+
+
+def sorted_states(values: np.ndarray, column) -> tuple:
+    try:
+        uniques = pd.unique(values)
+    except TypeError as exc:  # e.g. dicts or lists in an object column
+        raise OptionTypeError(
+            f"Column {column!r} holds unhashable values ({exc}); each value must be a label: "
+            "argument must be a string or a number."
+        ) from None
+    if values.dtype == object:
+        _check_label_types(values, column)
+    try:
+        ordered = sorted(uniques)
+    except TypeError:
+        # Mixed types (e.g. 1 and "a"): order by type name, then by text.
+        ordered = sorted(uniques, key=lambda v: (type(v).__name__, str(v)))
+    return tuple(_python_scalar(v) for v in ordered)
+
+
+def _missing_mask(series: pd.Series, na_values: tuple) -> np.ndarray:
+    missing = series.isna().to_numpy()
+    if na_values:
+        missing = missing | series.isin(na_values).to_numpy()
+    return missing
+
+
+def _check_no_missing(series: pd.Series, column, na_values: tuple = ()) -> None:
+    missing = _missing_mask(series, na_values)
+    if missing.any():
+        row = int(np.argmax(missing))
+        raise DataError(
+            f"Column {column!r} has {int(missing.sum())} missing value(s) (first at row {row}); "
+            "bnfisher needs complete data here: drop or impute those rows first."
+        )
+
+
+def _is_numeric(series: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
+
+
+def _infer_column_states(series: pd.Series, column, na_values: tuple = ()) -> tuple:
+    _check_no_missing(series, column, na_values)
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        # Categorical order is the user's order; unused categories are kept on purpose.
+        return tuple(_python_scalar(c) for c in series.cat.categories)
+    if pd.api.types.is_float_dtype(series.dtype):
+        raise DataError(
+            f"Column {column!r} is floating point ({series.dtype}); bnfisher models categorical data. "
+            "Bin it explicitly: bnfisher.discretize(df, bins=4), Schema.from_data(df, bins=4), or --bins 4 on "
+            "the command line; or convert it to a categorical column."
+        )
+    if pd.api.types.is_integer_dtype(series.dtype):
+        n_unique = series.nunique()
+        if n_unique > MAX_INTEGER_STATES:
+            raise DataError(
+                f"Column {column!r} is integer with {n_unique} distinct values; that is not a categorical "
+                "variable. Bin it with bnfisher.discretize(df, columns=[...]) (command line: --bins 4) first."
+            )
+    return sorted_states(series.to_numpy(), column)
+
+
+def _json_label(value):
+    value = _python_scalar(value)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def _as_numbers(series: pd.Series) -> pd.Series | None:
+    """Text that is all numbers (a CSV read as text) as floats; None when it holds labels (e.g. bin labels)."""
+    if isinstance(series.dtype, pd.CategoricalDtype) or not len(series):
+        return None
+    numbers = pd.to_numeric(series, errors="coerce")
+    return numbers if bool(numbers.notna().all()) else None
+
+
+def _lookup_codes(series: pd.Series, states: tuple) -> np.ndarray:
+    """Codes of ``series`` in ``states``, -1 for values that are not states."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        # Map the (few) categories, then index by the integer category codes: no per-row hashing.
+        category_codes = pd.Index(list(states), dtype=object).get_indexer(
+            pd.Index(series.cat.categories.astype(object), dtype=object))
+        return np.append(category_codes, -1)[series.cat.codes.to_numpy()].astype(np.intp)
+    if _integer_states(series, states):
+        # Integer column and integer states: a lookup table over the value range.
+        values = series.to_numpy()
+        low = min(int(values.min()), min(states))
+        table = np.full(max(int(values.max()), max(states)) - low + 1, -1, dtype=np.intp)
+        table[np.asarray(states, dtype=np.int64) - low] = np.arange(len(states))
+        return table[values - low] if low else table[values]
+    # One hash lookup per row; -1 marks values that are not states.
+    return pd.Index(list(states), dtype=object).get_indexer(pd.Index(series, dtype=object)).astype(np.intp)
+
+
+def _integer_states(series: pd.Series, states: tuple) -> bool:
+    """Return True when a lookup table can encode the column: integers in both, a modest range."""
+    if not pd.api.types.is_integer_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype) or not len(series):
+        return False
+    if not all(isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) for s in states):
+        return False
+    span = max(int(series.max()), max(states)) - min(int(series.min()), min(states))
+    return span <= 10 * (len(states) + len(series))
+
+
+def _as_code_array(data) -> np.ndarray:
+    array = np.asarray(data)
+    if array.ndim != 2:
+        raise DataError(f"Integer-coded data must be 2-D (n_rows, n_variables); got shape {array.shape}.")
+    if array.dtype.kind == "b":
+        return array.astype(np.intp)
+    if array.dtype.kind in "iu":
+        return array
+    if array.dtype.kind == "f" and np.all(np.isfinite(array)) and np.all(array == np.round(array)):
+        return array.astype(np.intp)
+    raise OptionTypeError(
+        "An array is read as integer codes and must have an integer dtype; got "
+        f"{array.dtype}. Pass a pandas DataFrame to use labels."
+    )
+
+
+def _check_nonnegative(array: np.ndarray, variables: Sequence) -> None:
+    if array.shape[0] == 0:
+        return
+    lowest = array.min(axis=0)
+    negative = np.flatnonzero(lowest < 0)
+    if negative.size:
+        i = int(negative[0])
+        row = int(np.argmax(array[:, i] < 0))
+        raise DataError(f"Column {i} ({variables[i]!r}) has negative code {int(lowest[i])} (row {row}); "
+                        "codes start at 0.")
+
+
+def encode_column(series: pd.Series, column, states: tuple, *, bin_edges=None, na_values: tuple = (),
+                  missing: str = "error", handle_unknown: str = "error") -> np.ndarray:
+    """Codes of one column's values in ``states`` (bins by ``bin_edges``); -1 for missing (and unknown) values."""
+    if missing == "error":
+        _check_no_missing(series, column, na_values)
+        absent = None
+    else:
+        absent = _missing_mask(series, na_values)
+        if absent.any():
+            codes = np.full(len(series), -1, dtype=np.intp)
+            present = ~absent
+            if present.any():
+                codes[present] = encode_column(series[present], column, states, bin_edges=bin_edges, na_values=na_values,
+                                               handle_unknown=handle_unknown)
+            return codes
+    if bin_edges is not None:
+        values = series if _is_numeric(series) else _as_numbers(series)
+        if values is not None:
+            return bin_codes(values.to_numpy(dtype=np.float64), np.asarray(bin_edges))
+    codes = _lookup_codes(series, states)
+    unknown = codes < 0
+    if unknown.any():
+        # A CSV gives "1" where the model holds 1 (or the reverse): match the rest by their text.
+        texts = [str(s) for s in states]
+        if len(set(texts)) == len(texts):
+            by_text = pd.Index(texts, dtype=object).get_indexer(pd.Index(series[unknown].astype(str), dtype=object))
+            codes[unknown] = by_text
+            unknown = codes < 0
+    if unknown.any() and handle_unknown == "error":
+        position = int(np.argmax(unknown))
+        bad = series.iloc[position]
+        shown = ", ".join(repr(s) for s in states[:10]) + (", ..." if len(states) > 10 else "")
+        raise SchemaError(
+            f"Column {column!r} has value {bad!r} (row {position}) that is not one of its {len(states)} "
+            f"states ({shown}); the model was fitted on data without it: refit on data that contains it, or "
+            "pass handle_unknown='marginalize' to treat such values as missing."
+        )
+    return codes
+

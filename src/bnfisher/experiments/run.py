@@ -1,0 +1,62 @@
+"""Run the summarization experiment and write its results, claims and report (the command's body)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+
+import pandas as pd
+
+from bnfisher.datasets import DATASETS
+from bnfisher.experiments.summarization import CRITERIA, MODELS, ExperimentResult, run_summarization
+
+__all__ = ["run_experiment"]
+
+
+def run_experiment(output: str, *, datasets: Sequence[str] = DATASETS, models: Sequence[str] = MODELS,
+                   sizes: Sequence[int] = (200, 400, 600, 1000), n_random: int = 1000, seeds: Sequence[int] = (0,),
+                   criteria: Sequence[str] = CRITERIA, progress: bool = False) -> ExperimentResult:
+    """Run :func:`run_summarization` for every data set, model and seed, and write the report.
+
+    Writes ``results.csv``, ``timings.csv``, ``claims.csv``, ``report.md`` and
+    ``figure-<model>.png`` to the folder ``output`` (created if absent; each file
+    written atomically).
+
+    Parameters
+    ----------
+    output : str
+        Output folder.
+    datasets, models, sizes, n_random, seeds, criteria, progress
+        As for :func:`run_summarization`.
+
+    Returns
+    -------
+    ExperimentResult
+        All runs' results and timings, concatenated.
+    """
+
+    from bnfisher.data.io import write_table, write_text
+    from bnfisher.experiments.report import plot_summarization, report_markdown, summarize_claims
+
+    os.makedirs(output, exist_ok=True)
+    runs = [(d, m, s) for s in seeds for m in models for d in datasets]
+    iterator = runs
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(runs, desc="experiment", unit="run")
+    started = time.perf_counter()
+    outcomes = [run_summarization(d, m, sizes=sizes, n_random=n_random, seed=s, criteria=criteria, progress=progress)
+                for d, m, s in iterator]
+    results = pd.concat([o.results for o in outcomes], ignore_index=True)
+    timings = pd.concat([o.timings for o in outcomes], ignore_index=True)
+    write_table(results, os.path.join(output, "results.csv"))
+    write_table(timings, os.path.join(output, "timings.csv"))
+    write_table(summarize_claims(results), os.path.join(output, "claims.csv"))
+    for model in models:
+        plot_summarization(results, os.path.join(output, f"figure-{model}.png"), model)
+    elapsed = time.perf_counter() - started
+    write_text(os.path.join(output, "report.md"),
+               f"Wall time: {elapsed:.1f} s for {len(runs)} runs.\n\n" + report_markdown(results, timings))
+    return ExperimentResult(results, timings)

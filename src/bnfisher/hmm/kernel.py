@@ -1,0 +1,404 @@
+"""Fisher kernel of a Gaussian hidden Markov model for time series.
+
+Each sequence ``x_{1:T}`` is mapped to the gradient (score) of its exact
+log-likelihood ``log p(x_{1:T} | w)`` -- computed by the forward algorithm, not a
+variational bound -- with respect to the HMM parameters ``w = (pi, A, m_k, C_k)``:
+
+* initial probabilities, softmax-logit form: ``gamma_i(1) - pi_i``
+  (raw form ``gamma_i(1) / pi_i``);
+* transitions, row-wise softmax logits: ``n_ij - A_ij n_i`` with
+  ``n_ij = sum_t xi_ij(t)``, ``n_i = sum_j n_ij`` (raw ``n_ij / A_ij``);
+* means: ``C_k^{-1} sum_t gamma_k(t) (x_t - m_k)``;
+* covariances: ``G_k = 1/2 C_k^{-1} (S_k - N_k C_k) C_k^{-1}`` with
+  ``N_k = sum_t gamma_k(t)``, ``S_k = sum_t gamma_k(t) (x_t - m_k)(x_t - m_k)^T``.
+  Full covariances are parametrised by their upper triangle (a symmetric matrix
+  has one parameter per pair), so the score is ``G_ii`` on the diagonal and
+  ``2 G_ij`` off it; diagonal covariances give ``G_kdd``.
+
+The note this module follows has two slips that are fixed here: its eq. 10 has
+the wrong sign for the mean gradient and its eq. 13 an extra factor 1/2.
+
+The kernel is ``s(x)^T I^{-1} s(y)`` with ``I`` the expected complete-data Fisher
+information, closed form per block (``information="complete"``, the default), the
+centred, Ledoit-Wolf shrunk empirical information of the training sequences
+(``"empirical"``), or the identity (``"identity"``).
+
+The posteriors come from a compiled forward-backward pass
+(:mod:`bnfisher._forward_backward`) that takes sequences of any lengths at once and
+keeps only the per-sequence sums the scores need.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bnfisher._validation import check_nonnegative_float, check_option, check_positive_int, check_random_state
+from bnfisher.exceptions import DataError
+from bnfisher.hmm._forward_backward import sequence_statistics
+from bnfisher.hmm.scores import (
+    PARAMETERS,
+    _block_diagonal,
+    _floor_covariances,
+    _full_covariances,
+    _inverse_root,
+    _needs_moments,
+    _scores_from_statistics,
+    _split,
+    complete_information,
+)
+from bnfisher.sklearn._base import BaseEstimator, TransformerMixin, check_is_fitted
+
+
+# ----------------------------------------------------------------- estimator
+class HMMFisherKernel(TransformerMixin, BaseEstimator):
+    """Fisher-score features and kernel of a Gaussian HMM fitted to sequences.
+
+    Parameters
+    ----------
+    n_states : int, default=3
+    covariance_type : {"full", "diag"}, default="full"
+    parameters : "all" or sequence of str, default="all"
+        Score blocks among ``"startprob", "transmat", "means", "covars"``.
+    information : {"complete", "identity", "empirical"}, default="complete"
+        ``"complete"``: the natural-gradient kernel ``s^T I^{-1} s`` with ``I`` the
+        expected *complete-data* Fisher information (closed form per block,
+        :func:`complete_information`, at the training sequences' expected state
+        occupancies): no p x p matrix is estimated from few sequences, and every
+        block is in units of its own information.  Needs ``form="logit"``.
+        ``"identity"``: the practical kernel ``s^T s``.  ``"empirical"``: whiten by
+        the centred empirical covariance of the training scores with Ledoit-Wolf
+        shrinkage (plus ``ridge * trace / p``); a warning says when there are fewer
+        training sequences than features.
+    normalize : {"blocks", None, "l2", "standardize"}, default="blocks"
+        ``"blocks"``: scale every parameter block (initial, transitions, means,
+        covariances) so its mean squared norm on the training sequences is 1, so
+        each kind of difference weighs the same.  ``"l2"``: unit-length feature
+        vectors.  ``"standardize"``: z-score every feature with the training
+        sequences' mean and sd.  All are fitted in ``fit`` only.
+    n_init : int, default=5
+        HMM fits from different starts (k-means, random observations as means, and
+        perturbations of the best fit so far); the best log-likelihood is kept.
+        Starts in which a state collapses on fewer than ``D + 1`` expected points,
+        or whose fit fails, are rejected.
+    n_iter : int, default=100
+        EM iterations per start.
+    tol : float, default=1e-3
+    ridge : float, default=1e-3
+    form : {"logit", "raw"}, default="logit"
+    min_covar : float, default=1e-3
+        Covariance floor, relative to the mean variance of the channels: added to
+        every covariance in every EM step (hmmlearn's ``min_covar``), so the fit,
+        ``log_likelihood_`` and the features use the same covariances.
+    progress : bool, default=False
+        A tqdm bar over the starts.
+    random_state : None or int
+
+    Attributes
+    ----------
+    model_ : hmmlearn.hmm.GaussianHMM
+        The best fitted HMM.
+    log_likelihood_ : float
+        Its total log-likelihood on the training sequences (forward algorithm, the
+        features' covariances).
+    init_log_likelihoods_ : list of float
+        The log-likelihood reached from every start (``-inf``: rejected).
+    block_sizes_ : list of int
+        Length of every score block (per state for means and covariances).
+    occupancy_, visits_ : ndarray of shape (n_states,)
+        Expected state occupancy and visits before the last step, per training
+        sequence: the counts behind ``information="complete"``.
+    whitening_ : ndarray of shape (n_features_out_, n_features_out_) or None
+        ``I^{-1/2}`` applied to the raw scores: block diagonal for ``"complete"``,
+        Ledoit-Wolf for ``"empirical"``, None for ``"identity"``.
+    startprob_, transmat_, means_, covariances_ : ndarray
+        Its parameters (covariances as full matrices).
+    n_features_out_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> sequences = [rng.normal(size=(100, 2)) + (i % 2) for i in range(6)]
+    >>> kernel = HMMFisherKernel(n_states=2, n_init=2, random_state=0).fit(sequences)
+    >>> kernel.transform(sequences).shape
+    (6, 16)
+
+    References
+    ----------
+    .. [1] Jaakkola & Haussler (1999). Exploiting generative models in discriminative
+       classifiers. NIPS 11.
+    .. [2] Ledoit & Wolf (2004). A well-conditioned estimator for large-dimensional
+       covariance matrices. J. Multivariate Analysis 88, 365-411.
+    """
+
+    def __init__(self, *, n_states: int = 3, covariance_type: str = "full", parameters="all",
+                 information: str = "complete", normalize="blocks", n_init: int = 5, n_iter: int = 100,
+                 tol: float = 1e-3, ridge: float = 1e-3, form: str = "logit", min_covar: float = 1e-3,
+                 progress: bool = False, random_state=None):
+        self.min_covar = min_covar
+        self.progress = progress
+        self.n_states = n_states
+        self.covariance_type = covariance_type
+        self.parameters = parameters
+        self.information = information
+        self.normalize = normalize
+        self.n_init = n_init
+        self.n_iter = n_iter
+        self.tol = tol
+        self.ridge = ridge
+        self.form = form
+        self.random_state = random_state
+
+    def _blocks(self) -> tuple:
+        if self.parameters == "all":
+            return PARAMETERS
+        blocks = tuple(self.parameters)
+        for name in blocks:
+            check_option(name, "parameters", PARAMETERS)
+        if not blocks:
+            raise DataError("`parameters` must name at least one block.")
+        return blocks
+
+    def _fit_hmm(self, X: np.ndarray, lengths: list):
+        try:
+            from hmmlearn.hmm import GaussianHMM
+            from threadpoolctl import threadpool_limits  # a scikit-learn dependency
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("Fitting needs hmmlearn: pip install 'bnfisher[hmm]'.") from exc
+        import warnings
+
+        rng = check_random_state(self.random_state)
+        K = check_positive_int(self.n_states, "n_states")
+        D = X.shape[1]
+        floor = self.min_covar * float(np.var(X, axis=0).mean())
+        pooled = np.cov(X.T).reshape(D, D) + floor * np.eye(D)
+        best, fallback, scores = None, None, []
+        parts = np.split(X, np.cumsum(lengths)[:-1])
+        n_init = check_positive_int(self.n_init, "n_init")
+        bar = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=n_init, desc="HMM starts", unit="start", leave=False)
+        for start in range(n_init):
+            seed = int(rng.integers(2**31 - 1))
+            local = np.random.default_rng(seed)
+            kind = "kmeans" if start == 0 else ("perturb" if best is not None and start % 3 == 2 else
+                                               ("random" if start % 2 == 1 else "kmeans"))
+            model = GaussianHMM(n_components=K, covariance_type=self.covariance_type, n_iter=self.n_iter,
+                                tol=self.tol, random_state=seed, min_covar=floor,
+                                init_params="stmc" if kind == "kmeans" else "")
+            if kind == "random":
+                # K distinct observations as means, the pooled covariance for every state, sticky transitions:
+                # complements the k-means start, which can merge states.
+                model.startprob_ = np.full(K, 1.0 / K)
+                model.transmat_ = np.full((K, K), 0.1 / max(K - 1, 1)) + np.eye(K) * (0.9 - 0.1 / max(K - 1, 1))
+                model.means_ = X[local.choice(len(X), size=K, replace=False)]
+                model.covars_ = (np.stack([pooled] * K) if self.covariance_type == "full"
+                                 else np.tile(np.diag(pooled), (K, 1)))
+            elif kind == "perturb":
+                # The best fit so far with its means moved by half a pooled sd and its transitions smoothed.
+                previous = best[1]
+                model.startprob_ = np.array(previous.startprob_)
+                model.transmat_ = 0.8 * np.array(previous.transmat_) + 0.2 / K
+                model.means_ = previous.means_ + 0.5 * local.normal(size=(K, D)) * np.sqrt(np.diag(pooled))
+                model.covars_ = (np.array(previous.covars_) if self.covariance_type == "full"
+                                 else np.array([np.diag(c) for c in previous.covars_]))
+            score = -np.inf
+            try:
+                # One OpenMP thread for scikit-learn's k-means inside hmmlearn's initialisation: on a few thousand
+                # points threads gain nothing, and on a loaded machine their busy-waiting made fits 10x slower.
+                with warnings.catch_warnings(), threadpool_limits(limits=1):
+                    warnings.simplefilter("ignore")  # hmmlearn warns about non-monotone EM steps
+                    model.fit(X, lengths)
+                # The floor as eigenvalues too: hmmlearn can leave a collapsed state's covariance singular.
+                covariances = _floor_covariances(_full_covariances(model.covars_, self.covariance_type, K, D), floor)
+                model.covars_ = (covariances if self.covariance_type == "full"
+                                 else np.array([np.diag(c) for c in covariances]))
+                if np.all(np.isfinite(model.transmat_)):
+                    # One pass gives the log-likelihood and the occupancies, with the floored covariances.
+                    stats = sequence_statistics(parts, model.startprob_, model.transmat_, model.means_, covariances,
+                                                moments=False)
+                    value = float(stats["log_likelihood"].sum())
+                    # A state on fewer than D + 1 expected points has a degenerate covariance: reject the start.
+                    if stats["occupancy"].sum(axis=0).min() >= D + 1:
+                        score = value
+                    elif fallback is None or value > fallback[0]:
+                        fallback = (value, model)
+            except (np.linalg.LinAlgError, ValueError):
+                score = -np.inf
+            scores.append(score)
+            if np.isfinite(score) and (best is None or score > best[0]):
+                best = (score, model)
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        if best is None and fallback is not None:
+            warnings.warn(f"In every one of the {n_init} HMM fits a state collapsed on fewer than {D + 1} points "
+                          "(outliers?); the best of them is kept, with its covariance floored by `min_covar`. "
+                          "Consider fewer states (`n_states`) or removing outliers.", UserWarning, stacklevel=3)
+            best = fallback
+        if best is None:
+            raise DataError(f"Every one of the {n_init} HMM fits failed. Use fewer states (`n_states`) or more "
+                            "data.")
+        return best[1], best[0], scores
+
+    def fit(self, sequences, y=None, lengths=None):
+        """Fit the HMM (best of ``n_init`` starts) and the feature normalisers; returns self.
+
+        Parameters
+        ----------
+        sequences : list of ndarray of shape (T_i, D), or ndarray of shape (sum T_i, D)
+        y : ignored
+        lengths : sequence of int, optional
+            Sequence lengths when ``sequences`` is one stacked array (hmmlearn style).
+
+        Returns
+        -------
+        self
+        """
+        check_option(self.covariance_type, "covariance_type", ("full", "diag"))
+        check_option(self.information, "information", ("complete", "identity", "empirical"))
+        check_option(self.normalize, "normalize", ("blocks", None, "l2", "standardize"))
+        check_option(self.form, "form", ("logit", "raw"))
+        if self.information == "complete" and self.form != "logit":
+            raise DataError("information='complete' is the information of the logit parametrisation; use "
+                            "form='logit' (or information='identity').")
+        check_positive_int(self.n_iter, "n_iter")
+        check_nonnegative_float(self.tol, "tol")
+        check_nonnegative_float(self.ridge, "ridge", strictly_positive=True)
+        check_nonnegative_float(self.min_covar, "min_covar", strictly_positive=True)
+        blocks = self._blocks()
+        parts = _split(sequences, lengths)
+        X = np.vstack(parts)
+        constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
+        if constant.size:
+            raise DataError(f"Channel {int(constant[0])} is constant over all sequences; a Gaussian HMM needs "
+                            "variation in every channel (drop it, or add noise).")
+        self.model_, self.log_likelihood_, self.init_log_likelihoods_ = self._fit_hmm(X, [len(p) for p in parts])
+        K, D = self.model_.means_.shape
+        self.startprob_ = np.array(self.model_.startprob_)
+        self.transmat_ = np.array(self.model_.transmat_)
+        self.means_ = np.array(self.model_.means_)
+        self.covariances_ = _full_covariances(self.model_.covars_, self.covariance_type, K, D)
+        scores, occupancy, visits = self._raw_scores(parts, statistics=True)
+        self.n_features_in_ = D
+        self.n_features_out_ = scores.shape[1]
+        width = D * (D + 1) // 2 if self.covariance_type == "full" else D
+        sizes = {"startprob": [K], "transmat": [K] * K, "means": [D] * K, "covars": [width] * K}
+        self.block_sizes_ = [size for name in blocks for size in sizes[name]]
+        self.occupancy_, self.visits_ = occupancy, visits
+        self.whitening_ = None
+        if self.information == "complete":
+            matrices = complete_information(self.startprob_, self.transmat_, self.covariances_, occupancy, visits,
+                                            self.covariance_type, blocks)
+            self.whitening_ = _block_diagonal([_inverse_root(m) for m in matrices])
+        elif self.information == "empirical":
+            self.whitening_ = self._empirical_whitening(scores)
+        scores = self._whiten(scores)
+        self.block_scale_ = None
+        if self.normalize == "blocks":
+            # every kind of parameter (all states together) gets mean squared norm 1 on the training sequences
+            kinds = [name for name in blocks for _ in sizes[name]]
+            ends = np.cumsum(self.block_sizes_)
+            starts = ends - np.array(self.block_sizes_)
+            self.block_scale_ = np.ones(scores.shape[1])
+            for name in blocks:
+                columns = np.concatenate([np.arange(a, b) for a, b, kind in zip(starts, ends, kinds) if kind == name])
+                energy = float(np.mean(np.sum(scores[:, columns] ** 2, axis=1)))
+                self.block_scale_[columns] = 1.0 / np.sqrt(energy) if energy > 0 else 1.0
+        if self.normalize == "standardize":
+            self.mean_ = scores.mean(axis=0)
+            self.scale_ = scores.std(axis=0)
+            self.scale_[self.scale_ == 0] = 1.0
+        return self
+
+    def _whiten(self, scores: np.ndarray) -> np.ndarray:
+        """Apply ``I^{-1/2}`` (``whitening_``): complete-data or empirical information; identity: nothing."""
+        return scores if self.whitening_ is None else scores @ self.whitening_
+
+    def _empirical_whitening(self, scores: np.ndarray) -> np.ndarray:
+        """``I^{-1/2}`` from the centred training scores, Ledoit-Wolf shrunk, plus the ridge."""
+        import warnings
+
+        n, p = scores.shape
+        if n < p:
+            warnings.warn(f"information='empirical' estimates a {p} x {p} information matrix from {n} sequences; "
+                          "it is shrunk (Ledoit-Wolf) but poorly determined. information='complete' needs no "
+                          "estimate.", UserWarning, stacklevel=3)
+        from sklearn.covariance import ledoit_wolf
+
+        information, _ = ledoit_wolf(scores, assume_centered=False)
+        information += self.ridge * (np.trace(information) / p + 1e-12) * np.eye(p)
+        return _inverse_root(information)
+
+    def _raw_scores(self, parts: list, statistics: bool = False):
+        # One compiled pass over all sequences, whatever their lengths (chunks capped in bytes).
+        parameters = (self.startprob_, self.transmat_, self.means_, self.covariances_)
+        stats = sequence_statistics(parts, *parameters, moments=_needs_moments(self._blocks()))
+        scores = _scores_from_statistics(stats, *parameters, self.covariance_type, self._blocks(), self.form)
+        if statistics:
+            # per-sequence averages: occupancy sum_t P(s_t = k), visits before the last step sum_j xi_kj
+            return scores, stats["occupancy"].mean(axis=0), stats["xi"].sum(axis=2).mean(axis=0)
+        return scores
+
+    def transform(self, sequences, lengths=None) -> np.ndarray:
+        """One Fisher-score feature vector per sequence, shape (n_sequences, n_features_out_).
+
+        Parameters
+        ----------
+        sequences : list of ndarray or ndarray
+        lengths : sequence of int, optional
+
+        Returns
+        -------
+        ndarray of shape (n_sequences, n_features_out_)
+        """
+        check_is_fitted(self, "model_")
+        parts = _split(sequences, lengths)
+        if parts[0].shape[1] != self.n_features_in_:
+            raise DataError(f"Sequences have {parts[0].shape[1]} channels; the HMM was fitted with "
+                             f"{self.n_features_in_}.")
+        features = self._whiten(self._raw_scores(parts))
+        if self.normalize == "blocks":
+            features = features * self.block_scale_
+        elif self.normalize == "standardize":
+            features = (features - self.mean_) / self.scale_
+        elif self.normalize == "l2":
+            norms = np.linalg.norm(features, axis=1, keepdims=True)
+            features = features / np.where(norms > 0, norms, 1.0)
+        return features
+
+    def gram(self, A, B=None, lengths_a=None, lengths_b=None) -> np.ndarray:
+        """Kernel matrix between two collections of sequences (``B`` defaults to ``A``).
+
+        Parameters
+        ----------
+        A, B : list of ndarray or ndarray
+            Sequences (``B`` defaults to ``A``).
+        lengths_a, lengths_b : sequence of int, optional
+
+        Returns
+        -------
+        ndarray of shape (n_sequences_A, n_sequences_B)
+        """
+        FA = self.transform(A, lengths_a)
+        FB = FA if B is None else self.transform(B, lengths_b)
+        return FA @ FB.T
+
+    def score_sequences(self, sequences, lengths=None) -> np.ndarray:
+        """Exact log-likelihood of every sequence under the fitted HMM (forward algorithm).
+
+        Parameters
+        ----------
+        sequences : list of ndarray or ndarray
+        lengths : sequence of int, optional
+
+        Returns
+        -------
+        ndarray of shape (n_sequences,)
+        """
+        check_is_fitted(self, "model_")
+        return sequence_statistics(_split(sequences, lengths), self.startprob_, self.transmat_, self.means_,
+                                   self.covariances_, moments=False)["log_likelihood"]

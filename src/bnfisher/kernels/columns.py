@@ -1,0 +1,304 @@
+"""Kernel columns in ``O(N n)``: the rows of a data set as cells of a family kernel (Algorithm 1's engine).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import scipy.sparse as sp
+
+from bnfisher._memory import check_allocation
+from bnfisher.data.counts import distinct_rows
+from bnfisher.data.schema import EncodedData
+from bnfisher.kernels.mmd import family_mmd2
+
+if TYPE_CHECKING:
+    from bnfisher.kernels.base import FamilyKernel
+
+__all__ = ['KernelColumns']
+
+
+class KernelColumns:
+    r"""The rows of a data set as cells of a kernel's families: kernel columns by gathers, in ``O(N n)``.
+
+    Row ``x`` falls in one cell per family (a complete row) or spreads a posterior
+    weight over cells (a row with missing values: the marginalized kernel).  With
+    ``M`` the block-diagonal matrix of within-configuration cell inner products,
+    ``M[c, c'] = [pi(c) = pi(c')] <F[c], F[c']>``,
+
+    .. math::
+
+        K(x, y) = \sum_f \sum_{c, c'} w_x(c) \, M_f[c, c'] \, w_y(c'),
+
+    so a column ``K(., y)`` is one lookup table ``M w_y`` (``sum_i r_i`` entries) and
+    ``n`` gathers of it over the rows: ``O(N n)`` whatever the cardinalities, and
+    never the ``N x sum_i r_i`` embedding.  Identical rows are stored once (*units*,
+    numbered by first occurrence) with their multiplicities.
+
+    Parameters
+    ----------
+    kernel : FamilyKernel
+    encoded : EncodedData
+        Rows encoded with ``kernel.encode``.
+
+    Attributes
+    ----------
+    n_rows, n_units : int
+        Rows, and distinct rows (units).
+    first : ndarray of int, shape (n_units,)
+        A unit's first row.
+    inverse : ndarray of int, shape (n_rows,)
+        The unit of every row.
+    multiplicity : ndarray of int, shape (n_units,)
+    diag : ndarray of shape (n_units,)
+        ``K(u, u)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnfisher import BayesianNetwork, FisherKernel
+    >>> states = {"A": [0, 1], "B": [0, 1]}
+    >>> net = BayesianNetwork({"B": ["A"]}, {"A": [0.7, 0.3], "B": [[0.4, 0.6], [0.2, 0.8]]}, states)
+    >>> kernel = FisherKernel(net)
+    >>> X = np.array([[0, 0], [1, 1], [0, 0]])
+    >>> columns = kernel.columns(X)
+    >>> np.allclose(columns.column(1)[columns.inverse], kernel.gram(X)[:, 1])
+    True
+    """
+
+    def __init__(self, kernel: FamilyKernel, encoded: EncodedData):
+        self.kernel = kernel
+        codes = encoded.codes
+        network = kernel.network
+        cards = network.cardinalities
+        self.n_rows = codes.shape[0]
+        self.first, self.inverse, self.multiplicity = distinct_rows(codes, cards)
+        self.n_units = self.first.size
+        units = np.ascontiguousarray(codes[self.first])
+        active = [i for i in range(len(kernel.families)) if kernel.block_width(i)]
+        sizes = [kernel.cell_features(i).shape[0] for i in active]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.n_cells = int(offsets[-1])
+        self.active, self.offsets = tuple(active), offsets
+        # P: cells -> features (row c holds F_f[c] in the block of its configuration); M = P P^T.
+        blocks = []
+        for i, size in zip(active, sizes):
+            d = kernel.block_width(i)
+            columns = kernel.feature_columns(i, np.arange(size))
+            blocks.append(sp.csr_matrix((kernel.cell_features(i).ravel(), columns.ravel(), np.arange(size + 1) * d),
+                                        shape=(size, kernel.n_features_)))
+        self.cell_features = sp.vstack(blocks, format="csr") if blocks else sp.csr_matrix((0, kernel.n_features_))
+        # M: per family and configuration the r x r Gram F_j F_j^T (batched BLAS), cell c's row holding the cells
+        # of its configuration.
+        check_allocation(8.0 * sum(size * int(cards[i]) for i, size in zip(active, sizes)),
+                         "The within-configuration cell inner products", "limit the parents (`max_parents`) or use "
+                         "variables with fewer states.")
+        grams, columns_all, lengths = [], [], []
+        for a, (i, size) in enumerate(zip(active, sizes)):
+            r = int(cards[i])
+            table = kernel.cell_features(i).reshape(size // r, r, -1)
+            grams.append(np.matmul(table, table.transpose(0, 2, 1)).ravel())
+            cells = np.arange(size).reshape(size // r, 1, r) + offsets[a]
+            columns_all.append(np.broadcast_to(cells, (size // r, r, r)).ravel())
+            lengths.append(np.full(size, r))
+        if grams:
+            indptr = np.concatenate([[0], np.cumsum(np.concatenate(lengths))])
+            self.cell_gram = sp.csr_matrix((np.concatenate(grams), np.concatenate(columns_all), indptr),
+                                           shape=(self.n_cells, self.n_cells))
+        else:
+            self.cell_gram = sp.csr_matrix((0, 0))
+        complete = units.min(axis=1) >= 0 if self.n_units and codes.shape[1] else np.ones(self.n_units, bool)
+        self.incomplete = np.flatnonzero(~complete)
+        index_type = np.int32 if self.n_cells < 2**31 - 1 else np.int64
+        # Global cell of every complete unit in every family (Fortran order: one contiguous column per family);
+        # incomplete units point at cell n_cells, a slot of the lookup table that always holds 0.
+        self.cells = np.full((self.n_units, len(active)), self.n_cells, dtype=index_type, order="F")
+        check_allocation(float(self.cells.nbytes), f"The cell index of {self.n_units} distinct rows",
+                         "summarise a uniform sample of the rows.")
+        done = np.flatnonzero(complete)
+        for a, i in enumerate(active):
+            self.cells[done, a] = offsets[a] + kernel.cell_index(units[done], i)
+        # Posterior cell weights of incomplete units (the marginalized kernel), one sparse row each.
+        self.incomplete_weights = sp.csr_matrix((self.incomplete.size, self.n_cells))
+        if self.incomplete.size:
+            subset = EncodedData(units[self.incomplete], encoded.variables, encoded.states, schema=encoded.schema)
+            triples = kernel.cell_weights(subset)
+            self.incomplete_weights = sp.coo_matrix(
+                (np.concatenate([triples[i][2] for i in active]),
+                 (np.concatenate([triples[i][0] for i in active]),
+                  np.concatenate([offsets[a] + triples[i][1] for a, i in enumerate(active)]))),
+                shape=(self.incomplete.size, self.n_cells)).tocsr()
+        self.scale = np.ones(self.n_units)
+        diag = self._gather(self.cell_gram.diagonal())
+        if self.incomplete.size:
+            W = self.incomplete_weights
+            diag[self.incomplete] = np.asarray((W @ self.cell_gram).multiply(W).sum(axis=1)).ravel()
+        if kernel.normalize:  # cosine normalisation: every unit's weights scaled by 1 / sqrt(K(u, u))
+            with np.errstate(divide="ignore"):
+                self.scale = np.where(diag > 0, 1.0 / np.sqrt(diag), 0.0)
+            self.incomplete_weights = sp.csr_matrix(sp.diags(self.scale[self.incomplete]) @ self.incomplete_weights)
+            diag = np.where(diag > 0, 1.0, 0.0)
+        self.diag = diag
+        self._lookup = np.zeros(self.n_cells + 1)
+
+    def _gather(self, lookup: np.ndarray) -> np.ndarray:
+        """``sum_f lookup[cell_f(u)]`` for every complete unit (0 for incomplete ones), unscaled."""
+        table = lookup if lookup.size == self.n_cells + 1 else np.append(lookup, 0.0)
+        total = np.zeros(self.n_units)
+        buffer = np.empty(self.n_units)
+        for a in range(self.cells.shape[1]):
+            np.take(table, self.cells[:, a], out=buffer)
+            total += buffer
+        return total
+
+    def unit_weights(self, unit: int) -> tuple[np.ndarray, np.ndarray]:
+        """Cells and weights of one unit (scaled for a normalized kernel).
+
+        Parameters
+        ----------
+        unit : int
+
+        Returns
+        -------
+        cells : ndarray of int
+        weights : ndarray of float
+        """
+        position = np.searchsorted(self.incomplete, unit)
+        if position < self.incomplete.size and self.incomplete[position] == unit:
+            W = self.incomplete_weights
+            start, stop = W.indptr[position], W.indptr[position + 1]
+            return W.indices[start:stop].astype(np.int64), W.data[start:stop]
+        return self.cells[unit].astype(np.int64), np.full(self.cells.shape[1], self.scale[unit])
+
+    def inner(self, lookup: np.ndarray) -> np.ndarray:
+        """``sum_c w_u(c) lookup[c]`` for every unit (``lookup`` over the cells).
+
+        Parameters
+        ----------
+        lookup : ndarray of shape (n_cells,)
+
+        Returns
+        -------
+        ndarray of shape (n_units,)
+        """
+        out = self.scale * self._gather(lookup)
+        if self.incomplete.size:
+            out[self.incomplete] = self.incomplete_weights @ lookup[: self.n_cells]
+        return out
+
+    def column(self, unit: int) -> np.ndarray:
+        """Kernel column ``K(., u)`` over the units: one lookup table and ``n`` gathers.
+
+        Parameters
+        ----------
+        unit : int
+
+        Returns
+        -------
+        ndarray of shape (n_units,)
+        """
+        cells, weights = self.unit_weights(unit)
+        M = self.cell_gram
+        starts, stops = M.indptr[cells], M.indptr[cells + 1]
+        lengths = stops - starts
+        positions = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + np.arange(
+            lengths.sum())
+        touched = M.indices[positions]
+        lookup = self._lookup
+        np.add.at(lookup, touched, np.repeat(weights, lengths) * M.data[positions])
+        out = self.inner(lookup)
+        lookup[touched] = 0.0
+        return out
+
+    def cell_counts(self, groups: np.ndarray) -> np.ndarray:
+        """Return the summed cell weights of groups of units: row ``g`` is ``sum_{u in groups[g]} w_u``.
+
+        Parameters
+        ----------
+        groups : ndarray of int, shape (m, k)
+            Units (repeats allowed).
+
+        Returns
+        -------
+        ndarray of shape (m, n_cells)
+        """
+        m, k = groups.shape
+        width = self.n_cells + 1  # the last column collects incomplete units' placeholder cell
+        flat = (np.arange(m)[:, None, None] * width + self.cells[groups]).ravel()
+        values = np.broadcast_to(self.scale[groups][:, :, None], (m, k, self.cells.shape[1])).ravel()
+        counts = np.bincount(flat, weights=values, minlength=m * width).reshape(m, width)[:, : self.n_cells]
+        if self.incomplete.size:
+            where = np.searchsorted(self.incomplete, groups)
+            hit = (where < self.incomplete.size) & (self.incomplete[np.minimum(where, self.incomplete.size - 1)]
+                                                   == groups)
+            if hit.any():
+                g, position = np.nonzero(hit)
+                indicator = sp.csr_matrix((np.ones(g.size), (g, where[g, position])),
+                                          shape=(m, self.incomplete.size))
+                counts = counts + (indicator @ self.incomplete_weights).toarray()
+        return counts
+
+    def cell_matrix(self, dtype=np.float64) -> sp.csr_matrix:
+        """Return the ``(n_cells, n_units)`` matrix of every unit's cell weights (a count table is one product).
+
+        Rows ``offsets[a]:offsets[a + 1]`` are the cells of family ``active[a]``.
+
+        Parameters
+        ----------
+        dtype : numpy dtype, default=float64
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix
+        """
+        n_active = self.cells.shape[1]
+        units = np.repeat(np.arange(self.n_units), n_active)
+        cells = self.cells.ravel(order="C")
+        keep = cells < self.n_cells
+        values = np.repeat(self.scale, n_active)[keep].astype(dtype)
+        matrix = sp.csr_matrix((values, (cells[keep], units[keep])), shape=(self.n_cells, self.n_units), dtype=dtype)
+        if self.incomplete.size:
+            W = self.incomplete_weights.tocoo()
+            matrix = matrix + sp.csr_matrix((W.data.astype(dtype), (W.col, self.incomplete[W.row])),
+                                            shape=matrix.shape, dtype=dtype)
+        return matrix
+
+    def weighted_cells(self, weights: np.ndarray) -> np.ndarray:
+        """``sum_u weights[u] w_u``: the cell vector of a weighted set of units.
+
+        Parameters
+        ----------
+        weights : ndarray of shape (n_units,)
+
+        Returns
+        -------
+        ndarray of shape (n_cells,)
+        """
+        scaled = weights * self.scale
+        total = np.zeros(self.n_cells + 1)
+        for a in range(self.cells.shape[1]):
+            total += np.bincount(self.cells[:, a], weights=scaled, minlength=self.n_cells + 1)
+        total = total[: self.n_cells]
+        if self.incomplete.size:
+            total += self.incomplete_weights.T @ weights[self.incomplete]
+        return total
+
+    def mmd2_by_family(self, difference: np.ndarray) -> np.ndarray:
+        """Per-family squared MMD (eq. 10) of cell-frequency differences (:func:`~bnfisher.kernels.mmd.family_mmd2`).
+
+        Parameters
+        ----------
+        difference : ndarray of shape (n_cells, batch)
+            Cell frequencies of one side minus the other's, cells as in :attr:`offsets`.
+
+        Returns
+        -------
+        ndarray of shape (batch, len(active))
+        """
+        cards = self.kernel.network.cardinalities
+        out = np.empty((difference.shape[1], len(self.active)))
+        for a, i in enumerate(self.active):
+            table = self.kernel.cell_features(i).reshape(-1, int(cards[i]), self.kernel.block_width(i))
+            out[:, a] = family_mmd2(table, difference[self.offsets[a]: self.offsets[a + 1]])
+        return out

@@ -1,0 +1,278 @@
+"""Plots (matplotlib is an optional extra: ``pip install "bnfisher[plot]"``).
+
+A shell around the core: nothing in the core imports this module.  Figures are
+written atomically, like every other output.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["plot_summary", "summary_marginals", "pyplot", "save_figure", "plot_network", "network_layout",
+           "plot_family_shares", "plot_witness", "figure_png"]
+
+#: Most categories drawn per variable; more are shown as the most frequent ones, in state order.
+MAX_BARS = 20
+
+
+def pyplot():
+    """``matplotlib.pyplot`` with the non-interactive Agg backend, or an ImportError naming the extra.
+
+    Returns
+    -------
+    module
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("Plotting needs matplotlib: pip install 'bnfisher[plot]'.") from exc
+    return plt
+
+
+def save_figure(figure, path, *, dpi: int = 100) -> None:
+    """Write a figure as PNG atomically, and close it.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+    path : str or path-like
+    dpi : int, default=100
+    """
+    from bnfisher.data.io import write_bytes
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    pyplot().close(figure)
+    write_bytes(path, buffer.getvalue())  # atomically
+
+
+def summary_marginals(encoded, subset_rows: np.ndarray) -> dict:
+    """Return every variable's state frequencies in the full data and in the subset, in state order.
+
+    Parameters
+    ----------
+    encoded : EncodedData
+    subset_rows : ndarray of int
+
+    Returns
+    -------
+    dict
+        ``{variable: DataFrame}`` indexed by state label, columns ``"full data"`` and
+        ``"subset (k=...)"``; for more than ``MAX_BARS`` states, the most frequent ones.
+    """
+    out = {}
+    for i, v in enumerate(encoded.variables):
+        r = len(encoded.states[v])
+        column = encoded.codes[:, i]
+        chosen = column[subset_rows]
+        # Among the observed values (missing cells, code -1, are left out of both).
+        full = np.bincount(column[column >= 0], minlength=r) / max(int((column >= 0).sum()), 1)
+        part = np.bincount(chosen[chosen >= 0], minlength=r) / max(int((chosen >= 0).sum()), 1)
+        shown = np.arange(r) if r <= MAX_BARS else np.sort(np.argsort(-full, kind="stable")[:MAX_BARS])
+        out[v] = pd.DataFrame({"full data": full[shown], f"subset (k={len(subset_rows)})": part[shown]},
+                              index=[encoded.states[v][k] for k in shown])
+    return out
+
+
+def plot_summary(result, encoded, subset_rows: np.ndarray, path) -> None:
+    """Objective per sweep, and every variable's marginal in the subset vs the full data.
+
+    Bars follow each variable's state order (bins in increasing order); for a
+    variable with more than ``MAX_BARS`` states, the most frequent ones are drawn.
+
+    Parameters
+    ----------
+    result : SelectionResult
+    encoded : EncodedData
+        The full data (its codes, variables and states go together).
+    subset_rows : ndarray of int
+        Positions of the selected rows.
+    path : str or path-like
+        PNG file to write.
+    """
+    plt = pyplot()
+    marginals = summary_marginals(encoded, subset_rows)
+    n_panels = len(marginals) + 1
+    n_cols = min(4, n_panels)
+    n_rows = math.ceil(n_panels / n_cols)
+    figure, axes = plt.subplots(n_rows, n_cols, figsize=(4 * n_cols, 3 * n_rows), squeeze=False)
+    axes = axes.ravel()
+    axes[0].plot(range(len(result.objective)), result.objective, marker="o")
+    axes[0].set_xlabel("sweep")
+    axes[0].set_ylabel("MMD² (eq. 10)" if result.criterion == "mmd" else result.criterion)
+    axes[0].set_title(f"greedy {result.criterion}: {result.n_swaps} swaps")
+    for ax, (v, frame) in zip(axes[1:], marginals.items()):
+        r = len(encoded.states[v])
+        frame = frame.set_axis([_short(label) for label in frame.index], axis=0)
+        frame.plot.bar(ax=ax, legend=ax is axes[1], rot=45 if len(frame) > 3 else 0)
+        ax.set_title(str(v) + (f" ({MAX_BARS} most frequent of {r})" if r > MAX_BARS else ""), fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+    for ax in axes[n_panels:]:
+        ax.axis("off")
+    figure.tight_layout()
+    save_figure(figure, path)
+
+
+def _short(label, width: int = 14) -> str:
+    text = str(label)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _layers(network) -> dict:
+    """Depth of every variable: the length of the longest path from a root."""
+    depth: dict = {}
+    for v in network.variables:  # topological order: parents first
+        depth[v] = 1 + max((depth[p] for p in network.parents[v]), default=-1)
+    return depth
+
+
+def network_layout(network) -> dict:
+    """Return ``{variable: (x, y)}``: layers by depth (roots on top), each ordered by its parents' mean position.
+
+    Parameters
+    ----------
+    network : BayesianNetwork
+
+    Returns
+    -------
+    dict
+    """
+    depth = _layers(network)
+    by_layer: dict = {}
+    for v in network.variables:
+        by_layer.setdefault(depth[v], []).append(v)
+    position: dict = {}
+    for level in sorted(by_layer):
+        members = by_layer[level]
+        if level:  # barycentre of the parents already placed: fewer crossings
+            members.sort(key=lambda v: np.mean([position[p][0] for p in network.parents[v]]))
+        width = len(members)
+        for k, v in enumerate(members):
+            position[v] = ((k + 0.5) / width, -float(level))
+    return position
+
+
+def plot_network(network, *, highlight=None, ax=None):
+    """Draw the DAG in layers (no system graphviz needed), optionally shading families.
+
+    Parameters
+    ----------
+    network : BayesianNetwork
+    highlight : mapping, optional
+        ``{variable: weight in [0, 1]}``: the node is shaded in proportion (e.g. its
+        family's share of the MMD); its label shows the weight as a percentage.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    plt = pyplot()
+    position = network_layout(network)
+    depth = max((-y for _, y in position.values()), default=0) + 1
+    widest = max(sum(1 for _, y in position.values() if y == level) for level in {y for _, y in position.values()})
+    if ax is None:
+        figure, ax = plt.subplots(figsize=(min(18, 2 + 1.6 * widest), min(14, 1.5 + 1.2 * depth)))
+    else:
+        figure = ax.figure
+    highlight = dict(highlight or {})
+    for parent, child in network.edges:
+        (x0, y0), (x1, y1) = position[parent], position[child]
+        ax.annotate("", xy=(x1, y1 + 0.12), xytext=(x0, y0 - 0.12),
+                    arrowprops={"arrowstyle": "-|>", "color": "#888888", "lw": 0.8, "shrinkA": 2, "shrinkB": 2})
+    for v, (x, y) in position.items():
+        weight = float(highlight.get(v, 0.0))
+        face = plt.cm.Reds(0.15 + 0.75 * min(max(weight, 0.0), 1.0)) if v in highlight else "#eef3fb"
+        label = _short(v, 16) + (f"\n{100 * weight:.0f}%" if v in highlight else "")
+        ax.text(x, y, label, ha="center", va="center", fontsize=8, color="white" if weight > 0.5 else "black",
+                bbox={"boxstyle": "round,pad=0.3", "facecolor": face, "edgecolor": "#4a6fa5", "lw": 0.8})
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-depth + 0.4, 0.6)
+    ax.axis("off")
+    ax.set_title(f"{len(network.variables)} variables, {len(network.edges)} arcs", fontsize=9)
+    return figure
+
+
+def plot_family_shares(table: pd.DataFrame, *, top: int = 15, ax=None):
+    """Bar chart of each family's share of the MMD², marked by its adjusted p-value.
+
+    Parameters
+    ----------
+    table : DataFrame
+        From :func:`bnfisher.explain.mmd_by_family`.
+    top : int, default=15
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    plt = pyplot()
+    shown = table.head(top).iloc[::-1]
+    if ax is None:
+        figure, ax = plt.subplots(figsize=(7, 0.4 * len(shown) + 1.2))
+    else:
+        figure = ax.figure
+    labels = [f"{v} | {p}" if p != "-" else str(v) for v, p in zip(shown["variable"], shown["parents"])]
+    colours = ["#c0392b" if p <= 0.05 else "#95a5a6" for p in shown["p_adjusted"]]
+    bars = ax.barh([_short(label, 40) for label in labels], 100 * shown["share"], color=colours)
+    for bar, p in zip(bars, shown["p_adjusted"]):
+        mark = "**" if p <= 0.01 else ("*" if p <= 0.05 else "")
+        ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {mark} p={p:.3g}", va="center", fontsize=7)
+    ax.set_xlabel("share of MMD² (%)")
+    ax.set_title("What differs: family contributions (red: family-wise p ≤ 0.05)", fontsize=9)
+    ax.tick_params(axis="y", labelsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y"), ax=None):
+    """Histograms of the witness values of the two samples' rows.
+
+    Parameters
+    ----------
+    values_x, values_y : ndarray
+        :func:`bnfisher.explain.witness` of each sample's rows.
+    names : tuple of str
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    plt = pyplot()
+    if ax is None:
+        figure, ax = plt.subplots(figsize=(7, 3))
+    else:
+        figure = ax.figure
+    edges = np.histogram_bin_edges(np.concatenate([values_x, values_y]), bins=40)
+    ax.hist(values_x, bins=edges, alpha=0.6, label=_short(names[0], 30), density=True)
+    ax.hist(values_y, bins=edges, alpha=0.6, label=_short(names[1], 30), density=True)
+    ax.set_xlabel("witness <Φ(x), μ_X − μ_Y> (right: typical of the first sample)")
+    ax.legend(fontsize=8)
+    figure.tight_layout()
+    return figure
+
+
+def figure_png(figure) -> bytes:
+    """Return a figure as PNG bytes (and close it).
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+
+    Returns
+    -------
+    bytes
+    """
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    pyplot().close(figure)
+    return buffer.getvalue()

@@ -1,0 +1,170 @@
+"""The package's layout rules, checked on the source: rooms by role, no circle, no shell in the core."""
+
+import ast
+import pathlib
+import warnings
+
+import pytest
+
+import bnfisher
+
+PACKAGE = pathlib.Path(bnfisher.__file__).parent
+#: Rooms that make up the pure core: nothing here may import a shell, even inside a function.
+CORE = ("data", "bn", "kernels", "summary", "comparison", "exceptions", "_validation", "_memory", "_numeric", "_html",
+        "_version")
+#: Shells (and the third-party libraries only shells may use).
+SHELLS = ("bnfisher.sklearn", "bnfisher.dask", "bnfisher.viz", "bnfisher.cli", "bnfisher.experiments", "sklearn",
+          "matplotlib", "dask", "distributed")
+#: Largest module, in lines.
+MAX_LINES = 620
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules():
+    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _type_checking_nodes(tree):
+    """Import nodes under ``if TYPE_CHECKING:`` (annotations only; they never run)."""
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            skipped.update(id(n) for n in ast.walk(node))
+    return skipped
+
+
+def _imports(path: pathlib.Path, *, module_level_only: bool = False):
+    """(imported module, names) for every import of a file, relative imports resolved."""
+    tree = ast.parse(path.read_text())
+    skipped = _type_checking_nodes(tree)
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    nodes = tree.body if module_level_only else ast.walk(tree)
+    for node in nodes:
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, []
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            yield module, [a.name for a in node.names]
+
+
+def _internal_target(module: str, names: list, modules: dict) -> list:
+    """The bnfisher modules an import statement loads (a name may itself be a submodule)."""
+    targets = [module] if module in modules else []
+    targets += [f"{module}.{n}" for n in names if f"{module}.{n}" in modules]
+    return targets
+
+
+def test_no_module_is_longer_than_the_limit():
+    long = {name: len(path.read_text().splitlines()) for name, path in _modules().items()}
+    assert not {n: k for n, k in long.items() if k > MAX_LINES}
+
+
+def test_the_import_graph_has_no_circle():
+    modules = _modules()
+    graph = {name: set() for name in modules}
+    for name, path in modules.items():
+        for module, names in _imports(path):
+            for target in _internal_target(module, names, modules):
+                # A package's face importing its own modules, and a module importing its package's face, are how
+                # packages are built; every other edge counts.
+                if target != name and not target.startswith(name + ".") and not name.startswith(target + "."):
+                    graph[name].add(target)
+    # Faces re-export and add no logic: collapse edges through them so that a cycle must be real code.
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                cycle = stack[stack.index(nxt):] + [nxt]
+                pytest.fail(f"import circle: {' -> '.join(cycle)}")
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+
+
+def _in_core(name: str) -> bool:
+    return any(name == f"bnfisher.{room}" or name.startswith(f"bnfisher.{room}.") for room in CORE)
+
+
+def test_the_core_imports_no_shell_even_inside_a_function():
+    offences = []
+    for name, path in _modules().items():
+        if not _in_core(name):
+            continue
+        for module, _ in _imports(path):
+            if any(module == shell or module.startswith(shell + ".") for shell in SHELLS):
+                offences.append((name, module))
+    # BayesianNetwork.plot (deprecated in 0.2, removed in 0.3) forwards to bnfisher.viz.plot_network.
+    assert offences == [("bnfisher.bn.network", "bnfisher.viz.plotting")]
+
+
+def test_only_the_dask_shell_imports_dask():
+    for name, path in _modules().items():
+        if name.startswith("bnfisher.dask"):
+            continue
+        for module, _ in _imports(path):
+            assert module.split(".")[0] not in ("dask", "distributed"), (name, module)
+
+
+def test_no_module_imports_private_names_from_another_room():
+    offences = []
+    for name, path in _modules().items():
+        room = name.split(".")[:2]
+        for module, names in _imports(path):
+            if not module.startswith("bnfisher") or module.split(".")[:2] == room:
+                continue
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+            if private and module.split(".")[1] not in ("_validation", "_memory", "_numeric", "_html"):
+                offences.append((name, module, private))
+    assert not offences
+
+
+@pytest.mark.parametrize("old, new, name", [
+    ("bnfisher.kernel", "bnfisher.kernels", "FisherKernel"),
+    ("bnfisher.selection", "bnfisher.summary", "select_representatives"),
+    ("bnfisher.selection", "bnfisher.comparison", "mmd_test"),
+    ("bnfisher.encoding", "bnfisher.data", "Schema"),
+    ("bnfisher.counts", "bnfisher.data.counts", "distinct_rows"),
+    ("bnfisher.inference", "bnfisher.bn.inference", "query"),
+    ("bnfisher.explain", "bnfisher.comparison", "mmd_by_family"),
+    ("bnfisher.embedding", "bnfisher.sklearn", "FisherEmbedding"),
+    ("bnfisher.scale", "bnfisher.dask", "DaskCounts"),
+    ("bnfisher.structure.hill_climb", "bnfisher.bn.structure.hill_climb", "hill_climb"),
+])
+def test_old_import_paths_still_work_with_a_deprecation_warning(old, new, name):
+    import importlib
+    import sys
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
+        module = importlib.import_module(old)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert getattr(module, name) is getattr(importlib.import_module(new), name)
+    with pytest.raises(AttributeError, match="moved"):
+        module.no_such_name  # noqa: B018
+
+
+def test_the_version_has_one_source():
+    from importlib.metadata import version
+
+    assert bnfisher.__version__ == version("bnfisher")
+    assert "version =" not in (PACKAGE.parent.parent / "pyproject.toml").read_text().split("[project]")[1].split("[")[0]
