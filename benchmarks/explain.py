@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 import bnfisher as bf
-from bnfisher.comparison.explain import mmd_by_family
 from bnfisher.comparison import mmd_test
+from bnfisher.comparison.explain import mmd_by_family
 
 BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
 

@@ -18,8 +18,8 @@ import numpy as np
 
 import bnfisher as bf
 from bnfisher.bn._family_scores import family_scores
-from bnfisher.data.counts import configuration_index
 from bnfisher.bn.scores import local_score
+from bnfisher.data.counts import configuration_index
 
 BIF = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif" / "alarm.bif.gz"
 

@@ -26,8 +26,8 @@ import pandas as pd
 from scipy.stats import chi2_contingency
 
 import bnfisher as bf
-from bnfisher.datasets import load
 from bnfisher.comparison.explain import mmd_by_family, top_cells
+from bnfisher.datasets import load
 
 PERMUTATIONS = 1000
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 import bnfisher as bf
-from bnfisher.datasets import load
 from bnfisher.bn.formats.interop import to_pyagrum
+from bnfisher.datasets import load
 
 BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
 

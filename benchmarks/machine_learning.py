@@ -36,8 +36,8 @@ from sklearn.svm import SVC, LinearSVC
 
 import bnfisher as bf
 from bnfisher.datasets import load
-from bnfisher.sklearn.embedding import FisherEmbedding
 from bnfisher.kernels import OverlapKernel
+from bnfisher.sklearn.embedding import FisherEmbedding
 
 
 def tables() -> dict:

@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 import bnfisher as bf
-from bnfisher.datasets import load, train_test_split
 from bnfisher.comparison import mmd_test
+from bnfisher.datasets import load, train_test_split
 from bnfisher.summary import select_representatives
 
 MISSING = "__missing__"

@@ -1,6 +1,5 @@
 """The API contract: keyword-only options, layering, one kernel interface, no private reads across modules."""
 
-import ast
 import inspect
 import pathlib
 
@@ -9,10 +8,10 @@ import pytest
 
 import bnfisher
 from bnfisher import FisherKernel, OverlapKernel
+from bnfisher.comparison import mmd_test
+from bnfisher.hmm import HMMFisherKernel
 from bnfisher.sklearn.classifier import BayesianNetworkClassifier
 from bnfisher.sklearn.embedding import FisherEmbedding
-from bnfisher.hmm import HMMFisherKernel
-from bnfisher.comparison import mmd_test
 from bnfisher.summary import random_baseline, random_mmd_baseline, select_representatives
 
 from _helpers import random_network

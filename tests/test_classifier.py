@@ -8,8 +8,8 @@ from sklearn.pipeline import Pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from bnfisher.sklearn.classifier import BayesianNetworkClassifier  # noqa: E402
 from bnfisher.datasets import load  # noqa: E402
+from bnfisher.sklearn.classifier import BayesianNetworkClassifier  # noqa: E402
 
 # Both expected failures come from categorical input: these checks fit on continuous
 # random floats and then predict on *other* floats, which are values never seen

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bnfisher import EncodedData, FisherKernel, Schema, as_provider, learn, score
-from bnfisher.data.providers import CountsProvider, NumpyCounts, count_family
 from bnfisher.data.counts import configuration_index, n_configurations
+from bnfisher.data.providers import CountsProvider, NumpyCounts, count_family
 from bnfisher.exceptions import SchemaError
 from bnfisher.summary import select_representatives
 

@@ -6,8 +6,8 @@ import os
 import pandas as pd
 import pytest
 
-from bnfisher.exceptions import DataError, OutputError
 from bnfisher.data.io import check_outputs, read_table, read_text, write_table, write_text
+from bnfisher.exceptions import DataError, OutputError
 
 
 @pytest.mark.parametrize("sep", [",", ";", "\t", "|"])

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 import bnfisher as bf
 from bnfisher import FisherKernel
-from bnfisher.data.counts import distinct_rows
 from bnfisher.bn.inference import expected_counts, query
 from bnfisher.comparison import split_draws
+from bnfisher.data.counts import distinct_rows
 
 from _helpers import (
     _free_parameters,
@@ -239,8 +239,8 @@ def test_cross_validation_runs_when_rare_categories_fall_in_one_fold_and_cells_a
     from sklearn.model_selection import KFold, cross_val_score
     from sklearn.pipeline import make_pipeline
 
-    from bnfisher.sklearn.classifier import BayesianNetworkClassifier
     from bnfisher.datasets import load
+    from bnfisher.sklearn.classifier import BayesianNetworkClassifier
     from bnfisher.sklearn.embedding import FisherEmbedding
 
     data = load("nursery").sample(2000, random_state=0).reset_index(drop=True)  # the file is sorted

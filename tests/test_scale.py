@@ -7,11 +7,11 @@ distributed = pytest.importorskip("distributed")
 pytestmark = pytest.mark.slow  # a 2-process LocalCluster per module
 
 from bnfisher import FisherKernel, encode, learn, read_bif  # noqa: E402
+from bnfisher.bn.scores import LocalScorer, ProviderScorer  # noqa: E402
+from bnfisher.dask import DaskCounts  # noqa: E402
 from bnfisher.data.providers import NumpyCounts  # noqa: E402
 from bnfisher.datasets import load  # noqa: E402
 from bnfisher.sklearn.embedding import FisherEmbedding  # noqa: E402
-from bnfisher.dask import DaskCounts  # noqa: E402
-from bnfisher.bn.scores import LocalScorer, ProviderScorer  # noqa: E402
 from bnfisher.summary import select_representatives  # noqa: E402
 
 from _helpers import bif_path  # noqa: E402

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from bnfisher import ConvergenceWarning, FisherKernel, learn, read_bif
+from bnfisher.comparison import mmd_test, split_draws
 from bnfisher.data.counts import distinct_rows
 from bnfisher.summary import chi2_criterion, random_baseline, random_mmd_baseline, select_representatives
-from bnfisher.comparison import mmd_test, split_draws
 
 from _helpers import bif_path, random_network
 

@@ -21,6 +21,7 @@ from .bn import BayesianNetwork, learn, marginal, parent_marginals, parse_bif, r
 from .comparison import mmd_by_family, mmd_test
 from .data import EncodedData, Schema, as_provider, discretize, encode, infer_states
 from .exceptions import BnfisherError, ConvergenceWarning
+from .jobs import ComparisonResult, compare
 from .kernels import FisherKernel, OverlapKernel
 from .summary import select_representatives
 
@@ -29,6 +30,7 @@ _compat.install()
 __all__ = [
     "BayesianNetwork",
     "BnfisherError",
+    "ComparisonResult",
     "ConvergenceWarning",
     "EncodedData",
     "FisherKernel",
@@ -36,6 +38,7 @@ __all__ = [
     "Schema",
     "__version__",
     "as_provider",
+    "compare",
     "discretize",
     "encode",
     "infer_states",

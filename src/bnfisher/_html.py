@@ -1,5 +1,4 @@
-"""Small HTML helpers shared by the result objects (private).
-"""
+"""Small HTML helpers shared by the result objects (private)."""
 
 from __future__ import annotations
 

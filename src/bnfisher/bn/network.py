@@ -290,7 +290,7 @@ class BayesianNetwork:
         )
 
     def plot(self, *, highlight=None, ax=None):
-        """Draw the DAG in layers (matplotlib; no system graphviz), optionally shading families.
+        """Draw the DAG (deprecated: use :func:`bnfisher.viz.plot_network`; removed in 0.3).
 
         Parameters
         ----------
@@ -302,6 +302,10 @@ class BayesianNetwork:
         -------
         matplotlib.figure.Figure
         """
+        import warnings
+
+        warnings.warn("BayesianNetwork.plot is deprecated; use bnfisher.viz.plot_network(network) (the model "
+                      "does not draw itself). It will be removed in 0.3.", DeprecationWarning, stacklevel=2)
         from bnfisher.viz.plotting import plot_network
 
         return plot_network(self, highlight=highlight, ax=ax)

@@ -157,52 +157,27 @@ def _command_mmd(args) -> None:
 
 
 def _command_compare(args) -> None:
-    from bnfisher.comparison.permutation import permutation_statistics
-    from bnfisher.comparison.two_sample import TwoSampleResult
     from bnfisher.data.io import check_outputs
+    from bnfisher.jobs.compare import compare
 
     check_outputs([args.report, args.json], inputs=[args.first, args.second, args.network])
-    started = time.perf_counter()
     frames = _read_inputs(args, [args.first, args.second])
-    network = _network_for(args, frames, started)
-    kernel = _kernel(network)
-    samples = [kernel.encode(frame) for frame in frames]
-    # The permutations run once: the test, the family table and the report all read them.
-    statistics = permutation_statistics(kernel, *samples, n_permutations=args.permutations, random_state=args.seed)
-    result = TwoSampleResult.from_statistics(statistics)
-    print(f"MMD² (eq. 10, biased) = {result.statistic:.6g}; unbiased MMD²_u = {result.unbiased:.6g}")
-    print(f"Permutation p-value ({args.permutations} permutations) = {result.p_value:.4g}")
-    _explain_difference(args, kernel, samples, statistics)
-    print("Note: the Fisher kernel is not universal; the test detects differences the network's families "
-          "can express.")
+    network = None
+    if args.network:
+        _refuse_learning_options(args)
+        network = _read_network(args)
+    structure, options, pseudocount = _structure_options(args)
+    result = compare(frames[0], frames[1], network=network, structure=structure, bins=args.bins,
+                     na_values=args.na_values or (), n_permutations=args.permutations, top=args.top,
+                     names=(args.first, args.second), random_state=args.seed,
+                     learn_options={**options, "pseudocount": pseudocount})
+    print(result)
+    if args.report:
+        result.to_html(args.report)
+    if args.json:
+        result.to_json(args.json)
     if args.report or args.json:
-        from bnfisher.viz.report import comparison_report, write_report
-
-        content, figures = comparison_report(kernel, frames[0], frames[1], names=(args.first, args.second),
-                                             top=args.top, statistics=statistics)
-        write_report(content, figures, html_path=args.report, json_path=args.json,
-                     title=f"{args.first} against {args.second}")
         print("Wrote " + " and ".join(p for p in (args.report, args.json) if p))
-
-
-def _explain_difference(args, kernel, samples: list, statistics) -> None:
-    """Print which families carry the difference, the largest cells, and the most typical rows of each side."""
-    from bnfisher.comparison.explain import family_table, top_cells, witness
-
-    table = family_table(kernel, statistics)
-    print("\nWhat differs, by family (a variable given its parents); p-values from the same permutations, "
-          "adjusted for the number of families by Westfall-Young min-P:")
-    shown = table.head(args.top).assign(share=lambda t: (100 * t["share"]).round(1).astype(str) + "%")
-    with pd.option_context("display.width", 160, "display.max_colwidth", 40):
-        print(shown[["variable", "parents", "mmd2", "share", "p_value", "p_adjusted"]].to_string(index=False))
-    print("\nLargest cells:")
-    for text in top_cells(kernel, *samples, n=min(args.top, 5), names=(args.first, args.second))["text"]:
-        print(f"  {text}")
-    for name, sample, sign in ((args.first, samples[0], 1), (args.second, samples[1], -1)):
-        values = sign * witness(kernel, *samples, sample)
-        rows = np.argsort(-values, kind="stable")[:3]
-        print(f"Rows most typical of {name} against the other (witness): "
-              + ", ".join(f"row {int(r)} ({values[r]:.3g})" for r in rows))
 
 
 def _command_learn(args) -> None:
@@ -341,8 +316,8 @@ def _command_summarize(args) -> None:
 
 
 def _command_experiment(args) -> None:
-    from bnfisher.experiments.report import summarize_claims
     from bnfisher.experiments import MODELS, run_experiment
+    from bnfisher.experiments.report import summarize_claims
 
     datasets = list(args.datasets) if args.dataset == "all" else [args.dataset]
     models = list(MODELS) if args.model == "all" else [args.model]

@@ -1,5 +1,4 @@
-"""The permutation engine of the two-sample test: draws over distinct rows, statistics per family.
-"""
+"""The permutation engine of the two-sample test: draws over distinct rows, statistics per family."""
 
 from __future__ import annotations
 
@@ -165,7 +164,7 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
 
 
 def permutation_pvalue(observed, null) -> np.ndarray:
-    r"""The one permutation p-value rule of bnfisher: :math:`p = (1 + \#\{b : T_b \ge T\}) / (1 + B)`.
+    r"""Return the permutation p-value by the one rule of bnfisher: :math:`p = (1 + \#\{b : T_b \ge T\}) / (1 + B)`.
 
     Ties count as at least as extreme (up to rounding: a null statistic within a
     relative 1e-12 of the observed one is a tie), and the observed split counts as one

@@ -1,5 +1,4 @@
-"""The kernel two-sample test (MMD, eq. 10) with an exact permutation p-value.
-"""
+"""The kernel two-sample test (MMD, eq. 10) with an exact permutation p-value."""
 
 from __future__ import annotations
 

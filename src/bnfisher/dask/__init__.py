@@ -1,4 +1,7 @@
-"""The Dask shell: counts providers over Dask DataFrames and Parquet data sets (imports Dask only when Dask data arrives)."""
+"""The Dask shell: counts providers over Dask DataFrames and Parquet data sets.
+
+Importing it registers the ``"dask"`` backend; Dask itself is imported only when Dask data arrives.
+"""
 
 from bnfisher.dask.counts import DaskCounts, dask_client, embed_distributed, is_distributed, read_dask
 from bnfisher.data.providers import Backend, register_provider

@@ -1,5 +1,4 @@
-"""Bin edges and bin labels of numeric columns (the edges a :class:`~bnfisher.data.Schema` keeps).
-"""
+"""Bin edges and bin labels of numeric columns (the edges a :class:`~bnfisher.data.Schema` keeps)."""
 
 from __future__ import annotations
 

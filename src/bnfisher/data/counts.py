@@ -21,7 +21,8 @@ import numpy as np
 
 from bnfisher.exceptions import DataError, ResourceError
 
-__all__ = ['configuration_index', 'count_family', 'count_block', 'distinct_rows', 'n_configurations', 'sample_positions']
+__all__ = ['configuration_index', 'count_family', 'count_block', 'distinct_rows', 'n_configurations',
+           'sample_positions']
 
 
 #: Largest dense count table (in cells) that is allocated.

@@ -72,7 +72,8 @@ def _check_no_missing(series: pd.Series, column, na_values: tuple = ()) -> None:
         row = int(np.argmax(missing))
         raise DataError(
             f"Column {column!r} has {int(missing.sum())} missing value(s) (first at row {row}); "
-            "bnfisher needs complete data here: drop or impute those rows first."
+            "this step needs complete data: pass missing=\"em\" (learn) or missing=\"allow\" (Schema.encode, "
+            "as_provider), which keep them, or drop those rows."
         )
 
 
@@ -184,8 +185,8 @@ def encode_column(series: pd.Series, column, states: tuple, *, bin_edges=None, n
             codes = np.full(len(series), -1, dtype=np.intp)
             present = ~absent
             if present.any():
-                codes[present] = encode_column(series[present], column, states, bin_edges=bin_edges, na_values=na_values,
-                                               handle_unknown=handle_unknown)
+                codes[present] = encode_column(series[present], column, states, bin_edges=bin_edges,
+                                               na_values=na_values, handle_unknown=handle_unknown)
             return codes
     if bin_edges is not None:
         values = series if _is_numeric(series) else _as_numbers(series)

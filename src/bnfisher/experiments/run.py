@@ -35,7 +35,6 @@ def run_experiment(output: str, *, datasets: Sequence[str] = DATASETS, models: S
     ExperimentResult
         All runs' results and timings, concatenated.
     """
-
     from bnfisher.data.io import write_table, write_text
     from bnfisher.experiments.report import plot_summarization, report_markdown, summarize_claims
 

@@ -1,5 +1,4 @@
-"""Kernel columns in ``O(N n)``: the rows of a data set as cells of a family kernel (Algorithm 1's engine).
-"""
+"""Kernel columns in ``O(N n)``: the rows of a data set as cells of a family kernel (Algorithm 1's engine)."""
 
 from __future__ import annotations
 

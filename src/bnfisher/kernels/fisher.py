@@ -1,5 +1,4 @@
-"""The Fisher kernel of a discrete Bayesian network (Theorem 1, eq. 2) as a family kernel.
-"""
+"""The Fisher kernel of a discrete Bayesian network (Theorem 1, eq. 2) as a family kernel."""
 
 from __future__ import annotations
 

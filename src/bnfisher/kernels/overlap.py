@@ -1,5 +1,4 @@
-"""The overlap (Hamming) kernel as a family kernel: the baseline of the paper's experiments.
-"""
+"""The overlap (Hamming) kernel as a family kernel: the baseline of the paper's experiments."""
 
 from __future__ import annotations
 

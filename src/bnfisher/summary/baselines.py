@@ -1,5 +1,4 @@
-"""Random-subset baselines: what a subset of the same size scores by chance.
-"""
+"""Random-subset baselines: what a subset of the same size scores by chance."""
 
 from __future__ import annotations
 

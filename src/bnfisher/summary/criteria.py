@@ -1,6 +1,7 @@
 """Criteria of Algorithm 1's greedy swap search: the MMD (eq. 10) and the chi-square criterion (Sec. 7.1).
 
-A criterion implements the :class:`Criterion` protocol; :func:`~bnfisher.summary.select_representatives` needs nothing else.
+A criterion implements the :class:`Criterion` protocol;
+:func:`~bnfisher.summary.select_representatives` needs nothing else.
 """
 
 from __future__ import annotations

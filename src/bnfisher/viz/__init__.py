@@ -1,14 +1,14 @@
 """Pictures and reports: matplotlib figures and self-contained HTML reports (shells over the result objects)."""
 
 from bnfisher.viz.plotting import plot_family_shares, plot_network, plot_summary, plot_witness
-from bnfisher.viz.report import comparison_report, summary_report, write_report
+from bnfisher.viz.report import comparison_figures, summary_report, write_report
 
 __all__ = [
     "plot_summary",
     "plot_network",
     "plot_family_shares",
     "plot_witness",
-    "comparison_report",
+    "comparison_figures",
     "summary_report",
     "write_report",
 ]

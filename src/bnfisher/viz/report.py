@@ -12,10 +12,9 @@ import base64
 import html
 import json
 
-import numpy as np
 import pandas as pd
 
-__all__ = ["comparison_report", "summary_report", "render_html", "write_report"]
+__all__ = ["comparison_figures", "summary_report", "render_html", "write_report"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem auto;max-width:1100px;
@@ -42,68 +41,28 @@ def _overview(frames: dict) -> list:
     return out
 
 
-def comparison_report(kernel, X, Y, *, names=("A", "B"), n_permutations: int = 1000, random_state=None,
-                      top: int = 10, statistics=None) -> tuple[dict, dict]:
-    """Compute everything a comparison report shows.
+def comparison_figures(result) -> dict:
+    """Draw the figures of a comparison report from a :class:`~bnfisher.jobs.ComparisonResult` (no recomputation).
 
     Parameters
     ----------
-    kernel : FisherKernel or OverlapKernel
-    X, Y : DataFrame
-        The two samples (as the user gave them, for the overview and the rows shown).
-    names : tuple of str, default=("A", "B")
-    n_permutations : int, default=1000
-    random_state : None, int or Generator
-    top : int, default=10
-        Families, cells and rows shown.
-    statistics : PermutationStatistics, optional
-        Permutations already run on ``X`` and ``Y`` (e.g. by the command line's test);
-        default: run ``n_permutations`` here.
+    result : ComparisonResult
 
     Returns
     -------
-    content : dict
-        JSON-serialisable: overview, network, test, families, cells, witness rows.
-    figures : dict
+    dict
         ``{name: PNG bytes}``: the network with families shaded by their share, the
         family bar chart and the witness histograms.
     """
-    from bnfisher.comparison.explain import family_table, top_cells, witness
-    from bnfisher.comparison.permutation import permutation_statistics
-    from bnfisher.comparison.two_sample import TwoSampleResult
-    from bnfisher.viz.plotting import figure_png, plot_family_shares, plot_witness
+    from bnfisher.viz.plotting import figure_png, plot_family_shares, plot_network, plot_witness
 
-    if statistics is None:
-        statistics = permutation_statistics(kernel, X, Y, n_permutations=n_permutations, random_state=random_state)
-    test = TwoSampleResult.from_statistics(statistics)
-    families = family_table(kernel, statistics)
-    cells = top_cells(kernel, X, Y, n=top, names=names)
-    values = [witness(kernel, X, Y, X), witness(kernel, X, Y, Y)]
-    typical = []
-    for name, frame, value, sign in ((names[0], X, values[0], 1), (names[1], Y, values[1], -1)):
-        order = np.argsort(-sign * value, kind="stable")[:min(top, 5)]
-        shown = frame.iloc[order].astype(object).where(frame.iloc[order].notna(), None)
-        for position, (_, row) in zip(order, shown.iterrows()):
-            typical.append({"sample": name, "row": int(position), "witness": float(value[position]),
-                            "values": {str(k): (None if v is None else str(v)) for k, v in row.items()}})
-    network = kernel.network
-    content = {
-        "kind": "comparison",
-        "samples": _overview({names[0]: X, names[1]: Y}),
-        "network": {"summary": repr(network), "arcs": [[str(p), str(c)] for p, c in network.edges]},
-        "test": {"mmd2": test.statistic, "mmd2_unbiased": test.unbiased, "p_value": test.p_value,
-                 "permutations": int(len(test.null_distribution))},
-        "families": _records(families),
-        "cells": _records(cells),
-        "typical_rows": typical,
-        "adjustment": "single-step Westfall-Young min-P over the families",
+    families = result.families
+    return {
+        "network": figure_png(plot_network(result.network,
+                                           highlight=dict(zip(families["variable"], families["share"])))),
+        "families": figure_png(plot_family_shares(families, top=result.top)),
+        "witness": figure_png(plot_witness(result.witness[0], result.witness[1], names=result.names)),
     }
-    figures = {
-        "network": figure_png(network.plot(highlight=dict(zip(families["variable"], families["share"])))),
-        "families": figure_png(plot_family_shares(families, top=top)),
-        "witness": figure_png(plot_witness(values[0], values[1], names=names)),
-    }
-    return content, figures
 
 
 def summary_report(kernel, data: pd.DataFrame, result, *, source: str = "data") -> tuple[dict, dict]:
@@ -123,7 +82,7 @@ def summary_report(kernel, data: pd.DataFrame, result, *, source: str = "data") 
     content : dict
     figures : dict
     """
-    from bnfisher.viz.plotting import figure_png
+    from bnfisher.viz.plotting import figure_png, plot_network
 
     def rows(indices):
         shown = data.iloc[indices].astype(object)
@@ -141,7 +100,7 @@ def summary_report(kernel, data: pd.DataFrame, result, *, source: str = "data") 
         "criticisms": [dict(r, witness=float(w)) for r, w in zip(rows(result.criticisms),
                                                                  result.criticism_witness)],
     }
-    return content, {"network": figure_png(kernel.network.plot())}
+    return content, {"network": figure_png(plot_network(kernel.network))}
 
 
 def _table(records: list, columns: list, *, numeric=(), significant=None) -> str:

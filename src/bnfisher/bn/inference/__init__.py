@@ -1,4 +1,7 @@
-"""Inference in a discrete Bayesian network: prior marginals, class posteriors and posteriors given rows with missing cells."""
+"""Inference in a discrete Bayesian network.
+
+Prior marginals, class posteriors, and posteriors given rows with missing cells.
+"""
 
 from bnfisher.bn.inference.evidence import expected_counts, family_cell_weights, posteriors_given_rows, query
 from bnfisher.bn.inference.exact import DEFAULT_MAX_TABLE_SIZE, INFERENCE_METHODS

@@ -1,5 +1,4 @@
-"""Posteriors given rows with missing cells: batched junction-tree calibration, queries, expected counts.
-"""
+"""Posteriors given rows with missing cells: batched junction-tree calibration, queries, expected counts."""
 
 from __future__ import annotations
 

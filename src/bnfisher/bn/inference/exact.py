@@ -1,5 +1,4 @@
-"""Exact and sampled marginals of sets of variables: junction tree, pruned variable elimination, forward sampling.
-"""
+"""Exact and sampled marginals of sets of variables: junction tree, pruned variable elimination, forward sampling."""
 
 from __future__ import annotations
 

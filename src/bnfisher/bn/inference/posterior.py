@@ -1,5 +1,4 @@
-"""Class posteriors of Bayesian-network classifiers, vectorised over rows.
-"""
+"""Class posteriors of Bayesian-network classifiers, vectorised over rows."""
 
 from __future__ import annotations
 

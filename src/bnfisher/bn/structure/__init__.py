@@ -1,4 +1,7 @@
-"""Structure learning: :func:`learn` dispatches to Chow-Liu, the Bayesian-network classifiers, hill climbing and exact search."""
+"""Structure learning.
+
+:func:`learn` dispatches to Chow-Liu, the Bayesian-network classifiers, hill climbing and exact search.
+"""
 
 from bnfisher.bn.structure.learn import STRUCTURES, learn
 

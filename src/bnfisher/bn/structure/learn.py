@@ -157,7 +157,7 @@ def _hill_climb_parents(provider, options: dict, scorer) -> list:
 
 
 def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schema | None = None,
-          missing: str = "error", hidden=None, random_state=None, **options) -> BayesianNetwork:
+          missing: str = "auto", hidden=None, random_state=None, **options) -> BayesianNetwork:
     """Learn a Bayesian network (structure and CPTs) from categorical data.
 
     Parameters
@@ -207,8 +207,11 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
     schema : Schema, optional
         How to encode ``data`` (default: learned from it).  The network carries it,
         so new data is encoded, and binned, as the training data was.
-    missing : {"error", "available-case", "em"}, default="error"
+    missing : {"auto", "error", "available-case", "em"}, default="auto"
         What to do with missing values (NaN, None, the schema's ``na_values``).
+        ``"auto"``: ``"em"`` when in-memory data has missing cells, complete-data
+        learning otherwise (Dask data: ``"error"``; pass ``"em"`` to use EM there).
+        ``"error"``: refuse missing cells, naming ``missing="em"``.
         ``"available-case"``: each family is counted over the rows where it is
         observed, for the structure and the CPTs (fast; biased unless values are
         missing completely at random).  ``"em"``: the structure from available-case
@@ -259,7 +262,9 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         options["structure_score"] = options.pop("score")
     from bnfisher._validation import check_option
 
-    check_option(missing, "missing", ("error", "available-case", "em"))
+    check_option(missing, "missing", ("auto", "error", "available-case", "em"))
+    if missing == "auto":
+        missing = _resolve_missing(data, schema)
     if hidden:
         if isinstance(structure, str):
             raise OptionTypeError("Hidden variables need a given structure (a mapping {child: parents}) that names "
@@ -298,6 +303,7 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         if options:
             raise OptionTypeError(f"Options {sorted(options)} apply to named structures only.")
         parents = _given_structure(structure, variables)
+        report = {}
     else:
         if structure not in STRUCTURES:
             raise OptionError(f"`structure` must be one of {STRUCTURES} or a given structure; got {structure!r}.")
@@ -305,7 +311,7 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         if unexpected:
             raise OptionTypeError(f"Unexpected option(s) for structure={structure!r}: {unexpected}; "
                                   f"it takes {sorted(_OPTIONS[structure]) or 'none'}.")
-        parent_index = _structure_parents(provider, structure, options)
+        parent_index, report = _structure_parents(provider, structure, options)
         parents = {v: tuple(variables[p] for p in parent_index[i]) for i, v in enumerate(variables)}
     if missing == "em" and encoded is None:
         from bnfisher.bn.em import fit_em_distributed
@@ -328,8 +334,25 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
     network = BayesianNetwork.from_data(provider, parents, pseudocount=pseudocount)
     network.learning_ = {"missing": missing,
                          "n_missing_cells": int((encoded.codes < 0).sum()) if encoded is not None else 0,
-                         **options.get("_report", {})}
+                         **report}
     return network
+
+
+def _resolve_missing(data, schema) -> str:
+    """``missing="auto"``: EM when in-memory data has missing cells, else complete-data learning."""
+    if not in_memory(data) or isinstance(data, EncodedData) and data.n_rows and data.codes.min() >= 0:
+        return "error"
+    if isinstance(data, EncodedData):
+        return "em" if data.n_rows and data.codes.min() < 0 else "error"
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        marked = data.isna().to_numpy().any()
+        if not marked and schema is not None and schema.na_values:
+            marked = bool(data.isin(list(schema.na_values)).to_numpy().any())
+        return "em" if marked else "error"
+    codes = np.asarray(getattr(data, "codes", data))
+    return "em" if codes.dtype.kind in "iu" and codes.size and codes.min() < 0 else "error"
 
 
 def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, options: dict,
@@ -359,7 +382,7 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
         imputed = EncodedData(np.asfortranarray(completed), network.variables, dict(network.states),
                               schema=Schema({v: network.states[v] for v in network.variables}))
         provider = NumpyCounts.from_encoded(imputed)
-        parent_index = _structure_parents(provider, structure, dict(options))
+        parent_index, _ = _structure_parents(provider, structure, dict(options))
         new_parents = {v: tuple(network.variables[p] for p in parent_index[i]) for i, v in enumerate(network.variables)}
         changed = any(set(new_parents[v]) != set(network.parents[v]) for v in network.variables)
         if changed:
@@ -375,8 +398,8 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
     return network
 
 
-def _exact_parents(provider, options: dict) -> list:
-    """Validate the exact learner's options and run the dynamic programme."""
+def _exact_parents(provider, options: dict) -> tuple[list, dict]:
+    """Validate the exact learner's options and run the dynamic programme; return the parents and a report."""
     from bnfisher.bn.structure.exact import exact_parents
 
     variables = provider.variables
@@ -391,8 +414,7 @@ def _exact_parents(provider, options: dict) -> list:
     parents, optimum = exact_parents(scorer, len(variables), max_parents=max_parents, whitelist=white,
                                      blacklist=black, codes=codes, progress=bool(options.get("progress", False)),
                                      max_local_scores=limit, prune=getattr(provider, "missing", "error") == "error")
-    options["_report"] = {"structure": "exact", "optimum": optimum, "local_scores": scorer.n_evaluations}
-    return parents
+    return parents, {"structure": "exact", "optimum": optimum, "local_scores": scorer.n_evaluations}
 
 
 def _scorer(provider, options: dict):
@@ -404,17 +426,21 @@ def _scorer(provider, options: dict):
     return scorer
 
 
-def _structure_parents(provider, structure: str, options: dict) -> list:
-    """Parent sets (column indices) of a named learner."""
+def _structure_parents(provider, structure: str, options: dict) -> tuple[list, dict]:
+    """Parent sets (column indices) of a named learner, and what it reports (for ``learning_``)."""
     variables = provider.variables
+    if structure == "exact":
+        return _exact_parents(provider, options)
+    return _named_parents(provider, structure, options, variables), {}
+
+
+def _named_parents(provider, structure: str, options: dict, variables) -> list:
     if structure == "chow-liu":
         return chow_liu_parents(provider)
     if structure == "forest":
         return score_forest_parents(_scorer(provider, options), len(variables))
     if structure == "hc":
         return _hill_climb_parents(provider, options, scorer=_scorer(provider, options))
-    if structure == "exact":
-        return _exact_parents(provider, options)
     class_index = _class_index(options, variables, structure)
     if structure == "naive-bayes":
         return naive_bayes_parents(len(variables), class_index)

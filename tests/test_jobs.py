@@ -1,0 +1,74 @@
+"""The jobs resolve their inputs once and return results that print, serialise and render without recomputing."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bnfisher as bf
+from bnfisher.data.schema import Schema
+from bnfisher.kernels.columns import KernelColumns
+
+
+@pytest.fixture
+def two_tables():
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 3, size=(400, 4))
+    b = rng.integers(0, 3, size=(300, 4))
+    b[:, 1] = b[:, 0]  # a dependence that only B has
+    frame = lambda x: pd.DataFrame({c: [f"s{v}" for v in x[:, i]] for i, c in enumerate("wxyz")})  # noqa: E731
+    return frame(a), frame(b)
+
+
+def test_compare_encodes_each_table_once_and_builds_the_columns_once(two_tables, monkeypatch):
+    counts = {"encode": 0, "columns": 0}
+    encode_frame, columns_init = Schema._encode_frame, KernelColumns.__init__  # noqa: SLF001
+
+    def counting_encode(self, *args, **kwargs):
+        counts["encode"] += 1
+        return encode_frame(self, *args, **kwargs)
+
+    def counting_columns(self, *args, **kwargs):
+        counts["columns"] += 1
+        return columns_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Schema, "_encode_frame", counting_encode)
+    monkeypatch.setattr(KernelColumns, "__init__", counting_columns)
+    result = bf.compare(*two_tables, n_permutations=50, random_state=0)
+    assert counts == {"encode": 2, "columns": 1}
+    # Printing, serialising and rendering compute nothing again.
+    text, content = str(result), result.to_dict()
+    assert counts == {"encode": 2, "columns": 1}
+    assert result.verdict() in text and content["verdict"] == result.verdict()
+
+
+def test_compare_finds_the_planted_dependence_and_says_so_first(two_tables):
+    result = bf.compare(*two_tables, n_permutations=200, random_state=0)
+    assert result.test.p_value <= 1 / 201 + 1e-12
+    assert result.families.iloc[0]["variable"] in ("x", "w")
+    assert result.verdict().startswith("A and B differ")
+    # The witness is positive on average on A's rows and negative on B's: mu_A - mu_B is its direction.
+    assert result.witness[0].mean() > 0 > result.witness[1].mean()
+
+
+def test_compare_of_one_table_split_at_random_says_no_difference(two_tables):
+    a, _ = two_tables
+    result = bf.compare(a.iloc[:200], a.iloc[200:], n_permutations=200, random_state=0)
+    if result.test.p_value > 0.05:
+        assert result.verdict().startswith("No significant difference between A and B")
+
+
+def test_compare_result_serialises_and_renders(two_tables, tmp_path):
+    result = bf.compare(*two_tables, n_permutations=30, random_state=0, names=("first", "second"))
+    content = json.loads(result.to_json(tmp_path / "r.json"))
+    assert content["test"]["p_value"] == pytest.approx(result.test.p_value)
+    assert json.loads((tmp_path / "r.json").read_text()) == content
+    html = result.to_html(tmp_path / "r.html")
+    assert "first" in html and (tmp_path / "r.html").exists()
+    assert result.verdict() in result._repr_html_()  # noqa: SLF001
+
+
+def test_compare_refuses_what_is_not_a_table():
+    with pytest.raises(bf.BnfisherError, match="`A` must be a pandas DataFrame"):
+        bf.compare(np.zeros((3, 2)), pd.DataFrame({"a": [1]}))
