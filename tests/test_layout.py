@@ -13,7 +13,8 @@ PACKAGE = pathlib.Path(bnfisher.__file__).parent
 CORE = ("data", "bn", "kernels", "summary", "comparison", "exceptions", "_validation", "_memory", "_numeric", "_html",
         "_version")
 #: Shells (and the third-party libraries only shells may use).
-SHELLS = ("bnfisher.sklearn", "bnfisher.dask", "bnfisher.viz", "bnfisher.cli", "bnfisher.experiments", "sklearn",
+SHELLS = ("bnfisher.sklearn", "bnfisher.dask", "bnfisher.viz", "bnfisher.cli", "bnfisher.experiments", "bnfisher.jobs",
+          "sklearn",
           "matplotlib", "dask", "distributed")
 #: Largest module, in lines.
 MAX_LINES = 620

@@ -22,7 +22,7 @@ def check_random_state(random_state) -> np.random.Generator:
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
-        return np.random.default_rng(random_state)
+        return np.random.default_rng(random_state)  # type: ignore[arg-type]
     raise OptionTypeError(
         f"`random_state` must be None, an int, a numpy Generator or RandomState; got {random_state!r}."
     )

@@ -143,7 +143,7 @@ class BayesianNetwork:
     -1.7148
     """
 
-    def __init__(self, parents: Mapping, cpts: Mapping, states: Mapping, *, schema: Schema | None = None):
+    def __init__(self, parents: Mapping, cpts: Mapping, states: Mapping, *, schema: Schema | None = None):  # noqa: C901 - to be split in 0.3 (listed in CONTRIBUTING.md)
         if not isinstance(states, Mapping) or not isinstance(parents, Mapping) or not isinstance(cpts, Mapping):
             raise OptionTypeError("`parents`, `cpts` and `states` must be mappings keyed by variable name.")
         order = list(states)

@@ -129,7 +129,7 @@ class Schema:
 
     # ------------------------------------------------------------ learning
     @classmethod
-    def from_data(cls, *data, bins: int | None = None, strategy: str = "quantile", columns: Sequence | None = None,
+    def from_data(cls, *data, bins: int | None = None, strategy: str = "quantile", columns: Sequence | None = None,  # noqa: C901 - to be split in 0.3 (listed in CONTRIBUTING.md)
                   na_values: Sequence = (), variables: Sequence | None = None, missing: str = "error") -> Schema:
         """Learn a schema from one or more DataFrames, jointly.
 

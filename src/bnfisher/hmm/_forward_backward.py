@@ -68,7 +68,7 @@ def log_emissions(X: np.ndarray, means: np.ndarray, covariances: np.ndarray, *, 
 
 
 @njit(cache=True, nogil=True)
-def _pass(log_b, X, offsets, startprob, transmat, means, moments, gamma_out,
+def _pass(log_b, X, offsets, startprob, transmat, means, moments, gamma_out,  # noqa: C901 - the compiled loop: one pass, no calls
           log_likelihood, first, xi, occupancy, m1, m2):  # pragma: no cover - compiled; tested through its callers
     """Forward-backward over each sequence ``offsets[i]:offsets[i+1]`` of the rows of ``log_b`` and ``X``.
 
@@ -83,7 +83,7 @@ def _pass(log_b, X, offsets, startprob, transmat, means, moments, gamma_out,
     K = log_b.shape[1]
     D = X.shape[1]
     longest = 0
-    for i in range(offsets.shape[0] - 1):
+    for i in range(offsets.shape[0] - 1):  # noqa: C901 - the compiled forward-backward loop: one pass, no calls
         longest = max(longest, offsets[i + 1] - offsets[i])
     beta = np.empty((longest, K))
     alpha = np.empty(K)

@@ -31,6 +31,8 @@ so :class:`FisherKernel` and :class:`OverlapKernel` are interchangeable there.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -41,6 +43,9 @@ from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import DataError, OptionError
 from bnfisher.kernels.columns import KernelColumns
 from bnfisher.kernels.mmd import family_mmd2
+
+if TYPE_CHECKING:
+    from bnfisher.bn.network import BayesianNetwork
 
 __all__ = ['FamilyKernel']
 
@@ -74,6 +79,13 @@ class FamilyKernel:
     """
 
     normalize = False
+    network: BayesianNetwork
+    handle_unknown: str
+    families: tuple
+    block_offsets: np.ndarray
+    n_features_: int
+    _tables: list
+    _valid: list
 
     def _set_tables(self, tables: list, valid: list) -> None:
         """Store the per-family cell feature tables ``(q r, d)`` and their validity masks ``(q r,)``."""

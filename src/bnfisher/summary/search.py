@@ -176,7 +176,7 @@ def _greedy(criterion, subset: np.ndarray, max_sweeps, progress: bool, tol: floa
     return np.sort(subset), history, n_swaps, sweep, converged, swaps_per_sweep
 
 
-def select_representatives(
+def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRIBUTING.md)
     kernel: FamilyKernel,
     data,
     k: int,
