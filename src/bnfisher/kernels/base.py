@@ -1,23 +1,6 @@
-r"""The Fisher kernel of a discrete Bayesian network (Theorem 1) and its exact feature map.
+r"""Family kernels: the kernel API that the Fisher and overlap kernels share (feature map, set kernel, MMD).
 
-Also the set kernel (Sec. 6.2) and the MMD (Sec. 6.3, eq. 10).
-
-Feature map
------------
-Theorem 1 (eq. 2) gives, per variable ``i`` with parent configuration ``j = pi_i(x)``,
-
-.. math::
-
-    K_i(x, y) = \frac{[\pi_i(x) = \pi_i(y)]}{P(\pi_i = j)}
-                \left(\frac{[x_i = y_i]}{\theta_{i j x_i}} - 1\right).
-
-With the block vector ``phi_ij(a)_k = (delta_ak / sqrt(theta_ijk) - sqrt(theta_ijk)) / sqrt(P_ij)``
-one checks ``<phi_ij(a), phi_ij(b)> = (delta_ab / theta_ija - 1) / P_ij``, so
-``K(x, y) = <Phi(x), Phi(y)>`` with ``Phi(x)`` the concatenation over variables of
-``phi_{i, pi_i(x)}(x_i)`` placed in the block of configuration ``pi_i(x)``: an exact,
-sparse map with ``sum_i r_i`` non-zeros per row.  Hence the set kernel is the inner
-product of mean embeddings, and the mean embedding depends only on the family count
-tables ``N_ijk`` -- MMD costs one pass over the rows, never an N x M matrix.
+The set kernel is Sec. 6.2 of the paper, the MMD Sec. 6.3, eq. 10.
 
 The public kernel API
 ---------------------
