@@ -74,3 +74,43 @@ def test_check_outputs_refuses_inputs_folders_and_repeats(tmp_path):
     with pytest.raises(OutputError, match="refusing"):
         check_outputs([link], inputs=[source])
     check_outputs([None, tmp_path / "fine.csv"], inputs=[source, None])
+
+
+def test_writing_to_a_fifo_streams_into_it_and_never_replaces_it(tmp_path):
+    """`-o /dev/null` (or a named pipe) must be written into, as every Unix tool does, not replaced by a file."""
+    import stat
+
+    from bnfisher.data.io import write_text
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so the write does not block
+    try:
+        write_text(fifo, "row,a\n0,x\n")
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+        assert os.read(reader, 100) == b"row,a\n0,x\n"
+    finally:
+        os.close(reader)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".bnfisher-")]  # no temporary left behind
+
+
+def test_compiled_functions_fall_back_to_no_cache_where_none_can_be_kept(monkeypatch):
+    """A read-only install without a writable home: numba cannot cache; the function must still compile and run."""
+    import numba
+
+    from bnfisher import _jit
+
+    real = numba.njit
+
+    def refusing(*args, **options):
+        if options.get("cache"):
+            raise RuntimeError("cannot cache function 'f': no locator available for file '<test>'")
+        return real(*args, **options)
+
+    monkeypatch.setattr(_jit, "njit", refusing)
+
+    @_jit.compiled(nogil=True)
+    def double(x):
+        return 2 * x
+
+    assert double(21) == 42

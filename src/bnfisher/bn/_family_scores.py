@@ -21,7 +21,8 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import njit
+
+from bnfisher._jit import compiled
 
 __all__ = ["SCORE_KINDS", "family_scores"]
 
@@ -40,7 +41,7 @@ _XLOGX_TABLE = 1 << 20
 _PARALLEL_WORK = 4_000_000
 
 
-@njit(cache=True, nogil=True)
+@compiled(nogil=True)
 def _renumber(key):  # pragma: no cover - compiled
     """Replace ``key`` by the rank of its value among the distinct values; return how many there are."""
     order = np.argsort(key, kind="mergesort")
@@ -57,7 +58,7 @@ def _renumber(key):  # pragma: no cover - compiled
     return distinct + 1 if key.size else 1
 
 
-@njit(cache=True, nogil=True)
+@compiled(nogil=True)
 def _cell_term(n, kind, alpha, xlogx):  # pragma: no cover - compiled
     """One child-state cell's share of the score (``n > 0``)."""
     if kind <= 2:
@@ -65,7 +66,7 @@ def _cell_term(n, kind, alpha, xlogx):  # pragma: no cover - compiled
     return math.lgamma(alpha + n) - math.lgamma(alpha)
 
 
-@njit(cache=True, nogil=True)
+@compiled(nogil=True)
 def _config_term(total, r, kind, alpha, xlogx):  # pragma: no cover - compiled
     """One observed parent configuration's share of the score, from its row count ``total``."""
     if kind <= 2:
@@ -73,7 +74,7 @@ def _config_term(total, r, kind, alpha, xlogx):  # pragma: no cover - compiled
     return math.lgamma(r * alpha) - math.lgamma(r * alpha + total)
 
 
-@njit(cache=True, nogil=True)
+@compiled(nogil=True)
 def _parent_key(codes_t, cardinalities, parents, key):  # pragma: no cover - compiled
     """Write each row's configuration of ``parents`` into ``key``; return how many values it can take.
 
@@ -92,7 +93,7 @@ def _parent_key(codes_t, cardinalities, parents, key):  # pragma: no cover - com
     return span
 
 
-@njit(cache=True, nogil=True)
+@compiled(nogil=True)
 def _dense_value(cells, span, r, kind, alpha, xlogx):  # pragma: no cover - compiled
     """Return the score's sum over a dense ``(span, r)`` count table."""
     value = 0.0
@@ -107,7 +108,7 @@ def _dense_value(cells, span, r, kind, alpha, xlogx):  # pragma: no cover - comp
     return value
 
 
-@njit(cache=True, nogil=True)
+@compiled(nogil=True)
 def _key_value(key, span, x, r, kind, alpha, cells, xlogx):  # pragma: no cover - compiled
     """Return the score's sum over the table of (``key``, child ``x``): dense when it fits ``cells``, else sorted."""
     n_rows = key.size
@@ -136,7 +137,7 @@ def _key_value(key, span, x, r, kind, alpha, cells, xlogx):  # pragma: no cover 
     return value
 
 
-@njit(cache=True, nogil=True)
+@compiled(nogil=True)
 def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind, ess, key, cells,
                   xlogx):  # pragma: no cover - compiled
     """Score one family, ``base`` holding the configuration key of all its parents but the last."""
@@ -190,7 +191,7 @@ def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind,
     return value
 
 
-@njit(cache=True, nogil=True)
+@compiled(nogil=True)
 def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells,
            log_prior):  # pragma: no cover - compiled
     n_rows = codes_t.shape[1]

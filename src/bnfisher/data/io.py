@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import gzip
 import os
+import stat
 import tempfile
 import zlib
 from collections.abc import Iterable, Sequence
@@ -202,12 +203,20 @@ def write_bytes(path: str | os.PathLike, content: bytes) -> None:
     """
     check_outputs([path])
     text = os.fspath(path)
-    folder = os.path.dirname(os.path.realpath(text)) or "."
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".bnfisher-", suffix=".tmp")
     target = os.path.realpath(text)
+    if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
+        # A device, FIFO or socket (/dev/null, /dev/stdout, a named pipe): stream into it, as every Unix tool
+        # does; a rename would replace the node itself by a regular file.
+        with open(target, "wb") as stream:
+            stream.write(content)
+        return
+    folder = os.path.dirname(target) or "."
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".bnfisher-", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(content)
+            stream.flush()
+            os.fsync(stream.fileno())  # the content is on disk before the rename makes it visible
         # mkstemp creates the file 0600: give it the mode an ordinary write would (the old file's, or the umask's).
         if os.path.exists(target):
             mode = os.stat(target).st_mode & 0o777
@@ -217,10 +226,25 @@ def write_bytes(path: str | os.PathLike, content: bytes) -> None:
             mode = 0o666 & ~umask
         os.chmod(temporary, mode)
         os.replace(temporary, target)
+        _fsync_folder(folder)  # and the rename itself survives a crash
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make a rename in ``folder`` durable (where the platform allows opening a folder)."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:  # pragma: no cover - some file systems refuse fsync on folders
+        pass
+    finally:
+        os.close(descriptor)
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:

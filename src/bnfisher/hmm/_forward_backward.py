@@ -18,7 +18,8 @@ The loop is compiled with numba.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from bnfisher._jit import compiled
 
 __all__ = ["log_emissions", "sequence_statistics"]
 
@@ -67,7 +68,7 @@ def log_emissions(X: np.ndarray, means: np.ndarray, covariances: np.ndarray, *, 
     return out.reshape(X.shape[:-1] + (K,))
 
 
-@njit(cache=True, nogil=True)
+@compiled(nogil=True)
 def _pass(log_b, X, offsets, startprob, transmat, means, moments, gamma_out,  # noqa: C901 - the compiled loop: one pass, no calls
           log_likelihood, first, xi, occupancy, m1, m2):  # pragma: no cover - compiled; tested through its callers
     """Forward-backward over each sequence ``offsets[i]:offsets[i+1]`` of the rows of ``log_b`` and ``X``.

@@ -24,7 +24,8 @@ from __future__ import annotations
 from itertools import combinations
 
 import numpy as np
-from numba import njit
+
+from bnfisher._jit import compiled
 
 __all__ = ["CandidateSets", "candidate_sets", "order_search"]
 
@@ -138,7 +139,7 @@ def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = 8
     return CandidateSets(sets, [values[bounds[v]:bounds[v + 1]] for v in range(n)], n)
 
 
-@njit(cache=True, nogil=True)
+@compiled(nogil=True)
 def _best(v, predecessors, masks, offsets):  # pragma: no cover - compiled
     """Index of ``v``'s best candidate set inside ``predecessors`` (a mask), or -1."""
     for k in range(offsets[v], offsets[v + 1]):
@@ -152,12 +153,12 @@ def _best(v, predecessors, masks, offsets):  # pragma: no cover - compiled
     return -1
 
 
-@njit(cache=True, nogil=True)
+@compiled(nogil=True)
 def _value(k, scores):  # pragma: no cover - compiled
     return -np.inf if k < 0 else scores[k]
 
 
-@njit(cache=True, nogil=True)
+@compiled(nogil=True)
 def _insertion_search(order, masks, scores, offsets, max_passes):  # pragma: no cover - compiled
     """Move one variable at a time to the position that raises the order's score most, until none does."""
     n = order.size
