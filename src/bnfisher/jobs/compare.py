@@ -20,6 +20,7 @@ from bnfisher.bn.network import BayesianNetwork
 from bnfisher.comparison.explain import family_table, top_cells
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.comparison.two_sample import TwoSampleResult
+from bnfisher.data.io import write_text
 from bnfisher.exceptions import OptionTypeError
 from bnfisher.jobs.inputs import prepare
 from bnfisher.kernels.base import FamilyKernel
@@ -171,12 +172,7 @@ class ComparisonResult:
         -------
         str
         """
-        text = json.dumps(self.to_dict(), indent=1, default=float)
-        if path is not None:
-            from bnfisher.data.io import write_text
-
-            write_text(path, text)
-        return text
+        return _written(json.dumps(self.to_dict(), indent=1, default=float), path)
 
     def to_html(self, path: str | os.PathLike | None = None) -> str:
         """Return the self-contained HTML report; also written to ``path`` when given.
@@ -191,13 +187,8 @@ class ComparisonResult:
         """
         from bnfisher.viz.report import comparison_figures, render_html
 
-        text = render_html(self.to_dict(), comparison_figures(self),
-                           title=f"{self.names[0]} against {self.names[1]}")
-        if path is not None:
-            from bnfisher.data.io import write_text
-
-            write_text(path, text)
-        return text
+        return _written(render_html(self.to_dict(), comparison_figures(self),
+                                    title=f"{self.names[0]} against {self.names[1]}"), path)
 
     def _repr_html_(self) -> str:
         from bnfisher._html import html_table
@@ -205,6 +196,13 @@ class ComparisonResult:
         return (f"<p>{self.verdict()}</p>"
                 + html_table("Families", [(r["variable"], f"{100 * r['share']:.1f}% (p_adj {r['p_adjusted']:.3g})")
                                           for _, r in self.families.head(self.top).iterrows()]))
+
+
+def _written(text: str, path) -> str:
+    """Write ``text`` to ``path`` (atomically) when a path is given; return it."""
+    if path is not None:
+        write_text(path, text)
+    return text
 
 
 def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "chow-liu", bins: int | None = None,
