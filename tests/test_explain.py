@@ -129,3 +129,21 @@ def test_notebook_reprs_are_short():
     assert "null_distribution" not in repr(test) and len(repr(test)) < 300
     assert "<table>" in test._repr_html_() and "p-value" in test._repr_html_()
     assert "<table>" in network._repr_html_() and "either" in network._repr_html_()
+
+
+def test_permutation_pvalue_is_the_one_rule_for_single_and_blocks_of_statistics():
+    """(1 + #{null >= observed}) / (1 + B), ties counted, checked by brute force on tied nulls."""
+    from bnfisher.comparison import permutation_pvalue
+
+    rng = np.random.default_rng(3)
+    null = rng.integers(0, 6, size=(40, 3)).astype(float)  # many exact ties
+    observed = np.array([2.0, 5.0, 0.0])
+
+    def brute(value, column):
+        return (1 + sum(1 for t in column if t >= value)) / (1 + len(column))
+
+    assert np.allclose(permutation_pvalue(observed, null), [brute(observed[f], null[:, f]) for f in range(3)])
+    block = permutation_pvalue(null, null)
+    assert np.allclose(block, [[brute(null[b, f], null[:, f]) for f in range(3)] for b in range(40)])
+    assert float(permutation_pvalue(5.0, null[:, 1])) == brute(5.0, null[:, 1])
+    assert permutation_pvalue(1e9, null[:, 0]) == 1 / 41  # never 0

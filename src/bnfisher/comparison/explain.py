@@ -34,12 +34,7 @@ __all__ = ["mmd_by_family", "family_table", "top_cells", "witness", "explain_row
 def _minp_adjusted(observed: np.ndarray, null: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Raw permutation p-values and single-step Westfall-Young min-P adjusted ones."""
     n_perm = null.shape[0]
-    # p-value of every permutation's statistic within its own family's null, by the one rule (permutation_pvalue):
-    # (1 + #{b' : T_b' >= T_b}) / (1 + B), counted on the sorted null.
-    order = np.sort(null, axis=0)
-    at_least = n_perm - np.stack([np.searchsorted(order[:, f], null[:, f] - 1e-12 * np.abs(null[:, f]) - 1e-300,
-                                                  side="left") for f in range(null.shape[1])], axis=1)
-    null_p = (1 + at_least) / (1 + n_perm)
+    null_p = permutation_pvalue(null, null)  # every permutation's p-value within its own family's null
     raw = permutation_pvalue(observed, null)
     smallest = null_p.min(axis=1)  # per permutation, the smallest p over the families
     adjusted = np.array([(1 + np.sum(smallest <= p + 1e-15)) / (1 + n_perm) for p in raw])

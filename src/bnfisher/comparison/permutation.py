@@ -173,14 +173,15 @@ def permutation_pvalue(observed, null) -> np.ndarray:
 
     Parameters
     ----------
-    observed : float or ndarray of shape (m,)
-        Observed statistics (larger means more extreme).
+    observed : float or ndarray of shape (m,) or (k, m)
+        Observed statistics (larger means more extreme); with a 2-D ``null``, the
+        last axis runs over its columns.
     null : ndarray of shape (B,) or (B, m)
         The statistics of ``B`` permutations, a column per observed statistic.
 
     Returns
     -------
-    ndarray of shape (m,) (or a 0-d array for a scalar ``observed``)
+    ndarray of the shape of ``observed``
 
     References
     ----------
@@ -194,9 +195,15 @@ def permutation_pvalue(observed, null) -> np.ndarray:
     """
     observed = np.asarray(observed, dtype=np.float64)
     null = np.asarray(null, dtype=np.float64)
-    tolerance = 1e-12 * np.abs(observed) + 1e-300  # rounding noise, not a smaller statistic
-    exceed = np.sum(null >= observed - tolerance, axis=0)
-    return (1 + exceed) / (1 + null.shape[0])
+    threshold = observed - (1e-12 * np.abs(observed) + 1e-300)  # rounding noise is a tie, not a smaller statistic
+    if null.ndim == 1:
+        exceed = np.sum(null >= threshold[..., None], axis=-1) if threshold.ndim else np.sum(null >= threshold)
+        return (1 + exceed) / (1 + null.shape[0])
+    # One sort per column, then a binary search per statistic: O(B log B) for a whole (k, m) block of statistics.
+    ordered = np.sort(null, axis=0)
+    flat = threshold.reshape(-1, null.shape[1])
+    below = np.stack([np.searchsorted(ordered[:, f], flat[:, f], side="left") for f in range(null.shape[1])], axis=1)
+    return ((1 + null.shape[0] - below) / (1 + null.shape[0])).reshape(threshold.shape)
 
 
 #: Distinct rows with at most this many copies are split by Bernoulli draws, the others by binomials.
