@@ -72,3 +72,51 @@ def test_compare_result_serialises_and_renders(two_tables, tmp_path):
 def test_compare_refuses_what_is_not_a_table():
     with pytest.raises(bf.BnfisherError, match="`A` must be a pandas DataFrame"):
         bf.compare(np.zeros((3, 2)), pd.DataFrame({"a": [1]}))
+
+
+def test_summarize_encodes_once_and_builds_the_columns_once(two_tables, monkeypatch):
+    counts = {"encode": 0, "columns": 0}
+    encode_frame, columns_init = Schema._encode_frame, KernelColumns.__init__  # noqa: SLF001
+
+    def counting_encode(self, *args, **kwargs):
+        counts["encode"] += 1
+        return encode_frame(self, *args, **kwargs)
+
+    def counting_columns(self, *args, **kwargs):
+        counts["columns"] += 1
+        return columns_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Schema, "_encode_frame", counting_encode)
+    monkeypatch.setattr(KernelColumns, "__init__", counting_columns)
+    result = bf.summarize(two_tables[0], 15, n_init=40, n_random=60, n_criticisms=3, random_state=0)
+    assert counts == {"encode": 1, "columns": 1}
+    text, content = str(result), result.to_dict()
+    assert counts == {"encode": 1, "columns": 1}
+    assert result.verdict() in text and content["selection"]["random_subsets"] == 60
+
+
+def test_summarize_statistics_agree_with_independent_computations(two_tables):
+    data = two_tables[0]
+    result = bf.summarize(data, 15, n_init=40, n_random=60, random_state=0)
+    kernel = result.kernel
+    # The subset's MMD² from count tables (FamilyKernel.mmd), not from the criterion's cells.
+    assert result.mmd2 == pytest.approx(kernel.mmd(data.iloc[result.indices], data), rel=1e-9, abs=1e-12)
+    # Each random subset's MMD² by the Gram matrix definition (a few of them).
+    gram = kernel.gram(data)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        rows = np.sort(rng.choice(len(data), 15, replace=False))
+        value = gram[np.ix_(rows, rows)].mean() - 2 * gram[rows].mean() + gram.mean()
+        assert value == pytest.approx(kernel.mmd(data.iloc[rows], data), rel=1e-9)
+    assert result.mmd2 <= result.random_mmd2.min()
+    assert result.subset["row"].tolist() == list(result.indices)
+
+
+def test_summarize_reports_the_share_of_incomplete_rows(two_tables):
+    data = two_tables[0].copy()
+    data.iloc[::10, 0] = None
+    result = bf.summarize(data, 15, n_init=20, n_random=20, random_state=0)
+    subset, whole = result.incomplete_share()
+    assert whole == pytest.approx(0.1)
+    assert subset == pytest.approx(data.iloc[result.indices].isna().any(axis=1).mean())
+    assert "Rows with a missing cell" in str(result)

@@ -21,7 +21,7 @@ from .bn import BayesianNetwork, learn, marginal, parent_marginals, parse_bif, r
 from .comparison import mmd_by_family, mmd_test
 from .data import EncodedData, Schema, as_provider, discretize, encode, infer_states
 from .exceptions import BnfisherError, ConvergenceWarning
-from .jobs import ComparisonResult, compare
+from .jobs import ComparisonResult, SummaryResult, compare, summarize
 from .kernels import FisherKernel, OverlapKernel
 from .summary import select_representatives
 
@@ -36,6 +36,7 @@ __all__ = [
     "FisherKernel",
     "OverlapKernel",
     "Schema",
+    "SummaryResult",
     "__version__",
     "as_provider",
     "compare",
@@ -51,5 +52,6 @@ __all__ = [
     "read_bif",
     "score",
     "select_representatives",
+    "summarize",
     "write_bif",
 ]

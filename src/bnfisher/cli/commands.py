@@ -40,31 +40,6 @@ def _read_network(args):
     return network
 
 
-def _network_for(args, frames: list, started: float):
-    """Return the network read from --network, or learned from ``frames`` encoded with one schema learned jointly.
-
-    The network carries its schema: every input is then encoded with ``network.encode``.
-    """
-    from bnfisher.bn.structure.learn import learn
-    from bnfisher.data.schema import Schema
-
-    if getattr(args, "network", None):
-        _refuse_learning_options(args)
-        return _read_network(args)
-    schema = Schema.from_data(*frames, bins=args.bins, na_values=args.na_values or (), missing="allow")
-    if schema.bin_edges:
-        print(f"Binned {len(schema.bin_edges)} numeric column(s) into at most {args.bins} bins, with the same "
-              "edges for every input.")
-    structure, options, pseudocount = _structure_options(args)
-    encoded = [schema.encode(frame, missing="allow") for frame in frames]
-    pooled = encoded[0] if len(encoded) == 1 else type(encoded[0])(
-        np.asfortranarray(np.vstack([e.codes for e in encoded])), schema.variables, dict(schema.states), schema)
-    missing = _report_missing(pooled.codes)
-    network = learn(pooled, structure, pseudocount=pseudocount, schema=schema, missing=missing, **options)
-    print(f"Network ({structure}, learned in {time.perf_counter() - started:.2f} s): {network}")
-    return network
-
-
 def _report_missing(codes: np.ndarray) -> str:
     """Say how many cells are missing and what is done with them; return ``learn``'s ``missing`` option."""
     n_missing = int((codes < 0).sum())
@@ -145,15 +120,27 @@ def _command_demo(args) -> None:
 
 
 def _command_mmd(args) -> None:
-    started = time.perf_counter()
-    frames = _read_inputs(args, [args.first, args.second])
-    network = _network_for(args, frames, started)
+    from bnfisher.jobs.inputs import prepare
     from bnfisher.kernels.fisher import FisherKernel
 
-    kernel = FisherKernel(network, normalize=args.normalize)
-    value = kernel.mmd(*(kernel.encode(frame) for frame in frames))
+    frames = _read_inputs(args, [args.first, args.second])
+    network, encoded, notes = prepare(frames, **_model_options(args))
+    for note in notes:
+        print(note)
+    value = FisherKernel(network, normalize=args.normalize).mmd(*encoded)
     print(f"MMD² (eq. 10, biased) between {args.first} ({len(frames[0])} rows) and {args.second} "
           f"({len(frames[1])} rows): {value:.6g}")
+
+
+def _model_options(args) -> dict:
+    """Return the network and learning options of a command as the jobs take them (--network refuses learning ones)."""
+    network = None
+    if getattr(args, "network", None):
+        _refuse_learning_options(args)
+        network = _read_network(args)
+    structure, options, pseudocount = _structure_options(args)
+    return {"network": network, "structure": structure, "bins": args.bins, "na_values": args.na_values or (),
+            "learn_options": {**options, "pseudocount": pseudocount}}
 
 
 def _command_compare(args) -> None:
@@ -162,15 +149,8 @@ def _command_compare(args) -> None:
 
     check_outputs([args.report, args.json], inputs=[args.first, args.second, args.network])
     frames = _read_inputs(args, [args.first, args.second])
-    network = None
-    if args.network:
-        _refuse_learning_options(args)
-        network = _read_network(args)
-    structure, options, pseudocount = _structure_options(args)
-    result = compare(frames[0], frames[1], network=network, structure=structure, bins=args.bins,
-                     na_values=args.na_values or (), n_permutations=args.permutations, top=args.top,
-                     names=(args.first, args.second), random_state=args.seed,
-                     learn_options={**options, "pseudocount": pseudocount})
+    result = compare(frames[0], frames[1], n_permutations=args.permutations, top=args.top,
+                     names=(args.first, args.second), random_state=args.seed, **_model_options(args))
     print(result)
     if args.report:
         result.to_html(args.report)
@@ -265,9 +245,7 @@ def _summarize_dask(args) -> None:
 
 def _command_summarize(args) -> None:
     from bnfisher.data.io import check_outputs
-    from bnfisher.summary.baselines import random_baseline, random_mmd_baseline
-    from bnfisher.summary.criteria import chi2_criterion
-    from bnfisher.summary.search import select_representatives
+    from bnfisher.jobs.summarize import summarize
 
     _check_summarize_options(args)
     check_outputs([args.output, args.plot, args.report, args.json], inputs=[args.data, getattr(args, "network", None)])
@@ -277,41 +255,26 @@ def _command_summarize(args) -> None:
     if args.data is None:
         from bnfisher.datasets import load
 
-        dataset = args.dataset or "nursery"
-        frames = [load(dataset)]
-        print(f"bundled data set {dataset!r}: {len(frames[0])} rows x {frames[0].shape[1]} variables")
+        source = args.dataset or "nursery"
+        data = load(source)
+        print(f"bundled data set {source!r}: {len(data)} rows x {data.shape[1]} variables")
     else:
-        frames = _read_inputs(args, [args.data])
-    data = frames[0]
-    network = _network_for(args, frames, started)
-    kernel = _kernel(network)
-    encoded = kernel.encode(data)  # columns in the network's order; missing cells marginalized
-    result = select_representatives(kernel, encoded, args.k, criterion=args.criterion, n_init=args.n_init,
-                                    random_state=args.seed, progress=not args.quiet, n_criticisms=args.criticisms)
-    n_random = 1000 if args.n_random is None else args.n_random
-    mmd = kernel.mmd(encoded.take(result.indices), encoded)
-    mean, std, _ = random_mmd_baseline(kernel, encoded, args.k, n=n_random, random_state=args.seed + 1)
-    print(f"Selected k={args.k} rows by greedy {args.criterion}: {result.n_sweeps} sweeps, {result.n_swaps} swaps, "
-          f"{time.perf_counter() - started:.2f} s in all")
-    print(f"MMD² (eq. 10) of the subset to the full data: {mmd:.6g}")
-    print(f"MMD² of {n_random} random subsets of {args.k}:   {mean:.6g} ± {std:.3g} (mean ± sd)")
-    if args.criterion == "chi2":
-        chi_mean, chi_std, _ = random_baseline(lambda rows: chi2_criterion(encoded.codes, rows), len(data), args.k,
-                                               n=min(n_random, 200), random_state=args.seed + 1)
-        print(f"chi2 criterion: subset {result.final_value:.6g}; random {chi_mean:.6g} ± {chi_std:.3g}")
+        source = str(args.data)
+        data = _read_inputs(args, [args.data])[0]
+    result = summarize(data, args.k, criterion=args.criterion, n_init=args.n_init,
+                       n_random=1000 if args.n_random is None else args.n_random, n_criticisms=args.criticisms,
+                       source=source, random_state=args.seed, progress=not args.quiet, **_model_options(args))
+    print(result)
+    print(f"{time.perf_counter() - started:.2f} s in all")
     _write_subset(data.iloc[result.indices], result.indices, args.output, "the 0-based row number in the input")
     if args.plot:
-        from bnfisher.viz.plotting import plot_summary
-
-        plot_summary(result, encoded.select(network.schema.variables), result.indices, args.plot)  # data's order
+        result.plot(args.plot)
         print(f"Wrote {args.plot}")
-    if args.criticisms:
-        print(f"Criticisms (rows the subset represents worst): {', '.join(map(str, result.criticisms))}")
+    if args.report:
+        result.to_html(args.report)
+    if args.json:
+        result.to_json(args.json)
     if args.report or args.json:
-        from bnfisher.viz.report import summary_report, write_report
-
-        content, figures = summary_report(kernel, data, result, source=str(args.data or args.dataset or "nursery"))
-        write_report(content, figures, html_path=args.report, json_path=args.json, title="Representative rows")
         print("Wrote " + " and ".join(p for p in (args.report, args.json) if p))
 
 

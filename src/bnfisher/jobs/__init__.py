@@ -7,5 +7,6 @@ line parses arguments and calls these.
 """
 
 from .compare import ComparisonResult, compare
+from .summarize import SummaryResult, summarize
 
-__all__ = ["ComparisonResult", "compare"]
+__all__ = ["ComparisonResult", "SummaryResult", "compare", "summarize"]

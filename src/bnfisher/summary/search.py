@@ -43,7 +43,7 @@ from bnfisher.data.providers import in_memory
 from bnfisher.exceptions import ConvergenceWarning, DataError, OptionError, OptionTypeError
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.summary.baselines import _evaluate_with_progress, check_k, random_subsets
-from bnfisher.summary.criteria import Chi2Criterion, MMDCriterion, _CallableCriterion
+from bnfisher.summary.criteria import Chi2Criterion, Criterion, MMDCriterion, _CallableCriterion
 
 __all__ = ['SelectionResult', 'select_representatives']
 
@@ -181,7 +181,7 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
     data,
     k: int,
     *,
-    criterion: str | Callable = "mmd",
+    criterion: str | Callable | Criterion = "mmd",
     init="best-random",
     n_init: int = 1000,
     max_sweeps: int | None = DEFAULT_MAX_SWEEPS,
@@ -201,11 +201,13 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
         The rows to summarise (encoded with ``kernel.schema``).
     k : int
         Subset size, ``0 < k < n_rows``.
-    criterion : {"mmd", "chi2"} or callable, default="mmd"
+    criterion : {"mmd", "chi2"}, callable or Criterion, default="mmd"
         ``"mmd"``: eq. 10 against the full data under ``kernel``.  ``"chi2"``: the
         paper's heuristic (:func:`chi2_criterion`).  A callable
         ``f(indices) -> float`` (smaller is better) is evaluated once per candidate:
-        ``O(N)`` calls per position, so keep it cheap.
+        ``O(N)`` calls per position, so keep it cheap.  A :class:`Criterion` built
+        on the same rows (e.g. an :class:`MMDCriterion` whose kernel columns the
+        caller reuses for a random baseline) is used as it is.
     init : {"best-random", "random"} or array of int, default="best-random"
         Start from the best of ``n_init`` uniform random subsets under the
         criterion (as in the paper), one random subset, or given row positions.
@@ -271,7 +273,9 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
                         "values.")
     n_rows = encoded.n_rows
     k = check_k(k, n_rows)
-    if isinstance(criterion, str):
+    if isinstance(criterion, Criterion) and not isinstance(criterion, str):
+        evaluator = criterion  # built by the caller on these rows (e.g. to reuse its kernel columns)
+    elif isinstance(criterion, str):
         if criterion == "mmd":
             evaluator = MMDCriterion(kernel, encoded, target)
         elif criterion == "chi2":

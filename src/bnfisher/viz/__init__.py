@@ -1,7 +1,7 @@
 """Pictures and reports: matplotlib figures and self-contained HTML reports (shells over the result objects)."""
 
 from bnfisher.viz.plotting import plot_family_shares, plot_network, plot_summary, plot_witness
-from bnfisher.viz.report import comparison_figures, summary_report, write_report
+from bnfisher.viz.report import comparison_figures, summary_figures, write_report
 
 __all__ = [
     "plot_summary",
@@ -9,6 +9,6 @@ __all__ = [
     "plot_family_shares",
     "plot_witness",
     "comparison_figures",
-    "summary_report",
+    "summary_figures",
     "write_report",
 ]

@@ -14,7 +14,7 @@ import json
 
 import pandas as pd
 
-__all__ = ["comparison_figures", "summary_report", "render_html", "write_report"]
+__all__ = ["comparison_figures", "summary_figures", "render_html", "write_report"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem auto;max-width:1100px;
@@ -65,42 +65,21 @@ def comparison_figures(result) -> dict:
     }
 
 
-def summary_report(kernel, data: pd.DataFrame, result, *, source: str = "data") -> tuple[dict, dict]:
-    """Compute everything a summary (representative subset) report shows.
+def summary_figures(result) -> dict:
+    """Draw the figures of a summary report from a :class:`~bnfisher.jobs.SummaryResult` (no recomputation).
 
     Parameters
     ----------
-    kernel : FisherKernel
-    data : DataFrame
-        The rows as the user gave them.
-    result : SelectionResult
-        From :func:`bnfisher.selection.select_representatives` (with criticisms, if any).
-    source : str, default="data"
+    result : SummaryResult
 
     Returns
     -------
-    content : dict
-    figures : dict
+    dict
+        ``{name: PNG bytes}``: the network.
     """
     from bnfisher.viz.plotting import figure_png, plot_network
 
-    def rows(indices):
-        shown = data.iloc[indices].astype(object)
-        return [{"row": int(i), "values": {str(k): (None if pd.isna(v) else str(v)) for k, v in r.items()}}
-                for i, (_, r) in zip(indices, shown.iterrows())]
-
-    content = {
-        "kind": "summary",
-        "samples": _overview({source: data}),
-        "network": {"summary": repr(kernel.network), "arcs": [[str(p), str(c)] for p, c in kernel.network.edges]},
-        "selection": {"k": int(len(result.indices)), "criterion": result.criterion,
-                      "initial": result.initial_value, "final": result.final_value,
-                      "sweeps": result.n_sweeps, "swaps": result.n_swaps, "converged": bool(result.converged)},
-        "prototypes": rows(result.indices),
-        "criticisms": [dict(r, witness=float(w)) for r, w in zip(rows(result.criticisms),
-                                                                 result.criticism_witness)],
-    }
-    return content, {"network": figure_png(plot_network(kernel.network))}
+    return {"network": figure_png(plot_network(result.network))}
 
 
 def _table(records: list, columns: list, *, numeric=(), significant=None) -> str:

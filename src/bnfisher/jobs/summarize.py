@@ -1,0 +1,288 @@
+"""The summarize job: representative rows of a table (Algorithm 1), with what they are worth.
+
+:func:`summarize` resolves its input once, learns or takes the network, builds the
+kernel columns once (the search and the random baseline share them) and returns a
+:class:`SummaryResult`: the text, the report, the JSON, the plot and the subset file
+are all rendered from it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from bnfisher._validation import check_positive_int, check_random_state
+from bnfisher.bn.network import BayesianNetwork
+from bnfisher.data.io import write_text
+from bnfisher.data.schema import EncodedData
+from bnfisher.exceptions import OptionError, OptionTypeError
+from bnfisher.jobs.inputs import prepare
+from bnfisher.kernels.base import FamilyKernel
+from bnfisher.kernels.fisher import FisherKernel
+from bnfisher.summary.baselines import random_subsets
+from bnfisher.summary.criteria import MMDCriterion, chi2_criterion
+from bnfisher.summary.search import SelectionResult, select_representatives
+
+__all__ = ["SummaryResult", "summarize"]
+
+
+@dataclass
+class SummaryResult:
+    """What :func:`summarize` found, computed once; printed, rendered and serialised from here.
+
+    Attributes
+    ----------
+    data : DataFrame
+        The rows as the user gave them.
+    selection : SelectionResult
+        Algorithm 1's outcome: ``selection.indices`` are 0-based positions in ``data``.
+    mmd2 : float
+        Squared MMD (eq. 10) of the subset to the full data.
+    random_mmd2 : ndarray
+        The same for random subsets of the same size (the baseline).
+    encoded : EncodedData
+        ``data`` encoded with the network's schema (missing cells are -1).
+    network : BayesianNetwork
+    kernel : FamilyKernel
+    source : str
+        The data's name, for reports.
+    notes : list of str
+        What was done on the way (binning, missing cells, the network learned).
+    random_chi2 : ndarray or None
+        For ``criterion="chi2"``: the chi-square criterion of random subsets.
+    """
+
+    data: pd.DataFrame
+    selection: SelectionResult
+    mmd2: float
+    random_mmd2: np.ndarray
+    encoded: EncodedData
+    network: BayesianNetwork
+    kernel: FamilyKernel
+    source: str = "data"
+    notes: list = field(default_factory=list)
+    random_chi2: np.ndarray | None = None
+
+    @property
+    def indices(self) -> np.ndarray:
+        """0-based positions of the selected rows in ``data``."""
+        return self.selection.indices
+
+    @property
+    def subset(self) -> pd.DataFrame:
+        """The selected rows, as the user gave them, with a leading ``row`` column (their 0-based positions)."""
+        out = self.data.iloc[self.indices].reset_index(drop=True)
+        out.insert(0, "row", self.indices)
+        return out
+
+    def incomplete_share(self) -> tuple[float, float]:
+        """Share of rows with a missing cell, in the subset and in the full data.
+
+        Returns
+        -------
+        subset, data : float
+        """
+        incomplete = np.asarray((self.encoded.codes < 0).any(axis=1))
+        return float(incomplete[self.indices].mean()), float(incomplete.mean())
+
+    def verdict(self) -> str:
+        """One sentence: how much closer to the full data the subset is than random subsets of its size.
+
+        Returns
+        -------
+        str
+        """
+        k = len(self.indices)
+        beaten = float(np.mean(self.random_mmd2 > self.mmd2))
+        mean = float(self.random_mmd2.mean())
+        ratio = f"{mean / self.mmd2:.1f} times closer" if self.mmd2 > 0 else "as close as possible"
+        return (f"The {k} rows chosen are closer to the full data than {100 * beaten:.1f}% of "
+                f"{len(self.random_mmd2)} random subsets of {k} (MMD² {self.mmd2:.4g} against {mean:.4g} on "
+                f"average: {ratio}).")
+
+    def __str__(self) -> str:
+        selection, k = self.selection, len(self.indices)
+        random = self.random_mmd2
+        plural = "s" if selection.n_sweeps != 1 else ""
+        lines = list(self.notes) + [
+            self.verdict(),
+            f"Selected k={k} rows by greedy {selection.criterion}: {selection.n_sweeps} sweep{plural}, "
+            f"{selection.n_swaps} swaps.",
+            f"MMD² (eq. 10) of the subset to the full data: {self.mmd2:.6g}",
+            f"MMD² of {len(random)} random subsets of {k}:   {random.mean():.6g} ± "
+            f"{random.std(ddof=1) if len(random) > 1 else 0.0:.3g} (mean ± sd)",
+        ]
+        if self.random_chi2 is not None:
+            lines.append(f"chi2 criterion: subset {selection.final_value:.6g}; random {self.random_chi2.mean():.6g} "
+                         f"± {self.random_chi2.std(ddof=1) if len(self.random_chi2) > 1 else 0.0:.3g}")
+        share_subset, share_data = self.incomplete_share()
+        if share_data > 0:
+            lines.append(f"Rows with a missing cell: {100 * share_subset:.1f}% of the subset, "
+                         f"{100 * share_data:.1f}% of the data.")
+        if len(selection.criticisms):
+            lines.append("Criticisms (rows the subset represents worst): "
+                         + ", ".join(map(str, selection.criticisms)))
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        """Return the result as JSON-serialisable content (what ``--json`` writes and the report renders).
+
+        Returns
+        -------
+        dict
+        """
+        def rows(indices):
+            shown = self.data.iloc[indices].astype(object)
+            return [{"row": int(i), "values": {str(k): (None if pd.isna(v) else str(v)) for k, v in r.items()}}
+                    for i, (_, r) in zip(indices, shown.iterrows())]
+
+        selection = self.selection
+        share_subset, share_data = self.incomplete_share()
+        return {
+            "kind": "summary",
+            "verdict": self.verdict(),
+            "samples": [{"name": self.source, "rows": int(len(self.data)), "columns": int(self.data.shape[1]),
+                         "missing_cells": int(self.data.isna().sum().sum())}],
+            "notes": list(self.notes),
+            "network": {"summary": repr(self.network), "arcs": [[str(p), str(c)] for p, c in self.network.edges]},
+            "selection": {"k": int(len(selection.indices)), "criterion": selection.criterion,
+                          "initial": selection.initial_value, "final": selection.final_value,
+                          "sweeps": selection.n_sweeps, "swaps": selection.n_swaps,
+                          "converged": bool(selection.converged), "mmd2": self.mmd2,
+                          "random_mmd2_mean": float(self.random_mmd2.mean()),
+                          "random_mmd2_sd": float(self.random_mmd2.std(ddof=1)) if len(self.random_mmd2) > 1 else 0.0,
+                          "random_subsets": int(len(self.random_mmd2)),
+                          "incomplete_rows_subset": share_subset, "incomplete_rows_data": share_data},
+            "prototypes": rows(selection.indices),
+            "criticisms": [dict(r, witness=float(w)) for r, w in zip(rows(selection.criticisms),
+                                                                     selection.criticism_witness)],
+        }
+
+    def to_json(self, path: str | os.PathLike | None = None) -> str:
+        """Return the result as JSON text; also written to ``path`` when given (atomically).
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+
+        Returns
+        -------
+        str
+        """
+        return _written(json.dumps(self.to_dict(), indent=1, default=float), path)
+
+    def to_html(self, path: str | os.PathLike | None = None) -> str:
+        """Return the self-contained HTML report; also written to ``path`` when given.
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+
+        Returns
+        -------
+        str
+        """
+        from bnfisher.viz.report import render_html, summary_figures
+
+        return _written(render_html(self.to_dict(), summary_figures(self), title="Representative rows"), path)
+
+    def plot(self, path) -> None:
+        """Draw the objective per sweep and every variable's marginals, subset against data, to a PNG file.
+
+        Parameters
+        ----------
+        path : str or path-like
+        """
+        from bnfisher.viz.plotting import plot_summary
+
+        plot_summary(self.selection, self.encoded.select(self.network.schema.variables), self.indices, path)
+
+    def _repr_html_(self) -> str:
+        from bnfisher._html import html_table
+
+        return f"<p>{self.verdict()}</p>" + html_table(
+            "Subset", [(f"row {r}", ", ".join(map(str, self.data.iloc[r].tolist()))) for r in self.indices[:10]])
+
+
+def _written(text: str, path) -> str:
+    """Write ``text`` to ``path`` (atomically) when a path is given; return it."""
+    if path is not None:
+        write_text(path, text)
+    return text
+
+
+def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure: str = "chow-liu",
+              bins: int | None = None, na_values=(), criterion: str = "mmd", n_init: int = 1000,
+              n_random: int = 1000, n_criticisms: int = 0, source: str = "data", random_state=None,
+              progress: bool = False, learn_options: dict | None = None) -> SummaryResult:
+    """Pick ``k`` representative rows of a table (Algorithm 1) and say how representative they are.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The table, as read (labels; numeric columns are binned when ``bins`` is given).
+    k : int
+        Rows to pick.
+    network : BayesianNetwork, optional
+        The model whose Fisher kernel measures representativeness.  Default: learned from ``data``.
+    structure : str, default="chow-liu"
+        How to learn the network (see :func:`bnfisher.learn`) when ``network`` is not given.
+    bins : int, optional
+        Bin numeric columns into at most this many quantile bins.
+    na_values : sequence, default=()
+        Extra missing-value markers (e.g. ``"?"``).
+    criterion : {"mmd", "chi2"}, default="mmd"
+        The objective of the greedy search (eq. 10, or the paper's chi-square heuristic).
+    n_init : int, default=1000
+        Random subsets the search starts from the best of.
+    n_random : int, default=1000
+        Random subsets of size ``k`` for the baseline.
+    n_criticisms : int, default=0
+        Rows the subset represents worst (MMD-critic), reported beside it.
+    source : str, default="data"
+        The data's name, for reports.
+    random_state : None, int or Generator
+    progress : bool, default=False
+        Show progress of the search.
+    learn_options : dict, optional
+        Further options of :func:`bnfisher.learn`.
+
+    Returns
+    -------
+    SummaryResult
+
+    Examples
+    --------
+    >>> from bnfisher.datasets import load
+    >>> result = summarize(load("nursery").iloc[:2000], 20, n_init=50, n_random=50, random_state=0)
+    >>> len(result.indices), bool(result.mmd2 < result.random_mmd2.mean())
+    (20, True)
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise OptionTypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
+    if criterion not in ("mmd", "chi2"):
+        raise OptionError(f"`criterion` must be 'mmd' or 'chi2'; got {criterion!r}.")
+    n_random = check_positive_int(n_random, "n_random")
+    rng = check_random_state(random_state)
+    network, (encoded,), notes = prepare([data], network=network, structure=structure, bins=bins,
+                                         na_values=na_values, learn_options=learn_options)
+    kernel = FisherKernel(network)
+    notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
+    encoded = kernel.encode(encoded)  # the network's column order
+    # One set of kernel columns for the search (when it runs on the MMD) and for the random baseline.
+    mmd = MMDCriterion(kernel, encoded)
+    selection = select_representatives(kernel, encoded, k, criterion=mmd if criterion == "mmd" else "chi2",
+                                       n_init=n_init, random_state=rng, progress=progress,
+                                       n_criticisms=n_criticisms)
+    baseline = random_subsets(encoded.n_rows, len(selection.indices), n_random, random_state=rng)
+    random_chi2 = None
+    if criterion == "chi2":
+        random_chi2 = np.array([chi2_criterion(encoded.codes, np.sort(s)) for s in baseline[:min(n_random, 200)]])
+    subset_mmd = float(mmd.evaluate_many(selection.indices[None, :])[0])
+    return SummaryResult(data=data, selection=selection, mmd2=subset_mmd, random_mmd2=mmd.evaluate_many(baseline),
+                         encoded=encoded, network=network, kernel=kernel, source=source, notes=notes,
+                         random_chi2=random_chi2)
