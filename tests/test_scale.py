@@ -86,7 +86,8 @@ def test_mmd_embedding_and_selection_on_dask(client, alarm):
     np.testing.assert_allclose(embedding.transform(ddf).compute().toarray(), embedding.transform(frame).toarray())
     result = select_representatives(kernel, ddf, 30, pool_size=1500, n_init=50, random_state=0)
     assert len(result.pool) == 1500
-    assert result.final_value == pytest.approx(kernel.mmd(result.pool.iloc[result.indices], frame), rel=1e-9)
+    assert result.final_value == pytest.approx(kernel.mmd(result.pool.iloc[result.pool_positions], frame), rel=1e-9)
+    assert result.final_value == pytest.approx(kernel.mmd(frame.iloc[result.indices], frame), rel=1e-9)  # data rows
     assert result.final_value < result.initial_value
 
 

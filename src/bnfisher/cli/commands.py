@@ -236,7 +236,7 @@ def _summarize_dask(args) -> None:
         kernel = _kernel(network)
         result = select_representatives(kernel, provider, args.k, n_init=args.n_init, random_state=args.seed,
                                          pool_size=args.pool_size or 100_000, progress=not args.quiet)
-        subset = result.pool.iloc[result.indices]
+        subset = result.pool.iloc[result.pool_positions]
         print(f"Selected k={args.k} rows from a pool of {len(result.pool)} of {provider.n_rows}: MMD² to the full "
               f"data {result.final_value:.6g} (best random start {result.initial_value:.6g}); "
               f"{time.perf_counter() - started:.2f} s in all")

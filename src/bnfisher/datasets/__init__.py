@@ -68,15 +68,15 @@ def load(name: str, bins: int = 4) -> pd.DataFrame:
     return prepared
 
 
-def train_test_split(data: pd.DataFrame, test_size: float = 0.5, random_state=0):
-    """Seeded random split of the rows, 50/50 by default (the paper's split).
+def train_test_split(data: pd.DataFrame, test_size: float = 0.5, *, random_state=None):
+    """Random split of the rows, 50/50 by default (the paper's split); pass ``random_state`` to repeat it.
 
     Parameters
     ----------
     data : DataFrame
     test_size : float, default=0.5
         Fraction of rows in the test part, in (0, 1).
-    random_state : None, int or Generator, default=0
+    random_state : None, int or Generator, default=None
 
     Returns
     -------

@@ -61,7 +61,8 @@ class SelectionResult:
     Attributes
     ----------
     indices : ndarray of int
-        Selected row positions (0-based), in data order.
+        Selected rows: their 0-based positions in the data, in data order (also for
+        data beyond memory, where they are the pool rows' global row numbers).
     objective : list of float
         Criterion value at the start and after every sweep.
     n_swaps : int
@@ -74,11 +75,13 @@ class SelectionResult:
     criterion : str
     swaps_per_sweep : list of int
     pool : DataFrame or None
-        For data beyond memory: the in-memory candidate pool; ``indices`` are
-        positions in it and ``pool.iloc[indices]`` are the selected rows.
+        For data beyond memory: the in-memory candidate pool (its index holds the
+        rows' global row numbers); ``pool.iloc[pool_positions]`` are the selected rows.
+    pool_positions : ndarray of int or None
+        For data beyond memory: the selected rows' positions in ``pool``.
     criticisms : ndarray of int
         With ``n_criticisms``: rows the prototypes represent worst (MMD-critic), in
-        the order they were picked; empty otherwise.
+        the order they were picked, as positions in the data; empty otherwise.
     criticism_witness : ndarray of float
         The witness ``<Phi(x), mu_data - mu_prototypes>`` of each criticism: positive
         where the data has more mass than the prototypes.
@@ -96,6 +99,7 @@ class SelectionResult:
     pool: object = None
     criticisms: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     criticism_witness: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    pool_positions: np.ndarray | None = None
 
     def _repr_html_(self) -> str:
         return html_table(f"Representative subset ({self.criterion})", [
@@ -317,6 +321,11 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
             raise OptionError(f"`n_criticisms` must be at most n_rows - k = {n_rows - k}; got {n_criticisms}.")
         columns = evaluator.columns if isinstance(evaluator, MMDCriterion) else kernel.columns(encoded)
         result.criticisms, result.criticism_witness = _criticisms(columns, indices, n_criticisms, target)
+    if pool is not None:  # positions in the pool -> the rows' positions in the data
+        rows = np.asarray(pool.index, dtype=np.int64)
+        result.pool_positions = result.indices
+        result.indices = rows[result.indices]
+        result.criticisms = rows[result.criticisms]
     return result
 
 

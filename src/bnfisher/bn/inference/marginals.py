@@ -88,7 +88,9 @@ def parent_marginals(
     return dict(zip(network.variables, results)), used
 
 
-def marginal(network: BayesianNetwork, variables: Sequence[str], method: str = "exact", **kwargs) -> np.ndarray:
+def marginal(network: BayesianNetwork, variables: Sequence[str], method: str = "exact", *,
+             max_table_size: int = DEFAULT_MAX_TABLE_SIZE, n_samples: int = 10**6, pseudocount: float = 1.0,
+             random_state=None) -> np.ndarray:
     """Joint marginal ``P(variables)`` as an array with axes in the given order.
 
     Parameters
@@ -98,8 +100,9 @@ def marginal(network: BayesianNetwork, variables: Sequence[str], method: str = "
         Distinct variable names.
     method : str, default="exact"
         As in :func:`parent_marginals`.
-    **kwargs
-        ``max_table_size``, ``n_samples``, ``pseudocount``, ``random_state``.
+    max_table_size, n_samples, pseudocount, random_state
+        As in :func:`parent_marginals` (``n_samples``, ``pseudocount`` and
+        ``random_state`` matter only for ``method="sampling"``).
 
     Returns
     -------
@@ -113,7 +116,6 @@ def marginal(network: BayesianNetwork, variables: Sequence[str], method: str = "
     if len(set(variables)) != len(variables):
         raise OptionError(f"`variables` has duplicates: {list(variables)}.")
     query = tuple(index[v] for v in variables)
-    options = dict(max_table_size=DEFAULT_MAX_TABLE_SIZE, n_samples=10**6, pseudocount=1.0, random_state=0)
-    options.update(kwargs)
-    results, _ = _resolve(network, [query], method, **options)
+    results, _ = _resolve(network, [query], method, max_table_size=max_table_size, n_samples=n_samples,
+                          pseudocount=pseudocount, random_state=random_state)
     return np.asarray(results[0])

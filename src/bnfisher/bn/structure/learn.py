@@ -157,7 +157,12 @@ def _hill_climb_parents(provider, options: dict, scorer) -> list:
 
 
 def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schema | None = None,  # noqa: C901 - to be split in 0.3 (listed in CONTRIBUTING.md)
-          missing: str = "auto", hidden=None, random_state=None, **options) -> BayesianNetwork:
+          missing: str = "auto", hidden=None, random_state=None, structure_score: str | None = None,
+          ess: float | None = None, structure_prior=None, max_parents: int | None = None, whitelist=None,
+          blacklist=None, start=None, search: str | None = None, tabu: int | None = None,
+          max_tabu: int | None = None, restarts: int | None = None, perturb: int | None = None,
+          max_iter: int | None = None, max_local_scores: int | None = None, progress: bool | None = None,
+          class_variable=None, k: int | None = None, score: str | None = None) -> BayesianNetwork:
     """Learn a Bayesian network (structure and CPTs) from categorical data.
 
     Parameters
@@ -231,9 +236,13 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         (``random_state``) and marginalized by the kernel (see :func:`bnfisher.em.fit_em`).
     random_state : None, int or Generator
         Seed for hill climbing's restarts (``structure="hc"``) and hidden variables' start.
-    **options
-        As listed per structure; an unknown option raises a TypeError.  ``score``
-        is the former name of ``structure_score`` (deprecated).
+    structure_score, ess, structure_prior, max_parents, whitelist, blacklist, start, search, tabu, max_tabu, \
+restarts, perturb, max_iter, max_local_scores, progress, class_variable, k
+        The options of the named structures, as listed under ``structure``; None
+        leaves the learner's default.  An option that the structure does not take
+        raises a TypeError naming the ones it does.
+    score : str, optional
+        The former name of ``structure_score`` (deprecated).
 
     Returns
     -------
@@ -256,10 +265,16 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
     >>> learn(df, "naive-bayes", class_variable="c").edges
     [('c', 'a'), ('c', 'b')]
     """
-    if "score" in options:
+    if score is not None:
         warnings.warn("`score` is deprecated; use `structure_score` (the name the estimators use).",
                       FutureWarning, stacklevel=2)
-        options["structure_score"] = options.pop("score")
+        structure_score = score
+    given = {"structure_score": structure_score, "ess": ess, "structure_prior": structure_prior,
+             "max_parents": max_parents, "whitelist": whitelist, "blacklist": blacklist, "start": start,
+             "search": search, "tabu": tabu, "max_tabu": max_tabu, "restarts": restarts, "perturb": perturb,
+             "max_iter": max_iter, "max_local_scores": max_local_scores, "progress": progress,
+             "class_variable": class_variable, "k": k}
+    options = {name: value for name, value in given.items() if value is not None}
     from bnfisher._validation import check_option
 
     check_option(missing, "missing", ("auto", "error", "available-case", "em"))
