@@ -9,7 +9,7 @@ Three comparisons:
    exactly its marginal distribution, so per-column tests cannot see anything; only the dependence between the
    shuffled column and the others changed.
 
-For each: the family table (bnfisher.explain.mmd_by_family, 1,000 permutations, Westfall-Young min-P) beside
+For each: the family table (bnfisher.comparison.explain.mmd_by_family, 1,000 permutations, Westfall-Young min-P) beside
 per-column chi-square tests of homogeneity with Holm's correction.
 
 Run:  python benchmarks/interpretation.py   (about 1 minute)

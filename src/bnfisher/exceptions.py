@@ -34,7 +34,7 @@ class DataError(BnfisherError, ValueError):
 
 
 class SchemaError(DataError):
-    """Data that does not match a fitted :class:`~bnfisher.encoding.Schema`."""
+    """Data that does not match a fitted :class:`~bnfisher.data.Schema`."""
 
 
 class NetworkFileError(BnfisherError, ValueError):

@@ -7,7 +7,7 @@ and by one sort otherwise, and scored in the same loop -- no per-family Python
 overhead.  Batches large enough to pay for it are split across threads (the
 loop releases the GIL).
 
-The score formulas are those of :mod:`bnfisher.scores` (natural log):
+The score formulas are those of :mod:`bnfisher.bn.scores` (natural log):
 ``ll = sum_jk N_jk log(N_jk / N_j)``, ``bic = ll - 0.5 log(N) q (r - 1)``,
 ``aic = ll - q (r - 1)``, BDeu with ``a_jk = ess / (q r)`` and K2 with ``a_jk = 1``,
 over all ``q`` parent configurations (unobserved ones add nothing); a structure

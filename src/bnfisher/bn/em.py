@@ -4,7 +4,7 @@ For a fixed structure, EM alternates
 
 - **E-step**: the expected count tables ``E[N_ijk | observed data]`` under the current
   CPTs -- complete rows count once; a row with missing values adds its exact posterior
-  over each family's cells (:func:`bnfisher.inference.expected_counts`, one batched
+  over each family's cells (:func:`bnfisher.bn.inference.expected_counts`, one batched
   junction-tree calibration per block of distinct rows);
 - **M-step**: ``theta_ijk = (E[N_ijk] + alpha) / (E[N_ij] + r_i alpha)`` (the pseudocount
   ``alpha`` is a Dirichlet prior, so this is MAP-EM).

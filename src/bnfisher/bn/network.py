@@ -225,7 +225,7 @@ class BayesianNetwork:
 
     @property
     def schema(self) -> Schema:
-        """The :class:`~bnfisher.encoding.Schema` every input is encoded with.
+        """The :class:`~bnfisher.data.Schema` every input is encoded with.
 
         Its variable order is the network's *declared* order (the order of
         ``states``, i.e. of the training data's columns): an array of codes given
@@ -371,7 +371,7 @@ class BayesianNetwork:
         Parameters
         ----------
         data : DataFrame, ndarray of int, EncodedData or counts provider
-            Categorical data (see :func:`bnfisher.counts.as_provider`).
+            Categorical data (see :func:`bnfisher.data.providers.as_provider`).
         parents : mapping
             ``{variable: sequence of parents}``; every key is a variable of the model,
             and so is every parent.

@@ -2,7 +2,7 @@
 
 A thin shell: it parses arguments, checks that they make sense together, calls the
 public API and prints results.  Every input of a command is encoded with one
-:class:`~bnfisher.encoding.Schema` (learned jointly from all the inputs, or the
+:class:`~bnfisher.data.Schema` (learned jointly from all the inputs, or the
 network's), every output path is checked before any work and written atomically,
 and every option either changes the result or is refused.  A user's mistake is
 printed as one line on stderr with exit status 2; a traceback means a bug.

@@ -51,7 +51,7 @@ def mmd_by_family(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, ran
     X, Y : DataFrame, ndarray of int, EncodedData, Dask DataFrame or path
         The two samples (rows with missing values use expected count tables).
     n_permutations : int, default=1000
-        The same permutations as :func:`bnfisher.selection.mmd_test` with the same
+        The same permutations as :func:`bnfisher.comparison.mmd_test` with the same
         ``random_state``.
     random_state : None, int or Generator
 
@@ -68,7 +68,7 @@ def mmd_by_family(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, ran
     Raises
     ------
     OptionError, DataError
-        As :func:`~bnfisher.selection.permutation_statistics`.
+        As :func:`~bnfisher.comparison.permutation_statistics`.
 
     Examples
     --------
@@ -91,8 +91,8 @@ def family_table(kernel: FamilyKernel, outcome) -> pd.DataFrame:
     ----------
     kernel : FisherKernel or OverlapKernel
     outcome : PermutationStatistics
-        From :func:`bnfisher.selection.permutation_statistics`; the same object can give the test
-        (:meth:`bnfisher.selection.TwoSampleResult.from_statistics`), so the permutations run once.
+        From :func:`bnfisher.comparison.permutation_statistics`; the same object can give the test
+        (:meth:`bnfisher.comparison.TwoSampleResult.from_statistics`), so the permutations run once.
 
     Returns
     -------

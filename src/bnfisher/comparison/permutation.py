@@ -49,7 +49,7 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
                            max_rows: int = 10_000_000) -> PermutationStatistics:
     """Per-family MMD² of two samples and of ``n_permutations`` random re-splits, from count tables.
 
-    The engine of :func:`mmd_test` and :func:`bnfisher.explain.mmd_by_family`: with the
+    The engine of :func:`mmd_test` and :func:`bnfisher.comparison.explain.mmd_by_family`: with the
     same ``random_state`` both see the same permutations.  The pooled rows are
     compressed to distinct rows with multiplicities; a permutation is the number of
     copies of each distinct row sent to the first sample (a multivariate

@@ -3,15 +3,15 @@
 Every statistic bnfisher needs from data -- structure scores, CPTs, MMD and set
 kernels -- is a set of count tables.  :class:`DaskCounts` computes many families'
 tables in **one pass** over the partitions: each partition is encoded with the one
-fitted :class:`~bnfisher.encoding.Schema` (so every partition is binned and coded
+fitted :class:`~bnfisher.data.Schema` (so every partition is binned and coded
 alike) and counted by the same block-counting kernel as the in-memory provider
-(:func:`bnfisher.counts.count_block`); the per-partition tables are summed in a
+(:func:`bnfisher.data.counts.count_block`); the per-partition tables are summed in a
 tree.  The same code runs on a laptop (``LocalCluster``) and on a cluster
 (``Client("tcp://scheduler:8786")``, dask-jobqueue, Dask Kubernetes): bnfisher only
 builds the task graph; whatever Dask client is active runs it.
 
 This is the only module that knows about Dask; the core reaches it through
-:func:`bnfisher.counts.as_provider`.  Optional extra: ``pip install "bnfisher[dask]"``.
+:func:`bnfisher.data.providers.as_provider`.  Optional extra: ``pip install "bnfisher[dask]"``.
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ class DaskCounts:
     Attributes
     ----------
     schema, variables, states, cardinalities, n_rows
-        As for :class:`bnfisher.counts.NumpyCounts`.
+        As for :class:`bnfisher.data.providers.NumpyCounts`.
     partition_offsets : ndarray of int
         Global row number of the first row of each partition (length
         ``npartitions + 1``): rows are numbered across the whole data.

@@ -9,7 +9,7 @@ Every module that needs data asks for a *counts provider* (:class:`CountsProvide
 declared here once) and gets one from :func:`as_provider`, the single entry that
 turns any accepted input -- a DataFrame, an array of codes, :class:`EncodedData`,
 a Dask DataFrame, a Parquet or CSV path -- into a provider.  :class:`NumpyCounts`
-is the in-memory provider; :class:`bnfisher.scale.DaskCounts` (optional extra
+is the in-memory provider; :class:`bnfisher.dask.DaskCounts` (optional extra
 ``[dask]``, imported only when Dask data arrives) the distributed one.
 """
 

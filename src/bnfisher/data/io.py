@@ -50,7 +50,7 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
 
     The delimiter of a text file is detected (comma, semicolon, tab or bar).
     Numeric columns are read as numbers; bin them with a
-    :class:`~bnfisher.encoding.Schema` learned with ``bins`` (the command line's
+    :class:`~bnfisher.data.Schema` learned with ``bins`` (the command line's
     ``--bins``), which bins every input of a command with the same edges.
 
     Parameters

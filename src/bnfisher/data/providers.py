@@ -128,7 +128,7 @@ class NumpyCounts:
         self.missing = check_option(missing, "missing", ("error", "available-case"))
         if missing == "error" and codes.shape[0] and codes.min() < 0:
             raise DataError("The data has missing values (code -1); count tables need complete rows. Use "
-                            "`bnfisher.inference.expected_counts`, missing='available-case', or a method that "
+                            "`bnfisher.bn.inference.expected_counts`, missing='available-case', or a method that "
                             "marginalizes them.")
         self.codes = codes
         self.schema = schema
@@ -139,7 +139,7 @@ class NumpyCounts:
 
     @classmethod
     def from_encoded(cls, encoded: EncodedData) -> NumpyCounts:
-        """Return a provider over an :class:`~bnfisher.encoding.EncodedData`.
+        """Return a provider over an :class:`~bnfisher.data.EncodedData`.
 
         Parameters
         ----------
@@ -163,7 +163,7 @@ class NumpyCounts:
 
     @property
     def encoded(self) -> EncodedData:
-        """The codes with their schema, as :class:`~bnfisher.encoding.EncodedData` (no copy)."""
+        """The codes with their schema, as :class:`~bnfisher.data.EncodedData` (no copy)."""
         return EncodedData(self.codes, self.variables, dict(self.schema.states), schema=self.schema)
 
     def counts(self, families: Sequence[Sequence[int]]) -> list:

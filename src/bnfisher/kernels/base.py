@@ -90,7 +90,7 @@ class FamilyKernel:
     # ------------------------------------------------------------ data
     @property
     def schema(self):
-        """The network's :class:`~bnfisher.encoding.Schema`: how every input is encoded."""
+        """The network's :class:`~bnfisher.data.Schema`: how every input is encoded."""
         return self.network.schema
 
     handle_unknown = "error"
@@ -129,7 +129,7 @@ class FamilyKernel:
         -------
         list of (rows, cells, weights)
             One triple of arrays per family (see
-            :func:`bnfisher.inference.family_cell_weights`).
+            :func:`bnfisher.bn.inference.family_cell_weights`).
 
         Raises
         ------

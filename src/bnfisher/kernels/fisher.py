@@ -45,7 +45,7 @@ class FisherKernel(FamilyKernel):
         assumes ``theta_ijk > 0``).
     inference : {"auto", "exact", "junction-tree", "elimination", "sampling"}, default="auto"
         How the parent marginals ``P(pi_i(D) = j)`` are computed; see
-        :func:`bnfisher.inference.parent_marginals`.
+        :func:`bnfisher.bn.inference.parent_marginals`.
     information : {"fisher", "identity"}, default="fisher"
         ``"fisher"`` is the Fisher kernel of Theorem 1.  ``"identity"`` is the
         "practical" kernel ``s(x)^T s(y)`` (no inverse Fisher information), with the

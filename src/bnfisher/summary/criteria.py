@@ -105,7 +105,7 @@ class Criterion(Protocol):
 class MMDCriterion:
     """``d(X_S, X)`` of eq. 10 (the squared MMD of a subset to the data) with incremental updates.
 
-    The search runs on *units*, the distinct candidate rows (:class:`~bnfisher.kernel.KernelColumns`):
+    The search runs on *units*, the distinct candidate rows (:class:`~bnfisher.kernels.KernelColumns`):
     identical rows have identical candidate values, so each is scored once, and a
     kernel column costs ``n`` gathers over the units -- ``O(N n)`` time and memory,
     never the ``N x sum_i r_i`` embedding.

@@ -206,7 +206,7 @@ def plot_family_shares(table: pd.DataFrame, *, top: int = 15, ax=None):
     Parameters
     ----------
     table : DataFrame
-        From :func:`bnfisher.explain.mmd_by_family`.
+        From :func:`bnfisher.comparison.explain.mmd_by_family`.
     top : int, default=15
     ax : matplotlib Axes, optional
 
@@ -239,7 +239,7 @@ def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y")
     Parameters
     ----------
     values_x, values_y : ndarray
-        :func:`bnfisher.explain.witness` of each sample's rows.
+        :func:`bnfisher.comparison.explain.witness` of each sample's rows.
     names : tuple of str
     ax : matplotlib Axes, optional
 

@@ -1,6 +1,6 @@
 """A report a person can read: one self-contained HTML file (and the same content as JSON).
 
-A shell around :mod:`bnfisher.explain`: the data overview, the network picture, the
+A shell around :mod:`bnfisher.comparison.explain`: the data overview, the network picture, the
 two-sample test, the family table with p-values, the largest cells and the most
 typical rows of each side -- or, for a summary, the prototypes and criticisms.
 Images are embedded as PNG data, the CSS is inline, and nothing is fetched.

@@ -12,7 +12,7 @@ State labels are written as text.  To give labels back with the type the user
 gave (``int``, ``float`` or ``bool``), :func:`write_bif` adds a property line
 ``property bnfisher_label_type = int ;`` to such variables; the bin edges of a
 binned numeric variable and the missing-value markers of the network's
-:class:`~bnfisher.encoding.Schema` travel the same way
+:class:`~bnfisher.data.Schema` travel the same way
 (``bnfisher_bin_edges``, ``bnfisher_na_values``).  Other BIF readers ignore
 properties.
 """

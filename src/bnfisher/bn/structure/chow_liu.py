@@ -28,7 +28,7 @@ def mutual_information_matrix(provider) -> np.ndarray:
     Parameters
     ----------
     provider : CountsProvider
-        See :func:`bnfisher.counts.as_provider`.
+        See :func:`bnfisher.data.providers.as_provider`.
 
     Returns
     -------

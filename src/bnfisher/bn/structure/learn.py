@@ -168,7 +168,7 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
     Parameters
     ----------
     data : DataFrame, ndarray of int, EncodedData, counts provider, Dask DataFrame or path
-        Training data (see :func:`bnfisher.counts.as_provider`).  An integer
+        Training data (see :func:`bnfisher.data.providers.as_provider`).  An integer
         array holds codes; its columns are named ``X0, X1, ...`` in array order.
     structure : str, mapping, sequence of edges or BayesianNetwork, default="chow-liu"
         ``"chow-liu"``
@@ -180,7 +180,7 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         ``"hc"``
             Hill climbing with add / delete / reverse moves.  By default
             (``search="order"``) it climbs from the empty graph (or ``start``), then
-            searches variable orders (:mod:`bnfisher.structure.ordering`: each
+            searches variable orders (:mod:`bnfisher.bn.structure.ordering`: each
             variable's best parent set among its predecessors, drawn from its 8 best
             single parents, up to 3, and its climbed parents) and climbs again from
             the best order's DAG.
@@ -195,7 +195,7 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
             ``random_state``, ``max_iter``, ``progress``.
         ``"exact"``
             The DAG with the highest score, by the dynamic programme of Silander &
-            Myllymäki (2006) (:mod:`bnfisher.structure.exact`); up to 25 variables.
+            Myllymäki (2006) (:mod:`bnfisher.bn.structure.exact`); up to 25 variables.
             Options ``structure_score``, ``ess``, ``structure_prior``, ``max_parents``,
             ``whitelist``, ``blacklist``, ``progress`` (the estimate and each step,
             on stderr), ``max_local_scores`` (refuse above this many candidate parent
@@ -220,7 +220,7 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         ``"available-case"``: each family is counted over the rows where it is
         observed, for the structure and the CPTs (fast; biased unless values are
         missing completely at random).  ``"em"``: the structure from available-case
-        counts as the start, the CPTs by EM (:func:`bnfisher.em.fit_em`, exact
+        counts as the start, the CPTs by EM (:func:`bnfisher.bn.em.fit_em`, exact
         E-steps), then -- for a named structure on in-memory data -- rounds of
         **structural EM** as R bnlearn's ``structural.em`` does it: every missing
         cell imputed by its exact posterior mode under the current network, the
@@ -233,7 +233,7 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
     hidden : mapping, optional
         ``{variable: number of states or labels}`` of hidden variables that a *given*
         structure names and the data lacks; they are fitted by EM from a random start
-        (``random_state``) and marginalized by the kernel (see :func:`bnfisher.em.fit_em`).
+        (``random_state``) and marginalized by the kernel (see :func:`bnfisher.bn.em.fit_em`).
     random_state : None, int or Generator
         Seed for hill climbing's restarts (``structure="hc"``) and hidden variables' start.
     structure_score, ess, structure_prior, max_parents, whitelist, blacklist, start, search, tabu, max_tabu, \
@@ -254,7 +254,7 @@ restarts, perturb, max_iter, max_local_scores, progress, class_variable, k
         Unknown structure name or class variable, ``k < 0``, cycles in a given
         structure or whitelist, arcs in both whitelist and blacklist.
     DataError
-        Names absent from the data; bad data (see :func:`bnfisher.counts.as_provider`).
+        Names absent from the data; bad data (see :func:`bnfisher.data.providers.as_provider`).
 
     Examples
     --------
