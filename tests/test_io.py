@@ -114,3 +114,28 @@ def test_compiled_functions_fall_back_to_no_cache_where_none_can_be_kept(monkeyp
         return 2 * x
 
     assert double(21) == 42
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_a_write_killed_by_a_signal_leaves_no_temporary_file_and_no_target(tmp_path, name):
+    """The signal arrives mid-write (from inside fsync); the process still dies of it, and leaves nothing behind."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import os, signal
+        import bnfisher.data.io as io
+        real = os.fsync
+        def fsync(fd):
+            os.kill(os.getpid(), signal.{name})
+            return real(fd)
+        io.os.fsync = fsync
+        io.write_text({str(tmp_path / "out.csv")!r}, "a\\n" * 1000)
+        print("survived")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -getattr(signal, name), done.stderr
+    assert "survived" not in done.stdout
+    assert list(tmp_path.iterdir()) == []

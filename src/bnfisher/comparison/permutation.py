@@ -160,6 +160,9 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     for start in range(0, n_permutations, batch):
         size = min(batch, n_permutations - start)
         null_parts[start:start + size] = parts(split_draws(multiplicity, n_x, size, random_state=rng))
+    if not (np.all(np.isfinite(observed_parts)) and np.all(np.isfinite(null_parts))):
+        raise DataError("The MMD² is not finite (a cell of probability ~0 under the network); no p-value is given "
+                        "for it. Refit the network's CPTs with a pseudocount.")
     return PermutationStatistics(list(active), observed_parts, null_parts, unbiased, full_statistic, mean_x, mean_y)
 
 

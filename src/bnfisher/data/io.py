@@ -8,14 +8,18 @@ missing its folder, is a folder, or is one of the command's inputs.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
+import io
 import os
 import stat
+import sys
 import tempfile
 import zlib
 from collections.abc import Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from bnfisher.exceptions import DataError, OutputError
@@ -31,17 +35,38 @@ def _suffix(path: str) -> str:
     return next((s for s in sorted(TABLE_SUFFIXES, key=len, reverse=True) if lower.endswith(s)), "")
 
 
-def _sniff_delimiter(path: str, compressed: bool) -> str:
-    """``,``, ``;``, tab or ``|``, from the first lines of the file (csv.Sniffer on a sample)."""
-    opener = gzip.open if compressed else open
-    with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as handle:
-        sample = handle.read(64 * 1024)
+def _sniff(sample: str) -> str:
+    """``,``, ``;``, tab or ``|``, from the first lines of a text table (csv.Sniffer on a sample)."""
     if not sample.strip():
         return ","
     try:
         return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
     except csv.Error:
         return ","
+
+
+def _sample(path: str, compressed: bool) -> str:
+    opener = gzip.open if compressed else open
+    with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as handle:
+        return handle.read(64 * 1024)
+
+
+def _check_header(sample: str, sep: str, source: str) -> None:
+    """Refuse what pandas would misread silently: duplicate names (renamed x.1) and a short header (an index)."""
+    lines = [row for row in csv.reader(io.StringIO(sample), delimiter=sep) if row]
+    if not lines:
+        return
+    header = [name.strip() for name in lines[0]]
+    twice = sorted({name for name in header if header.count(name) > 1})
+    if twice:
+        raise DataError(f"{source}: the header names column(s) {twice} more than once; give every column its own "
+                        "name.")
+    longer = next((k for k, row in enumerate(lines[1:-1] if len(lines) > 2 else lines[1:], start=2)
+                   if len(row) > len(header)), None)
+    if longer is not None:
+        raise DataError(f"{source}: the header has {len(header)} names but line {longer} has "
+                        f"{len(lines[longer - 1])} fields; name every column (pandas would turn the first into "
+                        "an index and drop it).")
 
 
 def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
@@ -83,13 +108,23 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
     ['a', 'b']
     """
     path = os.fspath(path)
-    if not os.path.exists(path):
+    stream = path == "-" or (os.path.exists(path) and not os.path.isdir(path)
+                             and not stat.S_ISREG(os.stat(path).st_mode))
+    if not stream and not os.path.exists(path):
         raise FileNotFoundError(f"No such file: {path!r}.")
     if os.path.isdir(path):
         raise DataError(f"{path!r} is a folder, not a table file.")
     suffix = _suffix(path)
-    if not suffix:
-        raise DataError(f"Cannot read {path!r}: use a .csv, .csv.gz, .tsv or .parquet file.")
+    source = "standard input" if path == "-" else path
+    if stream:
+        # Standard input, a pipe or <(zcat x.csv.gz): read once into memory (it cannot be read twice).
+        raw = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()  # noqa: SIM115
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        path, suffix = io.BytesIO(raw), (suffix.removesuffix(".gz") or ".csv")
+    elif not suffix:
+        raise DataError(f"Cannot read {path!r}: use a .csv, .csv.gz, .tsv or .parquet file, or - for standard "
+                        "input.")
     try:
         if suffix in (".parquet", ".pq"):
             frame = pd.read_parquet(path, columns=list(columns) if columns is not None else None)
@@ -99,23 +134,38 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
                 frame = frame.astype({c: object for c in text})
         else:
             compressed = suffix.endswith(".gz")
-            sep = "\t" if suffix.startswith(".tsv") else _sniff_delimiter(path, compressed)
+            sample = (path.getvalue()[: 64 * 1024].decode("utf-8", errors="replace") if stream
+                      else _sample(path, compressed))
+            sep = "\t" if suffix.startswith(".tsv") else _sniff(sample)
+            _check_header(sample, sep, source)
             frame = pd.read_csv(path, sep=sep, na_values=list(na_values) if na_values else None,
                                 usecols=list(columns) if columns is not None else None, skipinitialspace=True)
-    except FileNotFoundError:
+            frame = _integer_codes_with_gaps(frame)
+    except (FileNotFoundError, DataError):
         raise
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, EOFError, OSError,
             zlib.error, gzip.BadGzipFile, ValueError, KeyError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise DataError(f"Cannot read {path!r} as a {suffix} table: {message}") from None
+        raise DataError(f"Cannot read {source!r} as a {suffix} table: {message}") from None
     except Exception as exc:  # pyarrow raises its own classes for corrupt Parquet files
         if type(exc).__module__.startswith("pyarrow"):
-            raise DataError(f"Cannot read {path!r} as a Parquet table: {str(exc).splitlines()[0]}") from None
+            raise DataError(f"Cannot read {source!r} as a Parquet table: {str(exc).splitlines()[0]}") from None
         raise
     if frame.shape[1] == 0:
-        raise DataError(f"{path!r} has no columns.")
+        raise DataError(f"{source!r} has no columns.")
     if na_values and suffix in (".parquet", ".pq"):
         frame = frame.mask(frame.isin(list(na_values)))
+    return frame
+
+
+def _integer_codes_with_gaps(frame: pd.DataFrame) -> pd.DataFrame:
+    """Integer columns that pandas read as float because of empty cells: integers with missing values (Int64)."""
+    for column in frame.columns:
+        values = frame[column]
+        if pd.api.types.is_float_dtype(values.dtype) and values.isna().any():
+            present = values.dropna()
+            if len(present) and bool((present == np.round(present)).all()) and present.abs().max() < 2**53:
+                frame[column] = values.astype("Int64")
     return frame
 
 
@@ -211,6 +261,43 @@ def write_bytes(path: str | os.PathLike, content: bytes) -> None:
             stream.write(content)
         return
     folder = os.path.dirname(target) or "."
+    with _interruptible():
+        _write_replace(folder, target, content)
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP during a write: unwind (removing the temporary file), then end as the signal asks."""
+
+
+@contextlib.contextmanager
+def _interruptible():
+    """While writing, SIGTERM and SIGHUP unwind like Ctrl-C (so the temporary file is removed), then re-raise."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = {}
+
+    def handler(number, frame):
+        caught["signal"] = number
+        raise _Terminated(number)
+
+    names = [name for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    previous = {name: signal.signal(getattr(signal, name), handler) for name in names}
+    try:
+        yield
+    except _Terminated:
+        pass
+    finally:
+        for name, old in previous.items():
+            signal.signal(getattr(signal, name), old)
+    if caught:  # the write was abandoned and cleaned up: now die of the signal, as the sender asked
+        os.kill(os.getpid(), caught["signal"])
+
+
+def _write_replace(folder: str, target: str, content: bytes) -> None:
     handle, temporary = tempfile.mkstemp(dir=folder, prefix=".bnfisher-", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:

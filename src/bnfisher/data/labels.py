@@ -212,3 +212,28 @@ def encode_column(series: pd.Series, column, states: tuple, *, bin_edges=None, n
         )
     return codes
 
+
+def harmonise_labels(columns: list) -> list:
+    """One column from several tables: where some hold numbers and others text, read numeric text as numbers.
+
+    A CSV column with one odd cell (``"unknown"`` among integers) is read as text, so
+    ``"1"`` in one table and ``1`` in another would become two states and every row of
+    one table would look different.  Text that is a number becomes that number (an
+    int when it is integral); other text stays a label.
+    """
+    kinds = [_is_numeric(c) for c in columns if not isinstance(c.dtype, pd.CategoricalDtype)]
+    if not (any(kinds) and not all(kinds)):
+        return columns
+    out = []
+    for column in columns:
+        if _is_numeric(column) or isinstance(column.dtype, pd.CategoricalDtype):
+            out.append(column)
+            continue
+        numbers = pd.to_numeric(column.astype(object).where(column.notna(), None), errors="coerce")
+        parsed = numbers.notna() & column.notna()
+        values = column.astype(object).copy()
+        as_numbers = numbers[parsed]
+        integral = as_numbers == np.round(as_numbers)
+        values[parsed] = [int(x) if i else float(x) for x, i in zip(as_numbers, integral)]
+        out.append(values)
+    return out

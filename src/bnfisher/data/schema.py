@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -37,6 +37,7 @@ from bnfisher.data.labels import (
     _missing_mask,
     _python_scalar,
     encode_column,
+    harmonise_labels,
 )
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
 
@@ -113,15 +114,28 @@ class Schema:
         for v, values in (bin_edges or {}).items():
             if v not in clean:
                 raise SchemaError(f"`bin_edges` names {v!r}, which is not a variable of the schema.")
-            values = tuple(float(e) for e in values)
-            if len(values) != len(clean[v]) + 1 or any(b < a for a, b in zip(values, values[1:])):
-                raise SchemaError(f"Variable {v!r}: {len(values)} bin edges do not fit its {len(clean[v])} states "
-                                  "(need one more edge than states, increasing).")
+            try:
+                values = tuple(float(e) for e in values)
+            except (TypeError, ValueError):
+                raise SchemaError(f"Variable {v!r}: bin edges must be numbers; got {values!r}.") from None
+            increasing = all(b > a for a, b in zip(values, values[1:])) or (len(values) == 2 and values[0] == values[1])
+            if len(values) != len(clean[v]) + 1 or not all(np.isfinite(values)) or not increasing:
+                raise SchemaError(f"Variable {v!r}: bin edges {values} do not fit its {len(clean[v])} states (need "
+                                  "one more edge than states, finite and strictly increasing).")
             edges[v] = values
         self._states = clean
         self._bin_edges = edges
         self._variables = tuple(clean)
-        self._na_values = tuple(na_values or ())
+        if na_values is None:
+            na_values = ()
+        elif isinstance(na_values, (str, bytes)) or not isinstance(na_values, Iterable):
+            na_values = (na_values,)  # one marker, not its characters
+        self._na_values = tuple(_python_scalar(m) for m in na_values)
+        for v, labels in clean.items():
+            clash = [m for m in self._na_values if any(type(m) is type(x) and m == x for x in labels)]
+            if clash and v not in edges:
+                raise SchemaError(f"{clash[0]!r} is both a state of {v!r} and a missing-value marker; drop it from "
+                                  "`na_values` or rename the state.")
         self._hidden = tuple(v for v in self._variables if v in set(hidden or ()))
         unknown = [v for v in (hidden or ()) if v not in clean]
         if unknown:
@@ -184,8 +198,9 @@ class Schema:
             absent = [v for v in variables if v not in frame.columns]
             if absent:
                 raise DataError(f"Table {position} lacks column(s) {absent} (it has {list(frame.columns)}).")
-        union = {v: pd.concat([frame[v] for frame in data], ignore_index=True) if len(data) > 1 else data[0][v]
-                 for v in variables}
+        # Several tables: "1" in one and 1 in another are one state (harmonise_labels), then the union of values.
+        union = {v: pd.concat(harmonise_labels([frame[v] for frame in data]), ignore_index=True) if len(data) > 1
+                 else data[0][v] for v in variables}
         to_bin: list = []
         if bins is not None:
             bins = check_positive_int(bins, "bins", minimum=2)
@@ -448,6 +463,11 @@ class Schema:
         -------
         dict
         """
+        for v in self._variables:
+            kinds = {type(x).__name__ for x in (v, *self._states[v]) if not isinstance(x, (str, int, float, bool))}
+            if kinds:
+                raise SchemaError(f"Variable {v!r} has labels of type {', '.join(sorted(kinds))}, which JSON cannot "
+                                  "give back as they are; convert the column to str (or numbers) first.")
         return {
             "format": "bnfisher-schema",
             "version": 1,
@@ -478,9 +498,15 @@ class Schema:
         try:
             if content.get("format") != "bnfisher-schema":
                 raise KeyError("format")
+            for key in ("variables", "states", "na_values", "hidden"):
+                if not isinstance(content.get(key, []), list):
+                    raise TypeError(key)
+            if not isinstance(content.get("bin_edges", {}), dict) or not all(
+                    isinstance(x, list) for x in [*content["states"], *content.get("bin_edges", {}).values()]):
+                raise TypeError("states or bin_edges")
             variables = list(content["variables"])
             states = {v: tuple(s) for v, s in zip(variables, content["states"])}
-            if len(states) != len(variables):
+            if len(states) != len(variables) or len(content["states"]) != len(variables):
                 raise KeyError("states")
             by_text = {str(v): v for v in variables}
             edges = {by_text[k]: tuple(e) for k, e in content.get("bin_edges", {}).items()}

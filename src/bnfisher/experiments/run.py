@@ -21,7 +21,8 @@ def run_experiment(output: str, *, datasets: Sequence[str] = DATASETS, models: S
 
     Writes ``results.csv``, ``timings.csv``, ``claims.csv``, ``report.md`` and
     ``figure-<model>.png`` to the folder ``output`` (created if absent; each file
-    written atomically).
+    written atomically).  Refuses, before any run, a folder that already holds any
+    of these files: earlier results are never replaced.
 
     Parameters
     ----------
@@ -35,10 +36,19 @@ def run_experiment(output: str, *, datasets: Sequence[str] = DATASETS, models: S
     ExperimentResult
         All runs' results and timings, concatenated.
     """
-    from bnfisher.data.io import write_table, write_text
+    from bnfisher.data.io import check_outputs, write_table, write_text
+    from bnfisher.exceptions import OutputError
     from bnfisher.experiments.report import plot_summarization, report_markdown, summarize_claims
 
+    if os.path.exists(output) and not os.path.isdir(output):
+        raise OutputError(f"Output {output!r} is a file; the experiment writes a folder of results.")
+    names = ["results.csv", "timings.csv", "claims.csv", "report.md", *(f"figure-{m}.png" for m in models)]
+    present = [n for n in names if os.path.lexists(os.path.join(output, n))]
+    if present:
+        raise OutputError(f"Output folder {output!r} already holds {', '.join(present)}; choose a new folder (or "
+                          "move those files away): results are never replaced.")
     os.makedirs(output, exist_ok=True)
+    check_outputs([os.path.join(output, n) for n in names])
     runs = [(d, m, s) for s in seeds for m in models for d in datasets]
     iterator = runs
     if progress:

@@ -28,7 +28,7 @@ from bnfisher.bn.inference.exact import DEFAULT_MAX_TABLE_SIZE, INFERENCE_METHOD
 from bnfisher.bn.inference.marginals import parent_marginals
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.counts import configuration_index, n_configurations
-from bnfisher.exceptions import OptionTypeError
+from bnfisher.exceptions import DataError, OptionTypeError
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.overlap import _identity_block_features
 
@@ -139,6 +139,11 @@ class FisherKernel(FamilyKernel):
             )
         else:
             self.parent_marginals_, self.inference_ = None, "none"
+        # The (q, r, r) feature tables, checked against memory before any is built.
+        check_allocation(8.0 * sum(n_configurations(network.cardinalities, p) * int(network.cardinalities[i]) ** 2
+                                   for i, p in enumerate(network.parent_indices())),
+                         "The Fisher kernel's per-cell feature tables", "limit the parents (`max_parents`) or use "
+                         "variables with fewer states.")
         tables, valid = [], []
         for i, v in enumerate(network.variables):
             r = int(network.cardinalities[i])
@@ -146,6 +151,7 @@ class FisherKernel(FamilyKernel):
             q = theta.shape[0]
             if information == "fisher":
                 marginal = np.asarray(self.parent_marginals_[v], dtype=np.float64).reshape(-1)
+                _check_cell_probabilities(network, i, theta, marginal)
                 table, ok = _fisher_block_features(theta, marginal)
             else:
                 table, ok = _identity_block_features(theta)
@@ -248,6 +254,29 @@ class FisherKernel(FamilyKernel):
             f"FisherKernel({self.network!r}, information={self.information!r}, normalize={self.normalize}, "
             f"inference_={self.inference_!r})"
         )
+
+
+#: Smallest P(parents = j) * theta_jk of a possible cell: the features are 1 / sqrt of it, their products 1 / it.
+MIN_CELL_PROBABILITY = 1e-100
+
+
+def _check_cell_probabilities(network: BayesianNetwork, i: int, theta: np.ndarray, marginal: np.ndarray) -> None:
+    """Refuse cells so improbable that the kernel's features overflow (their products would be inf or NaN)."""
+    product = marginal[:, None] * theta
+    tiny = (product > 0) & (product < MIN_CELL_PROBABILITY)
+    if not tiny.any():
+        return
+    j, k = (int(x[0]) for x in np.nonzero(tiny))
+    v = network.variables[i]
+    parents = network.parents[v]
+    cards = [len(network.states[p]) for p in parents]
+    config = np.unravel_index(j, cards) if parents else ()
+    where = ", ".join(f"{p}={network.states[p][c]!r}" for p, c in zip(parents, config))
+    raise DataError(
+        f"Variable {v!r}, state {network.states[v][k]!r}{' given ' + where if where else ''}: P(parents) x theta = "
+        f"{product[j, k]:.3g}, below {MIN_CELL_PROBABILITY:g}; the Fisher kernel's features there (1 / sqrt of it) "
+        "overflow and every statistic would be inf or NaN. Refit the CPTs with a pseudocount "
+        "(BayesianNetwork.from_data(..., pseudocount=1)) or smooth that table.")
 
 
 def _fisher_block_features(theta: np.ndarray, marginal: np.ndarray):

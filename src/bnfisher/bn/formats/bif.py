@@ -32,7 +32,6 @@ from bnfisher.exceptions import DataError, NetworkFileError, OptionTypeError, Sc
 
 __all__ = ["read_bif", "parse_bif", "write_bif", "check_bif_names"]
 
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _BLOCK = re.compile(r"(network|variable|probability)\b", re.S)
 _VARIABLE = re.compile(
     r"variable\s+(?P<name>[^\s{]+)\s*\{\s*type\s+discrete\s*\[\s*(?P<n>\d+)\s*\]\s*"
@@ -41,7 +40,7 @@ _VARIABLE = re.compile(
 )
 _NETWORK = re.compile(r"network\s+(?:\"[^\"]*\"|[^\s{]+)\s*\{(?P<body>[^}]*)\}", re.S)
 _PROBABILITY = re.compile(r"probability\s*\(\s*(?P<head>[^)]*)\)\s*\{(?P<body>[^}]*)\}", re.S)
-_PROPERTY = re.compile(r"property\s+(?P<key>\w+)\s*=\s*(?P<value>[^;]*);")
+_PROPERTY = re.compile(r"property\s+(?P<key>\w+)\s*=\s*(?P<value>.*)", re.S)
 _FORBIDDEN = re.compile(r"[\s,;{}()\[\]|\"]")
 _CONVERTERS = {"int": int, "float": float, "bool": lambda text: {"True": True, "False": False}[text]}
 
@@ -50,9 +49,35 @@ def _split(text: str) -> list:
     return [token for token in re.split(r"[,\s]+", text) if token]
 
 
-def _blank(match: re.Match) -> str:
-    # Comments become blanks of the same length (newlines kept), so offsets still give line numbers.
-    return re.sub(r"[^\n]", " ", match.group(0))
+def _strip_comments(text: str, fail) -> str:
+    """Blank ``//`` and ``/* */`` comments in one linear pass (newlines kept, so offsets still give line numbers)."""
+    parts, position = [], 0
+    while True:
+        line, block = text.find("//", position), text.find("/*", position)
+        if line < 0 and block < 0:
+            parts.append(text[position:])
+            return "".join(parts)
+        start = line if block < 0 or 0 <= line < block else block
+        if start == line:
+            end = text.find("\n", start)
+            end = len(text) if end < 0 else end
+        else:
+            end = text.find("*/", start + 2)
+            if end < 0:
+                parts.append(text[position:])
+                fail("".join(parts), start, "a '/*' comment is never closed.")
+            end += 2
+        parts.append(text[position:start])
+        parts.append(re.sub(r"[^\n]", " ", text[start:end]))
+        position = end
+
+
+def _properties(body: str):
+    """``(key, value)`` of every ``property key = value ;`` of a block body, in one linear pass."""
+    for chunk in body.split(";")[:-1]:
+        match = _PROPERTY.fullmatch(chunk.strip())
+        if match is not None:
+            yield match["key"], match["value"]
 
 
 def read_bif(path: str | os.PathLike) -> BayesianNetwork:
@@ -114,11 +139,14 @@ def parse_bif(text: str, *, source: str = "<text>") -> BayesianNetwork:  # noqa:
     """
     if not isinstance(text, str):
         raise OptionTypeError(f"`text` must be a str; got {type(text).__name__}.")
-    clean = _COMMENTS.sub(_blank, text)
+    def fail_in(scanned: str, position: int, message: str):
+        line = scanned.count("\n", 0, position) + 1
+        raise NetworkFileError(f"{source}, line {line}: {message}")
+
+    clean = _strip_comments(text, fail_in)
 
     def fail(position: int, message: str):
-        line = clean.count("\n", 0, position) + 1
-        raise NetworkFileError(f"{source}, line {line}: {message}")
+        fail_in(clean, position, message)
 
     blocks = _top_level_blocks(clean, fail)
     states, edges, na_values, hidden = {}, {}, (), []
@@ -126,9 +154,9 @@ def parse_bif(text: str, *, source: str = "<text>") -> BayesianNetwork:  # noqa:
     parents: dict = {}
     for kind, start, match in blocks:
         if kind == "network":
-            for prop in _PROPERTY.finditer(match["body"]):
-                if prop["key"] == "bnfisher_na_values":
-                    na_values = tuple(_json_property(prop["value"], start, fail))
+            for key, value in _properties(match["body"]):
+                if key == "bnfisher_na_values":
+                    na_values = tuple(_json_list(value, start, fail, key, (str, int, float, bool)))
         elif kind == "variable":
             name = match["name"]
             if name in states:
@@ -138,15 +166,15 @@ def parse_bif(text: str, *, source: str = "<text>") -> BayesianNetwork:  # noqa:
                 fail(start, f"variable {name!r} declares {match['n']} states but lists {len(labels)}.")
             if not labels:
                 fail(start, f"variable {name!r} has no states.")
-            for prop in _PROPERTY.finditer(match["rest"]):
-                key, value = prop["key"], prop["value"].strip()
+            for key, value in _properties(match["rest"]):
+                value = value.strip()
                 if key == "bnfisher_label_type" and value in _CONVERTERS:
                     try:
                         labels = [_CONVERTERS[value](label) for label in labels]
                     except (KeyError, ValueError):
                         fail(start, f"variable {name!r}: labels {labels} are not of type {value}.")
                 elif key == "bnfisher_bin_edges":
-                    edges[name] = _json_property(value, start, fail)
+                    edges[name] = _json_list(value, start, fail, key, (int, float))
                 elif key == "bnfisher_hidden" and value == "true":
                     hidden.append(name)
             if len(set(labels)) != len(labels):
@@ -201,11 +229,24 @@ def _top_level_blocks(clean: str, fail) -> list:
         position = match.end()
 
 
-def _json_property(value: str, start: int, fail):
+def _json_list(value: str, start: int, fail, key: str, kinds: tuple) -> list:
+    """Return a property's JSON list of scalars of ``kinds`` (anything else fails at its line)."""
     try:
-        return json.loads(value)
-    except json.JSONDecodeError:
-        fail(start, f"property value {value.strip()!r} is not valid JSON.")
+        content = json.loads(value)
+    except (json.JSONDecodeError, RecursionError):
+        fail(start, f"property {key} = {value.strip()[:60]!r} is not valid JSON.")
+    if not isinstance(content, list) or not all(isinstance(x, kinds) for x in content):
+        wanted = " or ".join(k.__name__ for k in kinds)
+        fail(start, f"property {key} must be a JSON list of {wanted} values; got {value.strip()[:60]!r}.")
+    return content
+
+
+def _json_text(content) -> str:
+    r"""Return JSON whose strings cannot end a BIF property or block, nor open a comment (; { } / as \uXXXX)."""
+    text = json.dumps(content)
+    for character in ";{}/":
+        text = text.replace(character, f"\\u{ord(character):04x}")
+    return text
 
 
 def _parse_table(body: str, child: str, ps: tuple, states: dict, start: int, fail) -> np.ndarray:
@@ -289,11 +330,16 @@ def check_bif_names(states) -> None:
             raise SchemaError(f"Variable {v!r} has distinct states that BIF would write alike ({twice[0]!r}, e.g. "
                               f"1 and '1'); convert the column to one type first.")
         for text in [str(v)] + texts:
-            if not text or _FORBIDDEN.search(text):
+            if not text or _FORBIDDEN.search(text) or "//" in text or "/*" in text:
                 raise SchemaError(
                     f"Cannot write {text!r} (variable {v!r}) to BIF: names and labels may not be empty or contain "
-                    "whitespace or any of , ; { } ( ) [ ] | \". Rename it first."
+                    "whitespace, // or /*, or any of , ; { } ( ) [ ] | \". Rename it first, or save the model "
+                    "in bnfisher's own format."
                 )
+        kinds = {type(label).__name__ for label in labels if not isinstance(label, (str, int, float, bool))}
+        if kinds:
+            raise SchemaError(f"Variable {v!r} has labels of type {', '.join(sorted(kinds))}, which BIF cannot "
+                              "give back; convert the column to str (or numbers) first.")
 
 
 def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *, name: str = "bnfisher") -> str:
@@ -326,12 +372,19 @@ def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *
     if not isinstance(network, BayesianNetwork):
         raise OptionTypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
     check_bif_names({str(v): network.states[v] for v in network.variables})
+    if not isinstance(name, str) or not name or _FORBIDDEN.search(name) or "//" in name or "/*" in name:
+        raise OptionTypeError(f"`name` must be a BIF name (no whitespace, //, /* or , ; {{ }} ( ) [ ] | \"); "
+                              f"got {name!r}.")
     schema = network.schema
     lines = [f"network {name} {{"]
     if schema.na_values:
-        lines.append(f"  property bnfisher_na_values = {json.dumps([str(v) for v in schema.na_values])} ;")
+        kinds = {type(v).__name__ for v in schema.na_values if not isinstance(v, (str, int, float, bool))}
+        if kinds:
+            raise SchemaError(f"Missing-value markers of type {', '.join(sorted(kinds))} cannot be written to BIF.")
+        lines.append(f"  property bnfisher_na_values = {_json_text(list(schema.na_values))} ;")
     lines.append("}")
-    for v in network.variables:
+    # Variable blocks in the declared order (schema.variables): an array of codes means the same after reading.
+    for v in schema.variables:
         labels = network.states[v]
         lines.append(f"variable {v} {{")
         lines.append(f"  type discrete [ {len(labels)} ] {{ {', '.join(str(label) for label in labels)} }};")
@@ -339,7 +392,7 @@ def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *
         if label_type is not None:
             lines.append(f"  property bnfisher_label_type = {label_type} ;")
         if v in schema.bin_edges:
-            lines.append(f"  property bnfisher_bin_edges = {json.dumps(list(schema.bin_edges[v]))} ;")
+            lines.append(f"  property bnfisher_bin_edges = {_json_text([float(e) for e in schema.bin_edges[v]])} ;")
         if v in schema.hidden:
             lines.append("  property bnfisher_hidden = true ;")
         lines.append("}")
