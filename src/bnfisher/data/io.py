@@ -118,27 +118,30 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
     source = "standard input" if path == "-" else path
     if stream:
         # Standard input, a pipe or <(zcat x.csv.gz): read once into memory (it cannot be read twice).
-        raw = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()  # noqa: SIM115
+        if path == "-":
+            raw = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as pipe:
+                raw = pipe.read()
         if raw[:2] == b"\x1f\x8b":
             raw = gzip.decompress(raw)
-        path, suffix = io.BytesIO(raw), (suffix.removesuffix(".gz") or ".csv")
+        buffer, suffix = io.BytesIO(raw), (suffix.removesuffix(".gz") or ".csv")
     elif not suffix:
         raise DataError(f"Cannot read {path!r}: use a .csv, .csv.gz, .tsv or .parquet file, or - for standard "
                         "input.")
     try:
         if suffix in (".parquet", ".pq"):
-            frame = pd.read_parquet(path, columns=list(columns) if columns is not None else None)
+            frame = pd.read_parquet(buffer if stream else path, columns=list(columns) if columns is not None else None)
             # Arrow-backed text is decoded lazily; decode it here, so a corrupt file fails here, with its name.
             text = [c for c in frame.columns if pd.api.types.is_string_dtype(frame[c].dtype)]
             if text:
                 frame = frame.astype({c: object for c in text})
         else:
             compressed = suffix.endswith(".gz")
-            sample = (path.getvalue()[: 64 * 1024].decode("utf-8", errors="replace") if stream
-                      else _sample(path, compressed))
+            sample = (raw[: 64 * 1024].decode("utf-8", errors="replace") if stream else _sample(path, compressed))
             sep = "\t" if suffix.startswith(".tsv") else _sniff(sample)
             _check_header(sample, sep, source)
-            frame = pd.read_csv(path, sep=sep, na_values=list(na_values) if na_values else None,
+            frame = pd.read_csv(buffer if stream else path, sep=sep, na_values=list(na_values) if na_values else None,
                                 usecols=list(columns) if columns is not None else None, skipinitialspace=True)
             frame = _integer_codes_with_gaps(frame)
     except (FileNotFoundError, DataError):

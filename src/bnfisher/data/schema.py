@@ -33,12 +33,12 @@ from bnfisher.data.labels import (
     _check_nonnegative,
     _infer_column_states,
     _is_numeric,
-    _json_label,
     _missing_mask,
     _python_scalar,
     encode_column,
     harmonise_labels,
 )
+from bnfisher.data.schema_json import schema_arguments, schema_to_dict
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
 
 __all__ = ['Schema', 'EncodedData']
@@ -463,20 +463,7 @@ class Schema:
         -------
         dict
         """
-        for v in self._variables:
-            kinds = {type(x).__name__ for x in (v, *self._states[v]) if not isinstance(x, (str, int, float, bool))}
-            if kinds:
-                raise SchemaError(f"Variable {v!r} has labels of type {', '.join(sorted(kinds))}, which JSON cannot "
-                                  "give back as they are; convert the column to str (or numbers) first.")
-        return {
-            "format": "bnfisher-schema",
-            "version": 1,
-            "variables": [_json_label(v) for v in self._variables],
-            "states": [[_json_label(s) for s in self._states[v]] for v in self._variables],
-            "bin_edges": {str(v): list(e) for v, e in self._bin_edges.items()},
-            "na_values": [_json_label(v) for v in self._na_values],
-            "hidden": [_json_label(v) for v in self._hidden],
-        }
+        return schema_to_dict(self)
 
     @classmethod
     def from_dict(cls, content: Mapping) -> Schema:
@@ -495,25 +482,7 @@ class Schema:
         -------
         Schema
         """
-        try:
-            if content.get("format") != "bnfisher-schema":
-                raise KeyError("format")
-            for key in ("variables", "states", "na_values", "hidden"):
-                if not isinstance(content.get(key, []), list):
-                    raise TypeError(key)
-            if not isinstance(content.get("bin_edges", {}), dict) or not all(
-                    isinstance(x, list) for x in [*content["states"], *content.get("bin_edges", {}).values()]):
-                raise TypeError("states or bin_edges")
-            variables = list(content["variables"])
-            states = {v: tuple(s) for v, s in zip(variables, content["states"])}
-            if len(states) != len(variables) or len(content["states"]) != len(variables):
-                raise KeyError("states")
-            by_text = {str(v): v for v in variables}
-            edges = {by_text[k]: tuple(e) for k, e in content.get("bin_edges", {}).items()}
-            return cls(states, bin_edges=edges, na_values=tuple(content.get("na_values", ())),
-                       hidden=[by_text[str(v)] for v in content.get("hidden", ())])
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise SchemaError(f"Not a bnfisher schema (bad or absent field {exc}).") from None
+        return cls(**schema_arguments(content))
 
     def to_json(self, path: str | os.PathLike | None = None) -> str:
         """Return the schema as JSON text; also written to ``path`` when given (atomically).
