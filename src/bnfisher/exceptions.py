@@ -53,6 +53,10 @@ class OutputError(BnfisherError, OSError):
     """An output path that cannot be written, or that would overwrite an input."""
 
 
+class SchedulerError(BnfisherError, ConnectionError):
+    """No Dask scheduler answered at the given address in time."""
+
+
 class ResourceError(BnfisherError, MemoryError):
     """A computation that would not fit in memory; the message gives the size and an alternative."""
 

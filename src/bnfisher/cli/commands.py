@@ -197,7 +197,8 @@ def _command_learn(args) -> None:
 
 def _check_summarize_options(args) -> None:
     dask = args.engine == "dask"
-    only_dask = {"--scheduler": args.scheduler, "--workers": args.workers, "--pool-size": args.pool_size}
+    only_dask = {"--scheduler": args.scheduler, "--workers": args.workers, "--pool-size": args.pool_size,
+                 "--scheduler-timeout": args.scheduler_timeout}
     misplaced = [flag for flag, value in only_dask.items() if value is not None and not dask]
     if misplaced:
         raise UsageError(f"{', '.join(misplaced)} apply to --engine dask only.")
@@ -221,7 +222,8 @@ def _summarize_dask(args) -> None:
     from bnfisher.summary.search import select_representatives
 
     started = time.perf_counter()
-    with dask_client(args.scheduler, n_workers=args.workers or 2) as client:
+    with dask_client(args.scheduler, n_workers=args.workers or 2,
+                     timeout=10.0 if args.scheduler_timeout is None else args.scheduler_timeout) as client:
         if args.network:
             _refuse_learning_options(args)
             network = _read_network(args)

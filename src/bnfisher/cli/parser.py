@@ -183,6 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     summarize.add_argument("--engine", default="numpy", choices=["numpy", "dask"],
                            help="dask: count tables computed by Dask workers, for data beyond memory")
     summarize.add_argument("--scheduler", help="dask engine: scheduler address (default: a local cluster)")
+    summarize.add_argument("--scheduler-timeout", type=_nonnegative_float, default=None, metavar="SECONDS",
+                           help="dask engine: seconds to wait for --scheduler to answer (default 10)")
     summarize.add_argument("--workers", type=_positive_int, default=None,
                            help="dask engine: local worker processes (default 2)")
     summarize.add_argument("--pool-size", type=_positive_int, default=None,

@@ -27,7 +27,7 @@ from bnfisher.data.counts import count_block, distinct_rows, sample_positions
 from bnfisher.data.labels import sorted_states
 from bnfisher.data.providers import NumpyCounts
 from bnfisher.data.schema import Schema
-from bnfisher.exceptions import DataError, OptionTypeError
+from bnfisher.exceptions import BnfisherError, DataError, OptionError, OptionTypeError, SchedulerError
 
 __all__ = ["DaskCounts", "read_dask", "is_distributed", "embed_distributed", "dask_client"]
 
@@ -46,7 +46,7 @@ def is_distributed(data) -> bool:
     return hasattr(data, "__dask_graph__")
 
 
-def dask_client(scheduler: str | None = None, *, n_workers: int = 2):
+def dask_client(scheduler: str | None = None, *, n_workers: int = 2, timeout: float = 10.0):
     """Return a Dask client: connected to ``scheduler``, or to a new local cluster of worker processes.
 
     Parameters
@@ -55,20 +55,56 @@ def dask_client(scheduler: str | None = None, *, n_workers: int = 2):
         Address such as ``"tcp://host:8786"``.
     n_workers : int, default=2
         Local worker processes (one thread each: the counting kernel holds the GIL in parts).
+    timeout : float, default=10.0
+        Seconds to wait for ``scheduler`` to answer.
 
     Returns
     -------
     distributed.Client
         Use it as a context manager.
+
+    Raises
+    ------
+    OptionError
+        For an address that is not one.
+    SchedulerError
+        When no scheduler answers within ``timeout``.
     """
     from distributed import Client, LocalCluster
 
     from bnfisher._validation import check_positive_int
 
     if scheduler:
-        return Client(scheduler)
+        import re
+
+        if not isinstance(scheduler, str) or not re.fullmatch(r"(?:[a-z][a-z0-9+.-]*://)?[^\s/:]+(?::\d+)?/?",
+                                                                scheduler):
+            raise OptionError(f"`scheduler` must be an address such as 'tcp://host:8786'; got {scheduler!r}.")
+        return _connect(Client, scheduler, timeout)
     return Client(LocalCluster(n_workers=check_positive_int(n_workers, "n_workers"), threads_per_worker=1,
                                processes=True, dashboard_address=None))
+
+
+def _connect(client_class, scheduler: str, timeout: float):
+    """Connect in a helper thread with a hard deadline: a port that accepts but never speaks Dask cannot hang us."""
+    import threading
+
+    outcome: dict = {}
+
+    def connect():
+        try:
+            outcome["client"] = client_class(scheduler, timeout=timeout)
+        except BaseException as exc:  # reported below, in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=connect, name="bnfisher-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 2.0)
+    if "client" in outcome:
+        return outcome["client"]
+    reason = type(outcome["error"]).__name__ if "error" in outcome else "no answer"
+    raise SchedulerError(f"No Dask scheduler answered at {scheduler} within {timeout:g} s ({reason}); check the "
+                         "address and that the scheduler runs, or raise the timeout (--scheduler-timeout).")
 
 
 def read_dask(path, *, columns: Sequence[str] | None = None, na_values: Sequence | None = None,
@@ -107,7 +143,7 @@ def read_dask(path, *, columns: Sequence[str] | None = None, na_values: Sequence
         sep = "\t" if all(".tsv" in p for p in lower) else ","
         return dd.read_csv(paths, dtype=str, usecols=list(columns) if columns is not None else None, sep=sep,
                            na_values=list(na_values) if na_values else None, **options)
-    if all(p.endswith((".parquet", ".pq")) or os.path.isdir(p) for p in lower):
+    if all(p.lower().endswith((".parquet", ".pq")) or os.path.isdir(p) for p in paths):
         return dd.read_parquet(paths if len(paths) > 1 else paths[0],
                                columns=list(columns) if columns is not None else None, split_row_groups=True)
     raise DataError(f"Cannot read {paths[0]!r} with Dask: use Parquet (.parquet) or CSV (.csv) files.")
@@ -182,14 +218,33 @@ def _looks_numeric(values: pd.Series) -> bool:
     return len(present) > 0 and bool(pd.to_numeric(present, errors="coerce").notna().all())
 
 
-def _tree_sum(tasks: list) -> list:
+def _compute(source: str, *tasks):
+    """``dask.compute``, with a corrupt or unreadable part reported as a DataError naming the data."""
+    import dask
+
+    try:
+        return dask.compute(*tasks)
+    except BnfisherError:
+        raise
+    except (OSError, KeyError, ValueError, TypeError, IndexError) as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"Reading {source} failed ({type(exc).__name__}: {message}); a file may be corrupt or "
+                        "lack a column. Check it (e.g. read it with pandas) or leave it out.") from None
+    except Exception as exc:  # pyarrow raises its own classes (ArrowInvalid) for corrupt Parquet files
+        if type(exc).__module__.split(".")[0] == "pyarrow":
+            raise DataError(f"Reading {source} failed ({type(exc).__name__}: {str(exc).splitlines()[0]}); a "
+                            "Parquet part may be corrupt.") from None
+        raise
+
+
+def _tree_sum(tasks: list, source: str) -> list:
     """Sum per-partition lists of tables pairwise in a tree, and compute."""
     import dask
 
     while len(tasks) > 1:
         tasks = [dask.delayed(_add_tables)(tasks[i], tasks[i + 1]) if i + 1 < len(tasks) else tasks[i]
                  for i in range(0, len(tasks), 2)]
-    (tables,) = dask.compute(tasks[0])
+    (tables,) = _compute(source, tasks[0])
     return tables
 
 
@@ -245,10 +300,19 @@ class DaskCounts:
         from bnfisher._validation import check_option
 
         self.missing = check_option(missing, "missing", ("error", "allow"))
+        self.source = "the Dask DataFrame"
         if isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and data
                                                      and isinstance(data[0], (str, os.PathLike))):
-            data = read_dask(data, columns=schema.variables if schema is not None else None,
-                             na_values=na_values or (schema.na_values if schema is not None else None))
+            paths = [os.fspath(p) for p in (data if isinstance(data, (list, tuple)) else [data])]
+            self.source = repr(paths[0]) if len(paths) == 1 else f"{paths[0]!r} and {len(paths) - 1} more file(s)"
+            try:
+                data = read_dask(data, columns=schema.variables if schema is not None else None,
+                                 na_values=na_values or (schema.na_values if schema is not None else None))
+            except BnfisherError:
+                raise
+            except (OSError, KeyError, ValueError, TypeError) as exc:
+                raise DataError(f"Cannot read {self.source} with Dask ({type(exc).__name__}: "
+                                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}).") from None
         if not is_distributed(data) or not hasattr(data, "to_delayed"):
             raise OptionTypeError(f"`data` must be a Dask DataFrame or Parquet/CSV path(s); "
                                   f"got {type(data).__name__}.")
@@ -293,15 +357,16 @@ class DaskCounts:
                 unknown.append(v)
         if unknown:
             # One pass: distinct values per partition, merged here (no shuffle).
-            parts = dask.compute(*[dask.delayed(_partition_uniques)(part, unknown, na_values, self.missing == "allow")
-                                   for part in self._parts])
+            parts = _compute(self.source, *[dask.delayed(_partition_uniques)(part, unknown, na_values,
+                                                                             self.missing == "allow")
+                                            for part in self._parts])
             for v in unknown:
                 states[v] = sorted_states(np.concatenate([np.asarray(part[v], dtype=object) for part in parts]), v)
         if numeric:
             import dask.dataframe as dd
 
             # Exact edges over the whole data: each numeric column is brought to the client once, as float64.
-            (columns,) = dask.compute([dd.to_numeric(self.frame[v], errors="coerce").astype("float64")
+            (columns,) = _compute(self.source, [dd.to_numeric(self.frame[v], errors="coerce").astype("float64")
                                        for v in numeric])
             for v, values in zip(numeric, columns):
                 values = np.asarray(values)
@@ -320,7 +385,8 @@ class DaskCounts:
         if self._lengths is None:
             import dask
 
-            self._lengths = np.array(dask.compute(*[dask.delayed(_partition_length)(p) for p in self._parts]),
+            self._lengths = np.array(_compute(self.source, *[dask.delayed(_partition_length)(p)
+                                                             for p in self._parts]),
                                      dtype=np.int64)
         return np.concatenate([[0], np.cumsum(self._lengths)])
 
@@ -351,7 +417,7 @@ class DaskCounts:
             tasks = [dask.delayed(_count_partition_available)(part, self.schema, families) for part in self._parts]
         else:  # stream: read, encode and count every partition
             tasks = [dask.delayed(_count_partition)(part, self.schema, families) for part in self._parts]
-        return _tree_sum(tasks)
+        return _tree_sum(tasks, self.source)
 
     def expected_counts(self, network, families: Sequence[Sequence[int]]) -> list:
         """Return the expected count tables of ``families`` under ``network``, in one pass (a distributed E-step).
@@ -391,7 +457,7 @@ class DaskCounts:
         def apply(frame):
             return function(self.schema.encode(frame).codes)
 
-        return list(dask.compute(*[dask.delayed(apply)(part) for part in self._parts]))
+        return list(_compute(self.source, *[dask.delayed(apply)(part) for part in self._parts]))
 
     def distinct(self, *, max_rows: int | None = None):
         """Distinct rows with their multiplicities, by a distributed group-by.
@@ -419,7 +485,7 @@ class DaskCounts:
         else:
             parts = [dask.delayed(_distinct_partition)(part, self.schema, self.missing, max_rows)
                      for part in self._parts]
-        results = dask.compute(*parts)
+        results = _compute(self.source, *parts)
         if any(r is None for r in results) or (max_rows is not None and sum(len(r[1]) for r in results) > 4 * max_rows):
             return None  # the partitions' distinct rows together would not fit
         codes = np.vstack([r[0] for r in results])
@@ -456,7 +522,7 @@ class DaskCounts:
             tasks.append(dask.delayed(_take_rows)(self._parts[p], chosen - offsets[p], chosen))
         if not tasks:
             return self.frame.head(0, npartitions=1)
-        return pd.concat(dask.compute(*tasks))
+        return pd.concat(_compute(self.source, *tasks))
 
     def __repr__(self) -> str:
         return f"DaskCounts(npartitions={len(self._parts)}, n_variables={len(self.variables)})"
@@ -479,7 +545,7 @@ def embed_distributed(kernel, frame):
     import scipy.sparse as sp
 
     parts = frame.to_delayed()
-    lengths = dask.compute(*[dask.delayed(len)(part) for part in parts])
+    lengths = _compute("the Dask DataFrame", *[dask.delayed(len)(part) for part in parts])
     blocks = [
         da.from_delayed(dask.delayed(kernel.embed)(part), shape=(n, kernel.n_features_), dtype=np.float64,
                         meta=sp.csr_matrix((0, kernel.n_features_)))

@@ -51,9 +51,13 @@ def _split(text: str) -> list:
 
 def _strip_comments(text: str, fail) -> str:
     """Blank ``//`` and ``/* */`` comments in one linear pass (newlines kept, so offsets still give line numbers)."""
-    parts, position = [], 0
+    parts, position, line, block = [], 0, -2, -2
     while True:
-        line, block = text.find("//", position), text.find("/*", position)
+        # Each search resumes where the last one ended: one pass over the text, however many comments.
+        if -1 < line < position or line == -2:
+            line = text.find("//", position)
+        if -1 < block < position or block == -2:
+            block = text.find("/*", position)
         if line < 0 and block < 0:
             parts.append(text[position:])
             return "".join(parts)
