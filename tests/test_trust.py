@@ -251,3 +251,39 @@ def test_outputs_are_checked_before_any_work(tmp_path):
     with pytest.raises(OutputError):
         bf.data.check_outputs([tmp_path / "missing" / "x.csv"])
     assert not os.path.exists(tmp_path / "missing")
+
+
+# ------------------------------------------------------------------- resources
+def test_a_tiny_bif_declaring_a_huge_table_is_refused_before_allocating():
+    text = ("network x { }\n"
+            + "".join(f"variable p{i} {{ type discrete [ 8 ] {{ a, b, c, d, e, f, g, h }}; }}\n" for i in range(11))
+            + "probability ( p10 | " + ", ".join(f"p{i}" for i in range(10)) + " ) { table 0.1; }\n")
+    with pytest.raises(NetworkFileError, match="needs 8589934592 numbers"):
+        bf.parse_bif(text)
+
+
+@pytest.mark.parametrize("call", ["mmd_test", "select_representatives", "random_mmd_baseline"])
+def test_requests_beyond_memory_are_refused_with_the_option_to_change(call):
+    from bnfisher.exceptions import ResourceError
+    from bnfisher.summary import random_mmd_baseline
+
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"a": rng.choice(list("xy"), 200), "b": rng.choice(list("pq"), 200)})
+    kernel = bf.FisherKernel(bf.learn(data))
+    calls = {"mmd_test": lambda: bf.mmd_test(kernel, data.iloc[:100], data.iloc[100:], n_permutations=10**11),
+             "select_representatives": lambda: bf.select_representatives(kernel, data, 10, n_init=10**11),
+             "random_mmd_baseline": lambda: random_mmd_baseline(kernel, data, 10, n=10**11)}
+    with pytest.raises(ResourceError, match="n_permutations|n_init"):
+        calls[call]()
+
+
+def test_the_memory_check_sees_an_address_space_limit():
+    import subprocess
+    import sys
+
+    code = ("import resource; from bnfisher import _memory; "
+            "resource.setrlimit(resource.RLIMIT_AS, (4 << 30, resource.RLIM_INFINITY)); "
+            "print(_memory._read_available())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) < 4 << 30

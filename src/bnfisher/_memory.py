@@ -21,7 +21,7 @@ _CACHE = [-1.0, 0]  # (time read, bytes): /proc/meminfo is read at most every 0.
 
 
 def available_memory() -> int:
-    """Bytes of memory available now (``MemAvailable`` on Linux; physical pages elsewhere)."""
+    """Bytes of memory available now: the tightest of ``MemAvailable``, a cgroup limit and ``ulimit -v``."""
     now = time.monotonic()
     if now - _CACHE[0] < 0.2:
         return _CACHE[1]
@@ -30,6 +30,51 @@ def available_memory() -> int:
 
 
 def _read_available() -> int:
+    """Return the tightest of MemAvailable, the room under a cgroup limit and the room under ulimit -v."""
+    limits = [_meminfo_available(), _cgroup_available(), _address_space_available()]
+    return min(limit for limit in limits if limit is not None)
+
+
+def _cgroup_available() -> int | None:
+    """Room left under a cgroup memory limit (v2, then v1), if one is set."""
+    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        try:
+            with open(limit_file) as handle:
+                text = handle.read().strip()
+            if text == "max":
+                return None
+            with open(usage_file) as handle:
+                usage = int(handle.read().strip())
+            limit = int(text)
+            if limit >= 1 << 60:  # v1 writes a huge number for "no limit"
+                return None
+            return max(limit - usage, 0)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _address_space_available() -> int | None:
+    """Room left under ``ulimit -v`` / ``prlimit --as`` (RLIMIT_AS), if one is set."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):  # pragma: no cover - not POSIX
+        return None
+    if soft == resource.RLIM_INFINITY:
+        return None
+    try:
+        with open("/proc/self/statm") as handle:
+            used = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):  # pragma: no cover - not Linux
+        used = 0
+    return max(soft - used, 0)
+
+
+def _meminfo_available() -> int:
     try:
         with open("/proc/meminfo") as handle:
             for line in handle:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bnfisher._memory import check_allocation
 from bnfisher._validation import check_positive_int, check_random_state
 from bnfisher.data.providers import in_memory
 from bnfisher.data.schema import EncodedData
@@ -155,6 +156,8 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     unbiased = within_x + within_y - 2 * float(mean_x @ mean_y)
     # Random re-splits: the copies of each distinct row sent first follow a multivariate hypergeometric law (the
     # same null as permuting rows); a batch of draws is one sparse x dense product.
+    check_allocation(8.0 * n_permutations * len(active), f"{n_permutations} permutations' statistics",
+                     "use fewer permutations (`n_permutations`; 1,000-10,000 resolve p-values to 0.1-0.01%).")
     null_parts = np.empty((n_permutations, len(active)))
     batch = int(max(1, min(n_permutations, (1 << 25) // max(units.n_units, 1))))
     for start in range(0, n_permutations, batch):

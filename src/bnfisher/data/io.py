@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from bnfisher.exceptions import DataError, OutputError
+from bnfisher.exceptions import DataError, OutputError, ResourceError
 
 __all__ = ["read_table", "read_text", "write_text", "write_bytes", "write_table", "check_outputs",
            "TABLE_SUFFIXES"]
@@ -117,14 +117,7 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
     suffix = _suffix(path)
     source = "standard input" if path == "-" else path
     if stream:
-        # Standard input, a pipe or <(zcat x.csv.gz): read once into memory (it cannot be read twice).
-        if path == "-":
-            raw = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as pipe:
-                raw = pipe.read()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
+        raw = _read_stream(path, source)
         buffer, suffix = io.BytesIO(raw), (suffix.removesuffix(".gz") or ".csv")
     elif not suffix:
         raise DataError(f"Cannot read {path!r}: use a .csv, .csv.gz, .tsv or .parquet file, or - for standard "
@@ -146,6 +139,9 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
             frame = _integer_codes_with_gaps(frame)
     except (FileNotFoundError, DataError):
         raise
+    except MemoryError:
+        raise ResourceError(f"{source!r} does not fit in memory once read (a very large or highly compressed "
+                            "file); read it with Dask (--engine dask, bnfisher.dask.DaskCounts).") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, EOFError, OSError,
             zlib.error, gzip.BadGzipFile, ValueError, KeyError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -159,6 +155,21 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
     if na_values and suffix in (".parquet", ".pq"):
         frame = frame.mask(frame.isin(list(na_values)))
     return frame
+
+
+def _read_stream(path: str, source: str) -> bytes:
+    """Read standard input, a pipe or <(zcat x.csv.gz) once into memory (it cannot be read twice), gunzipped."""
+    if path == "-":
+        raw = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as pipe:
+            raw = pipe.read()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except MemoryError:
+            raise ResourceError(f"{source!r} does not fit in memory once decompressed.") from None
+    return raw
 
 
 def _integer_codes_with_gaps(frame: pd.DataFrame) -> pd.DataFrame:

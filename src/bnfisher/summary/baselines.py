@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from bnfisher._memory import check_allocation
 from bnfisher._validation import check_positive_int, check_random_state
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError
 from bnfisher.kernels.base import FamilyKernel
@@ -30,6 +31,9 @@ def random_subsets(n_rows: int, k: int, count: int, *, random_state=None) -> np.
     rng = check_random_state(random_state)
     if count == 0:
         return np.empty((0, k), dtype=np.intp)
+    # The subsets, and the rows x subsets cell tables their evaluation builds in blocks: refuse before drawing.
+    check_allocation(8.0 * count * k, f"{count} random subsets of {k} rows",
+                     "use fewer random subsets (`n_init`, `n`; 1,000 are plenty for a start or a baseline).")
     return np.stack([rng.choice(n_rows, size=k, replace=False) for _ in range(count)])
 
 

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import re
 
 import numpy as np
 
+from bnfisher._memory import check_allocation
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError, NetworkFileError, OptionTypeError, SchemaError
@@ -255,6 +257,11 @@ def _json_text(content) -> str:
 
 def _parse_table(body: str, child: str, ps: tuple, states: dict, start: int, fail) -> np.ndarray:
     shape = tuple(len(states[p]) for p in ps) + (len(states[child]),)
+    size = math.prod(shape)
+    if len(body) < size:  # every number takes at least one character: the block cannot list them all
+        fail(start, f"the table of {child!r} needs {size} numbers ({' x '.join(map(str, shape))}) but its block "
+                    f"has only {len(body)} characters.")
+    check_allocation(8.0 * size, f"The table of {child!r}", "this network is too large for this machine.")
     table = np.full(shape, np.nan)
     seen: set = set()
     label_index = [{str(label): k for k, label in enumerate(states[p])} for p in ps]
