@@ -133,10 +133,10 @@ def test_pseudocount_changes_the_result(tables, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--max-parents", "2"], "--max-parents do(es) not apply to --structure chow-liu"),
-    (["--structure", "tan", "--tabu", "3"], "--tabu do(es) not apply to --structure tan"),
-    (["--kdb-k", "2"], "--kdb-k do(es) not apply"),
-    (["--score", "bdeu"], "--score do(es) not apply"),
+    (["--max-parents", "2"], "--max-parents does not apply to --structure chow-liu"),
+    (["--structure", "tan", "--tabu", "3"], "--tabu does not apply to --structure tan"),
+    (["--kdb-k", "2"], "--kdb-k does not apply"),
+    (["--score", "bdeu"], "--score does not apply"),
     (["--workers", "2"], "apply to --engine dask only"),
     (["--pool-size", "10"], "apply to --engine dask only"),
     (["--engine", "dask", "--plot", "x.png"], "cannot be used with --engine dask"),

@@ -140,3 +140,25 @@ def test_hill_climbing_warns_with_the_parameter_to_raise():
     frame = network.sample(2000, random_state=0)
     with pytest.warns(ConvergenceWarning, match="max_iter=1"):
         learn(frame, "hc", max_iter=1)
+
+
+def test_max_time_bounds_the_climb_and_names_itself():
+    import time
+    import warnings
+
+    import pandas as pd
+
+    from bnfisher import ConvergenceWarning, learn
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.integers(0, 2, (300, 150)), columns=[f"c{i}" for i in range(150)])
+    started = time.perf_counter()
+    unbounded = learn(frame, "hc")
+    full = time.perf_counter() - started
+    started = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bounded = learn(frame, "hc", max_time=0)
+    assert time.perf_counter() - started < full
+    assert any(issubclass(w.category, ConvergenceWarning) and "max_time=0" in str(w.message) for w in caught)
+    assert len(bounded.edges) < len(unbounded.edges)

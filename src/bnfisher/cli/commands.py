@@ -17,7 +17,35 @@ import time
 import numpy as np
 import pandas as pd
 
-from bnfisher.cli.parser import UsageError, _structure_options, build_parser
+from bnfisher.cli.parser import UsageError, build_parser
+
+
+def _structure_options(args) -> tuple[str, dict, float]:
+    """Return the structure, its ``learn`` options and the pseudocount; refuses options the structure does not use."""
+    structure = args.structure or "chow-liu"
+    given = {"--score": args.score, "--class-variable": args.class_variable, "--kdb-k": args.kdb_k,
+             "--max-parents": args.max_parents, "--tabu": args.tabu, "--max-time": args.max_time}
+    uses = {"hc": {"--score", "--max-parents", "--tabu", "--max-time"}, "exact": {"--score", "--max-parents"},
+            "forest": {"--score"},
+            "tan": {"--class-variable"}, "naive-bayes": {"--class-variable"},
+            "kdb": {"--class-variable", "--kdb-k"}}.get(structure, set())
+    unused = [flag for flag, value in given.items() if value is not None and flag not in uses]
+    if unused:
+        verb = "does" if len(unused) == 1 else "do"
+        raise UsageError(f"{', '.join(unused)} {verb} not apply to --structure {structure}.")
+    options: dict = {}
+    if structure in ("hc", "exact", "forest"):
+        options["structure_score"] = args.score or "bic"
+    if structure == "exact":
+        options.update(max_parents=args.max_parents, progress=not getattr(args, "quiet", True))
+    if structure == "hc":
+        options.update(max_parents=args.max_parents, tabu=args.tabu or 0, max_time=args.max_time,
+                       progress=not getattr(args, "quiet", True))
+    if structure in ("tan", "kdb", "naive-bayes"):
+        options["class_variable"] = args.class_variable or "class"
+    if structure == "kdb":
+        options["k"] = 3 if args.kdb_k is None else args.kdb_k
+    return structure, options, 1.0 if args.pseudocount is None else args.pseudocount
 
 
 def _refuse_learning_options(args) -> None:

@@ -61,7 +61,9 @@ def _learning_options(network: bool = True) -> argparse.ArgumentParser:
                                                               "(default: class)")
     group.add_argument("--kdb-k", type=_nonnegative_int, default=None,
                        help="feature parents per feature for kdb (default 3)")
-    group.add_argument("--max-parents", type=_nonnegative_int, default=None, help="parent limit for hc")
+    group.add_argument("--max-parents", type=_nonnegative_int, default=None, help="parent limit for hc and exact")
+    group.add_argument("--max-time", type=_nonnegative_float, default=None, metavar="SECONDS",
+                       help="hc: stop the search after this many seconds (with a warning; default: no limit)")
     group.add_argument("--tabu", type=_nonnegative_int, default=None, help="tabu list length for hc (default 0)")
     group.add_argument("--pseudocount", type=_nonnegative_float, default=None, help="CPT pseudocount (default 1)")
     return parent
@@ -74,31 +76,6 @@ def _run_options(*, seed: bool = True, quiet: bool = True) -> argparse.ArgumentP
     if quiet:
         parent.add_argument("--quiet", action="store_true", help="no progress bars")
     return parent
-
-
-def _structure_options(args) -> tuple[str, dict, float]:
-    """Return the structure, its ``learn`` options and the pseudocount; refuses options the structure does not use."""
-    structure = args.structure or "chow-liu"
-    given = {"--score": args.score, "--class-variable": args.class_variable, "--kdb-k": args.kdb_k,
-             "--max-parents": args.max_parents, "--tabu": args.tabu}
-    uses = {"hc": {"--score", "--max-parents", "--tabu"}, "exact": {"--score", "--max-parents"}, "forest": {"--score"},
-            "tan": {"--class-variable"}, "naive-bayes": {"--class-variable"},
-            "kdb": {"--class-variable", "--kdb-k"}}.get(structure, set())
-    unused = [flag for flag, value in given.items() if value is not None and flag not in uses]
-    if unused:
-        raise UsageError(f"{', '.join(unused)} do(es) not apply to --structure {structure}.")
-    options: dict = {}
-    if structure in ("hc", "exact", "forest"):
-        options["structure_score"] = args.score or "bic"
-    if structure == "exact":
-        options.update(max_parents=args.max_parents, progress=not getattr(args, "quiet", True))
-    if structure == "hc":
-        options.update(max_parents=args.max_parents, tabu=args.tabu or 0, progress=not getattr(args, "quiet", True))
-    if structure in ("tan", "kdb", "naive-bayes"):
-        options["class_variable"] = args.class_variable or "class"
-    if structure == "kdb":
-        options["k"] = 3 if args.kdb_k is None else args.kdb_k
-    return structure, options, 1.0 if args.pseudocount is None else args.pseudocount
 
 
 # ------------------------------------------------------------------ parser

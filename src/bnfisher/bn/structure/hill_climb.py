@@ -9,6 +9,7 @@ paths.
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -158,11 +159,23 @@ class _Search:
         return tuple(tuple(sorted(ps)) for ps in self.parents)
 
 
-def _climb(search: _Search, tabu: int, max_tabu: int, max_iter, progress_bar) -> tuple:
+def _out_of_time(deadline, steps: int) -> bool:
+    """Return True once ``deadline`` (monotonic time, and the bound it came from) has passed, warning with the bound."""
+    if deadline is None or time.monotonic() < deadline[0]:
+        return False
+    warnings.warn(f"Hill climbing stopped at max_time={deadline[1]:g} s (after {steps} moves in this climb) with "
+                  "improving moves possibly left; raise `max_time` (or pass None) for a better network.",
+                  ConvergenceWarning, stacklevel=5)
+    return True
+
+
+def _climb(search: _Search, tabu: int, max_tabu: int, max_iter, progress_bar, deadline=None) -> tuple:
     best_total, best_structure = search.total, search.snapshot()
     if tabu <= 0:
         steps = 0
         while max_iter is None or steps < max_iter:
+            if _out_of_time(deadline, steps):
+                return search.total, search.snapshot()
             move = search.best_move()
             if move is None:
                 break
@@ -184,6 +197,8 @@ def _climb(search: _Search, tabu: int, max_tabu: int, max_iter, progress_bar) ->
     recent = [search.snapshot()]
     without_improvement = steps = 0
     while without_improvement < max_tabu and (max_iter is None or steps < max_iter):
+        if _out_of_time(deadline, steps):
+            break
 
         def leads_to_tabu(kind, i, j, recent=recent):
             structure = [set(ps) for ps in search.parents]
@@ -215,7 +230,7 @@ def _climb(search: _Search, tabu: int, max_tabu: int, max_iter, progress_bar) ->
 
 def hill_climb(scorer, n_variables: int, *, start=None, max_parents=None, tabu: int = 0, max_tabu=None,
                restarts: int = 0, perturb: int = 1, whitelist=(), blacklist=(), random_state=None,
-               max_iter=None, progress: bool = False) -> list:
+               max_iter=None, progress: bool = False, deadline=None) -> list:
     """Hill climbing on a decomposable score (private engine of ``learn(structure="hc")``).
 
     Parameters
@@ -237,6 +252,9 @@ def hill_climb(scorer, n_variables: int, *, start=None, max_parents=None, tabu: 
     max_iter : int, optional
     progress : bool
         Show a tqdm bar of the moves.
+    deadline : tuple of (float, float), optional
+        ``(time.monotonic() to stop at, max_time it came from)``: the climb stops there,
+        with a ConvergenceWarning naming ``max_time``.
 
     Returns
     -------
@@ -261,7 +279,8 @@ def hill_climb(scorer, n_variables: int, *, start=None, max_parents=None, tabu: 
 
         progress_bar = tqdm(desc="hill climbing", unit="move", leave=False)
     try:
-        best_total, best = _climb(search, tabu, max_tabu if max_tabu is not None else tabu, max_iter, progress_bar)
+        best_total, best = _climb(search, tabu, max_tabu if max_tabu is not None else tabu, max_iter, progress_bar,
+                                  deadline)
         rng = check_random_state(random_state)
         for _ in range(restarts):
             search.reset(list(best))
@@ -274,8 +293,10 @@ def hill_climb(scorer, n_variables: int, *, start=None, max_parents=None, tabu: 
                 if kind == _REVERSE and _path_avoiding_arc(search.parents, int(i), int(j)):
                     continue
                 search.apply(int(kind), int(i), int(j))
+            if deadline is not None and time.monotonic() >= deadline[0]:
+                break
             total, structure = _climb(search, tabu, max_tabu if max_tabu is not None else tabu, max_iter,
-                                      progress_bar)
+                                      progress_bar, deadline)
             if total > best_total + _MIN_GAIN:
                 best_total, best = total, structure
     finally:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from bnfisher._validation import check_positive_int
+from bnfisher._validation import check_nonnegative_float, check_positive_int
 from bnfisher.bn.network import BayesianNetwork, topological_order
 from bnfisher.bn.scores import make_scorer
 from bnfisher.bn.structure.chow_liu import chow_liu_parents, score_forest_parents
@@ -28,7 +29,7 @@ _OPTIONS = {
     "chow-liu": set(),
     "forest": {"structure_score", "ess", "structure_prior"},
     "hc": {"structure_score", "ess", "structure_prior", "max_parents", "tabu", "max_tabu", "restarts", "perturb",
-           "whitelist", "blacklist", "start", "random_state", "max_iter", "progress", "search"},
+           "whitelist", "blacklist", "start", "random_state", "max_iter", "max_time", "progress", "search"},
     "exact": {"structure_score", "ess", "structure_prior", "max_parents", "whitelist", "blacklist", "progress",
               "max_local_scores"},
     "tan": {"class_variable"},
@@ -93,6 +94,17 @@ def _lists(options: dict, variables: Sequence[str]) -> tuple[list, list]:
     return white, black
 
 
+def _bounds(options: dict) -> tuple:
+    """``max_iter`` and the deadline ``(monotonic time, max_time)`` of a climb, validated (None: no bound)."""
+    max_iter = options.get("max_iter")
+    if max_iter is not None:
+        max_iter = check_positive_int(max_iter, "max_iter")
+    if options.get("max_time") is None:
+        return max_iter, None
+    max_time = check_nonnegative_float(options["max_time"], "max_time")
+    return max_iter, (time.monotonic() + max_time, max_time)
+
+
 def _hill_climb_parents(provider, options: dict, scorer) -> list:
     """Validate the hill-climbing options and run the search."""
     variables = provider.variables
@@ -126,9 +138,7 @@ def _hill_climb_parents(provider, options: dict, scorer) -> list:
     max_tabu = options.get("max_tabu")
     if max_tabu is not None:
         max_tabu = check_positive_int(max_tabu, "max_tabu", minimum=0)
-    max_iter = options.get("max_iter")
-    if max_iter is not None:
-        max_iter = check_positive_int(max_iter, "max_iter")
+    max_iter, deadline = _bounds(options)
     restarts = check_positive_int(options.get("restarts", 0), "restarts", minimum=0)
     search = options.get("search", "order")
     if search not in ("order", "plain"):
@@ -139,7 +149,7 @@ def _hill_climb_parents(provider, options: dict, scorer) -> list:
             scorer, len(variables), start=begin, max_parents=max_parents, tabu=tabu, max_tabu=max_tabu,
             restarts=restarts, perturb=check_positive_int(options.get("perturb", 1), "perturb"),
             whitelist=white, blacklist=black, random_state=options.get("random_state"),
-            max_iter=max_iter, progress=bool(options.get("progress", False)),
+            max_iter=max_iter, progress=bool(options.get("progress", False)), deadline=deadline,
         )
 
     if search == "plain":
@@ -147,6 +157,8 @@ def _hill_climb_parents(provider, options: dict, scorer) -> list:
     # search="order": climb; search variable orders over candidate parent sets (the climbed DAG's sets among them,
     # so the order search starts at the climbed score); climb again from the best order's DAG.
     parents = climb(start)
+    if deadline is not None and time.monotonic() >= deadline[0]:
+        return parents  # out of time: the order search would only add to it
     candidates = candidate_sets(scorer, len(variables), starts=[parents], max_parents=max_parents,
                                 whitelist=white, blacklist=black)
     order = topological_order({j: list(ps) for j, ps in enumerate(parents)}, list(range(len(variables))))
@@ -161,7 +173,8 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
           ess: float | None = None, structure_prior=None, max_parents: int | None = None, whitelist=None,
           blacklist=None, start=None, search: str | None = None, tabu: int | None = None,
           max_tabu: int | None = None, restarts: int | None = None, perturb: int | None = None,
-          max_iter: int | None = None, max_local_scores: int | None = None, progress: bool | None = None,
+          max_iter: int | None = None, max_time: float | None = None, max_local_scores: int | None = None,
+          progress: bool | None = None,
           class_variable=None, k: int | None = None, score: str | None = None) -> BayesianNetwork:
     """Learn a Bayesian network (structure and CPTs) from categorical data.
 
@@ -192,7 +205,8 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
             climbing), ``max_tabu``, ``restarts``, ``perturb``, ``whitelist``,
             ``blacklist`` (sequences of (parent, child) names), ``start`` (a
             structure, or ``"chow-liu"``: where the first climb starts),
-            ``random_state``, ``max_iter``, ``progress``.
+            ``random_state``, ``max_iter``, ``max_time`` (seconds: stop there, with a
+            ConvergenceWarning naming it), ``progress``.
         ``"exact"``
             The DAG with the highest score, by the dynamic programme of Silander &
             Myllymäki (2006) (:mod:`bnfisher.bn.structure.exact`); up to 25 variables.
@@ -237,7 +251,7 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
     random_state : None, int or Generator
         Seed for hill climbing's restarts (``structure="hc"``) and hidden variables' start.
     structure_score, ess, structure_prior, max_parents, whitelist, blacklist, start, search, tabu, max_tabu, \
-restarts, perturb, max_iter, max_local_scores, progress, class_variable, k
+restarts, perturb, max_iter, max_time, max_local_scores, progress, class_variable, k
         The options of the named structures, as listed under ``structure``; None
         leaves the learner's default.  An option that the structure does not take
         raises a TypeError naming the ones it does.
@@ -272,7 +286,7 @@ restarts, perturb, max_iter, max_local_scores, progress, class_variable, k
     given = {"structure_score": structure_score, "ess": ess, "structure_prior": structure_prior,
              "max_parents": max_parents, "whitelist": whitelist, "blacklist": blacklist, "start": start,
              "search": search, "tabu": tabu, "max_tabu": max_tabu, "restarts": restarts, "perturb": perturb,
-             "max_iter": max_iter, "max_local_scores": max_local_scores, "progress": progress,
+             "max_iter": max_iter, "max_time": max_time, "max_local_scores": max_local_scores, "progress": progress,
              "class_variable": class_variable, "k": k}
     options = {name: value for name, value in given.items() if value is not None}
     from bnfisher._validation import check_option
