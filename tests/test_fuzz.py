@@ -17,6 +17,7 @@ import io
 import json
 import os
 import warnings
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -25,8 +26,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bnfisher as bf
+from bnfisher.bn.inference import query
 from bnfisher.cli import main
 from bnfisher.comparison import mmd_test
+from bnfisher.sklearn import BayesianNetworkClassifier, FisherEmbedding
 from bnfisher.summary import select_representatives
 
 EXAMPLES = int(os.environ.get("BNFISHER_FUZZ_EXAMPLES", "120"))
@@ -55,7 +58,8 @@ def tables(draw):
     n_cols = draw(st.integers(1, 4))
     columns = {}
     for j in range(n_cols):
-        kind = draw(st.sampled_from(["str", "int", "bool", "float", "constant", "category", "missing", "mixed"]))
+        kind = draw(st.sampled_from(["str", "int", "bool", "float", "constant", "category", "missing", "mixed",
+                                     "objects", "huge"]))
         if kind == "str":
             values = draw(st.lists(_LABELS, min_size=n_rows, max_size=n_rows))
         elif kind == "int":
@@ -71,26 +75,50 @@ def tables(draw):
                                     categories=list("zyxw"))
         elif kind == "missing":
             values = draw(st.lists(st.sampled_from(["a", "b", None]), min_size=n_rows, max_size=n_rows))
-        else:
+        elif kind == "mixed":
             values = draw(st.lists(st.sampled_from([1, True, 1.0, "1", 0]), min_size=n_rows, max_size=n_rows))
-        columns[f"c{j}" if draw(st.booleans()) else j] = pd.Series(values, dtype=None if kind != "mixed" else object)
-    return pd.DataFrame(columns)
+        elif kind == "objects":  # the types an object column can hold that compare oddly
+            values = draw(st.lists(st.sampled_from([Decimal("1.5"), np.int8(3), (1, 2), "x", b"y"]),
+                                   min_size=n_rows, max_size=n_rows))
+        else:  # "huge": unsigned integers beyond int64
+            values = np.array(draw(st.lists(st.sampled_from([2**63, 2**63 + 1, 2**64 - 1]), min_size=n_rows,
+                                            max_size=n_rows)), dtype=np.uint64)
+        name = draw(st.sampled_from([f"c{j}", j, f"c{j}", True, None, np.nan, "c0"]))
+        columns[len(columns)] = (name, pd.Series(values, dtype=object if kind in ("mixed", "objects") else None))
+    frame = pd.DataFrame({k: series for k, (_, series) in columns.items()})
+    frame.columns = [name for name, _ in columns.values()]  # names may repeat or be True, None, NaN
+    return frame
+
+
+def _call(function, *args, **kwargs):
+    """One API call, counted (the closing note reports how many calls the fuzzer made)."""
+    OUTCOMES["api"]["calls"] += 1
+    return function(*args, **kwargs)
 
 
 def _run_api(frame: pd.DataFrame, structure: str, bins) -> None:
-    schema = bf.Schema.from_data(frame, bins=bins)
-    network = bf.learn(frame, structure, schema=schema)
+    schema = _call(bf.Schema.from_data, frame, bins=bins)
+    network = _call(bf.learn, frame, structure, schema=schema)
     assert len(network.variables) == frame.shape[1]  # never a silently empty network
-    kernel = bf.FisherKernel(network)
-    kernel.gram(frame)
-    kernel.mmd(frame, frame)
+    kernel = _call(bf.FisherKernel, network)
+    _call(kernel.gram, frame)
+    _call(kernel.mmd, frame, frame)
     if len(frame) > 2:
-        select_representatives(kernel, frame, 2, n_init=3, max_sweeps=5, random_state=0)
-        mmd_test(kernel, frame, frame, n_permutations=5, random_state=0)
-    text = bf.write_bif(network)
-    again = bf.parse_bif(text)
+        _call(select_representatives, kernel, frame, 2, n_init=3, max_sweeps=5, random_state=0)
+        _call(mmd_test, kernel, frame, frame, n_permutations=5, random_state=0)
+    again = _call(bf.parse_bif, _call(bf.write_bif, network))
     assert len(again.variables) == len(network.variables)
-    bf.score(network, frame, "bdeu")
+    _call(bf.score, network, frame, "bdeu")
+    assert _call(bf.Schema.from_json, _call(schema.to_json)) == schema
+    if len(frame) > 2:
+        _call(bf.mmd_by_family, kernel, frame, frame, n_permutations=5, random_state=0)
+        _call(query, network, network.variables[0], frame.iloc[:3].drop(columns=[frame.columns[0]]))
+        embedding = _call(FisherEmbedding().fit, frame)
+        _call(embedding.transform, frame)
+        classifier = _call(BayesianNetworkClassifier(structure="naive-bayes").fit, frame, np.arange(len(frame)) % 2)
+        _call(classifier.predict, frame)
+        _call(bf.compare, frame, frame, n_permutations=5, random_state=0)
+        _call(bf.summarize, frame, 2, n_init=3, n_random=3, random_state=0)
 
 
 @FUZZ
@@ -107,7 +135,7 @@ def test_random_tables_through_the_api(frame, structure, bins):
         OUTCOMES["api"][type(exc).__name__] += 1
     # The caller's object is never modified.
     pd.testing.assert_frame_equal(frame, before)
-    assert list(frame.columns) == list(before.columns)
+    assert frame.columns.equals(before.columns)
 
 
 # ------------------------------------------------------------------ files
@@ -215,3 +243,79 @@ def test_fuzz_tables_cover_the_degenerate_cases():
     header_only = pd.read_csv(io.StringIO("a,b\n"))
     with pytest.raises(bf.BnfisherError):
         bf.learn(header_only)
+
+
+# ------------------------------------------------------------- metamorphic
+@st.composite
+def two_samples(draw):
+    """Two tables over the same string-labelled columns (so every file format round-trips them exactly)."""
+    n_cols = draw(st.integers(2, 4))
+    sizes = draw(st.tuples(st.integers(6, 30), st.integers(6, 30)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    labels = [list("abc")[: int(rng.integers(2, 4))] for _ in range(n_cols)]
+    tables = []
+    for n in sizes:
+        tables.append(pd.DataFrame({f"v{j}": rng.choice(labels[j], n) for j in range(n_cols)}))
+    for j in range(n_cols):  # every label appears somewhere, so the schema is the same whatever is dropped
+        tables[0].loc[: len(labels[j]) - 1, f"v{j}"] = labels[j]
+    return tables[0], tables[1], rng
+
+
+def _statistic(A, B, *, network=None):
+    network = network if network is not None else bf.learn(pd.concat([A, B], ignore_index=True))
+    return bf.FisherKernel(network).mmd(A, B), network
+
+
+@FUZZ
+@given(samples=two_samples())
+def test_shuffling_rows_and_columns_leaves_the_statistic_unchanged(samples):
+    A, B, rng = samples
+    value, network = _statistic(A, B)
+    shuffled = [t.iloc[rng.permutation(len(t))][list(rng.permutation(t.columns))] for t in (A, B)]
+    assert _statistic(*shuffled, network=network)[0] == pytest.approx(value, rel=1e-9, abs=1e-12)
+    OUTCOMES["metamorphic"]["shuffle"] += 1
+
+
+@FUZZ
+@given(samples=two_samples())
+def test_renaming_columns_leaves_the_statistic_unchanged(samples):
+    A, B, _ = samples
+    value, _ = _statistic(A, B)
+    rename = {c: f"renamed {c}" for c in A.columns}
+    assert _statistic(A.rename(columns=rename), B.rename(columns=rename))[0] == pytest.approx(value, rel=1e-9,
+                                                                                              abs=1e-12)
+    OUTCOMES["metamorphic"]["rename"] += 1
+
+
+@FUZZ
+@given(samples=two_samples(), suffix=st.sampled_from([".csv", ".csv.gz", ".parquet"]))
+def test_round_trips_through_files_leave_the_statistic_unchanged(tmp_path_factory, samples, suffix):
+    A, B, _ = samples
+    value, network = _statistic(A, B)
+    folder = tmp_path_factory.mktemp("roundtrip")
+    read = []
+    for name, table in (("a", A), ("b", B)):
+        bf.data.write_table(table, folder / f"{name}{suffix}")
+        read.append(bf.data.read_table(folder / f"{name}{suffix}"))
+    again = bf.parse_bif(bf.write_bif(network))  # the model through BIF
+    schema = bf.Schema.from_json(network.schema.to_json())  # the schema through JSON
+    assert schema == network.schema
+    assert _statistic(*read, network=again)[0] == pytest.approx(value, rel=1e-9, abs=1e-12)
+    OUTCOMES["metamorphic"][f"round trip {suffix}"] += 1
+
+
+@FUZZ
+@given(samples=two_samples())
+def test_one_changed_cell_moves_the_statistic_by_at_most_one_rows_worth(samples):
+    A, B, rng = samples
+    value, network = _statistic(A, B)
+    kernel = bf.FisherKernel(network)
+    row, column = int(rng.integers(len(A))), A.columns[int(rng.integers(A.shape[1]))]
+    changed = A.copy()
+    states = network.states[column]
+    changed.loc[row, column] = states[(states.index(A.loc[row, column]) + 1) % len(states)]
+    moved = kernel.mmd(changed, B)
+    # ||mu_A' - mu_B|| differs from ||mu_A - mu_B|| by at most ||phi(x) - phi(x')|| / n_A (triangle inequality).
+    step = (np.sqrt(kernel.diag(A.iloc[[row]])[0]) + np.sqrt(kernel.diag(changed.iloc[[row]])[0])) / len(A)
+    assert abs(np.sqrt(moved) - np.sqrt(value)) <= step + 1e-9
+    OUTCOMES["metamorphic"]["one cell"] += 1

@@ -332,13 +332,17 @@ def _command_hmm_kernel(args) -> None:
 
     check_outputs([args.output], inputs=[args.sequences])
     try:
-        with np.load(args.sequences) as archive:
-            if "X" in archive and "lengths" in archive:
-                sequences, lengths = archive["X"], archive["lengths"]
-            else:
-                sequences, lengths = [archive[name] for name in archive.files], None
+        loaded = np.load(args.sequences, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise DataError(f"Cannot read {args.sequences!r} as a .npz archive of sequences: {exc}") from None
+    if isinstance(loaded, np.ndarray):
+        raise DataError(f"{args.sequences!r} is one array (.npy); give a .npz archive with X and lengths, or one "
+                        "array per sequence (numpy.savez).")
+    with loaded as archive:
+        if "X" in archive and "lengths" in archive:
+            sequences, lengths = archive["X"], archive["lengths"]
+        else:
+            sequences, lengths = [archive[name] for name in archive.files], None
     normalize = None if args.normalize == "none" else args.normalize
     kernel = HMMFisherKernel(n_states=args.n_states, covariance_type=args.covariance_type,
                              information=args.information, normalize=normalize, n_init=args.n_init,

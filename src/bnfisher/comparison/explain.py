@@ -34,6 +34,8 @@ __all__ = ["mmd_by_family", "family_table", "top_cells", "witness", "explain_row
 def _minp_adjusted(observed: np.ndarray, null: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Raw permutation p-values and single-step Westfall-Young min-P adjusted ones."""
     n_perm = null.shape[0]
+    if null.shape[1] == 0:  # no family with a free parameter: nothing to test
+        return np.ones(0), np.ones(0)
     null_p = permutation_pvalue(null, null)  # every permutation's p-value within its own family's null
     raw = permutation_pvalue(observed, null)
     smallest = null_p.min(axis=1)  # per permutation, the smallest p over the families

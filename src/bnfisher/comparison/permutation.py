@@ -205,6 +205,8 @@ def permutation_pvalue(observed, null) -> np.ndarray:
     if null.ndim == 1:
         exceed = np.sum(null >= threshold[..., None], axis=-1) if threshold.ndim else np.sum(null >= threshold)
         return (1 + exceed) / (1 + null.shape[0])
+    if null.shape[1] == 0:  # no statistic (e.g. no family with a free parameter)
+        return np.ones(threshold.shape)
     # One sort per column, then a binary search per statistic: O(B log B) for a whole (k, m) block of statistics.
     ordered = np.sort(null, axis=0)
     flat = threshold.reshape(-1, null.shape[1])

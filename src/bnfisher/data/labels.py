@@ -53,7 +53,7 @@ def sorted_states(values: np.ndarray, column) -> tuple:
         _check_label_types(values, column)
     try:
         ordered = sorted(uniques)
-    except TypeError:
+    except (TypeError, ValueError):  # ValueError: numpy scalars compared with tuples
         # Mixed types (e.g. 1 and "a"): order by type name, then by text.
         ordered = sorted(uniques, key=lambda v: (type(v).__name__, str(v)))
     return tuple(_python_scalar(v) for v in ordered)
@@ -141,8 +141,10 @@ def _integer_states(series: pd.Series, states: tuple) -> bool:
         return False
     if not all(isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) for s in states):
         return False
-    span = max(int(series.max()), max(states)) - min(int(series.min()), min(states))
-    return span <= 10 * (len(states) + len(series))
+    low, high = min(int(series.min()), min(states)), max(int(series.max()), max(states))
+    if low < -(2**62) or high > 2**62:  # beyond int64 arithmetic (uint64 >= 2**63): hash lookup instead
+        return False
+    return high - low <= 10 * (len(states) + len(series))
 
 
 def _as_code_array(data) -> np.ndarray:
@@ -237,3 +239,13 @@ def harmonise_labels(columns: list) -> list:
         values[parsed] = [int(x) if i else float(x) for x, i in zip(as_numbers, integral)]
         out.append(values)
     return out
+
+
+def check_column_names(names) -> None:
+    """Refuse column names that pandas cannot select by (booleans read as masks) or that name nothing (None, NaN)."""
+    for position, name in enumerate(names):
+        if name is None or (isinstance(name, float) and name != name):
+            raise DataError(f"Column {position} has no name ({name!r}); give every column a name.")
+        if isinstance(name, (bool, np.bool_)):
+            raise DataError(f"Column {position} is named {name!r}, a boolean: pandas would read a list of such "
+                            f"names as a row mask. Rename it (e.g. to {str(name)!r}).")

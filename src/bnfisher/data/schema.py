@@ -35,6 +35,7 @@ from bnfisher.data.labels import (
     _is_numeric,
     _missing_mask,
     _python_scalar,
+    check_column_names,
     encode_column,
     harmonise_labels,
 )
@@ -42,6 +43,10 @@ from bnfisher.data.schema_json import schema_arguments, schema_to_dict
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
 
 __all__ = ['Schema', 'EncodedData']
+
+
+#: Largest code an integer array may hold when the states are inferred from it.
+MAX_CODE = 1_000_000
 
 
 # ----------------------------------------------------------------- schema
@@ -192,6 +197,7 @@ class Schema:
                                       f"{type(frame).__name__}.")
         na_values = tuple(na_values or ())
         variables = tuple(data[0].columns) if variables is None else tuple(variables)
+        check_column_names(variables)
         if len(set(variables)) != len(variables):
             raise DataError(f"Duplicate column names: {sorted({str(v) for v in variables if variables.count(v) > 1})}.")
         for position, frame in enumerate(data):
@@ -254,6 +260,12 @@ class Schema:
             raise DataError(f"The array has {array.shape[1]} columns but {len(variables)} variables are named.")
         highest = array.max(axis=0) if array.shape[0] else np.zeros(array.shape[1], dtype=np.intp)
         _check_nonnegative(array, variables)
+        too_many = np.flatnonzero(highest >= MAX_CODE)
+        if too_many.size:
+            i = int(too_many[0])
+            raise DataError(f"Column {i} ({variables[i]!r}) has code {int(highest[i])}; codes number the states "
+                            f"0..r-1, so that would be more than {MAX_CODE} states. Pass a DataFrame of labels, or "
+                            "bin the column.")
         return cls({v: tuple(range(int(h) + 1)) for v, h in zip(variables, highest)})
 
     # ---------------------------------------------------------- properties

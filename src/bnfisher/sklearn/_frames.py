@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from bnfisher.data.labels import check_column_names
 from bnfisher.exceptions import DataError
 
 __all__: list[str] = []
@@ -33,6 +34,10 @@ def validate_frame(estimator, X, fitting: bool, reserved: tuple = ()) -> pd.Data
 
     name = type(estimator).__name__
     if isinstance(X, pd.DataFrame):
+        check_column_names(X.columns)
+        if X.columns.has_duplicates:
+            twice = sorted({str(c) for c in X.columns[X.columns.duplicated()]})
+            raise DataError(f"X has duplicate column names {twice}; give every column its own name.")
         if fitting:
             estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
             frame = X

@@ -104,8 +104,11 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         from sklearn.utils.validation import column_or_1d
 
         frame = self._frame(X, fitting=True)
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
+        try:
+            y = column_or_1d(y, warn=True)
+            check_classification_targets(y)
+        except ValueError as exc:  # scikit-learn's own checks: keep their words, in bnfisher's error class
+            raise DataError(f"`y`: {exc}") from None
         if len(y) != len(frame):
             raise DataError(f"`y` must be 1-D with one label per row of X ({len(frame)}); got shape {y.shape}.")
         if len(frame) == 0:

@@ -151,7 +151,7 @@ def query(network: BayesianNetwork, targets, evidence):
     Parameters
     ----------
     network : BayesianNetwork
-    targets : str or sequence of str
+    targets : variable name or sequence of them
         Variables whose posterior marginals are wanted.
     evidence : mapping or DataFrame
         One ``{variable: label}`` dict, or a DataFrame with one row of evidence per row
@@ -186,7 +186,11 @@ def query(network: BayesianNetwork, targets, evidence):
 
     from bnfisher.exceptions import DataError, SchemaError
 
-    single = isinstance(targets, str)
+    # One variable (whatever the type of its name: 0 and True are names too), or a list of them.
+    if isinstance(targets, tuple):
+        single = targets in network.states  # a tuple may itself be a name
+    else:
+        single = not isinstance(targets, (list, np.ndarray, pd.Index))
     targets = [targets] if single else list(targets)
     unknown = [t for t in targets if t not in network.states]
     if unknown:
