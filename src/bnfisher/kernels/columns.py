@@ -120,7 +120,7 @@ class KernelColumns:
             self.cells[done, a] = offsets[a] + kernel.cell_index(units[done], i)
         # Posterior cell weights of incomplete units (the marginalized kernel), one sparse row each.
         self.incomplete_weights = sp.csr_matrix((self.incomplete.size, self.n_cells))
-        if self.incomplete.size:
+        if self.incomplete.size and active:  # (no active family: no feature, nothing to weigh)
             subset = EncodedData(units[self.incomplete], encoded.variables, encoded.states, schema=encoded.schema)
             triples = kernel.cell_weights(subset)
             self.incomplete_weights = sp.coo_matrix(
