@@ -244,10 +244,12 @@ def test_tables_with_question_mark_markers_run_as_they_are(tmp_path, capsys):
     data.to_csv(path, index=False)
     output = tmp_path / "subset.csv"
     assert main(["summarize", str(path), "--na-values", "?", "-k", "20", "--n-init", "20", "--n-random", "20",
-                 "--quiet", "-o", str(output), "--plot", str(tmp_path / "q.png")]) == 0
+                 "-o", str(output), "--plot", str(tmp_path / "q.png")]) == 0
     out = capsys.readouterr().out
     n_missing = int((data == "?").sum().sum())
     assert f"{n_missing} cells missing" in out and "EM" in out
+    share = 100 * (data == "?").any(axis=1).mean()
+    assert f"% of the subset, {share:.1f}% of the data" in out  # shown with or without --quiet
     assert pd.read_csv(output, keep_default_na=False).shape[0] == 20
     model = tmp_path / "m.bif"
     assert main(["learn", str(path), "--na-values", "?", "--structure", "hc", "--quiet", "-o", str(model)]) == 0

@@ -11,7 +11,7 @@ import bnfisher
 PACKAGE = pathlib.Path(bnfisher.__file__).parent
 #: Rooms that make up the pure core: nothing here may import a shell, even inside a function.
 CORE = ("data", "bn", "kernels", "summary", "comparison", "exceptions", "_validation", "_memory", "_numeric", "_html",
-        "_jit", "_version")
+        "_jit", "_progress", "_version")
 #: Shells (and the third-party libraries only shells may use).
 SHELLS = ("bnfisher.sklearn", "bnfisher.dask", "bnfisher.viz", "bnfisher.cli", "bnfisher.experiments", "bnfisher.jobs",
           "sklearn",

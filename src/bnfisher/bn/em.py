@@ -195,9 +195,9 @@ def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0,
     result = EMResult(network, [value], 0, False, n_missing)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from bnfisher._progress import progress_bar
 
-        bar = tqdm(total=max_iter, desc="EM", unit="iteration", leave=False)
+        bar = progress_bar(total=max_iter, desc="EM", unit="iteration", leave=False)
     try:
         for iteration in range(1, max_iter + 1):
             cpts = {v: cpt_from_counts(c, alpha) for v, c in zip(network.variables, counts)}

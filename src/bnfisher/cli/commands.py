@@ -11,6 +11,7 @@ printed as one line on stderr with exit status 2; a traceback means a bug.
 from __future__ import annotations
 
 import io
+import os
 import sys
 import time
 
@@ -93,7 +94,8 @@ def _read_inputs(args, paths: list) -> list:
     frames = []
     for path in paths:
         frame = read_table(path, na_values=args.na_values)
-        print(f"{path}: {len(frame)} rows x {frame.shape[1]} columns")
+        if not getattr(args, "quiet", False):
+            print(f"{path}: {len(frame)} rows x {frame.shape[1]} columns")
         frames.append(frame)
     return frames
 
@@ -153,7 +155,7 @@ def _command_mmd(args) -> None:
 
     frames = _read_inputs(args, [args.first, args.second])
     network, encoded, notes = prepare(frames, **_model_options(args))
-    for note in notes:
+    for note in [] if args.quiet else notes:
         print(note)
     value = FisherKernel(network, normalize=args.normalize).mmd(*encoded)
     print(f"MMD² (eq. 10, biased) between {args.first} ({len(frames[0])} rows) and {args.second} "
@@ -179,7 +181,7 @@ def _command_compare(args) -> None:
     frames = _read_inputs(args, [args.first, args.second])
     result = compare(frames[0], frames[1], n_permutations=args.permutations, top=args.top,
                      names=(args.first, args.second), random_state=args.seed, **_model_options(args))
-    print(result)
+    print(result.to_text(notes=not args.quiet))
     if args.report:
         result.to_html(args.report)
     if args.json:
@@ -294,8 +296,9 @@ def _command_summarize(args) -> None:
     result = summarize(data, args.k, criterion=args.criterion, n_init=args.n_init,
                        n_random=1000 if args.n_random is None else args.n_random, n_criticisms=args.criticisms,
                        source=source, random_state=args.seed, progress=not args.quiet, **_model_options(args))
-    print(result)
-    print(f"{time.perf_counter() - started:.2f} s in all")
+    print(result.to_text(notes=not args.quiet))
+    if not args.quiet:
+        print(f"{time.perf_counter() - started:.2f} s in all")
     _write_subset(data.iloc[result.indices], result.indices, args.output, "the 0-based row number in the input")
     if args.plot:
         result.plot(args.plot)
@@ -346,7 +349,7 @@ def _command_hmm_kernel(args) -> None:
     normalize = None if args.normalize == "none" else args.normalize
     kernel = HMMFisherKernel(n_states=args.n_states, covariance_type=args.covariance_type,
                              information=args.information, normalize=normalize, n_init=args.n_init,
-                             random_state=args.seed).fit(sequences, lengths=lengths)
+                             random_state=args.seed, progress=not args.quiet).fit(sequences, lengths=lengths)
     gram = kernel.gram(sequences, lengths_a=lengths)
     buffer = io.BytesIO()
     np.save(buffer, gram)
@@ -375,6 +378,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         _COMMANDS[args.command_name](args)
+    except BrokenPipeError:  # the reader went away (| head): stop quietly, as Unix tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except (BnfisherError, UsageError, OSError, ImportError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"bnfisher {args.command}: error: {message}", file=sys.stderr)

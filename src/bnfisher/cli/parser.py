@@ -74,7 +74,8 @@ def _run_options(*, seed: bool = True, quiet: bool = True) -> argparse.ArgumentP
     if seed:
         parent.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     if quiet:
-        parent.add_argument("--quiet", action="store_true", help="no progress bars")
+        parent.add_argument("--quiet", action="store_true",
+                            help="print the result only: no progress bars and no notes on the steps")
     return parent
 
 
@@ -92,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     data, learning, run = _data_options(), _learning_options(), _run_options()
     parser = _parser(prog="bnfisher", description="Fisher kernel of discrete Bayesian networks for categorical "
                                                   "data.")
+    from bnfisher._version import __version__
+
+    parser.add_argument("--version", action="version", version=f"bnfisher {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     datasets = list(DATASETS)
 
@@ -99,11 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="learn a network on a bundled data set and show the kernel and MMD",
                           description="Learn a Chow-Liu network on a bundled data set, print it, the Fisher "
                                       "kernel between a few rows, and MMDs between random halves and classes.")
-    demo.add_argument("--dataset", default="nursery", choices=datasets)
+    demo.add_argument("--dataset", default="nursery", choices=datasets, help="bundled data set (default nursery)")
     demo.add_argument("--seed", type=int, default=0, help="seed of the random halves (default 0)")
     demo.set_defaults(command_name="demo")
 
-    mmd = sub.add_parser("mmd", parents=[data, learning], allow_abbrev=False,
+    mmd = sub.add_parser("mmd", parents=[data, learning, _run_options(seed=False)], allow_abbrev=False,
                          help="squared MMD between two CSV/Parquet files",
                          description="Squared MMD (eq. 10) between two tables under the Fisher kernel of a network "
                                      "given as BIF or learned from both tables together. Both tables are encoded "
@@ -113,13 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
     mmd.add_argument("--normalize", action="store_true", help="use the cosine-normalised kernel")
     mmd.set_defaults(command_name="mmd")
 
-    compare = sub.add_parser("compare", parents=[data, learning, _run_options(quiet=False)], allow_abbrev=False,
+    compare = sub.add_parser("compare", parents=[data, learning, run], allow_abbrev=False,
                              help="MMD permutation two-sample test between two tables",
                              description="Permutation test (from count tables) of whether two tables come from "
                                          "the same distribution, under the Fisher kernel of a network. Both tables "
                                          "are encoded and binned with one schema.")
-    compare.add_argument("first")
-    compare.add_argument("second")
+    compare.add_argument("first", help="first table, A (.csv, .csv.gz, .tsv, .parquet, or - for standard input)")
+    compare.add_argument("second", help="second table, B, compared with A")
     compare.add_argument("--permutations", type=_positive_int, default=1000,
                          help="number of permutations (default 1000)")
     compare.add_argument("--top", type=_positive_int, default=10, help="families shown (default 10)")
@@ -177,28 +181,33 @@ def build_parser() -> argparse.ArgumentParser:
         description="Learn a network on the training half, select subsets of each size by random sampling and "
                     "by Algorithm 1 under several criteria, re-fit on each subset and evaluate on the test half. "
                     "Writes results.csv, timings.csv, claims.csv and figure-<model>.png.")
-    summarization.add_argument("--dataset", default="all", choices=["all", *datasets])
-    summarization.add_argument("--model", default="all", choices=["all", *MODELS])
-    summarization.add_argument("--sizes", type=_positive_int, nargs="+", default=[200, 400, 600, 1000])
+    summarization.add_argument("--dataset", default="all", choices=["all", *datasets],
+                               help="bundled data set, or all of them (default)")
+    summarization.add_argument("--model", default="all", choices=["all", *MODELS],
+                               help="network learned on the training half, or all (default)")
+    summarization.add_argument("--sizes", type=_positive_int, nargs="+", default=[200, 400, 600, 1000],
+                               help="subset sizes (default 200 400 600 1000)")
     summarization.add_argument("--n-random", type=_positive_int, default=1000,
                                help="random subsets per size (default 1000)")
     summarization.add_argument("--n-seeds", type=_positive_int, default=5, help="number of split seeds (default 5)")
-    summarization.add_argument("--criteria", nargs="+", default=list(CRITERIA), choices=CRITERIA)
+    summarization.add_argument("--criteria", nargs="+", default=list(CRITERIA), choices=CRITERIA,
+                               help="greedy criteria compared with random subsets (default: all)")
     summarization.add_argument("-o", "--output", required=True, help="output directory")
     summarization.set_defaults(command_name="experiment", datasets=datasets)
 
-    hmm = sub.add_parser("hmm-kernel", parents=[_run_options(quiet=False)], allow_abbrev=False,
+    hmm = sub.add_parser("hmm-kernel", parents=[_run_options()], allow_abbrev=False,
                          help="Fisher kernel of a Gaussian HMM between time series",
                          description="Fit a Gaussian HMM to sequences and write their Fisher kernel (.npy). The "
                                      ".npz holds one (T_i, D) array per sequence, or 'X' and 'lengths'.")
     hmm.add_argument("sequences", help=".npz file")
     hmm.add_argument("-o", "--output", required=True, help="output file (NumPy .npy format, written as named)")
-    hmm.add_argument("--n-states", type=_positive_int, default=3)
-    hmm.add_argument("--covariance-type", default="full", choices=["full", "diag"])
+    hmm.add_argument("--n-states", type=_positive_int, default=3, help="hidden states of the HMM (default 3)")
+    hmm.add_argument("--covariance-type", default="full", choices=["full", "diag"],
+                     help="Gaussian emission covariances (default full)")
     hmm.add_argument("--information", default="complete", choices=["complete", "identity", "empirical"],
                      help="information matrix of the kernel (default: complete-data, closed form)")
     hmm.add_argument("--normalize", default="blocks", choices=["blocks", "none", "l2", "standardize"],
                      help="feature scaling (default: every parameter block to equal weight)")
-    hmm.add_argument("--n-init", type=_positive_int, default=5)
+    hmm.add_argument("--n-init", type=_positive_int, default=5, help="EM starts; the best fit is kept (default 5)")
     hmm.set_defaults(command_name="hmm_kernel")
     return parser

@@ -53,7 +53,10 @@ def _sample(path: str, compressed: bool) -> str:
 
 def _check_header(sample: str, sep: str, source: str) -> None:
     """Refuse what pandas would misread silently: duplicate names (renamed x.1) and a short header (an index)."""
-    lines = [row for row in csv.reader(io.StringIO(sample), delimiter=sep) if row]
+    try:
+        lines = [row for row in csv.reader(io.StringIO(sample, newline=""), delimiter=sep) if row]
+    except csv.Error:  # e.g. a bare carriage return: pandas reads it, or says what is wrong
+        return
     if not lines:
         return
     header = [name.strip() for name in lines[0]]

@@ -203,7 +203,9 @@ class Schema:
         for position, frame in enumerate(data):
             absent = [v for v in variables if v not in frame.columns]
             if absent:
-                raise DataError(f"Table {position} lacks column(s) {absent} (it has {list(frame.columns)}).")
+                which = ("first", "second", "third")[position] if position < 3 else f"number {position + 1}"
+                raise DataError(f"The {which} table lacks column(s) {absent} (it has {list(frame.columns)}); every "
+                                "table of a comparison needs the same columns.")
         # Several tables: "1" in one and 1 in another are one state (harmonise_labels), then the union of values.
         union = {v: pd.concat(harmonise_labels([frame[v] for frame in data]), ignore_index=True) if len(data) > 1
                  else data[0][v] for v in variables}

@@ -52,9 +52,9 @@ def run_experiment(output: str, *, datasets: Sequence[str] = DATASETS, models: S
     runs = [(d, m, s) for s in seeds for m in models for d in datasets]
     iterator = runs
     if progress:
-        from tqdm.auto import tqdm
+        from bnfisher._progress import progress_bar
 
-        iterator = tqdm(runs, desc="experiment", unit="run")
+        iterator = progress_bar(runs, desc="experiment", unit="run")
     started = time.perf_counter()
     outcomes = [run_summarization(d, m, sizes=sizes, n_random=n_random, seed=s, criteria=criteria, progress=progress)
                 for d, m, s in iterator]

@@ -210,9 +210,9 @@ def run_summarization(
     rows.append({**base, "k": len(train), "method": "full", "replicate": 0, "mmd": 0.0, "chi2": np.nan, **full})
     iterator = sizes
     if progress:
-        from tqdm.auto import tqdm
+        from bnfisher._progress import progress_bar
 
-        iterator = tqdm(sizes, desc=f"{dataset}/{model}/seed {seed}", unit="size", leave=False)
+        iterator = progress_bar(sizes, desc=f"{dataset}/{model}/seed {seed}", unit="size", leave=False)
     for k in iterator:
         k = int(k)
         started = time.perf_counter()

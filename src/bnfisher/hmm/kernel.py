@@ -177,9 +177,9 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         n_init = check_positive_int(self.n_init, "n_init")
         bar = None
         if self.progress:
-            from tqdm.auto import tqdm
+            from bnfisher._progress import progress_bar
 
-            bar = tqdm(total=n_init, desc="HMM starts", unit="start", leave=False)
+            bar = progress_bar(total=n_init, desc="HMM starts", unit="start", leave=False)
         for start in range(n_init):
             seed = int(rng.integers(2**31 - 1))
             local = np.random.default_rng(seed)

@@ -113,7 +113,20 @@ class ComparisonResult:
                 f"{lead['variable']}{parents}.")
 
     def __str__(self) -> str:
-        lines = list(self.notes)
+        return self.to_text()
+
+    def to_text(self, *, notes: bool = True) -> str:
+        """Return the result as text: the steps' notes (unless ``notes=False``), the verdict, then the evidence.
+
+        Parameters
+        ----------
+        notes : bool, default=True
+
+        Returns
+        -------
+        str
+        """
+        lines = list(self.notes) if notes else []
         test = self.test
         lines += [self.verdict(),
                   f"MMD² (eq. 10, biased) = {test.statistic:.6g}; unbiased MMD²_u = {test.unbiased:.6g}",

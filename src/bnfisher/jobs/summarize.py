@@ -105,10 +105,23 @@ class SummaryResult:
                 f"average: {ratio}).")
 
     def __str__(self) -> str:
+        return self.to_text()
+
+    def to_text(self, *, notes: bool = True) -> str:
+        """Return the result as text: the steps' notes (unless ``notes=False``), the verdict, then the numbers.
+
+        Parameters
+        ----------
+        notes : bool, default=True
+
+        Returns
+        -------
+        str
+        """
         selection, k = self.selection, len(self.indices)
         random = self.random_mmd2
         plural = "s" if selection.n_sweeps != 1 else ""
-        lines = list(self.notes) + [
+        lines = (list(self.notes) if notes else []) + [
             self.verdict(),
             f"Selected k={k} rows by greedy {selection.criterion}: {selection.n_sweeps} sweep{plural}, "
             f"{selection.n_swaps} swaps.",

@@ -40,10 +40,10 @@ def random_subsets(n_rows: int, k: int, count: int, *, random_state=None) -> np.
 def _evaluate_with_progress(evaluator, subsets: np.ndarray, progress: bool) -> np.ndarray:
     if not progress:
         return evaluator.evaluate_many(subsets)
-    from tqdm.auto import tqdm
+    from bnfisher._progress import progress_bar
 
     values = []
-    with tqdm(total=len(subsets), desc=f"random starts ({evaluator.name})", unit="subset", leave=False) as bar:
+    with progress_bar(total=len(subsets), desc=f"random starts ({evaluator.name})", unit="subset", leave=False) as bar:
         for start in range(0, len(subsets), 100):
             values.append(evaluator.evaluate_many(subsets[start : start + 100]))
             bar.update(len(values[-1]))

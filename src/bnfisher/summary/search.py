@@ -139,9 +139,9 @@ def _greedy(criterion, subset: np.ndarray, max_sweeps, progress: bool, tol: floa
     converged = False
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from bnfisher._progress import progress_bar
 
-        bar = tqdm(desc=f"greedy {criterion.name}", unit="sweep", leave=False)
+        bar = progress_bar(desc=f"greedy {criterion.name}", unit="sweep", leave=False)
     sweep = 0
     try:
         while max_sweeps is None or sweep < max_sweeps:
