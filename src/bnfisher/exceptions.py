@@ -18,7 +18,9 @@ __all__ = [
     "OptionTypeError",
     "OutputError",
     "ResourceError",
+    "SchedulerError",
     "ConvergenceWarning",
+    "DataWarning",
 ]
 
 
@@ -67,4 +69,13 @@ class ConvergenceWarning(UserWarning):
     Raised by the greedy subset search (``max_sweeps``), hill climbing
     (``max_iter``) and the HMM fit (``n_iter``); the message names the parameter
     to raise.
+    """
+
+
+class DataWarning(UserWarning):
+    """Legal input that is probably not what the user meant; the message says what to do.
+
+    An identifier column, undeclared missing markers, a column that defines the split,
+    a family that holds most of the kernel's features.  Silence with
+    ``warnings.filterwarnings("ignore", category=bnfisher.DataWarning)``.
     """

@@ -14,6 +14,7 @@ import io
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -150,11 +151,12 @@ def _command_demo(args) -> None:
 
 
 def _command_mmd(args) -> None:
-    from bnfisher.jobs.inputs import prepare
+    from bnfisher.jobs.inputs import prepare, warn
     from bnfisher.kernels.fisher import FisherKernel
 
     frames = _read_inputs(args, [args.first, args.second])
-    network, encoded, notes = prepare(frames, **_model_options(args))
+    network, encoded, notes, advice = prepare(frames, **_model_options(args))
+    warn(advice)
     for note in [] if args.quiet else notes:
         print(note)
     value = FisherKernel(network, normalize=args.normalize).mmd(*encoded)
@@ -181,7 +183,7 @@ def _command_compare(args) -> None:
     frames = _read_inputs(args, [args.first, args.second])
     result = compare(frames[0], frames[1], n_permutations=args.permutations, top=args.top,
                      names=(args.first, args.second), random_state=args.seed, **_model_options(args))
-    print(result.to_text(notes=not args.quiet))
+    print(result.to_text(notes=not args.quiet, advice=False))  # warnings went to stderr
     if args.report:
         result.to_html(args.report)
     if args.json:
@@ -296,7 +298,7 @@ def _command_summarize(args) -> None:
     result = summarize(data, args.k, criterion=args.criterion, n_init=args.n_init,
                        n_random=1000 if args.n_random is None else args.n_random, n_criticisms=args.criticisms,
                        source=source, random_state=args.seed, progress=not args.quiet, **_model_options(args))
-    print(result.to_text(notes=not args.quiet))
+    print(result.to_text(notes=not args.quiet, advice=False))  # warnings went to stderr
     if not args.quiet:
         print(f"{time.perf_counter() - started:.2f} s in all")
     _write_subset(data.iloc[result.indices], result.indices, args.output, "the 0-based row number in the input")
@@ -377,7 +379,9 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        _COMMANDS[args.command_name](args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning(args.command)
+            _COMMANDS[args.command_name](args)
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as Unix tools do
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -390,6 +394,16 @@ def main(argv=None) -> int:
         print(f"bnfisher {args.command}: interrupted", file=sys.stderr)
         return 130
     return 0
+
+
+def _one_line_warning(command: str):
+    """Warnings as one clean line on stderr (``bnfisher CMD: warning: ...``), without a source path."""
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split())
+        print(f"bnfisher {command}: warning: {text}", file=sys.stderr)
+
+    return show
 
 
 #: The function behind each command (the parser names the command; this module runs it).

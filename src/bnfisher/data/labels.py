@@ -249,3 +249,14 @@ def check_column_names(names) -> None:
         if isinstance(name, (bool, np.bool_)):
             raise DataError(f"Column {position} is named {name!r}, a boolean: pandas would read a list of such "
                             f"names as a row mask. Rename it (e.g. to {str(name)!r}).")
+
+
+def bin_frame(data: pd.DataFrame, bin_edges, states, na_values: tuple) -> pd.DataFrame:
+    """Return a copy of ``data`` whose binned numeric columns hold their bin labels (ordered categoricals)."""
+    out = data.copy()
+    for v, edges in bin_edges.items():
+        if v in out.columns and _is_numeric(out[v]):
+            _check_no_missing(out[v], v, na_values)
+            codes = bin_codes(out[v].to_numpy(dtype=np.float64), np.asarray(edges))
+            out[v] = pd.Categorical.from_codes(codes, categories=list(states[v]), ordered=True)
+    return out

@@ -26,7 +26,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from bnfisher.data.binning import bin_codes, interval_labels, make_bin_edges
+from bnfisher.data.binning import interval_labels, make_bin_edges
 from bnfisher.data.labels import (
     _as_code_array,
     _check_no_missing,
@@ -35,6 +35,7 @@ from bnfisher.data.labels import (
     _is_numeric,
     _missing_mask,
     _python_scalar,
+    bin_frame,
     check_column_names,
     encode_column,
     harmonise_labels,
@@ -461,13 +462,7 @@ class Schema:
         """
         if not isinstance(data, pd.DataFrame):
             raise OptionTypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
-        out = data.copy()
-        for v, edges in self._bin_edges.items():
-            if v in out.columns and _is_numeric(out[v]):
-                _check_no_missing(out[v], v, self._na_values)
-                codes = bin_codes(out[v].to_numpy(dtype=np.float64), np.asarray(edges))
-                out[v] = pd.Categorical.from_codes(codes, categories=list(self._states[v]), ordered=True)
-        return out
+        return bin_frame(data, self._bin_edges, self._states, self._na_values)
 
     # -------------------------------------------------------- serialising
     def to_dict(self) -> dict:

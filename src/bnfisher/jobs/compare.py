@@ -20,9 +20,10 @@ from bnfisher.bn.network import BayesianNetwork
 from bnfisher.comparison.explain import family_table, top_cells
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.comparison.two_sample import TwoSampleResult
+from bnfisher.data.guardrails import split_columns
 from bnfisher.data.io import write_text
 from bnfisher.exceptions import OptionTypeError
-from bnfisher.jobs.inputs import prepare
+from bnfisher.jobs.inputs import feature_advice, prepare, warn
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.fisher import FisherKernel
 
@@ -56,6 +57,9 @@ class ComparisonResult:
         What was done on the way (binning, missing cells, the network learned).
     top : int
         Families, cells and rows shown.
+    advice : list of str
+        Warnings about the input (also emitted as DataWarning): identifier columns,
+        undeclared missing markers, a column that defines the split, a dominating family.
     """
 
     names: tuple
@@ -68,6 +72,7 @@ class ComparisonResult:
     samples: tuple
     notes: list = field(default_factory=list)
     top: int = 10
+    advice: list = field(default_factory=list)
 
     def typical_rows(self, n: int = 3) -> pd.DataFrame:
         """Return the rows of each sample most typical of it against the other (largest witness, by sign).
@@ -115,18 +120,21 @@ class ComparisonResult:
     def __str__(self) -> str:
         return self.to_text()
 
-    def to_text(self, *, notes: bool = True) -> str:
+    def to_text(self, *, notes: bool = True, advice: bool = True) -> str:
         """Return the result as text: the steps' notes (unless ``notes=False``), the verdict, then the evidence.
 
         Parameters
         ----------
         notes : bool, default=True
+        advice : bool, default=True
+            Include the warnings about the input (the command line prints them on stderr instead).
 
         Returns
         -------
         str
         """
-        lines = list(self.notes) if notes else []
+        warned = [f"Warning: {message}" for message in self.advice] if advice else []
+        lines = (list(self.notes) if notes else []) + warned
         test = self.test
         lines += [self.verdict(),
                   f"MMD² (eq. 10, biased) = {test.statistic:.6g}; unbiased MMD²_u = {test.unbiased:.6g}",
@@ -165,6 +173,7 @@ class ComparisonResult:
             "samples": [{"name": n, "rows": int(len(f)), "columns": int(f.shape[1]),
                          "missing_cells": int(f.isna().sum().sum())} for n, f in zip(self.names, self.samples)],
             "notes": list(self.notes),
+            "warnings": list(self.advice),
             "network": {"summary": repr(self.network), "arcs": [[str(p), str(c)] for p, c in self.network.edges]},
             "test": {"mmd2": self.test.statistic, "mmd2_unbiased": self.test.unbiased,
                      "p_value": self.test.p_value, "permutations": int(len(self.test.null_distribution))},
@@ -259,13 +268,24 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     for name, frame in (("A", A), ("B", B)):
         if not isinstance(frame, pd.DataFrame):
             raise OptionTypeError(f"`{name}` must be a pandas DataFrame; got {type(frame).__name__}.")
-    network, (encoded_a, encoded_b), notes = prepare([A, B], network=network, structure=structure, bins=bins,
-                                                     na_values=na_values, learn_options=learn_options)
+    network, (encoded_a, encoded_b), notes, advice = prepare([A, B], network=network, structure=structure,
+                                                             bins=bins, na_values=na_values,
+                                                             learn_options=learn_options)
     kernel = FisherKernel(network)
     notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
+    advice += feature_advice(kernel)
     statistics = permutation_statistics(kernel, encoded_a, encoded_b, n_permutations=n_permutations,
                                         random_state=random_state)
-    return _result(kernel, statistics, (encoded_a, encoded_b), (A, B), tuple(names), notes, top)
+    result = _result(kernel, statistics, (encoded_a, encoded_b), (A, B), tuple(names), notes, top)
+    families = result.families
+    for column in split_columns(A, B):
+        share = float(families.loc[families["variable"] == column, "share"].sum())
+        advice.append(f"Column {column!r} is constant within each table ({names[0]}: {A[column].dropna().iloc[0]!r}, "
+                      f"{names[1]}: {B[column].dropna().iloc[0]!r}) and carries {100 * share:.0f}% of the MMD²: it "
+                      "alone makes the tables differ. Drop it to see what else does.")
+    result.advice = advice
+    warn(advice)
+    return result
 
 
 def _result(kernel: FamilyKernel, statistics: PermutationStatistics, encoded: tuple, samples: tuple, names: tuple,

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
+from bnfisher.data.guardrails import check_tables
 from bnfisher.data.schema import EncodedData, Schema
-from bnfisher.exceptions import OptionTypeError
+from bnfisher.exceptions import DataWarning, OptionTypeError
 
-__all__ = ["prepare"]
+__all__ = ["feature_advice", "prepare", "warn"]
 
 
 def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: str = "chow-liu",
@@ -39,8 +41,13 @@ def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: 
         One per table, columns in the network's order.
     notes : list of str
         One line per step a user should know about (binning, missing cells, learning).
+    advice : list of str
+        Warnings about the tables (identifier columns, undeclared missing markers), each
+        also emitted once as a :class:`~bnfisher.exceptions.DataWarning`.
     """
-    notes = []
+    notes: list = []
+    advice = check_tables(frames, na_values=tuple(na_values or ()) + (
+        tuple(network.schema.na_values) if network is not None else ()))
     if network is not None:
         if not isinstance(network, BayesianNetwork):
             raise OptionTypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
@@ -62,4 +69,42 @@ def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: 
                          "(paper Sec. 8).")
         network = learn(pooled, structure, schema=schema, **(learn_options or {}))
         notes.append(f"Network ({structure}, learned in {time.perf_counter() - started:.2f} s): {network}")
-    return network, encoded, notes
+    return network, encoded, notes, advice
+
+
+def warn(messages: list) -> None:
+    """Emit each message once as a DataWarning (the CLI prints each as one line).
+
+    Parameters
+    ----------
+    messages : list of str
+    """
+    for message in messages:
+        warnings.warn(message, DataWarning, stacklevel=3)
+
+
+def feature_advice(kernel) -> list:
+    """Return a warning when one family holds most of the kernel's features (it then dominates every statistic).
+
+    Parameters
+    ----------
+    kernel : FamilyKernel
+
+    Returns
+    -------
+    list of str
+    """
+    widths = np.diff(kernel.block_offsets)
+    total = int(widths.sum())
+    if len(widths) < 3 or total == 0:
+        return []
+    largest = int(np.argmax(widths))
+    share = widths[largest] / total
+    if share <= 0.5:
+        return []
+    variable = kernel.network.variables[largest]
+    parents = kernel.network.parents[variable]
+    given = f" given {', '.join(map(str, parents))}" if parents else ""
+    return [f"The family of {variable!r}{given} holds {100 * share:.0f}% of the kernel's {total} features: it "
+            "dominates every statistic. If that is not meant, bin or merge its states, or limit its parents "
+            "(max_parents)."]

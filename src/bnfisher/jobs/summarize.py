@@ -20,7 +20,7 @@ from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.io import write_text
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import OptionError, OptionTypeError
-from bnfisher.jobs.inputs import prepare
+from bnfisher.jobs.inputs import feature_advice, prepare, warn
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.fisher import FisherKernel
 from bnfisher.summary.baselines import random_subsets
@@ -54,6 +54,8 @@ class SummaryResult:
         What was done on the way (binning, missing cells, the network learned).
     random_chi2 : ndarray or None
         For ``criterion="chi2"``: the chi-square criterion of random subsets.
+    advice : list of str
+        Warnings about the input (also emitted as DataWarning).
     """
 
     data: pd.DataFrame
@@ -66,6 +68,7 @@ class SummaryResult:
     source: str = "data"
     notes: list = field(default_factory=list)
     random_chi2: np.ndarray | None = None
+    advice: list = field(default_factory=list)
 
     @property
     def indices(self) -> np.ndarray:
@@ -107,12 +110,14 @@ class SummaryResult:
     def __str__(self) -> str:
         return self.to_text()
 
-    def to_text(self, *, notes: bool = True) -> str:
+    def to_text(self, *, notes: bool = True, advice: bool = True) -> str:
         """Return the result as text: the steps' notes (unless ``notes=False``), the verdict, then the numbers.
 
         Parameters
         ----------
         notes : bool, default=True
+        advice : bool, default=True
+            Include the warnings about the input (the command line prints them on stderr instead).
 
         Returns
         -------
@@ -121,7 +126,8 @@ class SummaryResult:
         selection, k = self.selection, len(self.indices)
         random = self.random_mmd2
         plural = "s" if selection.n_sweeps != 1 else ""
-        lines = (list(self.notes) if notes else []) + [
+        warned = [f"Warning: {message}" for message in self.advice] if advice else []
+        lines = (list(self.notes) if notes else []) + warned + [
             self.verdict(),
             f"Selected k={k} rows by greedy {selection.criterion}: {selection.n_sweeps} sweep{plural}, "
             f"{selection.n_swaps} swaps.",
@@ -161,6 +167,7 @@ class SummaryResult:
             "samples": [{"name": self.source, "rows": int(len(self.data)), "columns": int(self.data.shape[1]),
                          "missing_cells": int(self.data.isna().sum().sum())}],
             "notes": list(self.notes),
+            "warnings": list(self.advice),
             "network": {"summary": repr(self.network), "arcs": [[str(p), str(c)] for p, c in self.network.edges]},
             "selection": {"k": int(len(selection.indices)), "criterion": selection.criterion,
                           "initial": selection.initial_value, "final": selection.final_value,
@@ -281,10 +288,12 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
         raise OptionError(f"`criterion` must be 'mmd' or 'chi2'; got {criterion!r}.")
     n_random = check_positive_int(n_random, "n_random")
     rng = check_random_state(random_state)
-    network, (encoded,), notes = prepare([data], network=network, structure=structure, bins=bins,
-                                         na_values=na_values, learn_options=learn_options)
+    network, (encoded,), notes, advice = prepare([data], network=network, structure=structure, bins=bins,
+                                                 na_values=na_values, learn_options=learn_options)
     kernel = FisherKernel(network)
     notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
+    advice += feature_advice(kernel)
+    warn(advice)
     encoded = kernel.encode(encoded)  # the network's column order
     # One set of kernel columns for the search (when it runs on the MMD) and for the random baseline.
     mmd = MMDCriterion(kernel, encoded)
@@ -298,4 +307,4 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     subset_mmd = float(mmd.evaluate_many(selection.indices[None, :])[0])
     return SummaryResult(data=data, selection=selection, mmd2=subset_mmd, random_mmd2=mmd.evaluate_many(baseline),
                          encoded=encoded, network=network, kernel=kernel, source=source, notes=notes,
-                         random_chi2=random_chi2)
+                         random_chi2=random_chi2, advice=advice)

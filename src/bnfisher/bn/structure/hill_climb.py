@@ -275,9 +275,9 @@ def hill_climb(scorer, n_variables: int, *, start=None, max_parents=None, tabu: 
     search.reset([tuple(ps) for ps in parents])
     progress_bar = None
     if progress:
-        from bnfisher._progress import progress_bar
+        from bnfisher._progress import progress_bar as make_bar
 
-        progress_bar = progress_bar(desc="hill climbing", unit="move", leave=False)
+        progress_bar = make_bar(desc="hill climbing", unit="move", leave=False)
     try:
         best_total, best = _climb(search, tabu, max_tabu if max_tabu is not None else tabu, max_iter, progress_bar,
                                   deadline)

@@ -1,0 +1,91 @@
+"""Guardrails: legal tables that are probably not what the user meant, found before any work.
+
+Each check returns plain sentences that say what was seen and what to do; the jobs
+emit them once as :class:`~bnfisher.exceptions.DataWarning` and keep them on their
+results (text, JSON, report).  Silence them with
+``warnings.filterwarnings("ignore", category=bnfisher.DataWarning)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["MISSING_LOOKALIKES", "check_tables", "split_columns"]
+
+#: Values that usually mark a missing cell when they appear as text.
+MISSING_LOOKALIKES = ("?", "NA", "N/A", "n/a", "na", "-", "", "null", "NULL", "None", "nan", "NaN", ".")
+
+#: A column with at least this share of distinct values (and 20 rows) looks like an identifier.
+IDENTIFIER_SHARE = 0.5
+
+
+def check_tables(frames: list, *, na_values=()) -> list:
+    """Return warnings about the columns of a job's tables (identifiers, undeclared missing markers).
+
+    Parameters
+    ----------
+    frames : list of DataFrame
+    na_values : sequence, default=()
+        Markers already declared missing.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"id": range(30), "x": ["?", "a", "b"] * 10})
+    >>> for message in check_tables([frame]):
+    ...     print(message.split(":")[0])
+    Column 'id' has 30 distinct values in 30 rows (an identifier?)
+    Column 'x' holds '?' in 10 rows
+    """
+    messages = []
+    declared = {str(v) for v in na_values}
+    pooled = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    n_rows = len(pooled)
+    for column in pooled.columns:
+        values = pooled[column]
+        distinct = values.nunique(dropna=True)
+        numeric = pd.api.types.is_float_dtype(values.dtype)
+        if n_rows >= 20 and not numeric and distinct >= IDENTIFIER_SHARE * n_rows:
+            messages.append(f"Column {column!r} has {distinct} distinct values in {n_rows} rows (an identifier?): it "
+                            "makes almost every row a category of its own, and the kernel sees nothing else. Drop it.")
+        if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
+            text = values.dropna().astype(str).str.strip()
+            counts = text[text.isin(MISSING_LOOKALIKES) & ~text.isin(declared)].value_counts()
+            for marker, count in counts.items():
+                messages.append(f"Column {column!r} holds {marker!r} in {count} rows: if it marks a missing value, "
+                                f"declare it (na_values=[{marker!r}], --na-values {marker!r}); as it is, it is a "
+                                "category of its own.")
+    return messages
+
+
+def split_columns(first: pd.DataFrame, second: pd.DataFrame) -> list:
+    """Columns constant within each table but different between them: they alone make the tables differ.
+
+    Parameters
+    ----------
+    first, second : DataFrame
+
+    Returns
+    -------
+    list
+        Column names.
+
+    Examples
+    --------
+    >>> a = pd.DataFrame({"split": ["train"] * 3, "x": list("abc")})
+    >>> b = pd.DataFrame({"split": ["test"] * 3, "x": list("cab")})
+    >>> split_columns(a, b)
+    ['split']
+    """
+    out = []
+    for column in first.columns:
+        if column not in second.columns:
+            continue
+        a, b = first[column].dropna(), second[column].dropna()
+        if len(a) and len(b) and a.nunique() == 1 and b.nunique() == 1 and not np.all(a.iloc[0] == b.iloc[0]):
+            out.append(column)
+    return out
