@@ -26,6 +26,9 @@ th{background:#eef3fb}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .significant{color:#b03020;font-weight:600}.note{color:#5b6775;font-size:.85rem}
 img{max-width:100%;border:1px solid #e3e8ef;margin:.5rem 0}.headline{font-size:1.05rem;background:#f6f8fb;
 padding:.6rem .8rem;border-left:4px solid #4a6fa5}
+.verdict{font-size:1.2rem;font-weight:600;margin:.6rem 0 1rem}.warnings{color:#8a4b00;font-size:.9rem}
+.scroll{overflow-x:auto;max-width:100%}td{max-width:18rem;overflow-wrap:anywhere}.missing{color:#8895a4}
+details{margin:.8rem 0}summary{cursor:pointer;font-weight:600}
 """
 
 
@@ -82,20 +85,25 @@ def summary_figures(result) -> dict:
     return {"network": figure_png(plot_network(result.network))}
 
 
-def _table(records: list, columns: list, *, numeric=(), significant=None) -> str:
+def _table(records: list, columns: list, *, numeric=(), significant=None, percent=()) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = []
     for record in records:
         cells = []
         for c in columns:
             value = record.get(c)
-            text = f"{value:.4g}" if isinstance(value, float) else ("" if value is None else str(value))
+            if c in percent and isinstance(value, (int, float)):
+                text = f"{100 * value:.1f}%"
+            else:
+                text = f"{value:.4g}" if isinstance(value, float) else str(value)
             klass = ' class="num"' if c in numeric else ""
             if significant and c == significant and isinstance(value, float) and value <= 0.05:
                 klass = ' class="num significant"'
-            cells.append(f"<td{klass}>{html.escape(text)}</td>")
+            shown = "<i class='missing'>missing</i>" if value is None else html.escape(text)
+            cells.append(f"<td{klass}>{shown}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+    # Wide tables scroll inside their box, never the page.
+    return f"<div class='scroll'><table><tr>{head}</tr>{''.join(body)}</table></div>"
 
 
 def _rows_table(rows: list, extra: str | None = None) -> str:
@@ -112,7 +120,7 @@ def render_html(content: dict, figures: dict, *, title: str = "bnfisher report")
     Parameters
     ----------
     content : dict
-        From :func:`comparison_report` or :func:`summary_report`.
+        A result's ``to_dict()`` (:class:`~bnfisher.jobs.ComparisonResult`, :class:`~bnfisher.jobs.SummaryResult`).
     figures : dict
         ``{name: PNG bytes}``.
     title : str
@@ -129,6 +137,11 @@ def render_html(content: dict, figures: dict, *, title: str = "bnfisher report")
 
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
+    if content.get("verdict"):  # the answer first, in words
+        parts.append(f"<p class='verdict'>{html.escape(content['verdict'])}</p>")
+    if content.get("warnings"):
+        parts.append("<ul class='warnings'>" + "".join(f"<li>Warning: {html.escape(w)}</li>"
+                                                        for w in content["warnings"]) + "</ul>")
     overview = [{"sample": s["name"], "rows": s["rows"], "columns": s["columns"], "missing cells": s["missing_cells"]}
                 for s in content["samples"]]
     parts.append("<h2>Data</h2>" + _table(overview, ["sample", "rows", "columns", "missing cells"],
@@ -146,7 +159,8 @@ def render_html(content: dict, figures: dict, *, title: str = "bnfisher report")
         parts.append("<h2>What differs, by family</h2><p class='note'>Each family's exact share of the MMD²; "
                      f"p-values from the test's own permutations, adjusted by {html.escape(content['adjustment'])}."
                      "</p>" + _table(families, ["variable", "parents", "mmd2", "share", "p_value", "p_adjusted"],
-                                     numeric=("mmd2", "share", "p_value", "p_adjusted"), significant="p_adjusted"))
+                                     numeric=("mmd2", "share", "p_value", "p_adjusted"), significant="p_adjusted",
+                                     percent=("share",)))
         parts.append(image("families", "family shares of the MMD"))
         parts.append("<h2>Largest cells</h2><ul>" + "".join(f"<li>{html.escape(c['text'])}</li>"
                                                            for c in content["cells"]) + "</ul>")
@@ -160,14 +174,28 @@ def render_html(content: dict, figures: dict, *, title: str = "bnfisher report")
         parts.append(image("witness", "witness histograms"))
     else:
         selection = content["selection"]
+        sweeps = "sweep" if selection["sweeps"] == 1 else "sweeps"
+        baseline = (f" Random subsets of {selection['k']}: MMD² {selection['random_mmd2_mean']:.4g} ± "
+                    f"{selection['random_mmd2_sd']:.3g} (mean ± sd of {selection['random_subsets']})."
+                    if "random_mmd2_mean" in selection else "")
         parts.append(f"<p class='headline'>{selection['k']} representative rows by greedy {selection['criterion']}"
-                     f": {selection['initial']:.4g} → {selection['final']:.4g} in {selection['sweeps']} sweeps.</p>")
-        parts.append("<h2>Prototypes</h2>" + _rows_table(content["prototypes"]))
-        parts.append("<h2>Criticisms</h2><p class='note'>Rows the prototypes represent worst (MMD-critic).</p>"
-                     + _rows_table(content["criticisms"], "witness"))
+                     f": {selection['initial']:.4g} → {selection['final']:.4g} in {selection['sweeps']} {sweeps}."
+                     f"{baseline}</p>")
+        if selection.get("incomplete_rows_data"):
+            parts.append(f"<p class='note'>Rows with a missing cell: {100 * selection['incomplete_rows_subset']:.1f}% "
+                         f"of the subset, {100 * selection['incomplete_rows_data']:.1f}% of the data (shown as "
+                         "<i>missing</i>).</p>")
+        parts.append(f"<details><summary>Prototypes ({len(content['prototypes'])} rows)</summary>"
+                     + _rows_table(content["prototypes"]) + "</details>")
+        if content["criticisms"]:
+            parts.append(f"<details><summary>Criticisms ({len(content['criticisms'])} rows): rows the prototypes "
+                         "represent worst (MMD-critic); witness &gt; 0 where the data has more mass than the "
+                         "prototypes</summary>" + _rows_table(content["criticisms"], "witness") + "</details>")
         parts.append("<h2>The network</h2>" + image("network", "the network"))
-    parts.append("<p class='note'>Made by bnfisher. The Fisher kernel is not universal: the test detects "
-                 "differences the network's families can express.</p></body></html>")
+    if content["kind"] == "comparison":
+        parts.append("<p class='note'>The Fisher kernel is not universal: the test detects differences the "
+                     "network's families can express.</p>")
+    parts.append("<p class='note'>Made by bnfisher.</p></body></html>")
     return "".join(parts)
 
 
