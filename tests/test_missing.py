@@ -226,11 +226,29 @@ def test_selection_with_missing_values_uses_expected_embeddings():
     kernel = FisherKernel(network)
     X = network.sample(300, random_state=0).astype(object)
     X = X.mask(np.random.default_rng(0).random(X.shape) < 0.2)
-    result = select_representatives(kernel, X, 20, n_init=30, random_state=0)
+    result = select_representatives(kernel, X, 20, n_init=30, random_state=0, candidates="all")
     assert result.final_value == pytest.approx(kernel.mmd(X.iloc[result.indices], X), rel=1e-9)
     assert result.final_value < result.initial_value
     with pytest.raises(bf.BnfisherError, match="needs complete rows"):
-        select_representatives(kernel, X, 20, criterion="chi2")
+        select_representatives(kernel, X, 20, criterion="chi2", candidates="all")
+
+
+def test_by_default_only_complete_rows_are_chosen_and_the_target_is_every_row():
+    from bnfisher.summary import select_representatives
+
+    network = bf.read_bif(bif_path("asia"))
+    kernel = FisherKernel(network)
+    X = network.sample(400, random_state=0).astype(object)
+    X = X.mask(np.random.default_rng(0).random(X.shape) < 0.05)
+    complete = X.notna().all(axis=1).to_numpy()
+    result = select_representatives(kernel, X, 20, n_init=30, random_state=0, n_criticisms=3)
+    assert complete[result.indices].all() and complete[result.criticisms].all()
+    # The objective is the MMD² to the whole data (expected embeddings of the incomplete rows), from counts.
+    assert result.final_value == pytest.approx(kernel.mmd(X.iloc[result.indices], X), rel=1e-9)
+    chi2 = select_representatives(kernel, X, 20, criterion="chi2", n_init=30, random_state=0)
+    assert complete[chi2.indices].all()
+    with pytest.raises(bf.BnfisherError, match="candidates='all'"):
+        select_representatives(kernel, X.mask(np.ones(X.shape, dtype=bool) & (np.arange(8) == 0)), 5)
 
 
 def test_cross_validation_runs_when_rare_categories_fall_in_one_fold_and_cells_are_missing():

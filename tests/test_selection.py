@@ -260,7 +260,7 @@ def test_search_from_codes_picks_the_rows_of_the_embedding_search(normalize, mis
         data = data.mask(rng.random(data.shape) < 0.05)
     kernel = FisherKernel(network, normalize=normalize)
     start = np.sort(np.random.default_rng(1).choice(len(data), size=25, replace=False))
-    result = select_representatives(kernel, data, 25, init=start)
+    result = select_representatives(kernel, data, 25, init=start, candidates="all")
     reference, value, sweeps = embedding_greedy(kernel.embed(data), start)
     np.testing.assert_array_equal(result.indices, reference)
     assert result.n_sweeps == sweeps

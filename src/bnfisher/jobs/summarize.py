@@ -25,7 +25,7 @@ from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.fisher import FisherKernel
 from bnfisher.summary.baselines import random_subsets
 from bnfisher.summary.criteria import MMDCriterion, chi2_criterion
-from bnfisher.summary.search import SelectionResult, select_representatives
+from bnfisher.summary.search import SelectionResult, complete_candidates, select_representatives
 
 __all__ = ["SummaryResult", "summarize"]
 
@@ -295,16 +295,26 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     advice += feature_advice(kernel)
     warn(advice)
     encoded = kernel.encode(encoded)  # the network's column order
-    # One set of kernel columns for the search (when it runs on the MMD) and for the random baseline.
-    mmd = MMDCriterion(kernel, encoded)
-    selection = select_representatives(kernel, encoded, k, criterion=mmd if criterion == "mmd" else "chi2",
+    # Candidates: the complete rows (an incomplete row's expected embedding sits nearer the mean without being
+    # typical); the target: every row.  One set of kernel columns serves the search and the random baseline
+    # when every row is complete.
+    candidates, rows, target = complete_candidates(kernel, encoded)
+    if rows is not None and isinstance(k, int) and k >= len(rows):
+        raise OptionError(f"Only {len(rows)} rows are complete, too few to choose k={k} among them; choose a "
+                          "smaller k, or use select_representatives(..., candidates='all').")
+    mmd = MMDCriterion(kernel, candidates, target)
+    selection = select_representatives(kernel, candidates, k, criterion=mmd if criterion == "mmd" else "chi2",
                                        n_init=n_init, random_state=rng, progress=progress,
-                                       n_criticisms=n_criticisms)
+                                       n_criticisms=n_criticisms, candidates="all")
+    subset_mmd = float(mmd.evaluate_many(selection.indices[None, :])[0])
+    if rows is not None:  # back to positions in the data; the baseline draws from every row
+        selection.indices, selection.criticisms = rows[selection.indices], rows[selection.criticisms]
+        mmd = MMDCriterion(kernel, encoded)
     baseline = random_subsets(encoded.n_rows, len(selection.indices), n_random, random_state=rng)
     random_chi2 = None
-    if criterion == "chi2":
-        random_chi2 = np.array([chi2_criterion(encoded.codes, np.sort(s)) for s in baseline[:min(n_random, 200)]])
-    subset_mmd = float(mmd.evaluate_many(selection.indices[None, :])[0])
+    if criterion == "chi2":  # the chi-square criterion is defined on complete rows: random subsets of those
+        pool = random_subsets(candidates.n_rows, len(selection.indices), min(n_random, 200), random_state=rng)
+        random_chi2 = np.array([chi2_criterion(candidates.codes, np.sort(s)) for s in pool])
     return SummaryResult(data=data, selection=selection, mmd2=subset_mmd, random_mmd2=mmd.evaluate_many(baseline),
                          encoded=encoded, network=network, kernel=kernel, source=source, notes=notes,
                          random_chi2=random_chi2, advice=advice)

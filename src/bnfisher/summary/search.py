@@ -38,14 +38,15 @@ import numpy as np
 
 from bnfisher._html import html_table
 from bnfisher._numeric import rounding_tolerance
-from bnfisher._validation import check_nonnegative_float, check_positive_int, check_random_state
+from bnfisher._validation import check_nonnegative_float, check_option, check_positive_int, check_random_state
 from bnfisher.data.providers import in_memory
+from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import ConvergenceWarning, DataError, OptionError, OptionTypeError
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.summary.baselines import _evaluate_with_progress, check_k, random_subsets
 from bnfisher.summary.criteria import Chi2Criterion, Criterion, MMDCriterion, _CallableCriterion
 
-__all__ = ['SelectionResult', 'select_representatives']
+__all__ = ["complete_candidates", 'SelectionResult', 'select_representatives']
 
 
 
@@ -194,6 +195,7 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
     progress: bool = False,
     pool_size: int = 100_000,
     n_criticisms: int = 0,
+    candidates: str = "complete",
 ) -> SelectionResult:
     """Pick ``k`` rows whose MMD to the whole data is small (Algorithm 1 of [1]_).
 
@@ -226,6 +228,12 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
     random_state : None, int or Generator
     progress : bool, default=False
         tqdm bars for the random starts and the sweeps.
+    candidates : {"complete", "all"}, default="complete"
+        Which rows may be chosen.  ``"complete"``: rows without a missing cell, while
+        the target stays the whole data's (expected) embedding; an incomplete row's
+        expected embedding averages over its completions and lies nearer the mean, so
+        ``"all"`` favours incomplete rows without their being typical (see
+        ``docs/missing-data.md``).  Ignored for a :class:`Criterion` passed in.
     n_criticisms : int, default=0
         Also pick this many **criticisms** (MMD-critic, [3]_): rows where the witness
         between the data and the prototypes is largest in magnitude, with a
@@ -272,6 +280,14 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
                                  if kernel.block_width(i)]) / n_target
         data = pool
     encoded = kernel.encode(data)  # rows with missing values get their expected embedding
+    candidate_rows = None  # positions of the candidates among the rows, when not every row is one
+    if check_option(candidates, "candidates", ("complete", "all")) == "complete" and not isinstance(
+            criterion, Criterion):
+        encoded, candidate_rows, complete_target = complete_candidates(kernel, encoded)
+        target = complete_target if target is None else target
+        if candidate_rows is not None and not isinstance(k, bool) and isinstance(k, int) and k >= len(candidate_rows):
+            raise OptionError(f"Only {len(candidate_rows)} rows are complete, too few to choose k={k} among them; "
+                              "pass candidates='all' (incomplete rows may then be chosen) or a smaller k.")
     if criterion == "chi2" and encoded.n_rows and encoded.codes.min() < 0:
         raise DataError("criterion='chi2' needs complete rows; use criterion='mmd', which marginalizes missing "
                         "values.")
@@ -321,12 +337,54 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
             raise OptionError(f"`n_criticisms` must be at most n_rows - k = {n_rows - k}; got {n_criticisms}.")
         columns = evaluator.columns if isinstance(evaluator, MMDCriterion) else kernel.columns(encoded)
         result.criticisms, result.criticism_witness = _criticisms(columns, indices, n_criticisms, target)
+    if candidate_rows is not None:  # positions among the candidates -> among the rows
+        result.indices = candidate_rows[result.indices]
+        result.criticisms = candidate_rows[result.criticisms]
     if pool is not None:  # positions in the pool -> the rows' positions in the data
         rows = np.asarray(pool.index, dtype=np.int64)
         result.pool_positions = result.indices
         result.indices = rows[result.indices]
         result.criticisms = rows[result.criticisms]
     return result
+
+
+def complete_candidates(kernel: FamilyKernel, encoded: EncodedData) -> tuple:
+    """Candidates among the complete rows, with the whole data's cell frequencies as the target.
+
+    Parameters
+    ----------
+    kernel : FamilyKernel
+    encoded : EncodedData
+        All rows (missing cells are -1).
+
+    Returns
+    -------
+    candidates : EncodedData
+        The complete rows (``encoded`` itself when every row is complete).
+    rows : ndarray of int or None
+        Their positions in ``encoded`` (None when every row is complete).
+    target : ndarray or None
+        The whole data's cell frequencies (expected ones for incomplete rows), cells as in
+        ``kernel.columns(candidates)``; None when every row is complete.
+
+    Raises
+    ------
+    DataError
+        When no row is complete.
+    """
+    if not encoded.n_rows or encoded.codes.min() >= 0:
+        return encoded, None, None
+    rows = np.flatnonzero((encoded.codes >= 0).all(axis=1))
+    if rows.size == 0:
+        raise DataError("No row is complete, so no row can be chosen with candidates='complete'; pass "
+                        "candidates='all' to choose among incomplete rows.")
+    if kernel.normalize:  # cosine-normalised rows: the target is not a function of the counts
+        columns = kernel.columns(encoded)
+        return encoded.take(rows), rows, columns.weighted_cells(columns.multiplicity.astype(np.float64)) / len(
+            encoded.codes)
+    counts, n_rows = kernel.frequency_counts(encoded)
+    target = np.concatenate([np.ravel(counts[i]) for i in range(len(kernel.families)) if kernel.block_width(i)])
+    return encoded.take(rows), rows, target / n_rows
 
 
 def _criticisms(columns, prototypes: np.ndarray, count: int, target) -> tuple[np.ndarray, np.ndarray]:
