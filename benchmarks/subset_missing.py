@@ -35,8 +35,8 @@ def tables() -> dict:
     out = {"nursery": load("nursery").astype(str)}
     mushroom = os.path.join(SHARED, "mushroom.csv.gz")
     if os.path.exists(mushroom):
-        frame = pd.read_csv(mushroom).astype(str)
-        frame = frame.drop(columns=[c for c in frame.columns if (frame[c] == "?").any()])
+        frame = pd.read_csv(mushroom, na_values=["?"])
+        frame = frame.drop(columns=[c for c in frame.columns if frame[c].isna().any()]).astype(str)
         out["mushroom"] = frame.sample(3000, random_state=0).reset_index(drop=True)
     letter = os.path.join(SHARED, "letter.csv.gz")
     if os.path.exists(letter):

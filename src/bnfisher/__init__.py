@@ -17,7 +17,20 @@ Where things live: ``bnfisher.data`` (schema, counts, providers, I/O),
 from . import _compat
 from . import dask as _dask  # noqa: F401 - registers the Dask backend (Dask itself is imported only for Dask data)
 from ._version import __version__
-from .bn import BayesianNetwork, learn, marginal, parent_marginals, parse_bif, read_bif, score, write_bif
+from .bn import (
+    BayesianNetwork,
+    learn,
+    marginal,
+    parent_marginals,
+    parse_bif,
+    read_bif,
+    read_model,
+    read_network,
+    score,
+    write_bif,
+    write_model,
+    write_network,
+)
 from .comparison import mmd_by_family, mmd_test
 from .data import EncodedData, Schema, as_provider, discretize, encode, infer_states
 from .exceptions import BnfisherError, ConvergenceWarning
@@ -50,8 +63,12 @@ __all__ = [
     "parent_marginals",
     "parse_bif",
     "read_bif",
+    "read_model",
+    "read_network",
     "score",
     "select_representatives",
     "summarize",
     "write_bif",
+    "write_model",
+    "write_network",
 ]

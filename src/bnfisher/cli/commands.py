@@ -63,9 +63,9 @@ def _refuse_learning_options(args) -> None:
 
 # ------------------------------------------------------------------- steps
 def _read_network(args):
-    from bnfisher.bn.formats.bif import read_bif
+    from bnfisher.bn.formats.files import read_network
 
-    network = read_bif(args.network)
+    network = read_network(args.network)
     print(f"Network {args.network}: {network}")
     return network
 
@@ -193,7 +193,8 @@ def _command_compare(args) -> None:
 
 
 def _command_learn(args) -> None:
-    from bnfisher.bn.formats.bif import check_bif_names, write_bif
+    from bnfisher.bn.formats.bif import check_bif_names
+    from bnfisher.bn.formats.files import write_network
     from bnfisher.bn.scores import score
     from bnfisher.bn.structure.learn import learn
     from bnfisher.data.io import check_outputs, read_table
@@ -202,7 +203,7 @@ def _command_learn(args) -> None:
     check_outputs([args.output, args.schema], inputs=[args.data])
     frame = read_table(args.data, na_values=args.na_values)
     schema = Schema.from_data(frame, bins=args.bins, na_values=args.na_values or (), missing="allow")
-    if args.output:
+    if args.output and str(args.output).lower().endswith((".bif", ".bif.gz")):
         check_bif_names(schema.states)  # before learning, not after
     structure, options, pseudocount = _structure_options(args)
     started = time.perf_counter()
@@ -220,7 +221,7 @@ def _command_learn(args) -> None:
         print(f"Learned in {elapsed:.2f} s; EM: {report['em_iterations']} iterations, converged "
               f"{report['em_converged']}, observed-data log-likelihood (with the prior) {report['objective']:.6g}.")
     if args.output:
-        write_bif(network, args.output)
+        write_network(network, args.output)
         print(f"Wrote {args.output}")
     if args.schema:
         network.schema.to_json(args.schema)

@@ -54,7 +54,8 @@ def _learning_options(network: bool = True) -> argparse.ArgumentParser:
     parent = _parser(add_help=False)
     group = parent.add_argument_group("network (learned from the data unless --network is given)")
     if network:
-        group.add_argument("--network", help="use this BIF network (and the schema it carries) instead of learning")
+        group.add_argument("--network", help="use this model (bnfisher's .json, or .bif) and the schema it carries "
+                                             "instead of learning one")
     group.add_argument("--structure", choices=STRUCTURES, default=None, help="structure learner (default: chow-liu)")
     group.add_argument("--score", choices=SCORES, default=None, help="score for hc and forest (default: bic)")
     group.add_argument("--class-variable", default=None, help="class column for tan, kdb, naive-bayes "
@@ -132,11 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
     compare.set_defaults(command_name="compare")
 
     learn = sub.add_parser("learn", parents=[data, _learning_options(network=False), _run_options(seed=False)],
-                           allow_abbrev=False, help="learn a network from a CSV/Parquet file and write it as BIF",
+                           allow_abbrev=False, help="learn a network from a CSV/Parquet file and write it",
                            description="Learn the structure and CPTs of a Bayesian network; print it and its "
-                                       "scores, and optionally write it as BIF (with its schema inside).")
+                                       "scores, and optionally write it: bnfisher's JSON (.json) or BIF "
+                                       "(.bif), the schema inside either.")
     learn.add_argument("data", help="table (.csv, .csv.gz, .tsv or .parquet)")
-    learn.add_argument("-o", "--output", help="write the network to this BIF file")
+    learn.add_argument("-o", "--output", help="write the network to this file: bnfisher's own format (.json, keeps "
+                                              "everything), or .bif for other tools")
     learn.add_argument("--schema", help="also write the schema (states, bin edges, missing markers) as JSON")
     learn.set_defaults(command_name="learn")
 
