@@ -1,6 +1,6 @@
 """Representative subsets of tables with missing cells: which rows should Algorithm 1 choose among?
 
-    python benchmarks/subset_missing.py [--k 100] [--seeds 3]
+    python benchmarks/subset_missing.py [--k 100] [--seeds 3]   (writes docs/missing-data-subsets.md)
 
 The truth is known: cells are removed completely at random (3%, 10%, 30%) from a
 complete table; the subset is chosen on the table with holes, under a network learned
@@ -20,6 +20,8 @@ import os
 import sys
 import time
 import warnings
+from datetime import date
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -71,15 +73,40 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=100)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--output", default=str(Path(__file__).resolve().parents[1] / "docs"
+                                                / "missing-data-subsets.md"))
     args = parser.parse_args()
     started = time.perf_counter()
     rows = [run(name, truth, rate, seed, args.k) for name, truth in tables().items()
             for rate in (0.03, 0.10, 0.30) for seed in range(args.seeds)]
     frame = pd.DataFrame(rows).groupby(["table", "missing cells"], sort=False).mean(numeric_only=True)
-    frame = frame.drop(columns="seed")
     with pd.option_context("display.width", 200, "display.precision", 4):
-        print(frame.to_string())
-    print(f"k={args.k}, {args.seeds} seeds per row (means), {time.perf_counter() - started:.0f} s")
+        print(frame.drop(columns="seed").to_string())
+    elapsed = time.perf_counter() - started
+
+    def cell(value, digits=4):
+        return "too few complete rows" if np.isnan(value) else f"{value:.{digits}g}"
+
+    lines = ["# Representative subsets of tables with missing cells", "",
+             f"Made by `python benchmarks/subset_missing.py` on {date.today().isoformat()} (k = {args.k}, "
+             f"{args.seeds} seeds per row, means; {elapsed:.0f} s). Cells are removed completely at random from "
+             "complete tables; the subset is chosen on the table with holes, then scored on the **true** table: "
+             "the MMD² (eq. 10) of the chosen rows' true values to the true table, under a network learned from "
+             "the true table (lower is better).", "",
+             "| table | missing cells | complete rows | chosen among all rows | incomplete rows chosen | chosen among "
+             "complete rows (default) | random subsets |", "|---|---|---|---|---|---|---|"]
+    for (name, rate), row in frame.iterrows():
+        lines.append(f"| {name} | {100 * rate:.0f}% | {100 * row['complete rows']:.1f}% | "
+                     f"{cell(row['all: MMD² on truth'])} | {100 * row['all: incomplete chosen']:.0f}% | "
+                     f"{cell(row['complete: MMD² on truth'])} | {cell(row['random subsets: MMD² on truth'])} |")
+    lines += ["", "Choosing among all rows favours incomplete ones (their expected embedding averages over the "
+              "completions and lies nearer the mean) and represents the true data worse; choosing among complete "
+              "rows, with the whole table as the target, is closer to the truth wherever enough rows are complete, "
+              "so it is the default (`select_representatives(..., candidates=\"complete\")`, and "
+              "`bnfisher summarize`). Where fewer than k rows are complete (30% of cells missing on the wide "
+              "tables), it refuses and names `candidates=\"all\"`, which is still far better than random.", ""]
+    Path(args.output).write_text("\n".join(lines))
+    print(f"wrote {args.output}")
     return 0
 
 
