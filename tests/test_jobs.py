@@ -120,3 +120,30 @@ def test_summarize_reports_the_share_of_incomplete_rows(two_tables):
     assert whole == pytest.approx(0.1)
     assert subset == pytest.approx(data.iloc[result.indices].isna().any(axis=1).mean())
     assert "Rows with a missing cell" in str(result)
+
+
+def test_guardrails_warn_once_and_are_kept_on_the_results(tmp_path):
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"id": [f"r{i}" for i in range(120)], "x": rng.choice(["a", "b", "?"], 120),
+                          "y": rng.choice(["p", "q"], 120), "n": rng.integers(0, 10**6, 120)})
+    with pytest.warns(bf.exceptions.DataWarning) as caught:
+        result = bf.summarize(table, 5, n_init=5, n_random=5, random_state=0, bins=3)
+    texts = [str(w.message) for w in caught]
+    assert any("'id'" in t and "identifier" in t for t in texts)
+    assert any("'x' holds '?'" in t and "na_values=['?']" in t for t in texts)
+    assert not any("'n'" in t for t in texts)  # a numeric column that is binned is not an identifier
+    assert result.advice == texts and all(t in result.to_dict()["warnings"] for t in texts)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bf.exceptions.DataWarning)
+        warnings.filterwarnings("ignore", category=bf.exceptions.DataWarning)  # and they can be silenced
+        bf.summarize(table.drop(columns="id"), 5, n_init=5, n_random=5, random_state=0, na_values=["?"], bins=3)
+
+
+def test_a_column_that_defines_the_split_is_named_with_its_share(two_tables):
+    a, b = two_tables
+    with pytest.warns(bf.exceptions.DataWarning, match=r"'split' is constant within each table .* carries \d+%"):
+        result = bf.compare(a.assign(split="train"), b.assign(split="test"), n_permutations=50, random_state=0)
+    share = float(result.families.loc[result.families["variable"] == "split", "share"].iloc[0])
+    assert f"{100 * share:.0f}%" in result.advice[-1]

@@ -5,12 +5,13 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from _helpers import bif_path, random_network
 
 import bnfisher as bf
 from bnfisher.bn.formats.native import VERSION
 from bnfisher.cli import main
 from bnfisher.exceptions import NetworkFileError
+
+from _helpers import bif_path, random_network
 
 
 def _networks_equal(a, b):

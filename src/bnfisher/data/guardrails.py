@@ -20,7 +20,7 @@ MISSING_LOOKALIKES = ("?", "NA", "N/A", "n/a", "na", "-", "", "null", "NULL", "N
 IDENTIFIER_SHARE = 0.5
 
 
-def check_tables(frames: list, *, na_values=()) -> list:
+def check_tables(frames: list, *, na_values=(), binned: bool = False) -> list:
     """Return warnings about the columns of a job's tables (identifiers, undeclared missing markers).
 
     Parameters
@@ -28,6 +28,8 @@ def check_tables(frames: list, *, na_values=()) -> list:
     frames : list of DataFrame
     na_values : sequence, default=()
         Markers already declared missing.
+    binned : bool, default=False
+        Whether numeric columns will be binned (then many distinct numbers are expected).
 
     Returns
     -------
@@ -48,7 +50,7 @@ def check_tables(frames: list, *, na_values=()) -> list:
     for column in pooled.columns:
         values = pooled[column]
         distinct = values.nunique(dropna=True)
-        numeric = pd.api.types.is_float_dtype(values.dtype)
+        numeric = pd.api.types.is_float_dtype(values.dtype) or (binned and pd.api.types.is_numeric_dtype(values.dtype))
         if n_rows >= 20 and not numeric and distinct >= IDENTIFIER_SHARE * n_rows:
             messages.append(f"Column {column!r} has {distinct} distinct values in {n_rows} rows (an identifier?): it "
                             "makes almost every row a category of its own, and the kernel sees nothing else. Drop it.")

@@ -47,7 +47,8 @@ def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: 
     """
     notes: list = []
     advice = check_tables(frames, na_values=tuple(na_values or ()) + (
-        tuple(network.schema.na_values) if network is not None else ()))
+        tuple(network.schema.na_values) if network is not None else ()),
+        binned=bins is not None or (network is not None and bool(network.schema.bin_edges)))
     if network is not None:
         if not isinstance(network, BayesianNetwork):
             raise OptionTypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
