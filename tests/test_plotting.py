@@ -22,3 +22,12 @@ def test_summary_bars_are_the_marginals_in_state_order():
     assert list(bars["x"].index) == list(schema.states["x"])  # bins in increasing order, not by frequency
     assert list(bars["size"].index) == ["large", "medium", "small"]
     assert len(bars["many"]) == MAX_BARS and list(bars["many"].index) == sorted(bars["many"].index)
+
+
+def test_missing_cells_are_a_bar_of_their_own():
+    frame = pd.DataFrame({"a": ["x", "y", None, "x", None, "y", "x", "x"]})
+    schema = Schema.from_data(frame, missing="allow")
+    bars = summary_marginals(schema.encode(frame, missing="allow"), np.array([2, 4, 0]))
+    assert list(bars["a"].index) == ["x", "y", "(missing)"]
+    np.testing.assert_allclose(bars["a"]["full data"].to_numpy(), [4 / 8, 2 / 8, 2 / 8])
+    np.testing.assert_allclose(bars["a"].iloc[:, 1].to_numpy(), [1 / 3, 0, 2 / 3])

@@ -219,7 +219,10 @@ class SummaryResult:
         """
         from bnfisher.viz.plotting import plot_summary
 
-        plot_summary(self.selection, self.encoded.select(self.network.schema.variables), self.indices, path)
+        random = self.random_mmd2 if self.selection.criterion == "mmd" else self.random_chi2
+        baseline = (float(random.mean()), float(random.std(ddof=1)) if len(random) > 1 else 0.0)
+        plot_summary(self.selection, self.encoded.select(self.network.schema.variables), self.indices, path,
+                     baseline=baseline)
 
     def _repr_html_(self) -> str:
         from bnfisher._html import html_table

@@ -12,6 +12,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from bnfisher.data.binning import BIN_SEPARATOR
+
 __all__ = ["plot_summary", "summary_marginals", "pyplot", "save_figure", "plot_network", "network_layout",
            "plot_family_shares", "plot_witness", "figure_png"]
 
@@ -65,27 +67,33 @@ def summary_marginals(encoded, subset_rows: np.ndarray) -> dict:
     -------
     dict
         ``{variable: DataFrame}`` indexed by state label, columns ``"full data"`` and
-        ``"subset (k=...)"``; for more than ``MAX_BARS`` states, the most frequent ones.
+        ``"subset (k=...)"`` (shares of all rows); for more than ``MAX_BARS`` states, the most
+        frequent ones; missing cells, where there are any, as a last bar ``"(missing)"``.
     """
     out = {}
     for i, v in enumerate(encoded.variables):
         r = len(encoded.states[v])
         column = encoded.codes[:, i]
         chosen = column[subset_rows]
-        # Among the observed values (missing cells, code -1, are left out of both).
-        full = np.bincount(column[column >= 0], minlength=r) / max(int((column >= 0).sum()), 1)
-        part = np.bincount(chosen[chosen >= 0], minlength=r) / max(int((chosen >= 0).sum()), 1)
-        shown = np.arange(r) if r <= MAX_BARS else np.sort(np.argsort(-full, kind="stable")[:MAX_BARS])
+        # Shares of all rows; missing cells (code -1, counted in the last slot) are a bar of their own.
+        full = np.bincount(np.where(column < 0, r, column), minlength=r + 1) / max(len(column), 1)
+        part = np.bincount(np.where(chosen < 0, r, chosen), minlength=r + 1) / max(len(chosen), 1)
+        shown = np.arange(r) if r <= MAX_BARS else np.sort(np.argsort(-full[:r], kind="stable")[:MAX_BARS])
+        labels = [encoded.states[v][k] for k in shown]
+        if full[r] > 0 or part[r] > 0:
+            shown, labels = np.append(shown, r), labels + ["(missing)"]
         out[v] = pd.DataFrame({"full data": full[shown], f"subset (k={len(subset_rows)})": part[shown]},
-                              index=[encoded.states[v][k] for k in shown])
+                              index=labels)
     return out
 
 
-def plot_summary(result, encoded, subset_rows: np.ndarray, path) -> None:
-    """Objective per sweep, and every variable's marginal in the subset vs the full data.
+def plot_summary(result, encoded, subset_rows: np.ndarray, path, *, baseline: tuple | None = None) -> None:
+    """Objective per sweep (with the random baseline), and every variable's marginal in the subset vs the data.
 
     Bars follow each variable's state order (bins in increasing order); for a
-    variable with more than ``MAX_BARS`` states, the most frequent ones are drawn.
+    variable with more than ``MAX_BARS`` states, the most frequent ones are drawn;
+    missing cells are a bar of their own; a variable with one state and no missing
+    cell gets no panel (it has nothing to show).
 
     Parameters
     ----------
@@ -96,33 +104,63 @@ def plot_summary(result, encoded, subset_rows: np.ndarray, path) -> None:
         Positions of the selected rows.
     path : str or path-like
         PNG file to write.
+    baseline : tuple of (float, float), optional
+        Mean and standard deviation of the criterion for random subsets: drawn as a band.
     """
+    from matplotlib.ticker import MaxNLocator
+
     plt = pyplot()
-    marginals = summary_marginals(encoded, subset_rows)
+    marginals = {v: frame for v, frame in summary_marginals(encoded, subset_rows).items() if len(frame) > 1}
     n_panels = len(marginals) + 1
     n_cols = min(4, n_panels)
     n_rows = math.ceil(n_panels / n_cols)
-    figure, axes = plt.subplots(n_rows, n_cols, figsize=(4 * n_cols, 3 * n_rows), squeeze=False)
+    figure, axes = plt.subplots(n_rows, n_cols, figsize=(4 * n_cols, 3 * n_rows + 0.4), squeeze=False)
     axes = axes.ravel()
-    axes[0].plot(range(len(result.objective)), result.objective, marker="o")
+    axes[0].plot(range(len(result.objective)), result.objective, marker="o", label="greedy subset")
+    if baseline is not None:
+        mean, sd = baseline
+        axes[0].axhline(mean, color="#999999", linestyle="--", label="random subsets (mean ± sd)")
+        axes[0].axhspan(max(mean - sd, 0.0), mean + sd, color="#dddddd", alpha=0.6)
+        axes[0].legend(fontsize=7, loc="upper right")
+    axes[0].xaxis.set_major_locator(MaxNLocator(integer=True))
     axes[0].set_xlabel("sweep")
     axes[0].set_ylabel("MMD² (eq. 10)" if result.criterion == "mmd" else result.criterion)
-    axes[0].set_title(f"greedy {result.criterion}: {result.n_swaps} swaps")
+    plural = "swap" if result.n_swaps == 1 else "swaps"
+    axes[0].set_title(f"greedy {result.criterion}: {result.n_swaps} {plural}", fontsize=10)
     for ax, (v, frame) in zip(axes[1:], marginals.items()):
         r = len(encoded.states[v])
         frame = frame.set_axis([_short(label) for label in frame.index], axis=0)
-        frame.plot.bar(ax=ax, legend=ax is axes[1], rot=45 if len(frame) > 3 else 0)
-        ax.set_title(str(v) + (f" ({MAX_BARS} most frequent of {r})" if r > MAX_BARS else ""), fontsize=9)
+        frame.plot.bar(ax=ax, legend=False, rot=45 if len(frame) > 3 else 0, width=0.8)
+        ax.set_title(_short(v, 28) + (f" ({MAX_BARS} most frequent of {r})" if r > MAX_BARS else ""), fontsize=9)
         ax.tick_params(axis="x", labelsize=7)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right" if len(frame) > 3 else "center")
     for ax in axes[n_panels:]:
         ax.axis("off")
-    figure.tight_layout()
+    if marginals:  # one legend for every bar panel, above them: it covers no bar
+        handles, labels = axes[1].get_legend_handles_labels()
+        figure.legend(handles, labels, loc="upper center", ncol=2, fontsize=8, frameon=False)
+    figure.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (3 * n_rows + 0.4)))
     save_figure(figure, path)
 
 
 def _short(label, width: int = 14) -> str:
+    """Return a tick label that fits: bin labels ``lo~hi`` as compact numbers (12.3k–118k), others cut short."""
     text = str(label)
+    low, separator, high = text.partition(BIN_SEPARATOR)
+    if separator:
+        try:
+            text = f"{_compact(float(low))}–{_compact(float(high))}"
+        except ValueError:
+            pass
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _compact(value: float) -> str:
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:.3g}{suffix}"
+    return f"{value:.3g}"
 
 
 def _layers(network) -> dict:
