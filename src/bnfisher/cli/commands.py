@@ -35,14 +35,13 @@ def _structure_options(args) -> tuple[str, dict, float]:
     if unused:
         verb = "does" if len(unused) == 1 else "do"
         raise UsageError(f"{', '.join(unused)} {verb} not apply to --structure {structure}.")
-    options: dict = {}
+    options: dict = {"progress": not getattr(args, "quiet", True)}  # structural EM's rounds, the searches' steps
     if structure in ("hc", "exact", "forest"):
         options["structure_score"] = args.score or "bic"
     if structure == "exact":
-        options.update(max_parents=args.max_parents, progress=not getattr(args, "quiet", True))
+        options.update(max_parents=args.max_parents)
     if structure == "hc":
-        options.update(max_parents=args.max_parents, tabu=args.tabu or 0, max_time=args.max_time,
-                       progress=not getattr(args, "quiet", True))
+        options.update(max_parents=args.max_parents, tabu=args.tabu or 0, max_time=args.max_time)
     if structure in ("tan", "kdb", "naive-bayes"):
         options["class_variable"] = args.class_variable or "class"
     if structure == "kdb":

@@ -26,15 +26,15 @@ STRUCTURES = ("chow-liu", "forest", "hc", "exact", "tan", "kdb", "naive-bayes")
 
 
 _OPTIONS = {
-    "chow-liu": set(),
-    "forest": {"structure_score", "ess", "structure_prior"},
+    "chow-liu": {"progress"},
+    "forest": {"structure_score", "ess", "structure_prior", "progress"},
     "hc": {"structure_score", "ess", "structure_prior", "max_parents", "tabu", "max_tabu", "restarts", "perturb",
            "whitelist", "blacklist", "start", "random_state", "max_iter", "max_time", "progress", "search"},
     "exact": {"structure_score", "ess", "structure_prior", "max_parents", "whitelist", "blacklist", "progress",
               "max_local_scores"},
-    "tan": {"class_variable"},
-    "kdb": {"class_variable", "k"},
-    "naive-bayes": {"class_variable"},
+    "tan": {"class_variable", "progress"},
+    "kdb": {"class_variable", "k", "progress"},
+    "naive-bayes": {"class_variable", "progress"},
 }
 
 
@@ -397,6 +397,12 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
     network = result.network
     rounds, changed = 0, True
     history = [len(network.edges)]
+    bar = None
+    if options.get("progress"):
+        from bnfisher._progress import progress_bar
+
+        bar = progress_bar(total=max_rounds, desc="structural EM", unit="round", leave=False)
+        bar.set_postfix(arcs=len(network.edges), objective=f"{result.objective[-1]:.6g}")
     while changed and rounds < max_rounds:
         rounds += 1
         codes = network.encode(encoded, missing="allow").codes.astype(np.intp)
@@ -414,12 +420,19 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
         parent_index, _ = _structure_parents(provider, structure, dict(options))
         new_parents = {v: tuple(network.variables[p] for p in parent_index[i]) for i, v in enumerate(network.variables)}
         changed = any(set(new_parents[v]) != set(network.parents[v]) for v in network.variables)
+        moved = sum(len(set(new_parents[v]) ^ set(network.parents[v])) for v in network.variables)
         if changed:
             result = fit_em(encoded, new_parents, schema=encoded.schema, pseudocount=pseudocount)
             network = result.network
             history.append(len(network.edges))
+        if bar is not None:  # the round, how much the structure moved, and the objective
+            bar.update(1)
+            bar.set_postfix(arcs=len(network.edges), changed=moved, objective=f"{result.objective[-1]:.6g}")
+    if bar is not None:
+        bar.close()
     if changed:
-        warnings.warn(f"Structural EM stopped after {max_rounds} rounds with the structure still changing.",
+        warnings.warn(f"Structural EM stopped after {max_rounds} rounds with the structure still changing; the "
+                      "last round's network is returned (learning_['arcs_per_round'] shows the rounds).",
                       ConvergenceWarning, stacklevel=3)
     network.learning_ = {"missing": "em", "n_missing_cells": result.n_missing, "sem_rounds": rounds,
                          "sem_converged": not changed, "arcs_per_round": history, "em_iterations": result.n_iter,
