@@ -11,7 +11,7 @@ from sklearn.pipeline import Pipeline  # noqa: E402
 from sklearn.svm import SVC  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from bnfisher import FisherKernel, learn  # noqa: E402
+from bnfisher import BnfisherError, FisherKernel, learn  # noqa: E402
 from bnfisher.datasets import load  # noqa: E402
 from bnfisher.sklearn.embedding import FisherEmbedding  # noqa: E402
 
@@ -95,3 +95,42 @@ def test_transform_never_renames_the_callers_columns():
     assert list(frame.columns) == columns  # the caller's DataFrame is untouched
     np.testing.assert_allclose(Phi.toarray(), embedding.transform(frame.to_numpy()).toarray())
     assert isinstance(frame, pd.DataFrame)
+
+
+def test_bins_are_learned_in_fit_and_applied_in_transform_inside_a_pipeline():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=400)
+    X = pd.DataFrame({"x": x, "z": rng.choice(["a", "b"], 400), "w": x + rng.normal(scale=0.5, size=400)})
+    y = (x > 0).astype(int)
+    embedding = FisherEmbedding(bins=4).fit(X.iloc[:300])
+    assert set(embedding.network_.schema.bin_edges) == {"x", "w"}
+    edges = embedding.network_.schema.bin_edges["x"]
+    assert edges == pytest.approx(tuple(np.quantile(X["x"].iloc[:300], [0, 0.25, 0.5, 0.75, 1])))
+    assert embedding.transform(X.iloc[300:]).shape[0] == 100
+    scores = cross_val_score(make_pipeline(FisherEmbedding(bins=4), LogisticRegression(max_iter=500)), X, y, cv=3)
+    assert scores.mean() > 0.8
+
+
+@pytest.mark.parametrize("structure", ["naive-bayes", "tan", "kdb"])
+def test_supervised_structures_learn_with_y_and_transform_without_it(structure):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+
+    from bnfisher.datasets import load
+
+    data = load("nursery").sample(1500, random_state=0).reset_index(drop=True)
+    X, y = data.drop(columns="class"), data["class"].astype(str)
+    embedding = FisherEmbedding(structure=structure).fit(X, y)
+    assert "__class__" in embedding.network_.variables
+    assert embedding.transform(X.iloc[:10]).shape[0] == 10
+    with pytest.raises(BnfisherError, match="pass y"):
+        FisherEmbedding(structure=structure).fit(X)
+    search = GridSearchCV(make_pipeline(FisherEmbedding(structure=structure), LogisticRegression(max_iter=300)),
+                          {"fisherembedding__pseudocount": [0.5, 1.0]}, cv=2, error_score="raise")
+    search.fit(X, y)
+    assert search.best_score_ > 0.7

@@ -59,7 +59,8 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
     ``logsumexp`` (log space, no underflow).  Every feature value is a label: a
     floating-point column gets one state per distinct value, so bin continuous
     features first (:func:`bnfisher.discretize`).  A value not seen during ``fit``
-    is an error naming the column.
+    is treated as missing and marginalized (the default ``handle_unknown="marginalize"``),
+    or, with ``handle_unknown="error"``, is an error naming the column.
 
     Examples
     --------
@@ -150,7 +151,8 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         Raises
         ------
         DataError
-            A value unseen in fit, or a row impossible under every class (``pseudocount=0``).
+            A value unseen in fit (with ``handle_unknown="error"``), or a row impossible under every
+            class (``pseudocount=0``).
         """
         check_is_fitted(self, "network_")
         frame = self._frame(X, fitting=False)
@@ -213,7 +215,8 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         Raises
         ------
         DataError
-            A value unseen in fit, or a row impossible under every class (``pseudocount=0``).
+            A value unseen in fit (with ``handle_unknown="error"``), or a row impossible under every
+            class (``pseudocount=0``).
         """
         return np.exp(self.predict_log_proba(X))
 
@@ -232,7 +235,8 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         Raises
         ------
         DataError
-            A value unseen in fit, or a row impossible under every class (``pseudocount=0``).
+            A value unseen in fit (with ``handle_unknown="error"``), or a row impossible under every
+            class (``pseudocount=0``).
         """
         log_proba = self.predict_log_proba(X)
         return self.classes_[np.argmax(log_proba, axis=1)]

@@ -9,6 +9,7 @@ per row).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from bnfisher.bn.structure.learn import learn
 from bnfisher.dask.counts import is_distributed
@@ -20,6 +21,21 @@ from bnfisher.sklearn._base import BaseEstimator, TransformerMixin, check_is_fit
 from bnfisher.sklearn._frames import feature_columns, validate_frame
 
 __all__ = ["FisherEmbedding"]
+
+#: The column that carries ``y`` when a supervised structure learns with it.
+_CLASS = "__class__"
+
+
+def _numbers_as_numbers(frame: pd.DataFrame) -> pd.DataFrame:
+    """Columns that hold only numbers (arrays arrive as objects) as floats, so that ``bins`` can bin them."""
+    out = frame.copy()
+    for column in out.columns:
+        values = out[column]
+        if values.dtype == object:
+            numbers = pd.to_numeric(values, errors="coerce")
+            if bool((numbers.notna() | values.isna()).all()) and numbers.notna().any():
+                out[column] = numbers.astype(np.float64)
+    return out
 
 
 class FisherEmbedding(TransformerMixin, BaseEstimator):
@@ -55,6 +71,10 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
     handle_unknown : {"marginalize", "error"}, default="marginalize"
         A value not seen in ``fit`` (e.g. a rare category that fell in another
         cross-validation fold) is treated as missing, or raises.
+    bins : int, optional
+        Bin numeric columns into at most this many quantile bins, with edges learned
+        in ``fit`` (inside a Pipeline: from the training fold only) and applied in
+        ``transform``.
 
     Attributes
     ----------
@@ -78,6 +98,7 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
     def __init__(self, *, structure="chow-liu", structure_score: str = "bic", pseudocount: float = 1.0,
                  normalize: bool = False, information: str = "fisher", class_variable=None, k: int = 3,
                  max_parents=None, inference: str = "auto", random_state=None, missing: str = "em",
+                 bins: int | None = None,
                  handle_unknown: str = "marginalize"):
         self.structure = structure
         self.structure_score = structure_score
@@ -91,6 +112,7 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.missing = missing
         self.handle_unknown = handle_unknown
+        self.bins = bins
 
     def _options(self) -> dict:
         if self.structure == "hc":
@@ -111,7 +133,11 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         X : DataFrame, array-like or Dask DataFrame
             Categorical data (a Dask DataFrame: the network is learned from
             distributed count tables).
-        y : ignored
+        y : array-like of shape (n_samples,), optional
+            Class labels.  With a supervised structure ("tan", "kdb", "naive-bayes")
+            and no ``class_variable``, the network is learned with ``y`` as its class;
+            ``transform`` (which never sees labels) then marginalizes the class, so the
+            embedding is that of the features under the class-conditional model.
 
         Returns
         -------
@@ -122,14 +148,28 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(X.columns, dtype=object)
             self.network_ = learn(as_provider(X), self.structure, pseudocount=self.pseudocount, **self._options())
             return self._fit_kernel()
-        frame = validate_frame(self, X, fitting=True)
+        frame = validate_frame(self, X, fitting=True, reserved=(_CLASS,))
         if len(frame) == 0:
             raise DataError("Cannot fit on an empty data set.")
-        schema = Schema.from_data(frame, missing="allow")
+        options = self._options()
+        supervised = self.structure in ("tan", "kdb", "naive-bayes") and self.class_variable is None
+        if supervised:
+            if y is None:
+                raise DataError(f"structure={self.structure!r} needs a class: pass y to fit, or class_variable.")
+            labels = np.asarray(y, dtype=object).ravel()
+            if len(labels) != len(frame):
+                raise DataError(f"`y` must have one label per row of X ({len(frame)}); got {len(labels)}.")
+            frame = frame.assign(**{_CLASS: labels})
+            options["class_variable"] = _CLASS
+        if self.bins is not None:
+            frame = _numbers_as_numbers(frame)
+        schema = Schema.from_data(frame, missing="allow", bins=self.bins)
+        if supervised:  # the class is not a feature: transform marginalizes it (it is never observed there)
+            schema = Schema(schema.states, bin_edges=schema.bin_edges, na_values=schema.na_values, hidden=[_CLASS])
         encoded = schema.encode(frame, missing="allow")
         missing = self.missing if encoded.codes.min() < 0 else "error"
         self.network_ = learn(encoded, self.structure, pseudocount=self.pseudocount, schema=schema, missing=missing,
-                              **self._options())
+                              **options)
         return self._fit_kernel()
 
     def _fit_kernel(self):
