@@ -219,7 +219,7 @@ class SummaryResult:
         """
         from bnfisher.viz.plotting import plot_summary
 
-        random = self.random_mmd2 if self.selection.criterion == "mmd" else self.random_chi2
+        random = self.random_chi2 if self.random_chi2 is not None else self.random_mmd2
         baseline = (float(random.mean()), float(random.std(ddof=1)) if len(random) > 1 else 0.0)
         plot_summary(self.selection, self.encoded.select(self.network.schema.variables), self.indices, path,
                      baseline=baseline)
