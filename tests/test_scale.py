@@ -196,3 +196,30 @@ def test_missing_values_on_dask_equal_the_in_memory_path(client, alarm):
         np.testing.assert_allclose(ours.network.cpts[v], reference.network.cpts[v], atol=1e-10)
     em = learn(ddf, "chow-liu", missing="em")
     assert em.learning_["em_converged"]
+
+
+def test_dask_engine_gives_the_in_memory_rows_when_they_fit_and_handles_missing_cells(client, tmp_path, capsys):
+    import numpy as np
+    import pandas as pd
+
+    from bnfisher.cli import main
+    from bnfisher.datasets import load
+
+    data = load("nursery").iloc[::3].astype(str).reset_index(drop=True)
+    data = data.mask(np.random.default_rng(0).random(data.shape) < 0.03, "?")
+    path = tmp_path / "n.parquet"
+    data.to_parquet(path)
+    outputs = {}
+    for engine in ("numpy", "dask"):
+        outputs[engine] = tmp_path / f"{engine}.csv"
+        extra = ["--engine", "dask", "--scheduler", client.scheduler.address] if engine == "dask" else []
+        assert main(["summarize", str(path), "-k", "20", "--n-init", "30", "--na-values", "?", "--quiet",
+                     "-o", str(outputs[engine]), *extra]) == 0
+    assert outputs["numpy"].read_text() == outputs["dask"].read_text()  # the same rows, in the same order
+    capsys.readouterr()
+    # More rows than the pool: distributed learning with EM over the missing cells, and a search on a pool.
+    assert main(["summarize", str(path), "-k", "20", "--n-init", "30", "--na-values", "?", "--quiet",
+                 "--engine", "dask", "--scheduler", client.scheduler.address, "--pool-size", "1000",
+                 "-o", str(tmp_path / "pool.csv")]) == 0
+    assert "an approximation" in capsys.readouterr().out
+    assert len(pd.read_csv(tmp_path / "pool.csv")) == 20

@@ -282,3 +282,16 @@ def test_split_draws_are_multivariate_hypergeometric():
                                ).pvalue > 1e-3
     # and the joint law: covariances between distinct rows agree with the exact sampler's
     np.testing.assert_allclose(np.cov(ours.T), np.cov(reference.T), atol=0.05)
+
+
+def test_selection_on_dask_data_that_fits_is_the_in_memory_selection():
+    dd = pytest.importorskip("dask.dataframe")
+    network = random_network(np.random.default_rng(5), 5, max_parents=2)
+    data = network.sample(600, random_state=1).astype(object)
+    data = data.mask(np.random.default_rng(2).random(data.shape) < 0.03)
+    kernel = FisherKernel(network)
+    memory = select_representatives(kernel, data, 25, n_init=40, random_state=3)
+    distributed = select_representatives(kernel, dd.from_pandas(data, npartitions=3), 25, n_init=40,
+                                         random_state=3)
+    np.testing.assert_array_equal(memory.indices, distributed.indices)
+    assert distributed.final_value == memory.final_value and distributed.pool is None

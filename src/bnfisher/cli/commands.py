@@ -248,33 +248,52 @@ def _check_summarize_options(args) -> None:
         raise UsageError("Give either a data file or --dataset, not both.")
 
 
-def _summarize_dask(args) -> None:
+def _summarize_dask(args):
+    """Summarize with Dask on a pool of rows; or return every row when they fit in the pool.
+
+    The rows returned are summarized in memory by the caller: the same search, and the same rows, as
+    ``--engine numpy``.
+    """
     from bnfisher.bn.structure.learn import learn
     from bnfisher.dask.counts import DaskCounts, dask_client
     from bnfisher.summary.search import select_representatives
 
     started = time.perf_counter()
+    pool_size = args.pool_size or 100_000
     with dask_client(args.scheduler, n_workers=args.workers or 2,
                      timeout=10.0 if args.scheduler_timeout is None else args.scheduler_timeout) as client:
+        network = None
         if args.network:
             _refuse_learning_options(args)
             network = _read_network(args)
-            provider = DaskCounts(args.data, network.schema)
+            provider = DaskCounts(args.data, network.schema, missing="allow")
         else:
-            provider = DaskCounts(args.data, bins=args.bins, na_values=args.na_values or ())
+            provider = DaskCounts(args.data, bins=args.bins, na_values=args.na_values or (), missing="allow")
+        if provider.n_rows <= pool_size:
+            if not args.quiet:
+                print(f"{args.data}: {provider.n_rows} rows, at most --pool-size {pool_size}: read whole by Dask "
+                      "and summarized in memory (the same search, and rows, as --engine numpy)")
+            if os.path.isfile(str(args.data)):  # one file: read as --engine numpy reads it (same types, same rows)
+                return _read_inputs(args, [args.data])[0]
+            return provider.rows()
+        if network is None:
             structure, options, pseudocount = _structure_options(args)
-            print(f"{args.data}: {len(provider.frame.to_delayed())} partitions; scheduler "
+            print(f"{args.data}: {provider.n_rows} rows in {len(provider.frame.to_delayed())} partitions; scheduler "
                   f"{client.scheduler.address}; learning {structure} from distributed counts")
-            network = learn(provider, structure, pseudocount=pseudocount, **options)
+            if provider.schema.bin_edges:
+                print(f"Binned {len(provider.schema.bin_edges)} numeric column(s) into at most {args.bins} bins.")
+            network = learn(provider, structure, pseudocount=pseudocount, missing="em", **options)
             print(f"Network ({structure}): {network} ({time.perf_counter() - started:.2f} s)")
         kernel = _kernel(network)
         result = select_representatives(kernel, provider, args.k, n_init=args.n_init, random_state=args.seed,
-                                         pool_size=args.pool_size or 100_000, progress=not args.quiet)
+                                         pool_size=pool_size, progress=not args.quiet)
         subset = result.pool.iloc[result.pool_positions]
-        print(f"Selected k={args.k} rows from a pool of {len(result.pool)} of {provider.n_rows}: MMD² to the full "
-              f"data {result.final_value:.6g} (best random start {result.initial_value:.6g}); "
+        print(f"Selected k={args.k} rows among a uniform pool of {len(result.pool)} of the {provider.n_rows} rows "
+              f"(more than --pool-size: an approximation of the search over every row): MMD² to the full data "
+              f"{result.final_value:.6g} (best random start {result.initial_value:.6g}); "
               f"{time.perf_counter() - started:.2f} s in all")
         _write_subset(subset, subset.index, args.output, "the 0-based row number in the input")
+    return None
 
 
 def _command_summarize(args) -> None:
@@ -283,10 +302,13 @@ def _command_summarize(args) -> None:
 
     _check_summarize_options(args)
     check_outputs([args.output, args.plot, args.report, args.json], inputs=[args.data, getattr(args, "network", None)])
-    if args.engine == "dask":
-        return _summarize_dask(args)
     started = time.perf_counter()
-    if args.data is None:
+    data = _summarize_dask(args) if args.engine == "dask" else None
+    if args.engine == "dask" and data is None:
+        return None  # summarized on a pool by Dask
+    if data is not None:
+        source = str(args.data)
+    elif args.data is None:
         from bnfisher.datasets import load
 
         source = args.dataset or "nursery"

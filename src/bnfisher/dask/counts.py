@@ -439,7 +439,8 @@ class DaskCounts:
             return []
         import dask
 
-        return _tree_sum([dask.delayed(_expected_partition)(part, network, families) for part in self._parts])
+        return _tree_sum([dask.delayed(_expected_partition)(part, network, families) for part in self._parts],
+                         self.source)
 
     def map_rows(self, function) -> list:
         """``function(codes_block)`` on every partition's codes; the list of results, in row order.
@@ -523,6 +524,16 @@ class DaskCounts:
         if not tasks:
             return self.frame.head(0, npartitions=1)
         return pd.concat(_compute(self.source, *tasks))
+
+    def rows(self) -> pd.DataFrame:
+        """Every row, in order, into memory (index: the global row numbers); for data known to fit.
+
+        Returns
+        -------
+        DataFrame
+        """
+        frame = pd.concat(_compute(self.source, *self._parts), ignore_index=True)
+        return frame
 
     def __repr__(self) -> str:
         return f"DaskCounts(npartitions={len(self._parts)}, n_variables={len(self.variables)})"

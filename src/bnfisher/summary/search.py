@@ -240,9 +240,10 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
         log-determinant diversity term, ``argmax_c |f(c)| + log det K_{C u c}``; each
         pick costs one kernel column (``O(N n)``), never an N x N matrix.
     pool_size : int, default=100_000
-        For a Dask DataFrame (data beyond memory): the size of the uniform
-        candidate pool drawn into memory; the MMD target is the full data's mean
-        embedding from distributed counts.
+        For a Dask DataFrame: data of at most this many rows is read into memory whole
+        and searched exactly as in memory (the same rows); larger data is searched in
+        a uniform pool of this many rows, against the full data's mean embedding from
+        distributed counts (an approximation, said in ``SelectionResult.pool``).
 
     Returns
     -------
@@ -270,15 +271,20 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
         max_sweeps = check_positive_int(max_sweeps, "max_sweeps")
     pool, target = None, None
     if not in_memory(data):
-        if criterion != "mmd":
-            raise OptionError("Data beyond memory supports criterion='mmd' only.")
-        # Candidates: a uniform sample that fits in memory; target: the full data's cell frequencies.
         provider = kernel.provider(data)
-        pool = provider.sample(check_positive_int(pool_size, "pool_size"), random_state=rng)
-        counts, n_target = kernel.frequency_counts(provider)
-        target = np.concatenate([np.ravel(counts[i]) for i in range(len(kernel.families))
-                                 if kernel.block_width(i)]) / n_target
-        data = pool
+        pool_size = check_positive_int(pool_size, "pool_size")
+        if provider.n_rows <= pool_size and hasattr(provider, "rows"):
+            # Every row fits in the pool: read them all, in order, and search as in memory (the same rows).
+            data = provider.rows()
+        else:
+            if criterion != "mmd":
+                raise OptionError("Data beyond memory supports criterion='mmd' only.")
+            # Candidates: a uniform sample that fits in memory; target: the full data's cell frequencies.
+            pool = provider.sample(pool_size, random_state=rng)
+            counts, n_target = kernel.frequency_counts(provider)
+            target = np.concatenate([np.ravel(counts[i]) for i in range(len(kernel.families))
+                                     if kernel.block_width(i)]) / n_target
+            data = pool
     encoded = kernel.encode(data)  # rows with missing values get their expected embedding
     candidate_rows = None  # positions of the candidates among the rows, when not every row is one
     if check_option(candidates, "candidates", ("complete", "all")) == "complete" and not isinstance(
