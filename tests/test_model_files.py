@@ -83,3 +83,91 @@ def test_the_command_line_writes_and_reads_the_native_format_by_suffix(tmp_path,
                  "--permutations", "20", "--quiet"]) == 0
     assert "No significant difference" in capsys.readouterr().out
     assert bf.read_network(tmp_path / "m.json").states["country"] == ("Outlying-US(Guam-USVI-etc)", "United States")
+
+
+# ------------------------------------------------------------ exchange formats
+_UAI_ORDER = pytest.mark.xfail(strict=True, reason="pyAgrum orders the parents of a UAI table other than bnfisher "
+                                                   "does (they agree with one parent); not resolved yet")
+
+
+@pytest.mark.parametrize("suffix", [".bifxml", ".net", pytest.param(".uai", marks=_UAI_ORDER)])
+@pytest.mark.parametrize("name", ["asia", "insurance"])
+def test_exchange_formats_round_trip_through_pyagrum(tmp_path, name, suffix):
+    gum = pytest.importorskip("pyagrum")
+    network = bf.read_bif(bif_path(name))
+    bf.write_network(network, tmp_path / f"ours{suffix}")
+    theirs = gum.loadBN(str(tmp_path / f"ours{suffix}"))  # pyAgrum reads what we write ...
+    order = list(network.schema.variables)
+    labels = {v: (v if suffix != ".uai" else f"X{order.index(v)}") for v in order}  # UAI keeps no names
+    gum_name = {v: (v if suffix != ".uai" else theirs.variable(order.index(v)).name()) for v in order}
+    tolerance = 1e-12 if suffix != ".uai" else 1e-6  # pyAgrum reads UAI numbers in single precision
+    for v in order:  # ... the same CPTs, axes as ours (parents in order, then the variable)
+        cpt = theirs.cpt(gum_name[v])
+        axes = [cpt.variable(k).name() for k in range(cpt.nbrDim())][::-1]  # pyAgrum's slowest axis is last
+        wanted = [gum_name[p] for p in network.parents[v]] + [gum_name[v]]
+        current = [cpt.variable(k).name() for k in range(cpt.nbrDim() - 1, -1, -1)]
+        table = np.asarray(cpt.toarray())  # numpy axes: slowest variable first
+        table = np.transpose(table, [current.index(a) for a in wanted])
+        np.testing.assert_allclose(table, network.cpts[v], atol=tolerance, err_msg=v)
+        assert axes  # pyAgrum knows the variable
+    gum.saveBN(theirs, str(tmp_path / f"theirs{suffix}"))  # ... and we read what pyAgrum writes
+    again = bf.read_network(tmp_path / f"theirs{suffix}")
+    for v in order:
+        mine = again.cpts[labels[v]]
+        wanted = [labels[p] for p in network.parents[v]]
+        have = list(again.parents[labels[v]])
+        mine = np.transpose(mine, [have.index(p) for p in wanted] + [len(have)])
+        # pyAgrum writes its numbers with fewer digits (relative error ~1e-7 on insurance).
+        np.testing.assert_allclose(mine, network.cpts[v], rtol=1e-6, atol=1e-9, err_msg=v)
+
+
+# pgmpy's UAIReader reads a BAYES table in another order than the UAI format and pyAgrum do: not tested here.
+@pytest.mark.parametrize("suffix, reader", [(".bifxml", "XMLBIFReader"), (".net", "NETReader")])
+def test_exchange_formats_are_read_by_pgmpy_with_the_same_posteriors(tmp_path, suffix, reader):
+    readwrite = pytest.importorskip("pgmpy.readwrite")
+    from pgmpy.inference import VariableElimination
+
+    from bnfisher.bn.inference import query
+
+    network = bf.read_bif(bif_path("asia"))
+    bf.write_network(network, tmp_path / f"m{suffix}")
+    model = getattr(readwrite, reader)(str(tmp_path / f"m{suffix}")).get_model()
+    order = list(network.schema.variables)
+    name = {v: v for v in order}
+    evidence = pd.DataFrame({"smoke": [network.states["smoke"][0]], "xray": [network.states["xray"][1]]})
+    ours = query(network, "dysp", evidence).to_numpy()[0]
+    inference = VariableElimination(model)
+    names_of = {name[v]: v for v in order}
+    smoke_state = model.get_cpds(name["smoke"]).state_names[name["smoke"]][0]
+    xray_state = model.get_cpds(name["xray"]).state_names[name["xray"]][1]
+    theirs = inference.query([name["dysp"]], evidence={name["smoke"]: smoke_state, name["xray"]: xray_state},
+                             show_progress=False).values
+    assert names_of
+    np.testing.assert_allclose(theirs, ours, atol=1e-10)
+
+
+@pytest.mark.parametrize("text", ["<!DOCTYPE x [<!ENTITY a 'b'>]><BIF/>", "not xml", "<BIF VERSION='0.3'/>"])
+def test_xmlbif_that_is_not_one_is_refused_without_expanding_entities(tmp_path, text):
+    path = tmp_path / "m.xml"
+    path.write_text(text)
+    with pytest.raises(NetworkFileError):
+        bf.read_network(path)
+
+
+def test_net_refuses_names_it_cannot_hold():
+    network = bf.BayesianNetwork({}, {"my var": [0.5, 0.5]}, {"my var": ["a b", "c"]})
+    with pytest.raises(bf.BnfisherError, match="NET"):
+        bf.bn.formats.write_net(network)
+    named = bf.BayesianNetwork({}, {"v": [0.5, 0.5]}, {"v": ["a b", "c (d)"]})
+    assert bf.bn.formats.write_net(named).count('"a b"') == 1
+
+
+@pytest.mark.parametrize("suffix", [".bifxml", ".net", ".uai"])
+def test_exchange_formats_round_trip_through_bnfisher(tmp_path, suffix):
+    network = bf.read_bif(bif_path("insurance"))
+    bf.write_network(network, tmp_path / f"m{suffix}")
+    again = bf.read_network(tmp_path / f"m{suffix}")
+    order = list(network.schema.variables)
+    for i, v in enumerate(order):
+        w = v if suffix != ".uai" else f"X{i}"
+        np.testing.assert_array_equal(again.cpts[w], network.cpts[v])  # 17 digits: bit for bit

@@ -202,7 +202,7 @@ def _command_learn(args) -> None:
     check_outputs([args.output, args.schema], inputs=[args.data])
     frame = read_table(args.data, na_values=args.na_values)
     schema = Schema.from_data(frame, bins=args.bins, na_values=args.na_values or (), missing="allow")
-    if args.output and str(args.output).lower().endswith((".bif", ".bif.gz")):
+    if args.output and str(args.output).lower().endswith((".bif", ".bif.gz")):  # BIF names: checked up front
         check_bif_names(schema.states)  # before learning, not after
     structure, options, pseudocount = _structure_options(args)
     started = time.perf_counter()
