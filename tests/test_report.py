@@ -70,3 +70,29 @@ def test_summary_report_with_prototypes_and_criticisms(tmp_path):
                  "--report", str(html)]) == 0
     text = html.read_text()
     assert "Prototypes" in text and "Criticisms" in text and text.count("<tr>") > 20
+
+
+def _content_height(html: pathlib.Path, folder: pathlib.Path, width: int = 1200) -> int:
+    """Pixels from the top of the page to its last non-white row, in a window taller than any report."""
+    from PIL import Image
+
+    screenshot = folder / "tall.png"
+    subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={folder / 'profile-tall'}", f"--window-size={width},12000",
+                    f"--screenshot={screenshot}", html.resolve().as_uri()], capture_output=True, timeout=120)
+    pixels = np.asarray(Image.open(screenshot).convert("L"))
+    rows = np.flatnonzero((pixels < 245).any(axis=1))
+    return int(rows[-1]) + 1 if rows.size else 0
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs it)")
+@pytest.mark.parametrize("dataset", ["nursery", "letter"])
+def test_the_summary_report_reads_verdict_first_and_fits_a_few_screens(tmp_path, dataset):
+    html = tmp_path / "summary.html"
+    assert main(["summarize", "--dataset", dataset, "-k", "200", "--criticisms", "10", "--n-init", "50",
+                 "--n-random", "50", "--quiet", "--report", str(html)]) == 0
+    text = html.read_text()
+    # The verdict is the first thing after the title; every table scrolls in its own box (never the page).
+    assert text.index("class='verdict'") < text.index("<h2>") and "closer to the full data than" in text
+    assert text.count("<table>") == text.count("<div class='scroll'><table>")
+    height = _content_height(html, tmp_path)
+    assert 300 < height < 4000, height  # prototypes and criticisms are collapsed by default

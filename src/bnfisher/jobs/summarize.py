@@ -210,19 +210,24 @@ class SummaryResult:
 
         return _written(render_html(self.to_dict(), summary_figures(self), title="Representative rows"), path)
 
-    def plot(self, path) -> None:
-        """Draw the objective per sweep and every variable's marginals, subset against data, to a PNG file.
+    def plot(self, path=None):
+        """Draw the objective per sweep and every variable's marginals, subset against data.
 
         Parameters
         ----------
-        path : str or path-like
+        path : str or path-like, optional
+            A PNG file to write; without it the matplotlib figure is returned.
+
+        Returns
+        -------
+        matplotlib.figure.Figure or None
         """
         from bnfisher.viz.plotting import plot_summary
 
         random = self.random_chi2 if self.random_chi2 is not None else self.random_mmd2
         baseline = (float(random.mean()), float(random.std(ddof=1)) if len(random) > 1 else 0.0)
-        plot_summary(self.selection, self.encoded.select(self.network.schema.variables), self.indices, path,
-                     baseline=baseline)
+        return plot_summary(self.selection, self.encoded.select(self.network.schema.variables), self.indices, path,
+                            baseline=baseline)
 
     def _repr_html_(self) -> str:
         from bnfisher._html import html_table

@@ -87,7 +87,7 @@ def summary_marginals(encoded, subset_rows: np.ndarray) -> dict:
     return out
 
 
-def plot_summary(result, encoded, subset_rows: np.ndarray, path, *, baseline: tuple | None = None) -> None:
+def plot_summary(result, encoded, subset_rows: np.ndarray, path=None, *, baseline: tuple | None = None):
     """Objective per sweep (with the random baseline), and every variable's marginal in the subset vs the data.
 
     Bars follow each variable's state order (bins in increasing order); for a
@@ -102,10 +102,15 @@ def plot_summary(result, encoded, subset_rows: np.ndarray, path, *, baseline: tu
         The full data (its codes, variables and states go together).
     subset_rows : ndarray of int
         Positions of the selected rows.
-    path : str or path-like
-        PNG file to write.
+    path : str or path-like, optional
+        PNG file to write; without it the figure is returned.
     baseline : tuple of (float, float), optional
         Mean and standard deviation of the criterion for random subsets: drawn as a band.
+
+    Returns
+    -------
+    matplotlib.figure.Figure or None
+        The figure, when no ``path`` is given.
     """
     from matplotlib.ticker import MaxNLocator
 
@@ -141,7 +146,10 @@ def plot_summary(result, encoded, subset_rows: np.ndarray, path, *, baseline: tu
         handles, labels = axes[1].get_legend_handles_labels()
         figure.legend(handles, labels, loc="upper center", ncol=2, fontsize=8, frameon=False)
     figure.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (3 * n_rows + 0.4)))
+    if path is None:
+        return figure
     save_figure(figure, path)
+    return None
 
 
 def _short(label, width: int = 14) -> str:

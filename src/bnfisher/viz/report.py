@@ -78,11 +78,11 @@ def summary_figures(result) -> dict:
     Returns
     -------
     dict
-        ``{name: PNG bytes}``: the network.
+        ``{name: PNG bytes}``: the marginals (subset against data, missing cells as a bar) and the network.
     """
     from bnfisher.viz.plotting import figure_png, plot_network
 
-    return {"network": figure_png(plot_network(result.network))}
+    return {"marginals": figure_png(result.plot()), "network": figure_png(plot_network(result.network))}
 
 
 def _table(records: list, columns: list, *, numeric=(), significant=None, percent=()) -> str:
@@ -185,6 +185,9 @@ def render_html(content: dict, figures: dict, *, title: str = "bnfisher report")
             parts.append(f"<p class='note'>Rows with a missing cell: {100 * selection['incomplete_rows_subset']:.1f}% "
                          f"of the subset, {100 * selection['incomplete_rows_data']:.1f}% of the data (shown as "
                          "<i>missing</i>).</p>")
+        parts.append("<h2>The subset against the data</h2><p class='note'>Every variable's shares in the subset and "
+                     "in the data; the first panel is the objective per sweep beside random subsets.</p>"
+                     + image("marginals", "marginals of the subset against the data"))
         parts.append(f"<details><summary>Prototypes ({len(content['prototypes'])} rows)</summary>"
                      + _rows_table(content["prototypes"]) + "</details>")
         if content["criticisms"]:
