@@ -151,7 +151,7 @@ def render_html(content: dict, figures: dict, *, title: str = "bnfisher report")
         first = families[0] if families else None
         headline = (f"MMD² = {test['mmd2']:.4g}, permutation p = {test['p_value']:.3g} "
                     f"({test['permutations']} permutations).")
-        if first:
+        if first and test["p_value"] <= 0.05:  # a largest difference only where there is one
             headline += (f" The largest difference is in <b>{html.escape(str(first['variable']))}</b> given "
                          f"{html.escape(str(first['parents']))}: {100 * first['share']:.1f}% of the MMD², "
                          f"family-wise p = {first['p_adjusted']:.3g}.")
