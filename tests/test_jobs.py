@@ -21,7 +21,9 @@ def two_tables():
     return frame(a), frame(b)
 
 
-def test_compare_encodes_each_table_once_and_builds_the_columns_once(two_tables, monkeypatch):
+@pytest.fixture
+def counted(monkeypatch):
+    """Counts of the DataFrame-to-codes encodings and of the kernel-column builds (the expensive steps)."""
     counts = {"encode": 0, "columns": 0}
     encode_frame, columns_init = Schema._encode_frame, KernelColumns.__init__  # noqa: SLF001
 
@@ -35,6 +37,11 @@ def test_compare_encodes_each_table_once_and_builds_the_columns_once(two_tables,
 
     monkeypatch.setattr(Schema, "_encode_frame", counting_encode)
     monkeypatch.setattr(KernelColumns, "__init__", counting_columns)
+    return counts
+
+
+def test_compare_encodes_each_table_once_and_builds_the_columns_once(two_tables, counted):
+    counts = counted
     result = bf.compare(*two_tables, n_permutations=50, random_state=0)
     assert counts == {"encode": 2, "columns": 1}
     # Printing, serialising and rendering compute nothing again.
@@ -74,20 +81,8 @@ def test_compare_refuses_what_is_not_a_table():
         bf.compare(np.zeros((3, 2)), pd.DataFrame({"a": [1]}))
 
 
-def test_summarize_encodes_once_and_builds_the_columns_once(two_tables, monkeypatch):
-    counts = {"encode": 0, "columns": 0}
-    encode_frame, columns_init = Schema._encode_frame, KernelColumns.__init__  # noqa: SLF001
-
-    def counting_encode(self, *args, **kwargs):
-        counts["encode"] += 1
-        return encode_frame(self, *args, **kwargs)
-
-    def counting_columns(self, *args, **kwargs):
-        counts["columns"] += 1
-        return columns_init(self, *args, **kwargs)
-
-    monkeypatch.setattr(Schema, "_encode_frame", counting_encode)
-    monkeypatch.setattr(KernelColumns, "__init__", counting_columns)
+def test_summarize_encodes_once_and_builds_the_columns_once(two_tables, counted):
+    counts = counted
     result = bf.summarize(two_tables[0], 15, n_init=40, n_random=60, n_criticisms=3, random_state=0)
     assert counts == {"encode": 1, "columns": 1}
     text, content = str(result), result.to_dict()

@@ -10,7 +10,6 @@ and the notebook display are all rendered without computing anything again.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,9 +20,9 @@ from bnfisher.comparison.explain import family_table, top_cells
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.comparison.two_sample import TwoSampleResult
 from bnfisher.data.guardrails import split_columns
-from bnfisher.data.io import write_text
 from bnfisher.exceptions import OptionTypeError
 from bnfisher.jobs.inputs import feature_advice, prepare, warn
+from bnfisher.jobs.result import JobResult
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.fisher import FisherKernel
 
@@ -34,7 +33,7 @@ ADJUSTMENT = "single-step Westfall-Young min-P over the families"
 
 
 @dataclass
-class ComparisonResult:
+class ComparisonResult(JobResult):
     """Everything :func:`compare` found, computed once; printed, rendered and serialised from here.
 
     Attributes
@@ -183,34 +182,13 @@ class ComparisonResult:
             "adjustment": ADJUSTMENT,
         }
 
-    def to_json(self, path: str | os.PathLike | None = None) -> str:
-        """Return the result as JSON text; also written to ``path`` when given (atomically, never over an input).
+    def _figures(self) -> dict:
+        from bnfisher.viz.report import comparison_figures
 
-        Parameters
-        ----------
-        path : str or path-like, optional
+        return comparison_figures(self)
 
-        Returns
-        -------
-        str
-        """
-        return _written(json.dumps(self.to_dict(), indent=1, default=float), path)
-
-    def to_html(self, path: str | os.PathLike | None = None) -> str:
-        """Return the self-contained HTML report; also written to ``path`` when given.
-
-        Parameters
-        ----------
-        path : str or path-like, optional
-
-        Returns
-        -------
-        str
-        """
-        from bnfisher.viz.report import comparison_figures, render_html
-
-        return _written(render_html(self.to_dict(), comparison_figures(self),
-                                    title=f"{self.names[0]} against {self.names[1]}"), path)
+    def _title(self) -> str:
+        return f"{self.names[0]} against {self.names[1]}"
 
     def _repr_html_(self) -> str:
         from bnfisher._html import html_table
@@ -219,12 +197,6 @@ class ComparisonResult:
                 + html_table("Families", [(r["variable"], f"{100 * r['share']:.1f}% (p_adj {r['p_adjusted']:.3g})")
                                           for _, r in self.families.head(self.top).iterrows()]))
 
-
-def _written(text: str, path) -> str:
-    """Write ``text`` to ``path`` (atomically) when a path is given; return it."""
-    if path is not None:
-        write_text(path, text)
-    return text
 
 
 def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "chow-liu", bins: int | None = None,

@@ -8,8 +8,6 @@ are all rendered from it.
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,10 +15,10 @@ import pandas as pd
 
 from bnfisher._validation import check_positive_int, check_random_state
 from bnfisher.bn.network import BayesianNetwork
-from bnfisher.data.io import write_text
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import OptionError, OptionTypeError
 from bnfisher.jobs.inputs import feature_advice, prepare, warn
+from bnfisher.jobs.result import JobResult
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.fisher import FisherKernel
 from bnfisher.summary.baselines import random_subsets
@@ -31,7 +29,7 @@ __all__ = ["SummaryResult", "summarize"]
 
 
 @dataclass
-class SummaryResult:
+class SummaryResult(JobResult):
     """What :func:`summarize` found, computed once; printed, rendered and serialised from here.
 
     Attributes
@@ -182,33 +180,13 @@ class SummaryResult:
                                                                      selection.criticism_witness)],
         }
 
-    def to_json(self, path: str | os.PathLike | None = None) -> str:
-        """Return the result as JSON text; also written to ``path`` when given (atomically).
+    def _figures(self) -> dict:
+        from bnfisher.viz.report import summary_figures
 
-        Parameters
-        ----------
-        path : str or path-like, optional
+        return summary_figures(self)
 
-        Returns
-        -------
-        str
-        """
-        return _written(json.dumps(self.to_dict(), indent=1, default=float), path)
-
-    def to_html(self, path: str | os.PathLike | None = None) -> str:
-        """Return the self-contained HTML report; also written to ``path`` when given.
-
-        Parameters
-        ----------
-        path : str or path-like, optional
-
-        Returns
-        -------
-        str
-        """
-        from bnfisher.viz.report import render_html, summary_figures
-
-        return _written(render_html(self.to_dict(), summary_figures(self), title="Representative rows"), path)
+    def _title(self) -> str:
+        return "Representative rows"
 
     def plot(self, path=None):
         """Draw the objective per sweep and every variable's marginals, subset against data.
@@ -235,12 +213,6 @@ class SummaryResult:
         return f"<p>{self.verdict()}</p>" + html_table(
             "Subset", [(f"row {r}", ", ".join(map(str, self.data.iloc[r].tolist()))) for r in self.indices[:10]])
 
-
-def _written(text: str, path) -> str:
-    """Write ``text`` to ``path`` (atomically) when a path is given; return it."""
-    if path is not None:
-        write_text(path, text)
-    return text
 
 
 def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure: str = "chow-liu",
