@@ -183,6 +183,11 @@ def _command_compare(args) -> None:
     result = compare(frames[0], frames[1], n_permutations=args.permutations, top=args.top,
                      names=(args.first, args.second), random_state=args.seed, **_model_options(args))
     print(result.to_text(notes=not args.quiet, advice=False))  # warnings went to stderr
+    _write_result(result, args)
+
+
+def _write_result(result, args) -> None:
+    """Write a job's result as --report (HTML) and --json, if asked."""
     if args.report:
         result.to_html(args.report)
     if args.json:
@@ -327,12 +332,7 @@ def _command_summarize(args) -> None:
     if args.plot:
         result.plot(args.plot)
         print(f"Wrote {args.plot}")
-    if args.report:
-        result.to_html(args.report)
-    if args.json:
-        result.to_json(args.json)
-    if args.report or args.json:
-        print("Wrote " + " and ".join(p for p in (args.report, args.json) if p))
+    _write_result(result, args)
 
 
 def _command_experiment(args) -> None:
