@@ -287,3 +287,29 @@ def test_the_memory_check_sees_an_address_space_limit():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) < 4 << 30
+
+
+# ------------------------------------------------------- raw errors from API fuzzing
+def test_the_fuzzers_raw_error_signatures_are_library_errors(tmp_path, capsys):
+    from bnfisher.bn.inference import query
+    from bnfisher.sklearn import BayesianNetworkClassifier, FisherEmbedding
+
+    rng = np.random.default_rng(0)
+    duplicated = pd.DataFrame(rng.choice(list("ab"), (30, 3)), columns=["a", "a", "b"])
+    for fit in (lambda: FisherEmbedding().fit(duplicated),
+                lambda: BayesianNetworkClassifier().fit(duplicated, rng.integers(0, 2, 30))):
+        with pytest.raises(DataError, match="duplicate column names"):
+            fit()
+    numbered = pd.DataFrame(rng.choice(list("ab"), (30, 3)), columns=[0, 1, 2])
+    assert query(bf.learn(numbered), 0, numbered.drop(columns=[0]).iloc[:2]).shape == (2, 2)  # a name that is 0
+    with pytest.raises(DataError, match="boolean"):
+        bf.learn(pd.DataFrame({True: ["a", "b"]}))
+    with pytest.raises(DataError, match="more than 1000000 states"):
+        bf.learn(np.array([[2**63, 1], [2**63 + 1, 0]], dtype=np.uint64))
+    huge = pd.DataFrame({"a": np.array([2**63, 2**64 - 1, 2**63], dtype=np.uint64), "b": ["x", "y", "x"]})
+    assert bf.learn(huge).states["a"] == (2**63, 2**64 - 1)
+    with pytest.raises(DataError, match="`y`"):
+        BayesianNetworkClassifier().fit(numbered, np.full(30, np.nan))
+    np.save(tmp_path / "seq.npy", rng.normal(size=(20, 2)))
+    assert main(["hmm-kernel", str(tmp_path / "seq.npy"), "-o", str(tmp_path / "k.npy")]) == 2
+    assert "is one array (.npy)" in capsys.readouterr().err
