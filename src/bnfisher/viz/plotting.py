@@ -266,15 +266,25 @@ def plot_family_shares(table: pd.DataFrame, *, top: int = 15, ax=None):
         figure, ax = plt.subplots(figsize=(7, 0.4 * len(shown) + 1.2))
     else:
         figure = ax.figure
-    labels = [f"{v} | {p}" if p != "-" else str(v) for v, p in zip(shown["variable"], shown["parents"])]
-    colours = ["#c0392b" if p <= 0.05 else "#95a5a6" for p in shown["p_adjusted"]]
-    bars = ax.barh([_short(label, 40) for label in labels], 100 * shown["share"], color=colours)
-    for bar, p in zip(bars, shown["p_adjusted"]):
-        mark = "**" if p <= 0.01 else ("*" if p <= 0.05 else "")
-        ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {mark} p={p:.3g}", va="center", fontsize=7)
+    labels = [f"{v} | {p}" if p not in ("-", "") else str(v) for v, p in zip(shown["variable"], shown["parents"])]
+    significant = (shown["p_adjusted"] <= 0.05).to_numpy()
+    colours = np.where(significant, "#c0392b", "#95a5a6")
+    shares = 100 * shown["share"].to_numpy()
+    # A significant family stays visible however small its share: its bar is at least 1.5% of the axis long.
+    widest = max(float(shares.max()) if len(shares) else 1.0, 1e-9)
+    lengths = np.where(significant, np.maximum(shares, 0.015 * widest), shares)
+    bars = ax.barh([_short(label, 40) for label in labels], lengths, color=colours)
+    for bar, share, p in zip(bars, shares, shown["p_adjusted"]):
+        ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {share:.1f}%  (p_adj {p:.2g})",
+                va="center", fontsize=8)
+    ax.set_xlim(0, widest * 1.35)  # room for the annotations: none is cut at the right edge
     ax.set_xlabel("share of MMD² (%)")
-    ax.set_title("What differs: family contributions (red: family-wise p ≤ 0.05)", fontsize=9)
-    ax.tick_params(axis="y", labelsize=7)
+    ax.set_title("What differs: each family's share of the MMD²", fontsize=10)
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[Patch(color="#c0392b", label="family-wise adjusted p ≤ 0.05"),
+                       Patch(color="#95a5a6", label="not significant")], fontsize=8, loc="lower right")
+    ax.tick_params(axis="y", labelsize=8)
     figure.tight_layout()
     return figure
 
@@ -301,7 +311,8 @@ def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y")
     edges = np.histogram_bin_edges(np.concatenate([values_x, values_y]), bins=40)
     ax.hist(values_x, bins=edges, alpha=0.6, label=_short(names[0], 30), density=True)
     ax.hist(values_y, bins=edges, alpha=0.6, label=_short(names[1], 30), density=True)
-    ax.set_xlabel("witness <Φ(x), μ_X − μ_Y> (right: typical of the first sample)")
+    ax.set_xlabel("witness <Φ(x), μ_A − μ_B> (right: typical of the first sample)")
+    ax.set_ylabel("density of rows")
     ax.legend(fontsize=8)
     figure.tight_layout()
     return figure
