@@ -55,6 +55,10 @@ def test_compare_finds_the_planted_dependence_and_says_so_first(two_tables):
     assert result.test.p_value <= 1 / 201 + 1e-12
     assert result.families.iloc[0]["variable"] in ("x", "w")
     assert result.verdict().startswith("A and B differ")
+    # The report's inline chart of the top family shows the planted change: x decides y in B only.
+    top = result.profiles[0]
+    assert top["variable"] == result.families.iloc[0]["variable"]
+    assert 0.5 * sum(abs(p - q) for p, q in zip(top["A"], top["B"])) > 0.3
     # The witness is positive on average on A's rows and negative on B's: mu_A - mu_B is its direction.
     assert result.witness[0].mean() > 0 > result.witness[1].mean()
 

@@ -59,6 +59,9 @@ class ComparisonResult(JobResult):
     advice : list of str
         Warnings about the input (also emitted as DataWarning): identifier columns,
         undeclared missing markers, a column that defines the split, a dominating family.
+    profiles : list of dict
+        For each of the top families, the child's distribution in A and in B in the parent
+        configuration where they differ most (what the report draws inline).
     """
 
     names: tuple
@@ -72,6 +75,7 @@ class ComparisonResult(JobResult):
     notes: list = field(default_factory=list)
     top: int = 10
     advice: list = field(default_factory=list)
+    profiles: list = field(default_factory=list)
 
     def typical_rows(self, n: int = 3) -> pd.DataFrame:
         """Return the rows of each sample most typical of it against the other (largest witness, by sign).
@@ -113,7 +117,7 @@ class ComparisonResult(JobResult):
             return f"No significant difference between {a} and {b} (p = {p:.3g})."
         lead = self.families.iloc[0]
         parents = f" given {lead['parents']}" if lead["parents"] not in ("", "-") else ""
-        return (f"{a} and {b} differ (p = {p:.3g}); {100 * lead['share']:.0f}% of the difference is in "
+        return (f"{a} and {b} differ (p = {p:.3g}); {100 * lead['share']:.3g}% of the difference is in "
                 f"{lead['variable']}{parents}.")
 
     def __str__(self) -> str:
@@ -180,6 +184,7 @@ class ComparisonResult(JobResult):
             "cells": json.loads(self.cells.to_json(orient="records", double_precision=15)),
             "typical_rows": rows,
             "adjustment": ADJUSTMENT,
+            "profiles": self.profiles,
         }
 
     def _figures(self) -> dict:
@@ -264,7 +269,37 @@ def _result(kernel: FamilyKernel, statistics: PermutationStatistics, encoded: tu
             notes: list, top: int) -> ComparisonResult:
     difference = statistics.mean_x - statistics.mean_y  # mu_A - mu_B: the witness direction
     witness = tuple(np.asarray(kernel.embed(e) @ difference).ravel() for e in encoded)
-    return ComparisonResult(names=names, test=TwoSampleResult.from_statistics(statistics),
-                            families=family_table(kernel, statistics),
+    families = family_table(kernel, statistics)
+    return ComparisonResult(names=names, test=TwoSampleResult.from_statistics(statistics), families=families,
                             cells=top_cells(kernel, *encoded, n=top, names=names), witness=witness,
-                            network=kernel.network, kernel=kernel, samples=samples, notes=notes, top=top)
+                            network=kernel.network, kernel=kernel, samples=samples, notes=notes, top=top,
+                            profiles=_profiles(kernel, encoded, families, top))
+
+
+def _profiles(kernel: FamilyKernel, encoded: tuple, families: pd.DataFrame, top: int) -> list:
+    """Return, for each of the ``top`` families, the child's distribution in A and in B where they differ most.
+
+    "Where": the parent configuration with the largest total-variation distance between the two,
+    weighted by how often the configuration occurs; this is what the report draws inline.
+    """
+    (counts_a, n_a), (counts_b, n_b) = (kernel.frequency_counts(e) for e in encoded)
+    network = kernel.network
+    position = {v: i for i, v in enumerate(network.variables)}
+    out = []
+    for variable in families["variable"].head(top):
+        i = position[variable]
+        states = network.states[variable]
+        r = len(states)
+        a = np.asarray(counts_a[i], dtype=np.float64).reshape(-1, r)
+        b = np.asarray(counts_b[i], dtype=np.float64).reshape(-1, r)
+        with np.errstate(invalid="ignore", divide="ignore"):  # configurations one side never shows
+            p_a = np.nan_to_num(a / a.sum(axis=1, keepdims=True))
+            p_b = np.nan_to_num(b / b.sum(axis=1, keepdims=True))
+        weight = a.sum(axis=1) / max(n_a, 1) + b.sum(axis=1) / max(n_b, 1)
+        j = int(np.argmax(weight * np.abs(p_a - p_b).sum(axis=1)))
+        parents = network.parents[variable]
+        config = np.unravel_index(j, [len(network.states[p]) for p in parents]) if parents else ()
+        out.append({"variable": str(variable), "given": {str(p): str(network.states[p][k])
+                                                           for p, k in zip(parents, config)},
+                    "states": [str(x) for x in states], "A": p_a[j].tolist(), "B": p_b[j].tolist()})
+    return out

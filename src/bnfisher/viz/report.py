@@ -85,7 +85,7 @@ def summary_figures(result) -> dict:
     return {"marginals": figure_png(result.plot()), "network": figure_png(plot_network(result.network))}
 
 
-def _table(records: list, columns: list, *, numeric=(), significant=None, percent=()) -> str:
+def _table(records: list, columns: list, *, numeric=(), significant=None, percent=(), raw=()) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = []
     for record in records:
@@ -99,11 +99,36 @@ def _table(records: list, columns: list, *, numeric=(), significant=None, percen
             klass = ' class="num"' if c in numeric else ""
             if significant and c == significant and isinstance(value, float) and value <= 0.05:
                 klass = ' class="num significant"'
-            shown = "<i class='missing'>missing</i>" if value is None else html.escape(text)
+            shown = ("<i class='missing'>missing</i>" if value is None
+                     else str(value) if c in raw else html.escape(text))  # raw: markup made here, not user text
             cells.append(f"<td{klass}>{shown}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     # Wide tables scroll inside their box, never the page.
     return f"<div class='scroll'><table><tr>{head}</tr>{''.join(body)}</table></div>"
+
+
+def _profile_svg(profile: dict, names: tuple) -> str:
+    """Return a small inline SVG bar chart: the child's shares in A (blue) and B (orange) in one configuration."""
+    states, a, b = profile["states"], profile["A"], profile["B"]
+    width, height, gap = 16 * len(states) + 8, 42, 2
+    bars = []
+    for k, (x, y) in enumerate(zip(a, b)):
+        left = 4 + 16 * k
+        for offset, value, colour in ((0, x, "#2f6fb0"), (7, y, "#e08a2e")):
+            h = max(round(34 * value), 0)
+            bars.append(f"<rect x='{left + offset}' y='{38 - h}' width='6' height='{h}' fill='{colour}'>"
+                        f"<title>{html.escape(states[k])}: {names[offset > 0]} {100 * value:.1f}%</title></rect>")
+    given = ", ".join(f"{p}={v}" for p, v in profile["given"].items())
+    caption = html.escape(f"given {given}" if given else "")
+    return (f"<svg width='{width}' height='{height}' role='img' aria-label='{caption}'>{''.join(bars)}"
+            f"<line x1='2' y1='38.5' x2='{width - 2}' y2='38.5' stroke='#999' stroke-width='{gap / 2}'/></svg>"
+            f"<div class='note'>{caption}</div>")
+
+
+def _with_profiles(families: list, profiles: list, names: tuple) -> list:
+    """Return the family records with their inline chart (families without one get an empty cell)."""
+    charts = {p["variable"]: _profile_svg(p, names) for p in profiles}
+    return [dict(record, **{"A vs B": charts.get(str(record["variable"]), "")}) for record in families]
 
 
 def _rows_table(rows: list, extra: str | None = None) -> str:
@@ -158,9 +183,14 @@ def render_html(content: dict, figures: dict, *, title: str = "bnfisher report")
         parts.append(f"<p class='headline'>{headline}</p>")
         parts.append("<h2>What differs, by family</h2><p class='note'>Each family's exact share of the MMD²; "
                      f"p-values from the test's own permutations, adjusted by {html.escape(content['adjustment'])}."
-                     "</p>" + _table(families, ["variable", "parents", "mmd2", "share", "p_value", "p_adjusted"],
-                                     numeric=("mmd2", "share", "p_value", "p_adjusted"), significant="p_adjusted",
-                                     percent=("share",)))
+                     " The chart: the variable's shares in <span style='color:#2f6fb0'>A</span> and "
+                     "<span style='color:#e08a2e'>B</span> in the parent configuration where they differ most "
+                     "(hover a bar for its state).</p>"
+                     + _table(_with_profiles(families, content.get("profiles", []), tuple(
+                         s["name"] for s in content["samples"])),
+                              ["variable", "parents", "A vs B", "share", "mmd2", "p_value", "p_adjusted"],
+                              numeric=("mmd2", "share", "p_value", "p_adjusted"), significant="p_adjusted",
+                              percent=("share",), raw=("A vs B",)))
         parts.append(image("families", "family shares of the MMD"))
         parts.append("<h2>Largest cells</h2><ul>" + "".join(f"<li>{html.escape(c['text'])}</li>"
                                                            for c in content["cells"]) + "</ul>")
