@@ -180,7 +180,11 @@ def _layers(network) -> dict:
 
 
 def network_layout(network) -> dict:
-    """Return ``{variable: (x, y)}``: layers by depth (roots on top), each ordered by its parents' mean position.
+    """Return ``{variable: (x, y)}``: layers by depth from left to right (roots first), ordered to cross less.
+
+    Each layer is ordered by the barycentre of its neighbours in the previous layer, in a sweep from the
+    roots and a sweep back from the leaves (Sugiyama's heuristic), which removes most crossings of the
+    single-pass ordering.
 
     Parameters
     ----------
@@ -194,19 +198,26 @@ def network_layout(network) -> dict:
     by_layer: dict = {}
     for v in network.variables:
         by_layer.setdefault(depth[v], []).append(v)
-    position: dict = {}
-    for level in sorted(by_layer):
-        members = by_layer[level]
-        if level:  # barycentre of the parents already placed: fewer crossings
-            members.sort(key=lambda v: np.mean([position[p][0] for p in network.parents[v]]))
-        width = len(members)
-        for k, v in enumerate(members):
-            position[v] = ((k + 0.5) / width, -float(level))
-    return position
+    levels = sorted(by_layer)
+    rank = {v: (k + 0.5) / len(by_layer[level]) for level in levels for k, v in enumerate(by_layer[level])}
+    children: dict = {v: [] for v in network.variables}
+    for parent, child in network.edges:
+        children[parent].append(child)
+
+    def sweep(order, neighbours):
+        for level in order:
+            members = by_layer[level]
+            members.sort(key=lambda v: np.mean([rank[u] for u in neighbours(v)]) if neighbours(v) else rank[v])
+            rank.update({v: (k + 0.5) / len(members) for k, v in enumerate(members)})
+
+    sweep(levels[1:], lambda v: list(network.parents[v]))
+    sweep(levels[::-1][1:], lambda v: children[v])
+    sweep(levels[1:], lambda v: list(network.parents[v]))
+    return {v: (float(depth[v]), -rank[v]) for v in network.variables}
 
 
 def plot_network(network, *, highlight=None, ax=None):
-    """Draw the DAG in layers (no system graphviz needed), optionally shading families.
+    """Draw the DAG in layers from left to right (no system graphviz needed), optionally shading families.
 
     Parameters
     ----------
@@ -222,27 +233,28 @@ def plot_network(network, *, highlight=None, ax=None):
     """
     plt = pyplot()
     position = network_layout(network)
-    depth = max((-y for _, y in position.values()), default=0) + 1
-    widest = max(sum(1 for _, y in position.values() if y == level) for level in {y for _, y in position.values()})
-    if ax is None:
-        figure, ax = plt.subplots(figsize=(min(18, 2 + 1.6 * widest), min(14, 1.5 + 1.2 * depth)))
+    depth = int(max((x for x, _ in position.values()), default=0)) + 1
+    widest = max((sum(1 for x, _ in position.values() if x == level) for level in range(depth)), default=1)
+    if ax is None:  # sized to the drawing: no wasted margins
+        figure, ax = plt.subplots(figsize=(min(16, 1.0 + 1.7 * depth), min(10, 0.8 + 0.55 * widest)))
     else:
         figure = ax.figure
     highlight = dict(highlight or {})
     for parent, child in network.edges:
         (x0, y0), (x1, y1) = position[parent], position[child]
-        ax.annotate("", xy=(x1, y1 + 0.12), xytext=(x0, y0 - 0.12),
+        ax.annotate("", xy=(x1 - 0.22, y1), xytext=(x0 + 0.22, y0),
                     arrowprops={"arrowstyle": "-|>", "color": "#888888", "lw": 0.8, "shrinkA": 2, "shrinkB": 2})
     for v, (x, y) in position.items():
         weight = float(highlight.get(v, 0.0))
         face = plt.cm.Reds(0.15 + 0.75 * min(max(weight, 0.0), 1.0)) if v in highlight else "#eef3fb"
-        label = _short(v, 16) + (f"\n{100 * weight:.0f}%" if v in highlight else "")
+        label = _short(v, 16) + (f" {100 * weight:.0f}%" if v in highlight else "")
         ax.text(x, y, label, ha="center", va="center", fontsize=8, color="white" if weight > 0.5 else "black",
                 bbox={"boxstyle": "round,pad=0.3", "facecolor": face, "edgecolor": "#4a6fa5", "lw": 0.8})
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-depth + 0.4, 0.6)
+    ax.set_xlim(-0.5, depth - 0.5)
+    ax.set_ylim(-1.0, 0.0)
     ax.axis("off")
     ax.set_title(f"{len(network.variables)} variables, {len(network.edges)} arcs", fontsize=9)
+    figure.tight_layout()
     return figure
 
 
