@@ -6,6 +6,7 @@ import shutil
 import subprocess
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import bnfisher as bf
@@ -96,3 +97,21 @@ def test_the_summary_report_reads_verdict_first_and_fits_a_few_screens(tmp_path,
     assert text.count("<table>") == text.count("<div class='scroll'><table>")
     height = _content_height(html, tmp_path)
     assert 300 < height < 4000, height  # prototypes and criticisms are collapsed by default
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs it)")
+def test_reports_of_a_wide_table_keep_every_table_in_its_box(tmp_path):
+    """37 columns (as kr-vs-kp has): wide rows scroll inside their box; the page stays a few screens long."""
+    rng = np.random.default_rng(0)
+    wide = pd.DataFrame({f"attribute_with_a_long_name_{j:02d}": rng.choice(["f", "t", "l", "g"], 400)
+                         for j in range(36)})
+    wide["class"] = rng.choice(["won", "nowin"], 400)
+    a, b = wide.iloc[:200], wide.iloc[200:]
+    for name, make in (("summary", lambda: bf.summarize(wide, 30, n_init=20, n_random=20, random_state=0)),
+                       ("compare", lambda: bf.compare(a, b, n_permutations=50, random_state=0))):
+        html = tmp_path / f"{name}.html"
+        make().to_html(html)
+        text = html.read_text()
+        assert text.count("<table>") == text.count("<div class='scroll'><table>")  # no table widens the page
+        assert text.index("class='verdict'") < text.index("<h2>")
+        assert 300 < _content_height(html, tmp_path) < 9000
