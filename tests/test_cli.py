@@ -74,7 +74,10 @@ def test_learn_writes_bif_and_mmd_compare_use_it(tables, capsys):
     assert main(["compare", str(first), str(second), "--permutations", "50"]) == 0
     out = capsys.readouterr().out
     assert "MMD² (eq. 10, biased) =" in out
-    assert "p-value (50 permutations) = 0.01961" in out  # 1 / 51: the classes differ
+    p_value = float(out.split("p-value (aggregate test, 50 permutations) = ")[1].split()[0])
+    assert p_value <= 3 / 51 + 1e-4  # the classes differ: at most the observed and one split per other component
+    assert main(["compare", str(first), str(second), "--permutations", "50", "--test", "mmd"]) == 0
+    assert "p-value (mmd test, 50 permutations) = 0.01961" in capsys.readouterr().out  # 1 / 51
 
 
 def test_errors_exit_2_with_a_message(tables, capsys):
@@ -177,7 +180,7 @@ def test_compare_bins_both_files_with_the_same_edges(numeric, capsys):
     folder, first, second, frame = numeric
     assert main(["compare", str(first), str(second), "--bins", "4", "--permutations", "200", "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    p_value = float(out.split("p-value (200 permutations) = ")[1].split()[0])
+    p_value = float(out.split("p-value (aggregate test, 200 permutations) = ")[1].split()[0])
     assert p_value > 0.01
     from bnfisher import Schema
     from bnfisher.data.io import read_table
@@ -270,8 +273,9 @@ def test_compare_names_what_differs(tmp_path, capsys):
     first, second = tmp_path / "a.csv", tmp_path / "b.csv"
     network.sample(3000, random_state=0).to_csv(first, index=False)
     changed.sample(3000, random_state=1).to_csv(second, index=False)
-    assert main(["compare", str(first), str(second), "--permutations", "100", "--top", "3"]) == 0
+    assert main(["compare", str(first), str(second), "--permutations", "400", "--top", "3"]) == 0
     out = capsys.readouterr().out
-    families = out.split("What differs")[1].split("Largest cells")[0]
+    assert "the clearest change is in the distribution of dysp" in out
+    families = out.split("Which conditional distributions changed")[1].split("Largest cells")[0]
     assert families.splitlines()[2].split()[0] == "dysp"  # ranked first
     assert f"% of {first}" in out and "Rows most typical of" in out

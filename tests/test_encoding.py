@@ -92,7 +92,8 @@ def test_schema_learned_jointly_bins_every_input_with_the_same_edges():
     second = pd.DataFrame({"x": rng.normal(2, 1, size=100), "c": ["w"] * 100})
     schema = Schema.from_data(first, second, bins=4)
     union = np.concatenate([first["x"], second["x"]])
-    np.testing.assert_allclose(schema.bin_edges["x"], np.quantile(union, [0, 0.25, 0.5, 0.75, 1]))
+    ordered = np.sort(union)  # 400 distinct values: the bins (e_k, e_k+1] hold 100 rows each
+    np.testing.assert_allclose(schema.bin_edges["x"], ordered[[0, 99, 199, 299, 399]])
     assert schema.states["c"] == ("u", "v", "w")
     codes = schema.encode(second).codes[:, 0]
     expected = np.clip(np.searchsorted(np.asarray(schema.bin_edges["x"])[1:-1], second["x"], side="left"), 0, 3)
@@ -142,3 +143,51 @@ def test_encode_matches_labels_by_text_when_types_differ():
     schema = Schema({"a": ("1", "2"), "b": (0, 1)})
     codes = schema.encode(pd.DataFrame({"a": [2, 1], "b": ["1", "0"]})).codes
     assert codes.tolist() == [[1, 1], [0, 0]]
+
+
+def _bin_sizes(values, bins):
+    from bnfisher.data.binning import bin_codes, make_bin_edges
+    edges = make_bin_edges(values.astype(float), bins, "quantile", "x")
+    return edges, np.bincount(bin_codes(values.astype(float), edges), minlength=len(edges) - 1)
+
+
+def test_quantile_bins_are_row_quantiles_without_ties():
+    """No ties: every bin holds N / bins rows, to one row (the definition of quantile bins)."""
+    for n, bins in [(1000, 4), (997, 5), (50, 3)]:
+        x = np.random.default_rng(n).normal(size=n)
+        _, sizes = _bin_sizes(x, bins)
+        assert sizes.size == bins and sizes.max() - sizes.min() <= 1
+
+
+def test_quantile_bins_on_heavily_tied_columns_keep_ties_whole_and_no_near_empty_bin():
+    """Skewed integer columns (letter's xegvy has 1 row at 0 and 4 at 15 of 20,000): bins as equal as ties allow."""
+    rng = np.random.default_rng(5)
+    for trial in range(40):
+        k = int(rng.integers(3, 17))
+        weights = rng.dirichlet(np.full(k, 0.4))
+        x = rng.choice(k, size=int(rng.integers(200, 3000)), p=weights)
+        bins = int(rng.integers(2, 6))
+        edges, sizes = _bin_sizes(x, bins)
+        n, distinct = x.size, np.unique(x)
+        assert 1 <= sizes.size <= bins and sizes.sum() == n
+        assert sizes.size >= 2 or distinct.size == 1
+        # Ties whole: every distinct value lies in exactly one bin, and the edges are values of the column.
+        assert set(edges[1:]).issubset(set(distinct.astype(float)))
+        # No near-empty bin: brute force over every placement of cuts between distinct values shows how small
+        # the smallest bin must be; ours is never below half of that optimum or below a quarter of N / bins.
+        counts = np.array([np.sum(x == v) for v in distinct])
+        best_smallest = 0
+        from itertools import combinations
+        for m in range(1, min(bins, distinct.size) ):
+            for cut in combinations(range(1, distinct.size), m):
+                parts = np.add.reduceat(counts, (0,) + cut)
+                best_smallest = max(best_smallest, parts.min())
+        assert sizes.min() >= min(best_smallest, n / bins) / 4, (trial, counts.tolist(), sizes.tolist())
+
+
+def test_quantile_bins_of_letter_like_column_have_no_near_empty_edge_bin():
+    counts = {0: 1, 1: 13, 2: 17, 3: 34, 4: 79, 5: 416, 6: 1592, 7: 2516, 8: 7624, 9: 3437, 10: 2394, 11: 1437,
+              12: 348, 13: 72, 14: 16, 15: 4}  # letter's xegvy column (20,000 rows)
+    x = np.repeat(list(counts), list(counts.values()))
+    _, sizes = _bin_sizes(x, 4)
+    assert sizes.size == 4 and sizes.min() >= 20000 / 8

@@ -1,3 +1,3 @@
 """The version of bnfisher, in one place (read by the package and by the build)."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0.dev0"

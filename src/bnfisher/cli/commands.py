@@ -180,7 +180,7 @@ def _command_compare(args) -> None:
 
     check_outputs([args.report, args.json], inputs=[args.first, args.second, args.network])
     frames = _read_inputs(args, [args.first, args.second])
-    result = compare(frames[0], frames[1], n_permutations=args.permutations, top=args.top,
+    result = compare(frames[0], frames[1], n_permutations=args.permutations, top=args.top, test=args.test,
                      names=(args.first, args.second), random_state=args.seed, **_model_options(args))
     print(result.to_text(notes=not args.quiet, advice=False))  # warnings went to stderr
     _write_result(result, args)

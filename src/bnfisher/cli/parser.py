@@ -126,7 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("first", help="first table, A (.csv, .csv.gz, .tsv, .parquet, or - for standard input)")
     compare.add_argument("second", help="second table, B, compared with A")
     compare.add_argument("--permutations", type=_positive_int, default=1000,
-                         help="number of permutations (default 1000)")
+                         help="permutations of the two-sample test (default 1000; the family tests draw their own, "
+                              "40 per family and at least 1000)")
+    compare.add_argument("--test", choices=("aggregate", "mmd"), default="aggregate",
+                         help="aggregate (default): the Fisher MMD, its largest family or column block and "
+                              "per-column tests, combined on the same permutations, exact, with power on marginal "
+                              "shifts and on changes of dependence; mmd: the Fisher-kernel MMD alone (the paper's "
+                              "test)")
     compare.add_argument("--top", type=_positive_int, default=10, help="families shown (default 10)")
     compare.add_argument("--report", help="write a self-contained HTML report to this file")
     compare.add_argument("--json", help="write the report's content as JSON to this file")

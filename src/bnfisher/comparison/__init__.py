@@ -1,5 +1,7 @@
 """Comparing two data sets: the permutation engine, the two-sample test and the explanation of a difference."""
 
+from bnfisher.comparison.aggregate import aggregate_pvalues
+from bnfisher.comparison.attribution import FamilyTests, conditional_family_tests, holm
 from bnfisher.comparison.explain import explain_rows, family_table, mmd_by_family, top_cells, witness
 from bnfisher.comparison.permutation import (
     PermutationStatistics,
@@ -8,6 +10,7 @@ from bnfisher.comparison.permutation import (
     split_draws,
 )
 from bnfisher.comparison.two_sample import TwoSampleResult, mmd_test
+from bnfisher.comparison.validity import fitted_on_one_sample, reference_split
 
 __all__ = [
     "PermutationStatistics",
@@ -21,4 +24,10 @@ __all__ = [
     "top_cells",
     "witness",
     "explain_rows",
+    "aggregate_pvalues",
+    "FamilyTests",
+    "conditional_family_tests",
+    "holm",
+    "fitted_on_one_sample",
+    "reference_split",
 ]

@@ -35,6 +35,16 @@ class PermutationStatistics:
         For data beyond memory: eq. 10 between the whole samples.
     mean_x, mean_y : ndarray
         The observed samples' mean embeddings.
+    columns_observed : ndarray of shape (n_families,)
+        Each family's child, compared by its marginal distribution alone: Pearson's
+        statistic ``n m / (n + m) sum_a (p^X_a - p^Y_a)^2 / p_a`` (``p_a`` pooled).
+    columns_df : ndarray of shape (n_families,)
+        Its degrees of freedom: the child's states seen in the pool, minus one.
+    columns_null : ndarray of shape (n_permutations, n_families)
+        The same for every permutation.
+    overlap_observed : float
+        The overlap (Hamming) kernel's MMD², ``sum_v sum_a (p^X_va - p^Y_va)^2``.
+    overlap_null : ndarray of shape (n_permutations,)
     """
 
     families: list
@@ -44,6 +54,11 @@ class PermutationStatistics:
     full_statistic: float | None
     mean_x: np.ndarray
     mean_y: np.ndarray
+    columns_observed: np.ndarray | None = None
+    columns_null: np.ndarray | None = None
+    columns_df: np.ndarray | None = None
+    overlap_observed: float = 0.0
+    overlap_null: np.ndarray | None = None
 
 
 def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_state=None,
@@ -133,14 +148,24 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
         self_kernel[order]
     pooled_counts = (matrix @ multiplicity.astype(matrix.dtype)).astype(np.float64)
     active = units.active
+    # Pooled marginal frequency of each family's child (the weights of the per-column Pearson statistics).
+    inverse_marginal, columns_df = [], []
+    for pooled_marginal in units.marginals(pooled_counts[:, None] / (n_x + n_y)):
+        inverse_marginal.append(n_x * n_y / (n_x + n_y) * np.divide(1.0, pooled_marginal, out=np.zeros_like(
+            pooled_marginal), where=pooled_marginal > 0))
+        columns_df.append(max(int(np.sum(pooled_marginal > 0)) - 1, 0))
 
-    def parts(draws: np.ndarray) -> np.ndarray:
-        """Per-family MMD² of every column of ``draws`` (copies of each distinct row on the first side)."""
+    def parts(draws: np.ndarray) -> tuple:
+        """Per-family MMD², per-column Pearson and overlap MMD² of every column of ``draws`` (copies sent first)."""
         counts_x = (matrix @ np.ascontiguousarray(draws, dtype=matrix.dtype)).astype(np.float64)  # cells x batch
         difference = counts_x * (1 / n_x + 1 / n_y) - (pooled_counts / n_y)[:, None]  # counts_x/n_x - counts_y/n_y
-        return units.mmd2_by_family(difference)
+        marginal = units.marginals(difference)
+        columns = np.stack([np.sum(m**2 * w, axis=0) for m, w in zip(marginal, inverse_marginal)], axis=1) \
+            if marginal else np.zeros((draws.shape[1], 0))
+        overlap = sum((np.sum(m**2, axis=0) for m in marginal), np.zeros(draws.shape[1]))
+        return units.mmd2_by_family(difference), columns, overlap
 
-    observed_parts = parts(observed[:, None])[0]
+    observed_parts, observed_columns, observed_overlap = (part[0] for part in parts(observed[:, None]))
     counts_x, counts_y = [None] * len(kernel.families), [None] * len(kernel.families)
     observed_counts = (matrix @ observed.astype(matrix.dtype)).astype(np.float64)  # no float64 copy of the matrix
     for k, i in enumerate(active):
@@ -159,14 +184,20 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     check_allocation(8.0 * n_permutations * len(active), f"{n_permutations} permutations' statistics",
                      "use fewer permutations (`n_permutations`; 1,000-10,000 resolve p-values to 0.1-0.01%).")
     null_parts = np.empty((n_permutations, len(active)))
+    null_columns = np.empty((n_permutations, len(active)))
+    null_overlap = np.empty(n_permutations)
     batch = int(max(1, min(n_permutations, (1 << 25) // max(units.n_units, 1))))
     for start in range(0, n_permutations, batch):
         size = min(batch, n_permutations - start)
-        null_parts[start:start + size] = parts(split_draws(multiplicity, n_x, size, random_state=rng))
+        block = slice(start, start + size)
+        null_parts[block], null_columns[block], null_overlap[block] = parts(
+            split_draws(multiplicity, n_x, size, random_state=rng))
     if not (np.all(np.isfinite(observed_parts)) and np.all(np.isfinite(null_parts))):
         raise DataError("The MMD² is not finite (a cell of probability ~0 under the network); no p-value is given "
                         "for it. Refit the network's CPTs with a pseudocount.")
-    return PermutationStatistics(list(active), observed_parts, null_parts, unbiased, full_statistic, mean_x, mean_y)
+    return PermutationStatistics(list(active), observed_parts, null_parts, unbiased, full_statistic, mean_x, mean_y,
+                                 observed_columns, null_columns, np.asarray(columns_df), float(observed_overlap),
+                                 null_overlap)
 
 
 def permutation_pvalue(observed, null) -> np.ndarray:

@@ -17,7 +17,11 @@ BIN_SEPARATOR = "~"
 
 # ------------------------------------------------------------------- bins
 def make_bin_edges(values: np.ndarray, bins: int, strategy: str, column) -> np.ndarray:
-    """Edges of at most ``bins`` bins over finite ``values`` (distinct, increasing)."""
+    """Edges of at most ``bins`` bins over the finite ``values`` of a column (one per row).
+
+    ``"quantile"`` gives equal-frequency bins over the *rows*: see :func:`quantile_cuts`.
+    ``"uniform"`` gives equal-width bins between the smallest and the largest value.
+    """
     if not np.all(np.isfinite(values)):
         bad = values[~np.isfinite(values)][0]
         row = int(np.flatnonzero(~np.isfinite(values))[0])
@@ -25,19 +29,70 @@ def make_bin_edges(values: np.ndarray, bins: int, strategy: str, column) -> np.n
                         "Replace or drop it first.")
     if values.size == 0:
         raise DataError(f"Column {column!r} has no values to compute bin edges from.")
-    distinct = np.unique(values)
-    wanted = min(bins, distinct.size)
+    distinct, counts = np.unique(values, return_counts=True)
+    if distinct.size == 1:  # one distinct value: one bin holding it
+        return np.array([distinct[0], distinct[0]], dtype=np.float64)
     if strategy == "uniform":
-        edges = np.linspace(distinct[0], distinct[-1], bins + 1) if distinct.size > 1 else distinct[[0, 0]]
-    else:
-        edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)))
-        if edges.size - 1 < wanted:
-            # Ties (e.g. a zero-inflated column) merged quantile bins: use quantiles of the distinct values,
-            # so every distinct value is not swallowed by one bin.
-            edges = np.unique(np.quantile(distinct, np.linspace(0, 1, wanted + 1)))
-    if edges.size < 2:  # one distinct value: one bin holding it
-        edges = np.array([distinct[0], distinct[0]])
-    return edges.astype(np.float64)
+        return np.linspace(distinct[0], distinct[-1], bins + 1).astype(np.float64)
+    cuts = quantile_cuts(counts, bins)
+    # Bin k is (e_k, e_k+1]; a first bin holding only the smallest value gets a lower edge one step below it.
+    lowest = distinct[0] - (distinct[1] - distinct[0]) if cuts[0] == 1 else distinct[0]
+    return np.concatenate([[lowest], distinct[cuts - 1], distinct[[-1]]]).astype(np.float64)
+
+
+def quantile_cuts(counts: np.ndarray, bins: int) -> np.ndarray:
+    """Where to cut a sorted column into at most ``bins`` equal-frequency bins, keeping ties whole.
+
+    The column is given by the row counts of its distinct values, in increasing
+    order.  A cut falls between two distinct values (a value's rows are never
+    split).  Cuts are placed left to right: with ``b`` bins still to make and ``R``
+    rows left, the next bin aims at ``R / b`` rows and ends at the boundary nearest
+    that target, so a block of ties larger than one bin takes its own bin and the
+    rows after it are shared equally among the bins left (a zero-inflated column
+    keeps several bins).  A bin, and the rows it leaves, must hold at least half
+    the target (``R / (2 b)``): no near-empty bin at the edges.  With continuous
+    values (no ties) the bins are the row quantiles, to one row.
+
+    Parameters
+    ----------
+    counts : ndarray of int, shape (n_distinct,)
+        Rows holding each distinct value, in increasing order of the value.
+    bins : int
+        The most bins to make (at least 2).
+
+    Returns
+    -------
+    ndarray of int
+        Increasing cut positions ``e`` in ``1 .. n_distinct - 1``: a bin ends after the
+        ``e``-th distinct value.  At least one cut whenever ``n_distinct >= 2``.
+
+    Examples
+    --------
+    >>> quantile_cuts(np.array([70, 10, 10, 10]), 4).tolist()   # the tie block is one bin; the rest share 3
+    [1, 2, 3]
+    >>> quantile_cuts(np.array([1, 40, 20, 20, 19]), 2).tolist()  # no bin of 1 row at the edge
+    [2]
+    """
+    cumulative = np.concatenate([[0], np.cumsum(counts)]).astype(np.float64)
+    total, n_distinct = cumulative[-1], counts.size
+    cuts: list[int] = []
+    start, left = 0, int(bins)
+    while left > 1 and start < n_distinct - 1:
+        remaining = total - cumulative[start]
+        target = cumulative[start] + remaining / left
+        floor = remaining / (2 * left)
+        candidates = np.arange(start + 1, n_distinct)
+        smaller = np.minimum(cumulative[candidates] - cumulative[start], total - cumulative[candidates])
+        valid = smaller >= floor
+        if valid.any():
+            best = candidates[valid][np.argmin(np.abs(cumulative[candidates[valid]] - target))]
+        elif cuts:
+            break  # the rows left are too few for another bin of their own
+        else:  # never a single bin for a column with two values or more: the most balanced two
+            best = candidates[np.argmax(smaller)]
+        cuts.append(int(best))
+        start, left = int(best), left - 1
+    return np.asarray(cuts, dtype=np.intp)
 
 
 def interval_labels(edges: Sequence[float]) -> tuple:

@@ -164,7 +164,7 @@ def discretize(data: pd.DataFrame, bins: int = 4, strategy: str = "quantile",
     >>> import pandas as pd
     >>> out = discretize(pd.DataFrame({"x": [0.1, 0.4, 0.35, 0.8]}), bins=2)
     >>> out["x"].cat.categories.tolist()
-    ['0.1~0.375', '0.375~0.8']
+    ['0.1~0.35', '0.35~0.8']
     """
     if not isinstance(data, pd.DataFrame):
         raise OptionTypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")

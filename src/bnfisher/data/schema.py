@@ -95,7 +95,7 @@ class Schema:
     >>> b = pd.DataFrame({"x": [0.8, 0.2], "c": ["v", "v"]})
     >>> schema = Schema.from_data(a, b, bins=2)     # learned jointly from both tables
     >>> schema.states["x"], schema.states["c"]
-    (('0.1~0.35', '0.35~0.8'), ('u', 'v'))
+    (('0.1~0.2', '0.2~0.8'), ('u', 'v'))
     >>> schema.encode(b).codes.tolist()
     [[1, 1], [0, 1]]
     >>> Schema.from_json(schema.to_json()) == schema
@@ -165,6 +165,9 @@ class Schema:
             Bin numeric columns into at most this many bins (quantile bins by
             default, as in the paper).  Without it, a float column is an error.
         strategy : {"quantile", "uniform"}, default="quantile"
+            ``"quantile"``: equal-frequency bins over the rows, a block of tied
+            values never split and no near-empty bin at the edges
+            (:func:`bnfisher.data.binning.quantile_cuts`); ``"uniform"``: equal width.
         columns : sequence, optional
             Which numeric columns to bin.  Default: every float column and every
             integer column with more than ``bins`` distinct values.

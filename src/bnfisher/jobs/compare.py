@@ -15,10 +15,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from bnfisher._validation import check_option, check_random_state
 from bnfisher.bn.network import BayesianNetwork
-from bnfisher.comparison.explain import family_table, top_cells
+from bnfisher.comparison.attribution import conditional_family_tests
+from bnfisher.comparison.explain import ADJUSTMENT, family_table, sample_codes, top_cells
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.comparison.two_sample import TwoSampleResult
+from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
 from bnfisher.data.guardrails import split_columns
 from bnfisher.exceptions import OptionTypeError
 from bnfisher.jobs.inputs import feature_advice, prepare, warn
@@ -27,10 +30,6 @@ from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.fisher import FisherKernel
 
 __all__ = ["ComparisonResult", "compare"]
-
-#: What the adjusted p-values of the family table control (stated once, shown everywhere).
-ADJUSTMENT = "single-step Westfall-Young min-P over the families"
-
 
 @dataclass
 class ComparisonResult(JobResult):
@@ -43,7 +42,9 @@ class ComparisonResult(JobResult):
     test : TwoSampleResult
         MMD² (eq. 10), its unbiased estimate and the permutation p-value.
     families : DataFrame
-        One row per family (a variable given its parents): its MMD², share, raw and adjusted p-values.
+        One row per family (a variable given its parents), from
+        :func:`bnfisher.comparison.explain.family_table`: share and excess above chance, MMD²
+        part, the p-value of its conditional test and Holm's adjusted p-value.
     cells : DataFrame
         The cells whose frequencies differ most, in the user's labels.
     witness : tuple of ndarray
@@ -117,8 +118,34 @@ class ComparisonResult(JobResult):
             return f"No significant difference between {a} and {b} (p = {p:.3g})."
         lead = self.families.iloc[0]
         parents = f" given {lead['parents']}" if lead["parents"] not in ("", "-") else ""
-        return (f"{a} and {b} differ (p = {p:.3g}); {100 * lead['share']:.3g}% of the difference is in "
-                f"{lead['variable']}{parents}.")
+        if lead["p_adjusted"] > alpha:
+            return (f"{a} and {b} differ (p = {p:.3g}), but no single family's conditional distribution changed "
+                    f"significantly; the strongest hint is {lead['variable']}{parents} (adjusted p = "
+                    f"{lead['p_adjusted']:.3g}).")
+        return (f"{a} and {b} differ (p = {p:.3g}); the clearest change is in the distribution of "
+                f"{lead['variable']}{parents} (adjusted p = {lead['p_adjusted']:.3g}; "
+                f"{100 * lead['share']:.3g}% of the difference above chance).")
+
+    def signal(self) -> str:
+        """Say which kind of difference carried the test's signal (the component with the smallest p-value).
+
+        Returns
+        -------
+        str
+        """
+        components = self.test.components
+        if components is None:
+            return ""
+        lead = self.test.carried_by
+        if components.loc[lead, "p_value"] > 0.05:
+            return "No component is significant on its own."
+        block = components.loc["blocks", "column"]
+        what = {"fisher": "the network's families taken together (many small changes)",
+                "blocks": (f"the family of {block} (its conditional distribution given its parents, or the "
+                           "dependence around it)" if components.loc["blocks", "block"] == "family"
+                           else f"the marginal distribution of {block}"),
+                "columns": f"the marginal distribution of {components.loc['columns', 'column']}"}[lead]
+        return f"The signal is carried by {what} ({lead} component)."
 
     def __str__(self) -> str:
         return self.to_text()
@@ -141,13 +168,19 @@ class ComparisonResult(JobResult):
         test = self.test
         lines += [self.verdict(),
                   f"MMD² (eq. 10, biased) = {test.statistic:.6g}; unbiased MMD²_u = {test.unbiased:.6g}",
-                  f"Permutation p-value ({len(test.null_distribution)} permutations) = {test.p_value:.4g}",
-                  "",
-                  f"What differs, by family (a variable given its parents); p-values from the same permutations, "
-                  f"adjusted by {ADJUSTMENT}:"]
+                  f"Permutation p-value ({test.method} test, {len(test.null_distribution)} permutations) = "
+                  f"{test.p_value:.4g}"]
+        if test.components is not None:
+            parts = [f"{name} p = {row['p_value']:.3g}" + (f" ({row['column']})" if row["column"] is not None else "")
+                     for name, row in test.components.iterrows()]
+            lines.append(f"Components on the same permutations: {'; '.join(parts)}. {self.signal()}")
+        lines += ["",
+                  "Which conditional distributions changed (a variable given its parents): each family's exact "
+                  "test of 'P(variable | parents) is the same', with share = its part of the difference above "
+                  f"chance and p-values adjusted by {ADJUSTMENT}:"]
         shown = self.families.head(self.top).assign(share=lambda t: (100 * t["share"]).round(1).astype(str) + "%")
         with pd.option_context("display.width", 160, "display.max_colwidth", 40):
-            lines.append(shown[["variable", "parents", "mmd2", "share", "p_value", "p_adjusted"]]
+            lines.append(shown[["variable", "parents", "share", "excess", "mmd2", "p_value", "p_adjusted"]]
                          .to_string(index=False))
         lines += ["", "Largest cells:"] + [f"  {text}" for text in self.cells["text"].head(5)]
         for name, values, sign in zip(self.names, self.witness, (1, -1)):
@@ -179,7 +212,12 @@ class ComparisonResult(JobResult):
             "warnings": list(self.advice),
             "network": {"summary": repr(self.network), "arcs": [[str(p), str(c)] for p, c in self.network.edges]},
             "test": {"mmd2": self.test.statistic, "mmd2_unbiased": self.test.unbiased,
-                     "p_value": self.test.p_value, "permutations": int(len(self.test.null_distribution))},
+                     "p_value": self.test.p_value, "permutations": int(len(self.test.null_distribution)),
+                     "method": self.test.method, "signal": self.signal(),
+                     "components": {str(name): {"p_value": float(row["p_value"]), "weight": float(row["weight"]),
+                                                "column": None if row["column"] is None else str(row["column"])}
+                                    for name, row in (self.test.components if self.test.components is not None
+                                                      else pd.DataFrame()).iterrows()}},
             "families": json.loads(self.families.to_json(orient="records", double_precision=15)),
             "cells": json.loads(self.cells.to_json(orient="records", double_precision=15)),
             "typical_rows": rows,
@@ -205,8 +243,8 @@ class ComparisonResult(JobResult):
 
 
 def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "chow-liu", bins: int | None = None,
-            na_values=(), n_permutations: int = 1000, top: int = 10, names: tuple = ("A", "B"),
-            random_state=None, learn_options: dict | None = None) -> ComparisonResult:
+            na_values=(), n_permutations: int = 1000, test: str = "aggregate", top: int = 10,
+            names: tuple = ("A", "B"), random_state=None, learn_options: dict | None = None) -> ComparisonResult:
     """Compare two tables: an exact permutation test of the Fisher-kernel MMD, and where the difference lies.
 
     Parameters
@@ -223,6 +261,10 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     na_values : sequence, default=()
         Extra missing-value markers (e.g. ``"?"``).
     n_permutations : int, default=1000
+    test : {"aggregate", "mmd"}, default="aggregate"
+        Which p-value decides: the aggregate test (:mod:`bnfisher.comparison.aggregate`:
+        the Fisher MMD, its largest standardised block and per-column tests on the
+        same permutations, exact) or the Fisher-kernel MMD alone.
     top : int, default=10
         Families, cells and rows shown.
     names : tuple of str, default=("A", "B")
@@ -242,18 +284,31 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     >>> 0 < result.test.p_value <= 1
     True
     """
+    check_option(test, "test", ("aggregate", "mmd"))
     for name, frame in (("A", A), ("B", B)):
         if not isinstance(frame, pd.DataFrame):
             raise OptionTypeError(f"`{name}` must be a pandas DataFrame; got {type(frame).__name__}.")
+    given = network is not None
     network, (encoded_a, encoded_b), notes, advice = prepare([A, B], network=network, structure=structure,
                                                              bins=bins, na_values=na_values,
                                                              learn_options=learn_options)
+    sample = fitted_on_one_sample(network, encoded_a.codes, encoded_b.codes) if given else None
+    if sample is not None:
+        advice.append(one_sample_warning(sample, tuple(names)))
+    elif given:
+        notes.append("The p-value is exact if the given network does not depend on which table a row came from "
+                     "(learned on other data, or on both tables pooled).")
     kernel = FisherKernel(network)
     notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
     advice += feature_advice(kernel)
+    rng = check_random_state(random_state)
     statistics = permutation_statistics(kernel, encoded_a, encoded_b, n_permutations=n_permutations,
-                                        random_state=random_state)
-    result = _result(kernel, statistics, (encoded_a, encoded_b), (A, B), tuple(names), notes, top)
+                                        random_state=rng)
+    tests = conditional_family_tests(network, sample_codes(kernel, encoded_a), sample_codes(kernel, encoded_b),
+                                     random_state=rng)
+    notes.append(f"Family tests: {tests.n_permutations} permutations within parent configurations "
+                 f"({len(tests.families)} families).")
+    result = _result(kernel, statistics, tests, (encoded_a, encoded_b), (A, B), tuple(names), notes, top, test)
     families = result.families
     for column in split_columns(A, B):
         share = float(families.loc[families["variable"] == column, "share"].sum())
@@ -265,12 +320,18 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     return result
 
 
-def _result(kernel: FamilyKernel, statistics: PermutationStatistics, encoded: tuple, samples: tuple, names: tuple,
-            notes: list, top: int) -> ComparisonResult:
+def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, encoded: tuple, samples: tuple,
+            names: tuple, notes: list, top: int, method: str) -> ComparisonResult:
     difference = statistics.mean_x - statistics.mean_y  # mu_A - mu_B: the witness direction
     witness = tuple(np.asarray(kernel.embed(e) @ difference).ravel() for e in encoded)
-    families = family_table(kernel, statistics)
-    return ComparisonResult(names=names, test=TwoSampleResult.from_statistics(statistics), families=families,
+    families = family_table(kernel, statistics, tests)
+    test = TwoSampleResult.from_statistics(statistics, method=method)
+    components = test.components if test.components is not None else pd.DataFrame()
+    for name in ("blocks", "columns"):  # name the variables, not their indices
+        column = components.loc[name, "column"]
+        if column is not None:
+            components.loc[name, "column"] = kernel.network.variables[int(column)]
+    return ComparisonResult(names=names, test=test, families=families,
                             cells=top_cells(kernel, *encoded, n=top, names=names), witness=witness,
                             network=kernel.network, kernel=kernel, samples=samples, notes=notes, top=top,
                             profiles=_profiles(kernel, encoded, families, top))

@@ -301,3 +301,20 @@ class KernelColumns:
             table = self.kernel.cell_features(i).reshape(-1, int(cards[i]), self.kernel.block_width(i))
             out[:, a] = family_mmd2(table, difference[self.offsets[a]: self.offsets[a + 1]])
         return out
+
+    def marginals(self, difference: np.ndarray) -> np.ndarray:
+        """Each family's child marginal from cell values (summed over parent configurations).
+
+        Parameters
+        ----------
+        difference : ndarray of shape (n_cells, batch)
+            Cell values (counts, frequencies or their differences), cells as in :attr:`offsets`.
+
+        Returns
+        -------
+        list of ndarray of shape (r_i, batch)
+            One per active family, in :attr:`active` order.
+        """
+        cards = self.kernel.network.cardinalities
+        return [difference[self.offsets[a]: self.offsets[a + 1]].reshape(-1, int(cards[i]), difference.shape[1])
+                .sum(axis=0) for a, i in enumerate(self.active)]

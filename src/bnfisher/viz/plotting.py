@@ -259,7 +259,10 @@ def plot_network(network, *, highlight=None, ax=None):
 
 
 def plot_family_shares(table: pd.DataFrame, *, top: int = 15, ax=None):
-    """Bar chart of each family's share of the MMD², marked by its adjusted p-value.
+    """Bar chart of each family's excess over chance (its conditional statistic minus its null mean).
+
+    Families found changed (Holm-adjusted p <= 0.05) are red and annotated with
+    their share of the changes found; an excess near or below 0 is what chance gives.
 
     Parameters
     ----------
@@ -281,20 +284,21 @@ def plot_family_shares(table: pd.DataFrame, *, top: int = 15, ax=None):
     labels = [f"{v} | {p}" if p not in ("-", "") else str(v) for v, p in zip(shown["variable"], shown["parents"])]
     significant = (shown["p_adjusted"] <= 0.05).to_numpy()
     colours = np.where(significant, "#c0392b", "#95a5a6")
-    shares = 100 * shown["share"].to_numpy()
-    # A significant family stays visible however small its share: its bar is at least 1.5% of the axis long.
-    widest = max(float(shares.max()) if len(shares) else 1.0, 1e-9)
-    lengths = np.where(significant, np.maximum(shares, 0.015 * widest), shares)
+    excess = shown["excess"].to_numpy(dtype=float)
+    widest = max(float(np.abs(excess).max()) if len(excess) else 1.0, 1e-12)
+    # A significant family stays visible however small its excess: its bar is at least 1.5% of the axis long.
+    lengths = np.where(significant, np.maximum(excess, 0.015 * widest), excess)
     bars = ax.barh([_short(label, 40) for label in labels], lengths, color=colours)
-    for bar, share, p in zip(bars, shares, shown["p_adjusted"]):
-        ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {share:.1f}%  (p_adj {p:.2g})",
-                va="center", fontsize=8)
-    ax.set_xlim(0, widest * 1.35)  # room for the annotations: none is cut at the right edge
-    ax.set_xlabel("share of MMD² (%)")
-    ax.set_title("What differs: each family's share of the MMD²", fontsize=10)
+    for bar, share, p, found in zip(bars, 100 * shown["share"].to_numpy(), shown["p_adjusted"], significant):
+        text = f" {share:.1f}% (p_adj {p:.2g})" if found else f" p_adj {p:.2g}"
+        ax.text(max(bar.get_width(), 0.0), bar.get_y() + bar.get_height() / 2, text, va="center", fontsize=8)
+    ax.set_xlim(min(0.0, float(excess.min()) * 1.1) if len(excess) else 0.0, widest * 1.45)
+    ax.axvline(0.0, color="#555555", linewidth=0.8)
+    ax.set_xlabel("excess over chance (conditional statistic minus its mean under no change)")
+    ax.set_title("Which conditionals changed (share of the changes found, Holm-adjusted p)", fontsize=10)
     from matplotlib.patches import Patch
 
-    ax.legend(handles=[Patch(color="#c0392b", label="family-wise adjusted p ≤ 0.05"),
+    ax.legend(handles=[Patch(color="#c0392b", label="changed: Holm-adjusted p ≤ 0.05"),
                        Patch(color="#95a5a6", label="not significant")], fontsize=8, loc="lower right")
     ax.tick_params(axis="y", labelsize=8)
     figure.tight_layout()

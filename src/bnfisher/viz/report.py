@@ -175,27 +175,33 @@ def render_html(content: dict, figures: dict, *, title: str = "bnfisher report")
         test, families = content["test"], content["families"]
         first = families[0] if families else None
         headline = (f"MMD² = {test['mmd2']:.4g}, permutation p = {test['p_value']:.3g} "
-                    f"({test['permutations']} permutations).")
-        if first and test["p_value"] <= 0.05:  # a largest difference only where there is one
-            headline += (f" The largest difference is in <b>{html.escape(str(first['variable']))}</b> given "
-                         f"{html.escape(str(first['parents']))}: {100 * first['share']:.1f}% of the MMD², "
-                         f"family-wise p = {first['p_adjusted']:.3g}.")
+                    f"({test.get('method', 'mmd')} test, {test['permutations']} permutations). "
+                    + html.escape(test.get("signal", "")))
+        if first and test["p_value"] <= 0.05 and first["p_adjusted"] <= 0.05:  # a change only where there is one
+            headline += (f" The clearest change is in the distribution of <b>{html.escape(str(first['variable']))}"
+                         f"</b> given {html.escape(str(first['parents']))}: adjusted p = {first['p_adjusted']:.3g}, "
+                         f"{100 * first['share']:.1f}% of the difference above chance.")
         parts.append(f"<p class='headline'>{headline}</p>")
-        parts.append("<h2>What differs, by family</h2><p class='note'>Each family's exact share of the MMD²; "
-                     f"p-values from the test's own permutations, adjusted by {html.escape(content['adjustment'])}."
+        parts.append("<h2>Which conditional distributions changed</h2><p class='note'>Each family (a variable given "
+                     "its parents) is tested for a change of its conditional distribution, exactly, by permutations "
+                     "within its parent configurations; <i>share</i> is its part of the difference above chance "
+                     "(<i>excess</i>: the statistic minus its mean under no change), <i>mmd2</i> its exact part of "
+                     "the MMD² (which also echoes shifts of its parents); p-values adjusted by "
+                     f"{html.escape(content['adjustment'])}."
                      " The chart: the variable's shares in <span style='color:#2f6fb0'>A</span> and "
                      "<span style='color:#e08a2e'>B</span> in the parent configuration where they differ most "
                      "(hover a bar for its state).</p>"
                      + _table(_with_profiles(families, content.get("profiles", []), tuple(
                          s["name"] for s in content["samples"])),
-                              ["variable", "parents", "A vs B", "share", "mmd2", "p_value", "p_adjusted"],
-                              numeric=("mmd2", "share", "p_value", "p_adjusted"), significant="p_adjusted",
+                              ["variable", "parents", "A vs B", "share", "excess", "mmd2", "p_value", "p_adjusted"],
+                              numeric=("excess", "mmd2", "share", "p_value", "p_adjusted"), significant="p_adjusted",
                               percent=("share",), raw=("A vs B",)))
-        parts.append(image("families", "family shares of the MMD"))
+        parts.append(image("families", "family shares of the difference above chance"))
         parts.append("<h2>Largest cells</h2><ul>" + "".join(f"<li>{html.escape(c['text'])}</li>"
                                                            for c in content["cells"]) + "</ul>")
         parts.append("<h2>The network</h2><p class='note'>" + html.escape(content["network"]["summary"])
-                     + "; families shaded by their share of the MMD².</p>" + image("network", "the network"))
+                     + "; families shaded by their share of the difference above chance.</p>"
+                     + image("network", "the network"))
         parts.append("<h2>Rows most typical of each side</h2><p class='note'>The witness &lt;Φ(x), μ_A − μ_B&gt;: "
                      "positive where the first sample has more mass.</p>")
         for name in dict.fromkeys(r["sample"] for r in content["typical_rows"]):

@@ -1,0 +1,149 @@
+"""When the two-sample p-value is exact, and what to do when it is not.
+
+A permutation p-value is exact when the statistic treats every re-split of the
+pooled rows alike.  The Fisher kernel depends on a network: learned on the two
+samples pooled, given in advance, or learned on other data, it is the same for
+every re-split and the test is exact.  Fitted to one sample alone, it fits that
+sample better than any re-split of the pool, the observed MMD² is inflated and
+the test rejects too often under the null (bnfisher measures its size in
+``benchmarks/validity.py``).  :func:`fitted_on_one_sample` recognises a network
+whose CPTs are exactly those of one sample (the common case of ``learn`` on one
+table, then ``compare --network``); a network fitted to a *part* of one sample,
+or with an unusual pseudocount, cannot be recognised this way.  The remedy
+is :func:`reference_split`: fit on one part of the reference sample, and test
+the other part against the second sample.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bnfisher._validation import check_random_state
+from bnfisher.bn.network import BayesianNetwork
+from bnfisher.exceptions import OptionError
+
+__all__ = ["fitted_on_one_sample", "one_sample_warning", "reference_split"]
+
+#: Pseudocounts tried when matching a network's CPTs to one sample's counts.
+_PSEUDOCOUNTS = (0.0, 0.5, 1.0)
+
+
+def _matches(network: BayesianNetwork, codes: np.ndarray, alpha: float) -> bool:
+    """Whether every CPT equals ``(N + alpha) / (N_j + r alpha)`` of ``codes`` (complete rows), cells seen."""
+    cards = network.cardinalities
+    complete = codes[np.all(codes >= 0, axis=1)]
+    if complete.shape[0] == 0:
+        return False
+    for i, parents in enumerate(network.parent_indices()):
+        r = int(cards[i])
+        columns = list(parents) + [i]
+        shape = [int(cards[c]) for c in columns]
+        counts = np.bincount(np.ravel_multi_index(complete[:, columns].T, shape),
+                             minlength=int(np.prod(shape))).reshape(-1, r).astype(np.float64)
+        theta = np.asarray(network.cpts[network.variables[i]], dtype=np.float64).reshape(-1, r)
+        seen = counts.sum(axis=1) > 0
+        expected = (counts[seen] + alpha) / (counts[seen].sum(axis=1, keepdims=True) + r * alpha)
+        if not np.allclose(theta[seen], expected, rtol=1e-9, atol=1e-12):
+            return False
+    return True
+
+
+def fitted_on_one_sample(network: BayesianNetwork, first: np.ndarray, second: np.ndarray) -> int | None:
+    """Return 0 or 1 when the network's CPTs are exactly those fitted on that sample alone, else None.
+
+    Parameters
+    ----------
+    network : BayesianNetwork
+    first, second : ndarray of int
+        The two samples' codes in ``network.variables`` order (``-1`` where missing).
+
+    Returns
+    -------
+    int or None
+        The sample the CPTs were fitted on (with pseudocount 0, 0.5 or 1, or the one
+        recorded in ``network.learning_``) when they match it and not the pool.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery")
+    >>> A, B = data.iloc[:500], data.iloc[500:1000]
+    >>> net = bf.learn(A)
+    >>> fitted_on_one_sample(net, net.encode(A).codes, net.encode(B).codes)
+    0
+    """
+    recorded = getattr(network, "learning_", None) or {}
+    candidates = tuple(dict.fromkeys([float(recorded["pseudocount"])] if "pseudocount" in recorded else [])) \
+        + _PSEUDOCOUNTS
+    pool = np.vstack([first, second])
+    for alpha in candidates:
+        if _matches(network, pool, alpha):
+            return None
+        for k, codes in enumerate((first, second)):
+            if _matches(network, codes, alpha):
+                return k
+    return None
+
+
+def one_sample_warning(sample: int, names: tuple = ("X", "Y")) -> str:
+    """Return the warning for a network fitted on one sample alone (``sample`` 0 or 1), naming the samples.
+
+    Parameters
+    ----------
+    sample : int
+    names : tuple of str, default=("X", "Y")
+
+    Returns
+    -------
+    str
+    """
+    return (f"The network's CPTs are exactly those fitted on {names[sample]} alone: the kernel favours that sample, "
+            "so the permutation p-value is too small (it is exact only for a network that does not depend on which "
+            "sample a row came from). Learn the network on both samples pooled (leave out `network` / --network), "
+            "or fit it on one part of the reference sample and test the other part "
+            "(bnfisher.comparison.reference_split).")
+
+
+def reference_split(data, *, fraction: float = 0.5, random_state=None) -> tuple:
+    """Split a reference sample in two at random: one part to fit the network, the other to test.
+
+    A network fitted on ``fit`` does not depend on ``test``, so comparing ``test``
+    with another sample under it gives an exact p-value (unlike a network fitted on
+    the whole reference sample).
+
+    Parameters
+    ----------
+    data : DataFrame
+    fraction : float, default=0.5
+        Share of the rows in the fitting part, in (0, 1).
+    random_state : None, int or Generator
+
+    Returns
+    -------
+    fit, test : DataFrame
+        Disjoint parts of ``data`` (original index kept).
+
+    Raises
+    ------
+    OptionError
+        For a fraction outside (0, 1), or a part that would be empty.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> reference, current = load("nursery").iloc[:2000], load("nursery").iloc[2000:3000]
+    >>> fit, test = reference_split(reference, random_state=0)
+    >>> kernel = bf.FisherKernel(bf.learn(fit))
+    >>> result = bf.mmd_test(kernel, test, current, n_permutations=99, random_state=0)   # exact
+    """
+    if not 0 < fraction < 1:
+        raise OptionError(f"`fraction` must be in (0, 1); got {fraction!r}.")
+    rng = check_random_state(random_state)
+    n = len(data)
+    n_fit = int(round(fraction * n))
+    if n_fit < 1 or n_fit > n - 1:
+        raise OptionError(f"A split of {n} rows with fraction={fraction} leaves a part empty; use more rows.")
+    order = rng.permutation(n)
+    return data.iloc[np.sort(order[:n_fit])], data.iloc[np.sort(order[n_fit:])]
