@@ -133,3 +133,43 @@ def test_auto_uses_the_junction_tree_when_elimination_is_too_large_but_the_tree_
     exact, _ = parent_marginals(network, "elimination")
     for v in network.variables:
         np.testing.assert_allclose(marginals[v], exact[v], atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_missing_value_weights_equal_brute_force_enumeration(seed):
+    """Rows missing one value take a shortcut (no junction tree): its weights and log P(observed) against
+    enumeration of the joint over the missing value, on random networks."""
+    from bnfisher.bn.inference.evidence import family_cell_weights
+    from bnfisher.data.counts import configuration_index
+
+    rng = np.random.default_rng(seed)
+    network = random_network(rng, n_vars=6, max_parents=2)
+    codes = network.sample(40, random_state=seed, as_frame=False).astype(np.intp)
+    holes = rng.integers(0, codes.shape[1], size=len(codes))
+    codes[np.arange(len(codes)), holes] = -1
+    codes[:5, (holes[:5] + 1) % codes.shape[1]] = -1  # a few rows missing two values: the junction tree
+    cards = network.cardinalities
+    families = [tuple(p) + (i,) for i, p in enumerate(network.parent_indices())]
+    out, log_likelihood = family_cell_weights(network, codes, families, return_log_likelihood=True)
+    for r in range(len(codes)):
+        hidden = np.flatnonzero(codes[r] < 0)
+        completions = []
+        for states in itertools.product(*[range(cards[h]) for h in hidden]):
+            row = codes[r].copy()
+            row[hidden] = states
+            joint = np.prod([np.asarray(network.cpts[v]).reshape(-1)[configuration_index(row[None], f, cards)[0]]
+                             for v, f in zip(network.variables, families)])
+            completions.append((row, joint))
+        total = sum(j for _, j in completions)
+        assert log_likelihood[r] == pytest.approx(np.log(total), rel=1e-10)
+        for (rows, cells, weights), family in zip(out, families):
+            expected: dict = {}
+            for row, joint in completions:
+                cell = int(configuration_index(row[None], family, cards)[0])
+                expected[cell] = expected.get(cell, 0.0) + joint / total
+            got: dict = {}
+            for cell, weight in zip(cells[rows == r], weights[rows == r]):
+                got[int(cell)] = got.get(int(cell), 0.0) + weight
+            assert got.keys() <= expected.keys()
+            for cell, weight in expected.items():
+                assert got.get(cell, 0.0) == pytest.approx(weight, abs=1e-12)

@@ -168,3 +168,25 @@ def test_reports_of_a_wide_table_keep_every_table_in_its_box(tmp_path):
         assert text.count("<table>") == text.count("<div class='scroll'><table>")  # no table widens the page
         assert text.index("class='verdict'") < text.index("<h2>")
         assert 300 < _content_height(html, tmp_path) < 9000
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs it)")
+def test_drift_report_in_the_browser(tmp_path):
+    """The drift report: verdict above the fold, no horizontal overflow, the timeline drawn, a drill-down shown."""
+    from bnfisher.datasets import load
+
+    data = load("nursery").sample(frac=1.0, random_state=0).reset_index(drop=True)
+    windows = [data.iloc[4000 + 600 * k: 4600 + 600 * k] for k in range(8)]
+    changed = windows[5].copy()
+    changed["health"] = np.random.default_rng(0).permutation(changed["health"].to_numpy())
+    windows[5] = changed
+    result = bf.drift(data.iloc[:4000], windows, random_state=0)
+    html = tmp_path / "drift.html"
+    result.to_html(html)
+    geometry = _geometry(html, tmp_path)
+    assert geometry["width"] <= geometry["viewport"], geometry
+    assert 0 < geometry["verdict_bottom"] <= 900, geometry
+    assert geometry["height"] < 6000, geometry
+    dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile-dom'}", "--dump-dom",
+                          html.resolve().as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert "window 6: reference and window 6 differ" in dom and "Timeline" in dom and "health" in dom

@@ -1,8 +1,9 @@
 """bnfisher: the Fisher kernel of discrete Bayesian networks for categorical data.
 
-The two jobs, each returning a result object that prints, renders and serialises:
-:func:`summarize` (representative rows, Algorithm 1) and :func:`compare` (is B
-different from A, and where).  The building blocks: :class:`Schema` (the fitted data
+The jobs, each returning a result object that prints, renders and serialises:
+:func:`summarize` (representative rows, Algorithm 1), :func:`compare` (is B
+different from A, and where) and :func:`drift` (a reference against each window of
+later data: when it changed, and where).  The building blocks: :class:`Schema` (the fitted data
 boundary), :func:`learn` (structure and parameters), :class:`BayesianNetwork`,
 :class:`FisherKernel` (Gram matrix, feature map, set kernel, MMD),
 :func:`select_representatives`, :func:`mmd_test` and :func:`mmd_by_family`.
@@ -32,9 +33,20 @@ from .bn import (
     write_network,
 )
 from .comparison import mmd_by_family, mmd_test
-from .data import EncodedData, Schema, as_provider, discretize, encode, infer_states
+from .data import (
+    EncodedData,
+    ReferenceProfile,
+    Schema,
+    as_provider,
+    discretize,
+    encode,
+    infer_states,
+    merge_profiles,
+    profile,
+    read_profile,
+)
 from .exceptions import BnfisherError, ConvergenceWarning
-from .jobs import ComparisonResult, SummaryResult, compare, summarize
+from .jobs import ComparisonResult, DriftResult, SummaryResult, compare, drift, summarize
 from .kernels import FisherKernel, OverlapKernel
 from .summary import select_representatives
 
@@ -45,26 +57,32 @@ __all__ = [
     "BnfisherError",
     "ComparisonResult",
     "ConvergenceWarning",
+    "DriftResult",
     "EncodedData",
     "FisherKernel",
     "OverlapKernel",
+    "ReferenceProfile",
     "Schema",
     "SummaryResult",
     "__version__",
     "as_provider",
     "compare",
     "discretize",
+    "drift",
     "encode",
     "infer_states",
     "learn",
     "marginal",
+    "merge_profiles",
     "mmd_by_family",
     "mmd_test",
     "parent_marginals",
     "parse_bif",
+    "profile",
     "read_bif",
     "read_model",
     "read_network",
+    "read_profile",
     "score",
     "select_representatives",
     "summarize",

@@ -67,28 +67,40 @@ class EMResult:
     n_missing: int = 0
 
 
-def _objective(network: BayesianNetwork, codes: np.ndarray, families: list, alpha: float):
-    """Return the expected counts and the penalised observed-data log-likelihood of the current CPTs."""
-    cards = network.cardinalities
-    triples, log_likelihood = family_cell_weights(network, codes, families, return_log_likelihood=True)
-    complete = np.isnan(log_likelihood)
-    if complete.any():
-        # Rows without missing values: log P(x) by CPT lookups, one gather per family.
-        total = np.zeros(int(complete.sum()))
-        rows = codes[complete]
-        from bnfisher.data.counts import configuration_index
+def _complete_counts(codes: np.ndarray, families: list, cards) -> tuple[np.ndarray, list]:
+    """Split off the rows without missing values: their count tables do not change between EM iterations."""
+    from bnfisher.data.counts import configuration_index
 
-        for v, family in zip(network.variables, families):
-            total += np.log(np.asarray(network.cpts[v]).reshape(-1)[configuration_index(rows, family, cards)])
-        log_likelihood[complete] = total
+    complete = ~(codes < 0).any(axis=1)
+    rows = codes[complete]
+    counts = []
+    for family in families:
+        shape = tuple(int(cards[c]) for c in family)
+        cells = configuration_index(rows, family, cards)
+        counts.append(np.bincount(cells, minlength=int(np.prod(shape))).astype(np.float64).reshape(shape))
+    return codes[~complete], counts
+
+
+def _objective(network: BayesianNetwork, incomplete: np.ndarray, fixed: list, families: list, alpha: float):
+    """Return the expected counts and the penalised observed-data log-likelihood of the current CPTs.
+
+    ``fixed`` are the count tables of the complete rows (the same at every iteration); only the rows in
+    ``incomplete`` need inference.
+    """
+    cards = network.cardinalities
+    triples, log_likelihood = family_cell_weights(network, incomplete, families, return_log_likelihood=True)
+    value = float(log_likelihood[~np.isnan(log_likelihood)].sum())
     counts = []
     penalty = 0.0
-    for (v, family), (_, cells, weights) in zip(zip(network.variables, families), triples):
+    for (v, family), (_, cells, weights), base in zip(zip(network.variables, families), triples, fixed):
         shape = tuple(int(cards[c]) for c in family)
-        counts.append(np.bincount(cells, weights=weights, minlength=int(np.prod(shape))).reshape(shape))
+        log_cpt = np.log(np.asarray(network.cpts[v])).reshape(shape)
+        value += float(np.where(base > 0, base * log_cpt, 0.0).sum())  # complete rows: counts x log CPT
+        expected = np.bincount(cells, weights=weights, minlength=int(np.prod(shape))).reshape(shape)
+        counts.append(base + expected)
         if alpha:
-            penalty += alpha * float(np.log(np.asarray(network.cpts[v])).sum())
-    return counts, float(log_likelihood.sum()) + penalty
+            penalty += alpha * float(log_cpt.sum())
+    return counts, value + penalty
 
 
 def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0, max_iter: int = 100,
@@ -191,7 +203,8 @@ def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0,
     codes = network.encode(encoded, missing="allow").codes
     families = [p + (i,) for i, p in enumerate(network.parent_indices())]
     n_missing = int((codes < 0).sum())
-    counts, value = _objective(network, codes, families, alpha)
+    incomplete, fixed = _complete_counts(codes, families, network.cardinalities)
+    counts, value = _objective(network, incomplete, fixed, families, alpha)
     result = EMResult(network, [value], 0, False, n_missing)
     bar = None
     if progress:
@@ -203,7 +216,7 @@ def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0,
             cpts = {v: cpt_from_counts(c, alpha) for v, c in zip(network.variables, counts)}
             network = BayesianNetwork({v: network.parents[v] for v in network.variables}, cpts,
                                       dict(network.states), schema=network.schema)
-            counts, value = _objective(network, codes, families, alpha)
+            counts, value = _objective(network, incomplete, fixed, families, alpha)
             result.objective.append(value)
             result.network, result.n_iter = network, iteration
             if bar is not None:

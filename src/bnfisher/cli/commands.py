@@ -90,10 +90,12 @@ def _kernel(network):
 
 def _read_inputs(args, paths: list) -> list:
     from bnfisher.data.io import read_table
+    from bnfisher.data.profile import read_profile
 
     frames = []
     for path in paths:
-        frame = read_table(path, na_values=args.na_values)
+        frame = (read_profile(path).to_frame() if str(path).endswith(".bnfp")
+                 else read_table(path, na_values=args.na_values))
         if not getattr(args, "quiet", False):
             print(f"{path}: {len(frame)} rows x {frame.shape[1]} columns")
         frames.append(frame)
@@ -184,6 +186,59 @@ def _command_compare(args) -> None:
                      names=(args.first, args.second), random_state=args.seed, **_model_options(args))
     print(result.to_text(notes=not args.quiet, advice=False))  # warnings went to stderr
     _write_result(result, args)
+
+
+def _command_drift(args) -> None:
+    from bnfisher.data.io import check_outputs
+    from bnfisher.jobs.drift import drift
+
+    if len(args.data) > 1 and (args.time_column or args.window or args.rows):
+        raise UsageError("With several DATA files each file is a window: leave out --time-column, --window "
+                         "and --rows.")
+    if len(args.data) == 1:
+        if args.rows and (args.time_column or args.window):
+            raise UsageError("Give either --rows, or --time-column with --window, not both.")
+        if bool(args.time_column) != bool(args.window):
+            raise UsageError("--time-column and --window go together (e.g. --time-column date --window 1W).")
+        if not (args.rows or args.time_column):
+            raise UsageError("Say how to cut DATA into windows: --rows N, or --time-column COLUMN --window 1W; or "
+                             "give several DATA files, one window each.")
+    check_outputs([args.report, args.json, args.plot], inputs=[args.reference, *args.data])
+    reference, *frames = _read_inputs(args, [args.reference, *args.data])
+    data = dict(zip(args.data, frames)) if len(frames) > 1 else frames[0]
+    structure, options, pseudocount = _structure_options(args)
+    result = drift(reference, data, time=args.time_column, window=args.window or args.rows, structure=structure,
+                   bins=args.bins, na_values=args.na_values or (), fit_fraction=args.fit_fraction,
+                   n_permutations=args.permutations, test=args.test, alpha=args.alpha, top=args.top,
+                   random_state=args.seed, learn_options={**options, "pseudocount": pseudocount},
+                   progress=not args.quiet)
+    print(result.to_text(notes=not args.quiet, advice=False))
+    if args.plot:
+        from bnfisher.viz.plotting import save_figure
+
+        save_figure(result.plot(), args.plot)
+    _write_result(result, args)
+    if args.plot:
+        print(f"Wrote {args.plot}")
+
+
+def _command_profile(args) -> None:
+    from bnfisher.data.io import check_outputs, read_table
+    from bnfisher.data.profile import merge_profiles, profile, read_profile
+
+    if not args.output.endswith(".bnfp"):
+        raise UsageError(f"-o {args.output}: a profile is written to a .bnfp file.")
+    check_outputs([args.output], inputs=args.inputs)
+    parts = []
+    for path in args.inputs:
+        part = (read_profile(path) if path.endswith(".bnfp")
+                else profile(read_table(path, na_values=args.na_values), na_values=args.na_values or ()))
+        if not args.quiet:
+            print(f"{path}: {part}")
+        parts.append(part)
+    merged = merge_profiles(parts)
+    merged.save(args.output)
+    print(f"Wrote {args.output}: {merged}")
 
 
 def _write_result(result, args) -> None:
@@ -429,5 +484,6 @@ def _one_line_warning(command: str):
 
 
 #: The function behind each command (the parser names the command; this module runs it).
-_COMMANDS = {"demo": _command_demo, "mmd": _command_mmd, "compare": _command_compare, "learn": _command_learn,
-             "summarize": _command_summarize, "experiment": _command_experiment, "hmm_kernel": _command_hmm_kernel}
+_COMMANDS = {"demo": _command_demo, "mmd": _command_mmd, "compare": _command_compare, "drift": _command_drift,
+             "learn": _command_learn, "profile": _command_profile, "summarize": _command_summarize,
+             "experiment": _command_experiment, "hmm_kernel": _command_hmm_kernel}

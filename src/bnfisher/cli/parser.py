@@ -123,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
                              description="Permutation test (from count tables) of whether two tables come from "
                                          "the same distribution, under the Fisher kernel of a network. Both tables "
                                          "are encoded and binned with one schema.")
-    compare.add_argument("first", help="first table, A (.csv, .csv.gz, .tsv, .parquet, or - for standard input)")
+    compare.add_argument("first", help="first table, A (.csv, .csv.gz, .tsv, .parquet, a profile .bnfp, or - for "
+                                          "standard input)")
     compare.add_argument("second", help="second table, B, compared with A")
     compare.add_argument("--permutations", type=_positive_int, default=1000,
                          help="permutations of the two-sample test (default 1000; the family tests draw their own, "
@@ -137,6 +138,45 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--report", help="write a self-contained HTML report to this file")
     compare.add_argument("--json", help="write the report's content as JSON to this file")
     compare.set_defaults(command_name="compare")
+
+    drift = sub.add_parser(
+        "drift", parents=[data, _learning_options(network=False), run], allow_abbrev=False,
+        help="a reference table against each window of later data: which windows drifted, and where",
+        description="Cut DATA into windows (by time with --time-column and --window, by --rows, or one window per "
+                    "file), and compare each with the reference by compare's exact test; window p-values are "
+                    "adjusted by Holm's procedure. The schema and the structure are learned on a random part of the "
+                    "reference (--fit-fraction), the rest is compared with every window.")
+    drift.add_argument("reference", help="the reference table (.csv, .csv.gz, .tsv, .parquet) or its profile (.bnfp)")
+    drift.add_argument("data", nargs="+", help="the table to cut into windows, or several tables, one window each")
+    drift.add_argument("--time-column", help="column of DATA holding each row's date or time (with --window)")
+    drift.add_argument("--window", help="with --time-column: a pandas frequency such as 1D, 1W, MS (month start)")
+    drift.add_argument("--rows", type=_positive_int, default=None, help="windows of this many consecutive rows")
+    drift.add_argument("--fit-fraction", type=float, default=0.5,
+                       help="share of the reference that learns the schema and structure (default 0.5)")
+    drift.add_argument("--permutations", type=_positive_int, default=None,
+                       help="permutations per window (default: max(999, 4 x windows / alpha - 1), so that the "
+                            "adjustment over windows can reach alpha)")
+    drift.add_argument("--test", choices=("aggregate", "mmd"), default="aggregate",
+                       help="the test of each window, as in compare (default aggregate)")
+    drift.add_argument("--alpha", type=float, default=0.05,
+                       help="family-wise error rate over the windows (default 0.05)")
+    drift.add_argument("--top", type=_positive_int, default=5, help="families shown per drifted window (default 5)")
+    drift.add_argument("--report", help="write a self-contained HTML report to this file")
+    drift.add_argument("--json", help="write the result as JSON to this file")
+    drift.add_argument("--plot", help="write the timeline as a PNG to this file")
+    drift.set_defaults(command_name="drift")
+
+    profile = sub.add_parser(
+        "profile", parents=[_run_options(seed=False)], allow_abbrev=False,
+        help="store a reference table's schema and distinct rows with counts in one file, for compare and drift",
+        description="Profile tables and merge profiles into one versioned, compressed file (.bnfp): the labels "
+                    "and each distinct row with its count. The profile of several inputs is the profile of their "
+                    "union. compare and drift accept a .bnfp wherever they accept a table.")
+    profile.add_argument("inputs", nargs="+", help="tables (.csv, .csv.gz, .tsv, .parquet) and/or profiles (.bnfp)")
+    profile.add_argument("-o", "--output", required=True, help="the profile to write (.bnfp)")
+    profile.add_argument("--na-values", nargs="+", default=None, metavar="MARKER",
+                         help="extra cell values that mean 'missing' (e.g. ?)")
+    profile.set_defaults(command_name="profile")
 
     learn = sub.add_parser("learn", parents=[data, _learning_options(network=False), _run_options(seed=False)],
                            allow_abbrev=False, help="learn a network from a CSV/Parquet file and write it",

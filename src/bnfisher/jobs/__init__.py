@@ -1,4 +1,4 @@
-"""The jobs: :func:`compare` and :func:`summarize`, each one call returning a result object.
+"""The jobs: :func:`compare`, :func:`drift` and :func:`summarize`, each one call returning a result object.
 
 A job resolves its inputs once (:func:`~bnfisher.jobs.inputs.prepare`), runs the core,
 and returns a result that prints (``str``), renders (``to_html``), serialises
@@ -7,6 +7,7 @@ line parses arguments and calls these.
 """
 
 from .compare import ComparisonResult, compare
+from .drift import DriftResult, drift
 from .summarize import SummaryResult, summarize
 
-__all__ = ["ComparisonResult", "SummaryResult", "compare", "summarize"]
+__all__ = ["ComparisonResult", "DriftResult", "SummaryResult", "compare", "drift", "summarize"]

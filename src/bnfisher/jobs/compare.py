@@ -23,13 +23,14 @@ from bnfisher.comparison.permutation import PermutationStatistics, permutation_s
 from bnfisher.comparison.two_sample import TwoSampleResult
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
 from bnfisher.data.guardrails import split_columns
+from bnfisher.data.profile import ReferenceProfile
 from bnfisher.exceptions import OptionTypeError
 from bnfisher.jobs.inputs import feature_advice, prepare, warn
 from bnfisher.jobs.result import JobResult
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.fisher import FisherKernel
 
-__all__ = ["ComparisonResult", "compare"]
+__all__ = ["ComparisonResult", "compare", "compare_encoded"]
 
 @dataclass
 class ComparisonResult(JobResult):
@@ -147,9 +148,6 @@ class ComparisonResult(JobResult):
                 "columns": f"the marginal distribution of {components.loc['columns', 'column']}"}[lead]
         return f"The signal is carried by {what} ({lead} component)."
 
-    def __str__(self) -> str:
-        return self.to_text()
-
     def to_text(self, *, notes: bool = True, advice: bool = True) -> str:
         """Return the result as text: the steps' notes (unless ``notes=False``), the verdict, then the evidence.
 
@@ -249,8 +247,9 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
 
     Parameters
     ----------
-    A, B : DataFrame
-        The two samples, as read (labels; numeric columns are binned when ``bins`` is given).
+    A, B : DataFrame or ReferenceProfile
+        The two samples, as read (labels; numeric columns are binned when ``bins`` is given),
+        or a profile of one (:func:`bnfisher.profile`).
     network : BayesianNetwork, optional
         The model whose Fisher kernel compares them.  Default: learned from A and B
         pooled (then the p-value is exact: the kernel does not favour either side).
@@ -285,6 +284,7 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     True
     """
     check_option(test, "test", ("aggregate", "mmd"))
+    A, B = (frame.to_frame() if isinstance(frame, ReferenceProfile) else frame for frame in (A, B))
     for name, frame in (("A", A), ("B", B)):
         if not isinstance(frame, pd.DataFrame):
             raise OptionTypeError(f"`{name}` must be a pandas DataFrame; got {type(frame).__name__}.")
@@ -298,17 +298,9 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     elif given:
         notes.append("The p-value is exact if the given network does not depend on which table a row came from "
                      "(learned on other data, or on both tables pooled).")
-    kernel = FisherKernel(network)
-    notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
-    advice += feature_advice(kernel)
-    rng = check_random_state(random_state)
-    statistics = permutation_statistics(kernel, encoded_a, encoded_b, n_permutations=n_permutations,
-                                        random_state=rng)
-    tests = conditional_family_tests(network, sample_codes(kernel, encoded_a), sample_codes(kernel, encoded_b),
-                                     random_state=rng)
-    notes.append(f"Family tests: {tests.n_permutations} permutations within parent configurations "
-                 f"({len(tests.families)} families).")
-    result = _result(kernel, statistics, tests, (encoded_a, encoded_b), (A, B), tuple(names), notes, top, test)
+    result = compare_encoded(network, (encoded_a, encoded_b), (A, B), names=tuple(names),
+                             n_permutations=n_permutations, test=test, top=top, random_state=random_state,
+                             notes=notes, advice=advice)
     families = result.families
     for column in split_columns(A, B):
         share = float(families.loc[families["variable"] == column, "share"].sum())
@@ -317,6 +309,49 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
                       "alone makes the tables differ. Drop it to see what else does.")
     result.advice = advice
     warn(advice)
+    return result
+
+
+def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *, names: tuple,
+                    n_permutations: int, test: str, top: int, random_state, notes: list,
+                    advice: list) -> ComparisonResult:
+    """Compare two tables already encoded with the network's schema (the core of :func:`compare` and of drift).
+
+    Inner code: trusts its inputs (encoded once at the boundary).  Runs the permutations of
+    the two-sample test and the families' conditional tests once, and returns the result.
+
+    Parameters
+    ----------
+    network : BayesianNetwork
+    encoded : tuple of EncodedData
+        The two samples, encoded with ``network``'s schema.
+    samples : tuple of DataFrame
+        The same rows as the user gave them (shown as typical rows).
+    names : tuple of str
+    n_permutations : int
+    test : {"aggregate", "mmd"}
+    top : int
+    random_state : None, int or Generator
+    notes, advice : list of str
+        What was done so far, and the warnings so far (extended here).
+
+    Returns
+    -------
+    ComparisonResult
+    """
+    kernel = FisherKernel(network)
+    notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
+    advice += feature_advice(kernel)
+    rng = check_random_state(random_state)
+    encoded_a, encoded_b = encoded
+    statistics = permutation_statistics(kernel, encoded_a, encoded_b, n_permutations=n_permutations,
+                                        random_state=rng)
+    tests = conditional_family_tests(network, sample_codes(kernel, encoded_a), sample_codes(kernel, encoded_b),
+                                     random_state=rng)
+    notes.append(f"Family tests: {tests.n_permutations} permutations within parent configurations "
+                 f"({len(tests.families)} families).")
+    result = _result(kernel, statistics, tests, encoded, samples, names, notes, top, test)
+    result.advice = advice
     return result
 
 

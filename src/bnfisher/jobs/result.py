@@ -13,8 +13,21 @@ __all__ = ["JobResult"]
 class JobResult:
     """Base of the jobs' results: ``to_json`` and ``to_html`` from ``to_dict``, written to a path on request.
 
-    Subclasses define ``to_dict()`` (the content), ``_figures()`` (PNG bytes by name) and ``_title()``.
+    Subclasses define ``to_text()`` (what ``print`` shows), ``to_dict()`` (the content), ``_figures()``
+    (PNG bytes by name) and ``_title()``.
     """
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def to_text(self) -> str:  # pragma: no cover - every result defines it
+        """Return the result as text (what ``print`` shows).
+
+        Returns
+        -------
+        str
+        """
+        raise NotImplementedError
 
     def to_dict(self) -> dict:  # pragma: no cover - every result defines it
         """Return the result as JSON-serialisable content.

@@ -105,9 +105,6 @@ class SummaryResult(JobResult):
                 f"{len(self.random_mmd2)} random subsets of {k} (MMD² {self.mmd2:.4g} against {mean:.4g} on "
                 f"average: {ratio}).")
 
-    def __str__(self) -> str:
-        return self.to_text()
-
     def to_text(self, *, notes: bool = True, advice: bool = True) -> str:
         """Return the result as text: the steps' notes (unless ``notes=False``), the verdict, then the numbers.
 

@@ -145,7 +145,8 @@ def render_html(content: dict, figures: dict, *, title: str = "bnfisher report")
     Parameters
     ----------
     content : dict
-        A result's ``to_dict()`` (:class:`~bnfisher.jobs.ComparisonResult`, :class:`~bnfisher.jobs.SummaryResult`).
+        A result's ``to_dict()`` (:class:`~bnfisher.jobs.ComparisonResult`,
+        :class:`~bnfisher.jobs.SummaryResult`, :class:`~bnfisher.jobs.DriftResult`).
     figures : dict
         ``{name: PNG bytes}``.
     title : str
@@ -167,75 +168,125 @@ def render_html(content: dict, figures: dict, *, title: str = "bnfisher report")
     if content.get("warnings"):
         parts.append("<ul class='warnings'>" + "".join(f"<li>Warning: {html.escape(w)}</li>"
                                                         for w in content["warnings"]) + "</ul>")
-    overview = [{"sample": s["name"], "rows": s["rows"], "columns": s["columns"], "missing cells": s["missing_cells"]}
-                for s in content["samples"]]
-    parts.append("<h2>Data</h2>" + _table(overview, ["sample", "rows", "columns", "missing cells"],
-                                          numeric=("rows", "columns", "missing cells")))
-    if content["kind"] == "comparison":
-        test, families = content["test"], content["families"]
-        first = families[0] if families else None
-        headline = (f"MMD² = {test['mmd2']:.4g}, permutation p = {test['p_value']:.3g} "
-                    f"({test.get('method', 'mmd')} test, {test['permutations']} permutations). "
-                    + html.escape(test.get("signal", "")))
-        if first and test["p_value"] <= 0.05 and first["p_adjusted"] <= 0.05:  # a change only where there is one
-            headline += (f" The clearest change is in the distribution of <b>{html.escape(str(first['variable']))}"
-                         f"</b> given {html.escape(str(first['parents']))}: adjusted p = {first['p_adjusted']:.3g}, "
-                         f"{100 * first['share']:.1f}% of the difference above chance.")
-        parts.append(f"<p class='headline'>{headline}</p>")
-        parts.append("<h2>Which conditional distributions changed</h2><p class='note'>Each family (a variable given "
-                     "its parents) is tested for a change of its conditional distribution, exactly, by permutations "
-                     "within its parent configurations; <i>share</i> is its part of the difference above chance "
-                     "(<i>excess</i>: the statistic minus its mean under no change), <i>mmd2</i> its exact part of "
-                     "the MMD² (which also echoes shifts of its parents); p-values adjusted by "
-                     f"{html.escape(content['adjustment'])}."
-                     " The chart: the variable's shares in <span style='color:#2f6fb0'>A</span> and "
-                     "<span style='color:#e08a2e'>B</span> in the parent configuration where they differ most "
-                     "(hover a bar for its state).</p>"
-                     + _table(_with_profiles(families, content.get("profiles", []), tuple(
-                         s["name"] for s in content["samples"])),
-                              ["variable", "parents", "A vs B", "share", "excess", "mmd2", "p_value", "p_adjusted"],
-                              numeric=("excess", "mmd2", "share", "p_value", "p_adjusted"), significant="p_adjusted",
-                              percent=("share",), raw=("A vs B",)))
-        parts.append(image("families", "family shares of the difference above chance"))
-        parts.append("<h2>Largest cells</h2><ul>" + "".join(f"<li>{html.escape(c['text'])}</li>"
-                                                           for c in content["cells"]) + "</ul>")
-        parts.append("<h2>The network</h2><p class='note'>" + html.escape(content["network"]["summary"])
-                     + "; families shaded by their share of the difference above chance.</p>"
-                     + image("network", "the network"))
-        parts.append("<h2>Rows most typical of each side</h2><p class='note'>The witness &lt;Φ(x), μ_A − μ_B&gt;: "
-                     "positive where the first sample has more mass.</p>")
-        for name in dict.fromkeys(r["sample"] for r in content["typical_rows"]):
-            parts.append(f"<h3>{html.escape(name)}</h3>" + _rows_table(
-                [r for r in content["typical_rows"] if r["sample"] == name], "witness"))
-        parts.append(image("witness", "witness histograms"))
+    if content["kind"] == "drift":
+        parts += _drift_parts(content, image)
     else:
-        selection = content["selection"]
-        sweeps = "sweep" if selection["sweeps"] == 1 else "sweeps"
-        baseline = (f" Random subsets of {selection['k']}: MMD² {selection['random_mmd2_mean']:.4g} ± "
-                    f"{selection['random_mmd2_sd']:.3g} (mean ± sd of {selection['random_subsets']})."
-                    if "random_mmd2_mean" in selection else "")
-        parts.append(f"<p class='headline'>{selection['k']} representative rows by greedy {selection['criterion']}"
-                     f": {selection['initial']:.4g} → {selection['final']:.4g} in {selection['sweeps']} {sweeps}."
-                     f"{baseline}</p>")
-        if selection.get("incomplete_rows_data"):
-            parts.append(f"<p class='note'>Rows with a missing cell: {100 * selection['incomplete_rows_subset']:.1f}% "
-                         f"of the subset, {100 * selection['incomplete_rows_data']:.1f}% of the data (shown as "
-                         "<i>missing</i>).</p>")
-        parts.append("<h2>The subset against the data</h2><p class='note'>Every variable's shares in the subset and "
-                     "in the data; the first panel is the objective per sweep beside random subsets.</p>"
-                     + image("marginals", "marginals of the subset against the data"))
-        parts.append(f"<details><summary>Prototypes ({len(content['prototypes'])} rows)</summary>"
-                     + _rows_table(content["prototypes"]) + "</details>")
-        if content["criticisms"]:
-            parts.append(f"<details><summary>Criticisms ({len(content['criticisms'])} rows): rows the prototypes "
-                         "represent worst (MMD-critic); witness &gt; 0 where the data has more mass than the "
-                         "prototypes</summary>" + _rows_table(content["criticisms"], "witness") + "</details>")
-        parts.append("<h2>The network</h2>" + image("network", "the network"))
-    if content["kind"] == "comparison":
-        parts.append("<p class='note'>The Fisher kernel is not universal: the test detects differences the "
-                     "network's families can express.</p>")
+        overview = [{"sample": s["name"], "rows": s["rows"], "columns": s["columns"],
+                     "missing cells": s["missing_cells"]} for s in content["samples"]]
+        parts.append("<h2>Data</h2>" + _table(overview, ["sample", "rows", "columns", "missing cells"],
+                                              numeric=("rows", "columns", "missing cells")))
+        parts += (_comparison_parts(content, image) if content["kind"] == "comparison"
+                  else _summary_parts(content, image))
     parts.append("<p class='note'>Made by bnfisher.</p></body></html>")
     return "".join(parts)
+
+
+def _comparison_parts(content: dict, image) -> list:
+    """Return the evidence of a comparison: test, families, cells, network, typical rows."""
+    parts: list = []
+    test, families = content["test"], content["families"]
+    first = families[0] if families else None
+    headline = (f"MMD² = {test['mmd2']:.4g}, permutation p = {test['p_value']:.3g} "
+                f"({test.get('method', 'mmd')} test, {test['permutations']} permutations). "
+                + html.escape(test.get("signal", "")))
+    if first and test["p_value"] <= 0.05 and first["p_adjusted"] <= 0.05:  # a change only where there is one
+        headline += (f" The clearest change is in the distribution of <b>{html.escape(str(first['variable']))}"
+                     f"</b> given {html.escape(str(first['parents']))}: adjusted p = {first['p_adjusted']:.3g}, "
+                     f"{100 * first['share']:.1f}% of the difference above chance.")
+    parts.append(f"<p class='headline'>{headline}</p>")
+    parts.append("<h2>Which conditional distributions changed</h2><p class='note'>Each family (a variable given "
+                 "its parents) is tested for a change of its conditional distribution, exactly, by permutations "
+                 "within its parent configurations; <i>share</i> is its part of the difference above chance "
+                 "(<i>excess</i>: the statistic minus its mean under no change), <i>mmd2</i> its exact part of "
+                 "the MMD² (which also echoes shifts of its parents); p-values adjusted by "
+                 f"{html.escape(content['adjustment'])}."
+                 " The chart: the variable's shares in <span style='color:#2f6fb0'>A</span> and "
+                 "<span style='color:#e08a2e'>B</span> in the parent configuration where they differ most "
+                 "(hover a bar for its state).</p>"
+                 + _families_table(content, ["excess", "mmd2"]))
+    parts.append(image("families", "family shares of the difference above chance"))
+    parts.append("<h2>Largest cells</h2><ul>" + "".join(f"<li>{html.escape(c['text'])}</li>"
+                                                       for c in content["cells"]) + "</ul>")
+    parts.append("<h2>The network</h2><p class='note'>" + html.escape(content["network"]["summary"])
+                 + "; families shaded by their share of the difference above chance.</p>"
+                 + image("network", "the network"))
+    parts.append("<h2>Rows most typical of each side</h2><p class='note'>The witness &lt;Φ(x), μ_A − μ_B&gt;: "
+                 "positive where the first sample has more mass.</p>")
+    for name in dict.fromkeys(r["sample"] for r in content["typical_rows"]):
+        parts.append(f"<h3>{html.escape(name)}</h3>" + _rows_table(
+            [r for r in content["typical_rows"] if r["sample"] == name], "witness"))
+    parts.append(image("witness", "witness histograms"))
+    parts.append("<p class='note'>The Fisher kernel is not universal: the test detects differences the "
+                 "network's families can express.</p>")
+    return parts
+
+
+def _families_table(content: dict, extra: list) -> str:
+    """Return the family table of a comparison, with the inline chart of each family's profile."""
+    records = _with_profiles(content["families"], content.get("profiles", []),
+                             tuple(s["name"] for s in content["samples"]))
+    return _table(records, ["variable", "parents", "A vs B", "share", *extra, "p_value", "p_adjusted"],
+                  numeric=(*extra, "share", "p_value", "p_adjusted"), significant="p_adjusted", percent=("share",),
+                  raw=("A vs B",))
+
+
+def _drift_parts(content: dict, image) -> list:
+    """Return a drift run's evidence: the reference, the timeline, the windows, a drill-down per drifted one."""
+    reference, windows = content["reference"], content["windows"]
+    parts = [f"<p class='headline'>{len(windows)} windows against a reference of {reference['rows']} rows "
+             f"({reference['fit_rows']} learn the network's structure, {reference['test_rows']} are compared with "
+             f"each window); p-values adjusted by {html.escape(content['adjustment'])}.</p>",
+             "<h2>Timeline</h2>" + image("timeline", "MMD² per window and the families that changed"),
+             "<h2>Windows</h2><p class='note'><i>unseen cells</i>: labels the reference never showed, marginalized "
+             "like missing cells; <i>family</i>: the clearest changed conditional distribution of a drifted window "
+             "(its share of the changes found there).</p>"
+             + _table(windows, ["window", "rows", "missing_cells", "unseen_cells", "mmd2", "p_value", "p_adjusted",
+                                "family", "parents", "share"],
+                      numeric=("rows", "missing_cells", "unseen_cells", "mmd2", "p_value", "p_adjusted", "share"),
+                      significant="p_adjusted", percent=("share",))]
+    for label, window in content["flagged"].items():
+        top = dict(window, families=window["families"][:5])
+        rows = [r for r in window["typical_rows"] if r["sample"] == label]
+        parts.append(f"<details open><summary>{html.escape(label)}: {html.escape(window['verdict'])}"
+                     "</summary><p class='note'>The chart: the variable's shares in the "
+                     "<span style='color:#2f6fb0'>reference</span> and the <span style='color:#e08a2e'>window"
+                     "</span> where they differ most.</p>" + _families_table(top, [])
+                     + "<p><b>Largest cells</b></p><ul>"
+                     + "".join(f"<li>{html.escape(c['text'])}</li>" for c in window["cells"][:5]) + "</ul>"
+                     + "<p><b>Rows most typical of the window</b> (row: position in the window; witness "
+                     "&lt;Φ(x), μ_reference − μ_window&gt;, most negative first)</p>"
+                     + _rows_table(rows, "witness") + "</details>")
+    parts.append("<p class='note'>The Fisher kernel is not universal: the tests detect differences the network's "
+                 "families can express.</p>")
+    return parts
+
+
+def _summary_parts(content: dict, image) -> list:
+    """Return the evidence of a summary: the subset against the data, prototypes, criticisms."""
+    parts: list = []
+    selection = content["selection"]
+    sweeps = "sweep" if selection["sweeps"] == 1 else "sweeps"
+    baseline = (f" Random subsets of {selection['k']}: MMD² {selection['random_mmd2_mean']:.4g} ± "
+                f"{selection['random_mmd2_sd']:.3g} (mean ± sd of {selection['random_subsets']})."
+                if "random_mmd2_mean" in selection else "")
+    parts.append(f"<p class='headline'>{selection['k']} representative rows by greedy {selection['criterion']}"
+                 f": {selection['initial']:.4g} → {selection['final']:.4g} in {selection['sweeps']} {sweeps}."
+                 f"{baseline}</p>")
+    if selection.get("incomplete_rows_data"):
+        parts.append(f"<p class='note'>Rows with a missing cell: {100 * selection['incomplete_rows_subset']:.1f}% "
+                     f"of the subset, {100 * selection['incomplete_rows_data']:.1f}% of the data (shown as "
+                     "<i>missing</i>).</p>")
+    parts.append("<h2>The subset against the data</h2><p class='note'>Every variable's shares in the subset and "
+                 "in the data; the first panel is the objective per sweep beside random subsets.</p>"
+                 + image("marginals", "marginals of the subset against the data"))
+    parts.append(f"<details><summary>Prototypes ({len(content['prototypes'])} rows)</summary>"
+                 + _rows_table(content["prototypes"]) + "</details>")
+    if content["criticisms"]:
+        parts.append(f"<details><summary>Criticisms ({len(content['criticisms'])} rows): rows the prototypes "
+                     "represent worst (MMD-critic); witness &gt; 0 where the data has more mass than the "
+                     "prototypes</summary>" + _rows_table(content["criticisms"], "witness") + "</details>")
+    parts.append("<h2>The network</h2>" + image("network", "the network"))
+    return parts
 
 
 def write_report(content: dict, figures: dict, *, html_path=None, json_path=None, title: str = "bnfisher report"):

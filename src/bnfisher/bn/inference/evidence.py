@@ -255,18 +255,25 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
     cards = network.cardinalities
     missing = codes < 0
     need = [missing[:, list(f)].any(axis=1) for f in families]
-    touched = np.flatnonzero(np.any(need, axis=0)) if need else np.zeros(0, dtype=np.intp)
-    asked = [k for k, flags in enumerate(need) if flags.any()]
+    # Rows missing one value need no junction tree: the posterior of that value is the joint of each completion,
+    # normalised (one CPT lookup per family and state).  The junction tree is calibrated for the others only.
+    holes = missing.sum(axis=1)
+    several = holes > 1
+    touched = np.flatnonzero(several & np.any(need, axis=0)) if need else np.zeros(0, dtype=np.intp)
+    asked = [k for k, flags in enumerate(need) if (flags & several).any()]
     posteriors = {}
     row_log_likelihood = np.full(codes.shape[0], np.nan)
     if asked:
         found, log_likelihood = posteriors_given_rows(network, codes[touched], [tuple(families[k]) for k in asked])
         row_log_likelihood[touched] = log_likelihood
-        impossible = ~np.isfinite(log_likelihood)
-        if impossible.any():
-            raise DataError(f"Row {int(touched[np.argmax(impossible)])} has observed values with probability 0 "
-                            "under the network; nothing can be inferred for its missing values.")
         posteriors = dict(zip(asked, found))
+    single = _one_missing_value(network, codes, holes == 1)
+    for rows, _, _, log_likelihood in single.values():
+        row_log_likelihood[rows] = log_likelihood
+    impossible = np.isinf(row_log_likelihood)
+    if impossible.any():
+        raise DataError(f"Row {int(np.argmax(impossible))} has observed values with probability 0 "
+                        "under the network; nothing can be inferred for its missing values.")
     slot = np.full(codes.shape[0], -1, dtype=np.intp)
     slot[touched] = np.arange(touched.size)
     out = []
@@ -276,14 +283,64 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
         cells = [configuration_index(codes[complete], family, cards)]
         weights = [np.ones(complete.size)]
         if k in posteriors:
-            partial = np.flatnonzero(need[k])
+            partial = np.flatnonzero(need[k] & several)
             table = posteriors[k][slot[partial]].reshape(partial.size, -1)
             row, cell = np.nonzero(table > 0)
             rows.append(partial[row])
             cells.append(cell.astype(np.intp))
             weights.append(table[row, cell])
+        for variable, (group, completed, posterior, _) in single.items():
+            if variable not in family:
+                continue  # the family is observed in these rows: counted with the complete ones
+            cell = configuration_index(completed, family, cards).reshape(posterior.shape)
+            keep = posterior > 0
+            rows.append(np.broadcast_to(group[:, None], posterior.shape)[keep])
+            cells.append(cell[keep])
+            weights.append(posterior[keep])
         out.append((np.concatenate(rows), np.concatenate(cells), np.concatenate(weights)))
     return (out, row_log_likelihood) if return_log_likelihood else out
+
+
+def _one_missing_value(network: BayesianNetwork, codes: np.ndarray, rows: np.ndarray) -> dict:
+    """Posteriors of the one missing value of each selected row, grouped by the variable that is missing.
+
+    Returns ``{variable index: (rows, completions, posterior, log P(observed))}``: ``completions`` holds
+    each row once per state of the variable (rows x states, flattened), ``posterior`` is rows x states.
+    """
+    cards = network.cardinalities
+    families = [tuple(p) + (i,) for i, p in enumerate(network.parent_indices())]
+    tables = [np.log(np.asarray(network.cpts[v], dtype=np.float64)).reshape(-1) for v in network.variables]
+    selected = np.flatnonzero(rows)
+    if selected.size == 0:
+        return {}
+    which = np.argmax(codes[selected] < 0, axis=1)
+    out = {}
+    for variable in np.unique(which):
+        group = selected[which == variable]
+        states = int(cards[variable])
+        completed = np.repeat(codes[group], states, axis=0)
+        completed[:, variable] = np.tile(np.arange(states), group.size)
+        log_joint = np.zeros(completed.shape[0])
+        for child, family in enumerate(families):
+            if child == variable or variable in family[:-1]:  # the factors that depend on the missing value
+                with np.errstate(divide="ignore"):
+                    log_joint += tables[child][configuration_index(completed, family, cards)]
+        log_joint = log_joint.reshape(group.size, states)
+        top = log_joint.max(axis=1, keepdims=True)
+        finite = np.isfinite(top[:, 0])
+        shifted = np.exp(np.where(finite[:, None], log_joint - np.where(finite[:, None], top, 0.0), -np.inf))
+        total = shifted.sum(axis=1, keepdims=True)
+        posterior = np.divide(shifted, total, out=np.zeros_like(shifted), where=total > 0)
+        # log P(observed) = log sum over the missing value of the joint; the factors that do not depend on it
+        # are the same for every state.
+        rest = np.zeros(group.size)
+        for child, family in enumerate(families):
+            if not (child == variable or variable in family[:-1]):
+                with np.errstate(divide="ignore"):
+                    rest += tables[child][configuration_index(codes[group], family, cards)]
+        log_likelihood = np.where(finite, top[:, 0] + np.log(np.where(total[:, 0] > 0, total[:, 0], 1.0)), -np.inf)
+        out[int(variable)] = (group, completed, posterior, log_likelihood + rest)
+    return out
 
 
 def expected_counts(network: BayesianNetwork, codes: np.ndarray, families: list) -> list:

@@ -1,0 +1,123 @@
+"""Cut a table into windows: by time (a pandas frequency), by a fixed number of rows, or a list of tables.
+
+The boundary of :func:`bnfisher.drift`: every check of ``time`` and ``window`` is here, and
+what comes out is a list of ``(label, start, end, frame)`` that inner code trusts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from bnfisher.exceptions import DataError, OptionError, OptionTypeError
+
+__all__ = ["split_windows"]
+
+
+def split_windows(data, *, time: str | None = None, window=None) -> tuple[list, str]:
+    """Return the windows of ``data`` and one sentence saying how they were cut.
+
+    Parameters
+    ----------
+    data : DataFrame, sequence of DataFrame or mapping of name to DataFrame
+        One table to cut (with ``time`` and ``window``, or ``window`` alone), or the
+        windows themselves (in order; a mapping names them).
+    time : str, optional
+        Column of ``data`` holding each row's time (anything :func:`pandas.to_datetime`
+        reads).  It is dropped from the windows.
+    window : str, pandas offset or int
+        With ``time``: a pandas frequency (``"1W"``, ``"7D"``, ``"MS"``, ...), windows
+        aligned to calendar boundaries as :class:`pandas.Grouper` aligns them; empty
+        windows are left out.  Without ``time``: a number of consecutive rows (the last
+        window may be shorter).  A time window is labelled by its start: windows are
+        closed on the left (``[start, next start)``).
+
+    Returns
+    -------
+    windows : list of tuple
+        ``(label, start, end, frame)`` per window, in order; ``start`` and ``end`` are the
+        first and last time in the window (None for row windows and tables).
+    how : str
+
+    Raises
+    ------
+    OptionError, OptionTypeError, DataError
+        Naming the argument, the column or the value, and the fix.
+    """
+    if isinstance(data, Mapping) or (isinstance(data, Sequence) and not isinstance(data, str)):
+        return _tables(data, time=time, window=window)
+    if not isinstance(data, pd.DataFrame):
+        raise OptionTypeError(f"`data` must be a DataFrame, or a list or dict of DataFrames (one per window); got "
+                              f"{type(data).__name__}.")
+    if time is not None:
+        return _by_time(data, time, window)
+    if window is None:
+        raise OptionError("Say how to cut `data` into windows: window=<rows per window> (an int), or time=<column> "
+                          "with window=<frequency> such as '1W'; or pass a list of tables.")
+    if isinstance(window, (bool, np.bool_)) or not isinstance(window, (int, np.integer)) or window < 1:
+        raise OptionError(f"Without `time`, `window` is a number of rows (a positive int); got {window!r}. "
+                          "For time windows, give the time column: time='date'.")
+    size = int(window)
+    out = [(f"rows {start}-{min(start + size, len(data)) - 1}", None, None, data.iloc[start:start + size])
+           for start in range(0, len(data), size)]
+    return out, f"{len(out)} windows of {size} consecutive rows"
+
+
+def _tables(data, *, time, window) -> tuple[list, str]:
+    if time is not None or window is not None:
+        raise OptionError("`time` and `window` cut one table; with a list (or dict) of tables, each table is a "
+                          "window: leave them out.")
+    items = list(data.items()) if isinstance(data, Mapping) else [
+        (f"window {k + 1}", frame) for k, frame in enumerate(data)]
+    for name, frame in items:
+        if not isinstance(frame, pd.DataFrame):
+            raise OptionTypeError(f"Window {name!r} must be a DataFrame; got {type(frame).__name__}.")
+        if len(frame) == 0:
+            raise DataError(f"Window {name!r} has no rows; leave it out.")
+    if not items:
+        raise OptionError("`data` is an empty list: give at least one window.")
+    return [(str(name), None, None, frame) for name, frame in items], f"{len(items)} tables, one window each"
+
+
+def _by_time(data: pd.DataFrame, time: str, window) -> tuple[list, str]:
+    if time not in data.columns:
+        raise DataError(f"Time column {time!r} is not in the data (columns: {', '.join(map(str, data.columns[:8]))}"
+                        f"{', ...' if data.shape[1] > 8 else ''}).")
+    if window is None or isinstance(window, (int, np.integer)):
+        raise OptionError(f"With `time`, `window` is a pandas frequency such as '1W', '7D' or 'MS'; got {window!r}.")
+    try:
+        frequency = pd.tseries.frequencies.to_offset(window)
+    except (TypeError, ValueError):
+        raise OptionError(f"`window` {window!r} is not a pandas frequency; use e.g. '1D', '1W', '2W', 'MS' "
+                          "(month start) or 'QS'.") from None
+    stamps = pd.to_datetime(data[time], errors="coerce")
+    bad = stamps.isna() & data[time].notna()
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(f"Column {time!r}, row {row}: {data[time].iloc[row]!r} is not a date or time; fix or drop "
+                        "such rows.")
+    if stamps.isna().any():
+        row = int(np.flatnonzero(stamps.isna().to_numpy())[0])
+        raise DataError(f"Column {time!r} has {int(stamps.isna().sum())} empty cell(s) (first at row {row}): a row "
+                        "without a time belongs to no window; drop such rows or fill in their time.")
+    features = data.drop(columns=[time])
+    out = []
+    for start, positions in pd.Series(np.arange(len(data)), index=stamps).groupby(
+            pd.Grouper(freq=frequency, label="left", closed="left"), sort=True):
+        if len(positions) == 0:
+            continue
+        rows = positions.to_numpy()
+        times = stamps.iloc[rows]
+        out.append((str(pd.Timestamp(start).date()) if _daily(frequency) else str(pd.Timestamp(start)),
+                    times.min(), times.max(), features.iloc[rows]))
+    return out, f"{len(out)} non-empty windows of {frequency.freqstr} on column {time!r}"
+
+
+def _daily(frequency) -> bool:
+    """Whether windows of this frequency start at midnight (then a window is labelled by its date)."""
+    try:
+        return pd.Timedelta(frequency) >= pd.Timedelta("1D")
+    except ValueError:  # calendar frequencies (weeks anchored on a day, months, quarters, years)
+        return True

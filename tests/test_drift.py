@@ -1,0 +1,260 @@
+"""Drift over windows: exact p-values (against enumeration), windows, unseen labels, the family-wise rate, CLI."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bnfisher as bf
+from bnfisher.cli import main
+from bnfisher.comparison.validity import reference_split
+from bnfisher.data.schema import EncodedData, Schema
+from bnfisher.datasets import load
+from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
+
+
+@pytest.fixture(scope="module")
+def nursery() -> pd.DataFrame:
+    return load("nursery").sample(frac=1.0, random_state=0).reset_index(drop=True)
+
+
+def _shuffled(frame: pd.DataFrame, column: str, seed: int) -> pd.DataFrame:
+    """The same rows with ``column`` permuted among them: every marginal kept, its dependence on the rest gone."""
+    out = frame.copy()
+    out[column] = np.random.default_rng(seed).permutation(out[column].to_numpy())
+    return out
+
+
+def test_window_p_value_equals_the_enumerated_permutation_distribution():
+    """Oracle: every split of the pooled rows enumerated, MMD² from the definition ||mean Φ_A − mean Φ_B||²."""
+    rng = np.random.default_rng(3)
+    reference = pd.DataFrame({"a": rng.choice(["x", "y"], 24), "b": rng.choice(["u", "v", "w"], 24)})
+    reference["c"] = np.where(rng.random(24) < 0.8, reference["a"], "z")
+    window = pd.DataFrame({"a": ["x", "x", "y", "x", "x"], "b": ["u", "u", "u", "v", "u"],
+                           "c": ["x", "z", "y", "x", "x"]})
+    with pytest.warns(bf.exceptions.DataWarning, match="fewer than 30 rows"):
+        result = bf.drift(reference, [window], n_permutations=19999, test="mmd", random_state=5)
+    # The same construction by hand: split, schema and structure from the fitting part, CPTs from the pool.
+    fit, rest = reference_split(reference, random_state=np.random.default_rng(5))
+    schema = Schema.from_data(fit, missing="allow")
+    structure = bf.learn(schema.encode(fit), "chow-liu", schema=schema)
+    codes = np.vstack([schema.encode(rest, handle_unknown="marginalize", missing="allow").codes,
+                       schema.encode(window, handle_unknown="marginalize", missing="allow").codes])
+    pooled = EncodedData(np.asfortranarray(codes), schema.variables, dict(schema.states), schema)
+    network = bf.learn(pooled, {v: structure.parents[v] for v in structure.variables}, schema=schema)
+    features = bf.FisherKernel(network).embed(pooled)
+    features = features.toarray() if hasattr(features, "toarray") else np.asarray(features)
+    n, m = len(rest), len(window)
+    splits = np.array(list(itertools.combinations(range(n + m), m)))
+    member = np.zeros((len(splits), n + m))
+    np.put_along_axis(member, splits, 1.0, axis=1)
+    mean_b = member @ features / m
+    mean_a = (features.sum(axis=0) - member @ features) / n
+    statistics = ((mean_a - mean_b) ** 2).sum(axis=1)
+    observed = ((features[:n].mean(axis=0) - features[n:].mean(axis=0)) ** 2).sum()
+    exact = float(np.mean(statistics >= observed - 1e-12))
+    assert result.windows["mmd2"].iloc[0] == pytest.approx(observed, rel=1e-9)
+    p = result.windows["p_value"].iloc[0]
+    error = np.sqrt(exact * (1 - exact) / 20000)
+    assert abs(p - exact) <= 4 * error + 1 / 20000, (p, exact)
+
+
+def test_planted_dependence_change_is_found_in_its_window_and_family(nursery):
+    reference = nursery.iloc[:4000]
+    windows = [nursery.iloc[4000 + 800 * k: 4800 + 800 * k] for k in range(5)]
+    windows[3] = _shuffled(windows[3], "health", seed=1)  # marginals unchanged, health's dependence gone
+    result = bf.drift(reference, windows, random_state=0)
+    assert result.windows["drift"].tolist() == [False, False, False, True, False]
+    flagged = result.comparison("window 4").families
+    changed = flagged.loc[flagged["p_adjusted"] <= 0.05]
+    assert "health" in set(changed["variable"]) | set(changed["parents"])
+    assert result.windows.loc[3, "family"] in ("health", "class")
+    # Per-column chi-square tests see nothing: every marginal of the window is the one it had.
+    from scipy.stats import chi2_contingency
+
+    for column in nursery.columns:
+        table = pd.crosstab(np.r_[np.zeros(4000), np.ones(800)],
+                            pd.concat([reference[column], windows[3][column]]).to_numpy())
+        if column == "health":
+            assert chi2_contingency(table)[1] > 0.05
+    assert "window 4" in result.verdict() and "1 of 5 windows" in result.verdict()
+
+
+@pytest.mark.slow
+def test_family_wise_false_alarm_rate_over_windows(nursery):
+    """100 runs of 8 windows with no drift: any window flagged in at most 0.05 + 2.5 s.e. of the runs (s.e. 0.022)."""
+    alarms = 0
+    runs = 100
+    for seed in range(runs):
+        rows = np.random.default_rng(seed).permutation(len(nursery))[:2000 + 8 * 300]
+        reference = nursery.iloc[rows[:2000]]
+        windows = [nursery.iloc[rows[2000 + 300 * k: 2300 + 300 * k]] for k in range(8)]
+        result = bf.drift(reference, windows, n_permutations=299, random_state=seed)
+        alarms += bool(result.windows["drift"].any())
+    assert alarms / runs <= 0.05 + 2.5 * np.sqrt(0.05 * 0.95 / runs), alarms
+
+
+def test_time_windows_rows_windows_and_tables(nursery):
+    data = nursery.iloc[2000:3400].copy()
+    data.insert(0, "when", pd.Timestamp("2026-03-02") + pd.to_timedelta(np.arange(len(data)) // 100, unit="D"))
+    result = bf.drift(nursery.iloc[:2000], data, time="when", window="1W", n_permutations=99, random_state=0)
+    # 14 days from Monday 2 March, 100 rows a day; weeks start on Sunday, as pandas' "1W" (W-SUN) aligns them.
+    assert result.windows["window"].tolist() == ["2026-03-01", "2026-03-08", "2026-03-15"]
+    assert result.windows["rows"].tolist() == [600, 700, 100] and "when" not in result.comparisons[0].samples[1]
+    assert result.windows["start"].iloc[0] == pd.Timestamp("2026-03-02")
+    by_rows = bf.drift(nursery.iloc[:2000], data.drop(columns="when"), window=500, n_permutations=99, random_state=0)
+    assert by_rows.windows["rows"].tolist() == [500, 500, 400]
+    named = bf.drift(nursery.iloc[:2000], {"spring": data.iloc[:300], "summer": data.iloc[300:]}, time=None,
+                     n_permutations=99, random_state=0)
+    assert named.windows["window"].tolist() == ["spring", "summer"]
+    assert bf.drift(nursery.iloc[:2000], [data.iloc[:300]], n_permutations=99,
+                    random_state=0).windows.equals(
+        bf.drift(nursery.iloc[:2000], [data.iloc[:300]], n_permutations=99, random_state=0).windows)
+
+
+def test_unseen_labels_and_missing_cells_are_counted_and_marginalized(nursery):
+    window = nursery.iloc[3000:3300].astype(object)
+    window.loc[window.index[:5], "finance"] = "bankrupt"       # a label the reference never shows
+    window.loc[window.index[5:12], "social"] = np.nan
+    result = bf.drift(nursery.iloc[:2000], [window], n_permutations=99, random_state=0)
+    row = result.windows.iloc[0]
+    assert (row["missing_cells"], row["unseen_cells"]) == (7, 5)
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"window": None}, OptionError, "how to cut"),
+    ({"window": "1W"}, OptionError, "number of rows"),
+    ({"time": "when", "window": 7}, DataError, "not in the data"),
+    ({"window": 0}, OptionError, "positive int"),
+    ({"window": 100, "alpha": 1.5}, OptionError, "alpha"),
+    ({"window": 100, "fit_fraction": 1.0}, OptionError, "fraction"),
+])
+def test_bad_options_name_the_argument(nursery, kwargs, error, words):
+    with pytest.raises(error, match=words):
+        bf.drift(nursery.iloc[:500], nursery.iloc[500:900], **kwargs)
+
+
+def test_bad_times_and_windows_name_the_value():
+    frame = pd.DataFrame({"when": ["2026-01-01", "yesterday"], "a": ["x", "y"]})
+    with pytest.raises(DataError, match="row 1: 'yesterday'"):
+        bf.drift(frame, frame, time="when", window="1D")
+    with pytest.raises(OptionError, match="not a pandas frequency"):
+        bf.drift(frame, frame.assign(when="2026-01-01"), time="when", window="fortnight")
+    with pytest.raises(DataError, match="Window 'empty' has no rows"):
+        bf.drift(frame, {"a": frame, "empty": frame.iloc[:0]})
+    with pytest.raises(OptionTypeError, match="Window 'b' must be a DataFrame"):
+        bf.drift(frame, {"a": frame, "b": [1, 2]})
+    with pytest.raises(SchemaError, match="window 'window 1'"):
+        bf.drift(pd.DataFrame({"a": list("xyxyxyxy")}), [pd.DataFrame({"b": ["x"]})])
+
+
+def test_the_result_prints_serialises_and_renders(nursery, tmp_path):
+    windows = [nursery.iloc[4000:4600], _shuffled(nursery.iloc[4600:5200], "health", seed=2)]
+    result = bf.drift(nursery.iloc[:4000], windows, random_state=1)
+    text = str(result)
+    assert result.verdict() in text and "Holm" in text and "window 2" in text
+    content = json.loads(result.to_json(tmp_path / "drift.json"))
+    assert content["kind"] == "drift" and [w["drift"] for w in content["windows"]] == [False, True]
+    assert list(content["flagged"]) == ["window 2"] and content["flagged"]["window 2"]["kind"] == "comparison"
+    html = result.to_html(tmp_path / "drift.html")
+    assert "<script" not in html and html.count("data:image/png;base64,") == 1
+    assert "window 2: reference and window 2 differ" in html and result.verdict() in html.replace("&#x27;", "'")
+    assert "<p>" in result._repr_html_()
+
+
+def test_default_permutations_let_holm_reach_alpha(nursery):
+    windows = [nursery.iloc[3000 + 100 * k: 3100 + 100 * k] for k in range(30)]
+    result = bf.drift(nursery.iloc[:1000], windows, structure="naive-bayes", random_state=0,
+                      learn_options={"class_variable": "class"})
+    assert "2399 permutations per window" in result.notes[0]  # 4 x 30 / 0.05 - 1
+    assert (result.windows["p_value"] >= 1 / 2400).all()
+
+
+def test_cli_drift(tmp_path, nursery, capsys):
+    nursery.iloc[:3000].to_csv(tmp_path / "ref.csv", index=False)
+    data = nursery.iloc[3000:4000].copy()
+    data.insert(0, "date", pd.date_range("2026-01-01", periods=len(data), freq="h").strftime("%Y-%m-%d %H:%M"))
+    data.to_csv(tmp_path / "data.csv", index=False)
+    report, plot = tmp_path / "drift.html", tmp_path / "timeline.png"
+    code = main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "data.csv"), "--time-column", "date",
+                 "--window", "1W", "--permutations", "99", "--quiet", "--report", str(report), "--plot", str(plot)])
+    out = capsys.readouterr().out
+    assert code == 0 and "windows" in out and report.exists() and plot.read_bytes()[:4] == b"\x89PNG"
+    for argv, words in [(["--rows", "100", "--window", "1W", "--time-column", "date"], "not both"),
+                        (["--time-column", "date"], "go together"),
+                        ([], "Say how to cut")]:
+        assert main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "data.csv"), *argv]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1
+    assert main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "data.csv"), str(tmp_path / "ref.csv"),
+                 "--rows", "10"]) == 2
+    assert "each file is a window" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------- reference profiles
+def _adult_like(seed: int, n: int) -> pd.DataFrame:
+    """A table with missing cells, integer and string labels, and a rare label."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"work": rng.choice(["private", "self-emp", "gov", None], n, p=[0.6, 0.2, 0.15, 0.05]),
+                          "grade": rng.choice([1, 2, 3], n).astype(object),
+                          "region": rng.choice(["north", "south", "Outlying-US(Guam-USVI-etc)"], n, p=[.5, .49, .01])})
+    return frame
+
+
+def test_the_profile_of_a_union_is_the_merge_of_the_profiles():
+    parts = [_adult_like(seed, n) for seed, n in ((0, 300), (1, 50), (2, 700))]
+    whole = bf.profile(pd.concat(parts, ignore_index=True))
+    merged = bf.merge_profiles([bf.profile(part) for part in parts])
+    assert merged.schema == whole.schema
+    assert np.array_equal(merged.codes, whole.codes) and np.array_equal(merged.counts, whole.counts)
+    assert whole.n_rows == 1050 and whole.counts.sum() == 1050
+    # The profile stands for the table: the same rows (as a multiset), missing cells included.
+    def rows(frame):
+        return sorted(map(str, frame.astype(object).where(frame.notna(), "<NA>").itertuples(index=False)))
+    assert rows(whole.to_frame()) == rows(pd.concat(parts, ignore_index=True))
+
+
+def test_profiles_round_trip_through_their_file_and_refuse_other_files(tmp_path):
+    p = bf.profile(_adult_like(0, 400))
+    path = tmp_path / "ref.bnfp"
+    p.save(path)
+    back = bf.read_profile(path)
+    assert back.schema == p.schema and np.array_equal(back.codes, p.codes) and np.array_equal(back.counts, p.counts)
+    (tmp_path / "table.bnfp").write_text("a,b\n1,2\n")
+    with pytest.raises(DataError, match="is not a bnfisher profile"):
+        bf.read_profile(tmp_path / "table.bnfp")
+    header = json.loads(bytes(np.load(path)["header"]).decode())
+    header["format_version"] = 99
+    with open(tmp_path / "future.bnfp", "wb") as stream:  # a file handle: np.savez would append .npz to a path
+        np.savez(stream, codes=p.codes, counts=p.counts,
+                 header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8))
+    with pytest.raises(DataError, match="format version 99.*reads version 1"):
+        bf.read_profile(tmp_path / "future.bnfp")
+    with pytest.raises(SchemaError, match="columns"):
+        bf.merge_profiles([p, bf.profile(_adult_like(1, 50).drop(columns="grade"))])
+
+
+def test_drift_and_compare_accept_a_profile_for_the_reference(nursery, tmp_path, capsys):
+    reference = nursery.iloc[:3000].astype(object)
+    windows = [nursery.iloc[3000:3600], _shuffled(nursery.iloc[3600:4200], "health", seed=3)]
+    result = bf.drift(bf.profile(reference), windows, random_state=0)
+    assert result.windows["drift"].tolist() == [False, True] and result.reference["rows"] == 3000
+    assert bf.compare(bf.profile(reference), windows[1], n_permutations=99, random_state=0).test.p_value < 0.05
+    reference.to_csv(tmp_path / "a.csv", index=False)
+    nursery.iloc[3000:3600].to_csv(tmp_path / "b.csv", index=False)
+    assert main(["profile", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "-o", str(tmp_path / "ab.bnfp")]) == 0
+    assert bf.read_profile(tmp_path / "ab.bnfp").n_rows == 3600
+    assert main(["drift", str(tmp_path / "ab.bnfp"), str(tmp_path / "b.csv"), "--rows", "300", "--quiet",
+                 "--permutations", "99"]) == 0
+    assert main(["profile", str(tmp_path / "a.csv"), "-o", str(tmp_path / "a.csv")]) == 2
+    assert "a.bnfp" not in capsys.readouterr().err
+
+
+def test_columns_the_reference_lacks_are_named_in_a_warning(nursery):
+    with pytest.warns(bf.exceptions.DataWarning, match="Column.*batch_id.*not in the reference"):
+        bf.drift(nursery.iloc[:1000], nursery.iloc[1000:1600].assign(batch_id="b7"), window=300, n_permutations=49,
+                 random_state=0)
