@@ -138,6 +138,18 @@ def detection(network: bf.BayesianNetwork, repetitions: int, peers_python: str |
     return table, timing
 
 
+#: What the census run finds, in words (its figures are in the table the run writes above it).
+INTERPRETATION = ('What it found makes sense for a survey of a changing population, and it grows with the distance in y'
+'ears (MMD² rising from 2016 to 2018, more families changed each year). The clearest change every yea'
+'r is in ANC (the ancestry recode: 1 single, 2 multiple, 3 unclassified, 4 not reported) given RELP ('
+"the relation to the household's reference person): fewer people report a single ancestry, among refe"
+'rence persons (RELP = 0) and their children most. Next come citizenship given ancestry, educational '
+"attainment (SCHL = 21, a bachelor's degree, rising among people who never served, MIL = 4), moves in"
+' the last year given the household relation, and by 2018 the age distribution itself. Per-column tes'
+'ts would list these columns one by one; the family table says which dependence moved. Whether the an'
+'cestry change is one of the population or of how the question was answered, the data cannot say.')
+
+
 def census(peers_python: str | None, out: Path) -> list:
     if not peers_python:
         return ["Not run: give --peers-python (the table ships with NannyML)."]
@@ -180,7 +192,7 @@ def census(peers_python: str | None, out: Path) -> list:
                   f"share {100 * r['share']:.0f}%, "
                   f"adjusted p {r['p_adjusted']:.3g}" for _, r in changed.head(5).iterrows()]
         lines += [f"- cell: {text}" for text in comparison.cells["text"].head(3)]
-    lines += ["", "![census timeline](drift/census-timeline.png)"]
+    lines += ["", INTERPRETATION, "", "![census timeline](drift/census-timeline.png)"]
     return lines
 
 
@@ -225,6 +237,19 @@ def main() -> None:
         "has the changed variable as child or parent.",
         "",
         *table,
+        "",
+        "Reading the table: the peers decide window by window, and most of them column by column, without "
+        "adjusting over the windows, so a run of 20 windows without drift already raises alarms (NannyML's "
+        "univariate chi-square alerts on any column at its own level, over 37 columns and 20 windows). Their "
+        "per-column tests cannot see the dependence-only drift, whose marginals are unchanged; MMDDrift's "
+        "Gaussian kernel on one-hot rows is dominated by the other 36 columns. Evidently flags a window only when "
+        "half of its columns drift, which a change in one or two columns never reaches. bnfisher's test of each "
+        "window is exact and Holm's adjustment holds the family-wise rate, so its false alarms stay at the nominal "
+        "rate of (a). In the marginal scenario the changed variable, HYPOVOLEMIA, is a root of the true network; "
+        "in the learned Chow-Liu tree it usually hangs as a leaf under LVEDVOLUME (its child in the true network), "
+        "so the change shows as a change of both LVEDVOLUME given its parent and HYPOVOLEMIA given LVEDVOLUME, and "
+        "the clearest family is often LVEDVOLUME's: the drift is placed in the right neighbourhood, and the "
+        "window's family table lists HYPOVOLEMIA among the changed families.",
         "",
         *timing,
         "",

@@ -172,3 +172,20 @@ def test_structural_em_recovers_the_structure_better_than_available_case_counts(
     report = structural.learning_
     assert report["sem_converged"] and report["sem_rounds"] >= 1 and len(report["arcs_per_round"]) >= 1
     assert distance(structural) < distance(available)
+
+
+def test_a_warm_start_from_the_fixed_point_stays_there():
+    """EM started from its own converged CPTs stops at once with the same CPTs and objective; a family whose
+    parents differ in the warm start starts from available-case counts instead."""
+    rng = np.random.default_rng(2)
+    network = random_network(rng, n_vars=5, max_parents=2, max_states=3)
+    frame = network.sample(1500, random_state=3).astype(object).mask(rng.random((1500, 5)) < 0.2)
+    parents = dict(network.parents)
+    cold = fit_em(frame, parents, tol=1e-12, max_iter=500)
+    warm = fit_em(frame, parents, tol=1e-9, warm_start=cold.network)
+    assert warm.n_iter <= 2 and warm.objective[0] == pytest.approx(cold.objective[-1], rel=1e-12)
+    for v in network.variables:
+        np.testing.assert_allclose(warm.network.cpts[v], cold.network.cpts[v], atol=1e-6)
+    other = dict(parents, X4=())  # X4's family differs: not taken from the warm start
+    mixed = fit_em(frame, other, max_iter=1, warm_start=cold.network)
+    assert mixed.objective[0] != pytest.approx(cold.objective[-1], rel=1e-9)

@@ -148,3 +148,16 @@ def test_a_column_that_defines_the_split_is_named_with_its_share(two_tables):
         result = bf.compare(a.assign(split="train"), b.assign(split="test"), n_permutations=50, random_state=0)
     share = float(result.families.loc[result.families["variable"] == "split", "share"].iloc[0])
     assert f"{100 * share:.0f}%" in result.advice[-1]
+
+
+def test_comparison_witness_equals_its_definition_from_the_gram_matrix():
+    """witness(x) = mean_a K(x, a) - mean_b K(x, b), from Theorem 1's Gram matrix (duplicated rows included)."""
+    from bnfisher.datasets import load
+
+    data = load("nursery").sample(300, random_state=1).reset_index(drop=True)
+    a, b = pd.concat([data.iloc[:120], data.iloc[:30]]), data.iloc[120:]  # A holds 30 rows twice
+    result = bf.compare(a, b, n_permutations=20, random_state=0)
+    kernel = result.kernel
+    for sample, values in zip((a, b), result.witness):
+        expected = kernel.gram(sample, a).mean(axis=1) - kernel.gram(sample, b).mean(axis=1)
+        np.testing.assert_allclose(values, np.asarray(expected).ravel(), rtol=1e-9, atol=1e-9)

@@ -104,7 +104,8 @@ def _objective(network: BayesianNetwork, incomplete: np.ndarray, fixed: list, fa
 
 
 def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0, max_iter: int = 100,
-           tol: float = 1e-6, random_state=None, progress: bool = False) -> EMResult:
+           tol: float = 1e-6, random_state=None, progress: bool = False,
+           warm_start: BayesianNetwork | None = None) -> EMResult:
     """Fit the CPTs of a structure to data with missing values, by EM.
 
     Parameters
@@ -130,6 +131,10 @@ def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0,
     random_state : None, int or Generator
         Seed of the random start of hidden variables' CPTs.
     progress : bool, default=False
+    warm_start : BayesianNetwork, optional
+        Start each variable whose parents (in order) and states are the same in
+        ``warm_start`` from its CPT there (structural EM continues from the previous
+        round's parameters); the others start from available-case counts.
 
     Returns
     -------
@@ -199,6 +204,14 @@ def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0,
         cpts = {v: (rng.dirichlet(np.ones(len(start.states[v])), size=np.asarray(start.cpts[v]).shape[:-1])
                     if v in touched else np.asarray(start.cpts[v])) for v in start.variables}
         start = BayesianNetwork(dict(start.parents), cpts, dict(start.states), schema=start.schema)
+    if warm_start is not None:
+        kept = {v: np.asarray(warm_start.cpts[v]) for v in start.variables
+                if v in warm_start.parents and tuple(warm_start.parents[v]) == tuple(start.parents[v])
+                and all(tuple(warm_start.states[u]) == tuple(start.states[u]) for u in (*start.parents[v], v))}
+        if kept:
+            start = BayesianNetwork(dict(start.parents), {v: kept.get(v, np.asarray(start.cpts[v]))
+                                                         for v in start.variables},
+                                    dict(start.states), schema=start.schema)
     network = start
     codes = network.encode(encoded, missing="allow").codes
     families = [p + (i,) for i, p in enumerate(network.parent_indices())]

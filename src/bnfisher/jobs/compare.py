@@ -22,8 +22,10 @@ from bnfisher.comparison.explain import ADJUSTMENT, family_table, sample_codes, 
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.comparison.two_sample import TwoSampleResult
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
+from bnfisher.data.counts import distinct_rows
 from bnfisher.data.guardrails import split_columns
 from bnfisher.data.profile import ReferenceProfile
+from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import OptionTypeError
 from bnfisher.jobs.inputs import feature_advice, prepare, warn
 from bnfisher.jobs.result import JobResult
@@ -358,7 +360,7 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
 def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, encoded: tuple, samples: tuple,
             names: tuple, notes: list, top: int, method: str) -> ComparisonResult:
     difference = statistics.mean_x - statistics.mean_y  # mu_A - mu_B: the witness direction
-    witness = tuple(np.asarray(kernel.embed(e) @ difference).ravel() for e in encoded)
+    witness = tuple(_witness(kernel, e, difference) for e in encoded)
     families = family_table(kernel, statistics, tests)
     test = TwoSampleResult.from_statistics(statistics, method=method)
     components = test.components if test.components is not None else pd.DataFrame()
@@ -370,6 +372,14 @@ def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, enco
                             cells=top_cells(kernel, *encoded, n=top, names=names), witness=witness,
                             network=kernel.network, kernel=kernel, samples=samples, notes=notes, top=top,
                             profiles=_profiles(kernel, encoded, families, top))
+
+
+def _witness(kernel: FamilyKernel, encoded: EncodedData, difference: np.ndarray) -> np.ndarray:
+    """Return ``<Phi(x), difference>`` of every row, embedding each distinct row once."""
+    first, inverse, _ = distinct_rows(encoded.codes)
+    distinct = EncodedData(np.asfortranarray(encoded.codes[first]), encoded.variables, dict(encoded.states),
+                           encoded.schema)
+    return np.asarray(kernel.embed(distinct) @ difference).ravel()[inverse]
 
 
 def _profiles(kernel: FamilyKernel, encoded: tuple, families: pd.DataFrame, top: int) -> list:

@@ -62,7 +62,8 @@ def plot_drift(result, *, ax=None):
         bottom_edge += values
     if rest:
         values = np.sum([shares[f] for f in rest], axis=0)
-        bottom.bar(x, values, bottom=bottom_edge, color="#bbbbbb", label=f"{len(rest)} other families", width=0.7)
+        others = f"{len(rest)} other famil{'y' if len(rest) == 1 else 'ies'}"
+        bottom.bar(x, values, bottom=bottom_edge, color="#bbbbbb", label=others, width=0.7)
     bottom.set_ylim(0, 1.0)
     bottom.set_ylabel("share of the changes")
     if families:

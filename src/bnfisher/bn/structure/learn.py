@@ -422,7 +422,8 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
         changed = any(set(new_parents[v]) != set(network.parents[v]) for v in network.variables)
         moved = sum(len(set(new_parents[v]) ^ set(network.parents[v])) for v in network.variables)
         if changed:
-            result = fit_em(encoded, new_parents, schema=encoded.schema, pseudocount=pseudocount)
+            result = fit_em(encoded, new_parents, schema=encoded.schema, pseudocount=pseudocount,
+                            warm_start=network)  # the unchanged families continue from this round's CPTs
             network = result.network
             history.append(len(network.edges))
         if bar is not None:  # the round, how much the structure moved, and the objective
