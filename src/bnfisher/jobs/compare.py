@@ -309,8 +309,7 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
         advice.append(f"Column {column!r} is constant within each table ({names[0]}: {A[column].dropna().iloc[0]!r}, "
                       f"{names[1]}: {B[column].dropna().iloc[0]!r}) and carries {100 * share:.0f}% of the MMD²: it "
                       "alone makes the tables differ. Drop it to see what else does.")
-    result.advice = advice
-    warn(advice)
+    warn(advice)  # result.advice is this list
     return result
 
 

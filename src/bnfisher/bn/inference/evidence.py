@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import logsumexp
 
 from bnfisher.bn.inference.exact import _einsum, _elimination_tree, _junction_tree_plan
 from bnfisher.bn.network import BayesianNetwork
@@ -309,7 +310,8 @@ def _one_missing_value(network: BayesianNetwork, codes: np.ndarray, rows: np.nda
     """
     cards = network.cardinalities
     families = [tuple(p) + (i,) for i, p in enumerate(network.parent_indices())]
-    tables = [np.log(np.asarray(network.cpts[v], dtype=np.float64)).reshape(-1) for v in network.variables]
+    with np.errstate(divide="ignore"):  # zero probabilities (pseudocount 0) are log 0 = -inf
+        tables = [np.log(np.asarray(network.cpts[v], dtype=np.float64)).reshape(-1) for v in network.variables]
     selected = np.flatnonzero(rows)
     if selected.size == 0:
         return {}
@@ -326,20 +328,16 @@ def _one_missing_value(network: BayesianNetwork, codes: np.ndarray, rows: np.nda
                 with np.errstate(divide="ignore"):
                     log_joint += tables[child][configuration_index(completed, family, cards)]
         log_joint = log_joint.reshape(group.size, states)
-        top = log_joint.max(axis=1, keepdims=True)
-        finite = np.isfinite(top[:, 0])
-        shifted = np.exp(np.where(finite[:, None], log_joint - np.where(finite[:, None], top, 0.0), -np.inf))
-        total = shifted.sum(axis=1, keepdims=True)
-        posterior = np.divide(shifted, total, out=np.zeros_like(shifted), where=total > 0)
-        # log P(observed) = log sum over the missing value of the joint; the factors that do not depend on it
-        # are the same for every state.
+        with np.errstate(invalid="ignore"):  # a row impossible under the network: every term -inf
+            normaliser = logsumexp(log_joint, axis=1)
+            posterior = np.where(np.isfinite(normaliser)[:, None], np.exp(log_joint - normaliser[:, None]), 0.0)
+        # log P(observed): the normaliser plus the factors that do not depend on the missing value.
         rest = np.zeros(group.size)
         for child, family in enumerate(families):
             if not (child == variable or variable in family[:-1]):
                 with np.errstate(divide="ignore"):
                     rest += tables[child][configuration_index(codes[group], family, cards)]
-        log_likelihood = np.where(finite, top[:, 0] + np.log(np.where(total[:, 0] > 0, total[:, 0], 1.0)), -np.inf)
-        out[int(variable)] = (group, completed, posterior, log_likelihood + rest)
+        out[int(variable)] = (group, completed, posterior, normaliser + rest)
     return out
 
 
