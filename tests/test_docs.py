@@ -47,3 +47,28 @@ def test_public_callables_have_parameters_and_returns_sections():
             missing.append(f"{name}: Returns")
     assert count > 100
     assert not missing, missing
+
+
+def _faces():
+    """``bnfisher`` and every public sub-package's ``__init__``: what the API reference documents."""
+    yield bnfisher
+    for info in pkgutil.walk_packages(bnfisher.__path__, "bnfisher."):
+        private = any(part.startswith("_") for part in info.name.split("."))
+        if info.ispkg and not private and info.name != "bnfisher.cli":
+            yield importlib.import_module(info.name)
+    yield importlib.import_module("bnfisher.exceptions")
+
+
+def test_every_public_callable_has_an_examples_section():
+    """The doctests of these sections run in the fast suite (``--doctest-modules``), so none can go stale."""
+    objects = {id(getattr(face, name)): f"{face.__name__}.{name}"
+               for face in _faces() for name in face.__all__ if callable(getattr(face, name))}
+    missing = [name for key, name in objects.items()
+               if ">>> " not in (inspect.getdoc(_by_id(key, objects)) or "").partition("\nExamples\n--------\n")[2]]
+    assert len(objects) > 120
+    assert not missing, f"public callables without a runnable Examples section: {sorted(missing)}"
+
+
+def _by_id(key, objects):
+    module, _, name = objects[key].rpartition(".")
+    return getattr(importlib.import_module(module), name)

@@ -107,13 +107,26 @@ def test_compiled_functions_fall_back_to_no_cache_where_none_can_be_kept(monkeyp
             raise RuntimeError("cannot cache function 'f': no locator available for file '<test>'")
         return real(*args, **options)
 
-    monkeypatch.setattr(_jit, "njit", refusing)
+    monkeypatch.setattr(numba, "njit", refusing)
 
     @_jit.compiled(nogil=True)
     def double(x):
         return 2 * x
 
     assert double(21) == 42
+
+
+def test_import_leaves_the_heavy_dependencies_for_first_use():
+    """``import bnfisher`` imports neither pandas, SciPy, numba, networkx nor Dask; using them imports them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, bnfisher; heavy = ('pandas', 'scipy', 'numba', 'networkx', 'dask', 'matplotlib'); "
+            "print(sorted(m for m in heavy if m in sys.modules)); "
+            "from bnfisher._lazy import pandas as pd; pd.DataFrame; print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split("\n")
+    assert out[0] == "[]"
+    assert out[1] == "True"
 
 
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])

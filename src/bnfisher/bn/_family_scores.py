@@ -43,19 +43,29 @@ _PARALLEL_WORK = 4_000_000
 
 @compiled(nogil=True)
 def _renumber(key):  # pragma: no cover - compiled
-    """Replace ``key`` by the rank of its value among the distinct values; return how many there are."""
-    order = np.argsort(key, kind="mergesort")
-    rank = np.empty_like(key)
+    """Replace ``key`` by the rank of its value among the distinct values; return how many there are.
+
+    Written with one in-place sort and a binary search rather than ``argsort``: the same
+    result, and numba compiles it in a fraction of the time (this runs rarely, but is
+    compiled with every score).
+    """
+    values = key.copy()
+    values.sort()
     distinct = 0
-    previous = key[order[0]] if key.size else 0
-    for position in range(order.size):
-        value = key[order[position]]
-        if position > 0 and value != previous:
+    for t in range(values.size):  # compact the distinct values into values[:distinct]
+        if t == 0 or values[t] != values[distinct - 1]:
+            values[distinct] = values[t]
             distinct += 1
-        rank[order[position]] = distinct
-        previous = value
-    key[:] = rank
-    return distinct + 1 if key.size else 1
+    for t in range(key.size):
+        lo, hi = 0, distinct - 1
+        while lo < hi:
+            middle = (lo + hi) // 2
+            if values[middle] < key[t]:
+                lo = middle + 1
+            else:
+                hi = middle
+        key[t] = lo
+    return max(distinct, 1)
 
 
 @compiled(nogil=True)
@@ -98,11 +108,12 @@ def _dense_value(cells, span, r, kind, alpha, xlogx):  # pragma: no cover - comp
     """Return the score's sum over a dense ``(span, r)`` count table."""
     value = 0.0
     for j in range(span):
-        total = 0
+        total = np.int64(0)
         for cell in range(j * r, (j + 1) * r):
-            if cells[cell] > 0:
-                value += _cell_term(cells[cell], kind, alpha, xlogx)
-                total += cells[cell]
+            n = np.int64(cells[cell])
+            if n > 0:
+                value += _cell_term(n, kind, alpha, xlogx)
+                total += n
         if total > 0:
             value += _config_term(total, r, kind, alpha, xlogx)
     return value
@@ -149,7 +160,7 @@ def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind,
     x = codes_t[child]
     if parents.size == 0:
         key[:] = 0
-        value = _key_value(key, 1, x, r, kind, alpha, cells, xlogx)
+        value = _key_value(key, np.int64(1), x, r, kind, alpha, cells, xlogx)
     else:
         c = cardinalities[parents[-1]]
         last = codes_t[parents[-1]]
@@ -176,7 +187,8 @@ def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind,
                     cells[(base[t] * c + last[t]) * r + x[t]] += 1
             value = _dense_value(cells, span, r, kind, alpha, xlogx)
         else:
-            key[:] = base
+            for t in range(key.size):
+                key[t] = base[t]
             span = base_span
             if span > _COMPACT_ABOVE // c:
                 span = _renumber(key)

@@ -58,6 +58,18 @@ class EMResult:
     converged : bool
     n_missing : int
         Missing cells in the data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bnfisher as bf
+    >>> from bnfisher.bn import fit_em
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20].copy()
+    >>> data.loc[data.index[:50], "health"] = np.nan
+    >>> result = fit_em(data, dict(bf.learn(data.dropna(), "chow-liu").parents))
+    >>> result.converged
+    True
     """
 
     network: BayesianNetwork

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher._validation import check_nonnegative_float, check_positive_int, check_random_state
 from bnfisher.data.counts import configuration_index
 from bnfisher.data.providers import as_provider
@@ -39,6 +39,12 @@ def topological_order(parents: Mapping[str, Sequence[str]], order: Sequence[str]
     Returns
     -------
     tuple
+
+    Examples
+    --------
+    >>> from bnfisher.bn import topological_order
+    >>> topological_order({"a": (), "b": ("c",), "c": ("a",)}, ["a", "b", "c"])
+    ('a', 'c', 'b')
     """
     position = {v: i for i, v in enumerate(order)}
     children: dict = {v: [] for v in order}

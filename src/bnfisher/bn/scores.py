@@ -29,8 +29,8 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from scipy.special import gammaln, xlogy
 
+from bnfisher._lazy import special
 from bnfisher._validation import check_nonnegative_float, check_option
 from bnfisher.bn.network import BayesianNetwork, topological_order
 from bnfisher.data.counts import n_configurations
@@ -104,7 +104,7 @@ def _segment_scores(table: np.ndarray, starts: np.ndarray, n_configurations: np.
     q = n_configurations.astype(np.float64)
     if score in ("ll", "bic", "aic"):
         # sum_jk N_jk log(N_jk / N_j) = sum_jk xlogy(N_jk) - sum_j xlogy(N_j); 0 log 0 = 0.
-        per_row = xlogy(table, table).sum(axis=1) - xlogy(row_totals, row_totals)
+        per_row = special.xlogy(table, table).sum(axis=1) - special.xlogy(row_totals, row_totals)
         log_likelihood = np.add.reduceat(per_row, starts) if per_row.size else np.zeros(starts.size)
         free = q * (r - 1)
         if score == "ll":
@@ -116,8 +116,8 @@ def _segment_scores(table: np.ndarray, starts: np.ndarray, n_configurations: np.
     alpha = np.ones_like(q) if score == "k2" else ess / (q * r)
     alpha_rows = np.repeat(alpha, sizes)[:, None]
     # Unobserved configurations contribute exactly 0 to both sums.
-    per_row = (gammaln(r * alpha_rows[:, 0]) - gammaln(r * alpha_rows[:, 0] + row_totals)
-               + (gammaln(alpha_rows + table) - gammaln(alpha_rows)).sum(axis=1))
+    per_row = (special.gammaln(r * alpha_rows[:, 0]) - special.gammaln(r * alpha_rows[:, 0] + row_totals)
+               + (special.gammaln(alpha_rows + table) - special.gammaln(alpha_rows)).sum(axis=1))
     return np.add.reduceat(per_row, starts) if per_row.size else np.zeros(starts.size)
 
 

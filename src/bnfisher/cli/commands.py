@@ -17,8 +17,8 @@ import time
 import warnings
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher.cli.parser import UsageError, build_parser
 
 
@@ -315,7 +315,8 @@ def _summarize_dask(args):
     ``--engine numpy``.
     """
     from bnfisher.bn.structure.learn import learn
-    from bnfisher.dask.counts import DaskCounts, dask_client
+    from bnfisher.dask.client import dask_client
+    from bnfisher.dask.counts import DaskCounts
     from bnfisher.summary.search import select_representatives
 
     started = time.perf_counter()

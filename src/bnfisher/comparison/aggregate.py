@@ -40,7 +40,8 @@ References
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+
+from bnfisher._lazy import pandas as pd
 
 __all__ = ["COMPONENTS", "WEIGHTS", "aggregate_pvalues"]
 

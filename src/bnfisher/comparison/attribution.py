@@ -91,6 +91,22 @@ class FamilyTests:
         Within-configuration permutations drawn.
     rows : ndarray of int, shape (n_families, 2)
         Rows of each sample observed on the whole family (those the test uses).
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> import numpy as np
+    >>> from bnfisher.comparison import conditional_family_tests
+    >>> X = (network.encode(A).codes, np.ones(len(A)))
+    >>> Y = (network.encode(B).codes, np.ones(len(B)))
+    >>> tests = conditional_family_tests(network, X, Y, n_permutations=99, random_state=0)
+    >>> tests.n_permutations, len(tests.p_value) == len(tests.families)
+    (99, True)
     """
 
     families: list

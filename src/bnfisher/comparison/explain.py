@@ -28,8 +28,8 @@ References
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher._validation import check_random_state
 from bnfisher.comparison.attribution import FamilyTests, conditional_family_tests, holm
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
@@ -149,6 +149,24 @@ def family_table(kernel: FamilyKernel, outcome: PermutationStatistics, tests: Fa
         ``p_value`` (the exact test of "P(variable | parents) is the same in both
         samples") and ``p_adjusted`` (Holm, see :data:`ADJUSTMENT`).  Sorted by
         ``p_value``, then by the excess in null standard deviations.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> from bnfisher.comparison import conditional_family_tests, family_table, permutation_statistics
+    >>> outcome = permutation_statistics(kernel, A, B, n_permutations=99, random_state=0)
+    >>> import numpy as np
+    >>> X = (network.encode(A).codes, np.ones(len(A)))
+    >>> Y = (network.encode(B).codes, np.ones(len(B)))
+    >>> tests = conditional_family_tests(network, X, Y, n_permutations=99, random_state=0)
+    >>> table = family_table(kernel, outcome, tests)
+    >>> len(table)
+    9
     """
     network = kernel.network
     mmd2 = dict(zip(outcome.families, outcome.observed))
@@ -190,6 +208,19 @@ def top_cells(kernel: FamilyKernel, X, Y, *, n: int = 10, names: tuple = ("X", "
         ``variable``, ``given`` (the parent configuration as text), ``mmd2``, ``share``,
         ``state``, ``percent_X`` and ``percent_Y`` (rows of each sample in that
         configuration with that state), ``text`` (a sentence), largest first.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> from bnfisher.comparison import top_cells
+    >>> cells = top_cells(kernel, A, B, n=3, names=("even", "odd"))
+    >>> len(cells)
+    3
     """
     from bnfisher.bn.inference.evidence import expected_counts
 
@@ -250,6 +281,19 @@ def witness(kernel: FamilyKernel, X, Y, rows) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_rows,)
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> from bnfisher.comparison import witness
+    >>> values = witness(kernel, A, B, A.iloc[:5])
+    >>> values.shape
+    (5,)
     """
     difference = kernel.mean_embedding(X) - kernel.mean_embedding(Y)
     return np.asarray(kernel.embed(rows) @ difference).ravel()

@@ -45,6 +45,19 @@ class PermutationStatistics:
     overlap_observed : float
         The overlap (Hamming) kernel's MMD², ``sum_v sum_a (p^X_va - p^Y_va)^2``.
     overlap_null : ndarray of shape (n_permutations,)
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> from bnfisher.comparison import permutation_statistics
+    >>> outcome = permutation_statistics(kernel, A, B, n_permutations=99, random_state=0)
+    >>> outcome.null.shape[0]
+    99
     """
 
     families: list
@@ -95,6 +108,19 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
         For a normalized kernel.
     DataError
         When a sample has fewer than 2 rows.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> from bnfisher.comparison import permutation_statistics
+    >>> outcome = permutation_statistics(kernel, A, B, n_permutations=99, random_state=0)
+    >>> outcome.null.shape[0]
+    99
     """
     if kernel.normalize:
         raise OptionError("mmd_test needs a kernel without normalize=True (the MMD must come from counts).")

@@ -6,9 +6,9 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from bnfisher._html import html_table
+from bnfisher._lazy import pandas as pd
 from bnfisher._validation import check_option
 from bnfisher.comparison.aggregate import aggregate_pvalues
 from bnfisher.comparison.permutation import permutation_pvalue, permutation_statistics
@@ -44,6 +44,23 @@ class TwoSampleResult:
     components : DataFrame
         The aggregate test's components (``fisher``, ``blocks``, ``columns``), each
         with its own p-value from the same permutations.
+
+    References
+    ----------
+    .. [2] A. Gretton, K. Borgwardt, M. Rasch, B. Schölkopf, A. Smola (2012). A kernel
+       two-sample test. JMLR 13, 723-773.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> test = bf.mmd_test(kernel, A, B, n_permutations=99, random_state=0)
+    >>> test.null_distribution.shape, test.method
+    ((99,), 'mmd')
     """
 
     statistic: float
@@ -149,6 +166,23 @@ def mmd_test(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_s
     the pool, or split: fit on part of ``X`` and test the rest of ``X`` against
     ``Y`` (:func:`bnfisher.comparison.reference_split`).  A UserWarning is given when
     the network's CPTs are exactly those of one sample.
+
+    References
+    ----------
+    .. [1] J. Leppä-aho, T. Silander, T. Roos (2020). Bayesian network Fisher kernel for
+       categorical feature spaces. Behaviormetrika 47, 81-103.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> test = bf.mmd_test(kernel, A, B, n_permutations=199, random_state=0)
+    >>> test.statistic > 0, 0 < test.p_value <= 1
+    (True, True)
     """
     check_option(method, "method", ("mmd", "aggregate"))
     if in_memory(X) and in_memory(Y):

@@ -3,7 +3,8 @@
 Importing it registers the ``"dask"`` backend; Dask itself is imported only when Dask data arrives.
 """
 
-from bnfisher.dask.counts import DaskCounts, dask_client, embed_distributed, is_distributed, read_dask
+from bnfisher.dask.client import dask_client, is_distributed, read_dask
+from bnfisher.dask.counts import DaskCounts, embed_distributed
 from bnfisher.data.providers import Backend, register_provider
 
 

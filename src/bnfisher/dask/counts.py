@@ -20,133 +20,17 @@ import os
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
+from bnfisher.dask.client import is_distributed, read_dask
 from bnfisher.data.binning import interval_labels, make_bin_edges
 from bnfisher.data.counts import count_block, distinct_rows, sample_positions
 from bnfisher.data.labels import sorted_states
 from bnfisher.data.providers import NumpyCounts
 from bnfisher.data.schema import Schema
-from bnfisher.exceptions import BnfisherError, DataError, OptionError, OptionTypeError, SchedulerError
+from bnfisher.exceptions import BnfisherError, DataError, OptionTypeError
 
-__all__ = ["DaskCounts", "read_dask", "is_distributed", "embed_distributed", "dask_client"]
-
-
-def is_distributed(data) -> bool:
-    """Return True for a Dask collection (recognised by the Dask collection protocol; Dask is not imported).
-
-    Parameters
-    ----------
-    data : object
-
-    Returns
-    -------
-    bool
-    """
-    return hasattr(data, "__dask_graph__")
-
-
-def dask_client(scheduler: str | None = None, *, n_workers: int = 2, timeout: float = 10.0):
-    """Return a Dask client: connected to ``scheduler``, or to a new local cluster of worker processes.
-
-    Parameters
-    ----------
-    scheduler : str, optional
-        Address such as ``"tcp://host:8786"``.
-    n_workers : int, default=2
-        Local worker processes (one thread each: the counting kernel holds the GIL in parts).
-    timeout : float, default=10.0
-        Seconds to wait for ``scheduler`` to answer.
-
-    Returns
-    -------
-    distributed.Client
-        Use it as a context manager.
-
-    Raises
-    ------
-    OptionError
-        For an address that is not one.
-    SchedulerError
-        When no scheduler answers within ``timeout``.
-    """
-    from distributed import Client, LocalCluster
-
-    from bnfisher._validation import check_positive_int
-
-    if scheduler:
-        import re
-
-        if not isinstance(scheduler, str) or not re.fullmatch(r"(?:[a-z][a-z0-9+.-]*://)?[^\s/:]+(?::\d+)?/?",
-                                                                scheduler):
-            raise OptionError(f"`scheduler` must be an address such as 'tcp://host:8786'; got {scheduler!r}.")
-        return _connect(Client, scheduler, timeout)
-    return Client(LocalCluster(n_workers=check_positive_int(n_workers, "n_workers"), threads_per_worker=1,
-                               processes=True, dashboard_address=None))
-
-
-def _connect(client_class, scheduler: str, timeout: float):
-    """Connect in a helper thread with a hard deadline: a port that accepts but never speaks Dask cannot hang us."""
-    import threading
-
-    outcome: dict = {}
-
-    def connect():
-        try:
-            outcome["client"] = client_class(scheduler, timeout=timeout)
-        except BaseException as exc:  # reported below, in the caller's thread
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=connect, name="bnfisher-connect", daemon=True)
-    thread.start()
-    thread.join(timeout + 2.0)
-    if "client" in outcome:
-        return outcome["client"]
-    reason = type(outcome["error"]).__name__ if "error" in outcome else "no answer"
-    raise SchedulerError(f"No Dask scheduler answered at {scheduler} within {timeout:g} s ({reason}); check the "
-                         "address and that the scheduler runs, or raise the timeout (--scheduler-timeout).")
-
-
-def read_dask(path, *, columns: Sequence[str] | None = None, na_values: Sequence | None = None,
-              blocksize: str | int | None = None):
-    """Return a Dask DataFrame over Parquet or CSV file(s), split into partitions that parallelise.
-
-    A Parquet file becomes one partition per row group (not one per file), so a
-    single large file still spreads over the workers; CSV files are split into
-    blocks of ``blocksize`` bytes (default 64 MB), and read as text.
-
-    Parameters
-    ----------
-    path : str, path-like or list of them
-    columns : sequence of str, optional
-    na_values : sequence, optional
-        Extra missing-value markers for CSV.
-    blocksize : str or int, optional
-
-    Returns
-    -------
-    dask.dataframe.DataFrame
-
-    Raises
-    ------
-    DataError
-        For a path that is neither Parquet nor CSV.
-    """
-    import dask.dataframe as dd
-
-    paths = [os.fspath(p) for p in (path if isinstance(path, (list, tuple)) else [path])]
-    lower = [p.lower() for p in paths]
-    if all(p.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt")) for p in lower):
-        options = {"blocksize": blocksize if blocksize is not None else "64MB"}
-        if any(p.endswith(".gz") for p in lower):
-            options["blocksize"] = None  # gzip streams cannot be split
-        sep = "\t" if all(".tsv" in p for p in lower) else ","
-        return dd.read_csv(paths, dtype=str, usecols=list(columns) if columns is not None else None, sep=sep,
-                           na_values=list(na_values) if na_values else None, **options)
-    if all(p.lower().endswith((".parquet", ".pq")) or os.path.isdir(p) for p in paths):
-        return dd.read_parquet(paths if len(paths) > 1 else paths[0],
-                               columns=list(columns) if columns is not None else None, split_row_groups=True)
-    raise DataError(f"Cannot read {paths[0]!r} with Dask: use Parquet (.parquet) or CSV (.csv) files.")
+__all__ = ["DaskCounts", "embed_distributed"]
 
 
 # --------------------------------------------------------------- tasks
@@ -293,6 +177,19 @@ class DaskCounts:
     Batch many families per :meth:`counts` call: each call is one pass over the
     data, and the learners ask for a whole iteration's candidates at once.  Use
     worker *processes* (the counting kernel holds the GIL in parts).
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> import dask.dataframe as dd
+    >>> distributed = dd.from_pandas(data, npartitions=4)
+    >>> from bnfisher.dask import DaskCounts
+    >>> provider = DaskCounts(distributed, schema=network.schema)
+    >>> provider.n_rows
+    648
     """
 
     def __init__(self, data, schema: Schema | None = None, *, bins: int | None = None,
@@ -550,6 +447,19 @@ def embed_distributed(kernel, frame):
     Returns
     -------
     dask.array.Array
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> import dask.dataframe as dd
+    >>> distributed = dd.from_pandas(data, npartitions=4)
+    >>> from bnfisher.dask import embed_distributed
+    >>> features = embed_distributed(bf.FisherKernel(network), distributed)
+    >>> features.shape[0].compute() if hasattr(features.shape[0], "compute") else features.shape[0]
+    648
     """
     import dask
     import dask.array as da

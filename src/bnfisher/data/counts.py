@@ -144,6 +144,14 @@ def count_family(
     ndarray of shape ``tuple(cardinalities[c] for c in columns)``
         int64 counts (float64 with weights); a 0-d array holding the number of rows
         for an empty family.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnfisher.data import count_family
+    >>> codes = np.array([[0, 1], [1, 1], [1, 0]])
+    >>> count_family(codes, [0, 1], [2, 2]).tolist()  # rows: column 0's state; columns: column 1's
+    [[0, 1], [1, 1]]
     """
     shape = tuple(int(cardinalities[c]) for c in columns)
     size = _table_size(columns, cardinalities)
@@ -172,6 +180,14 @@ def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalit
     -------
     list of ndarray
         One table per family, as :func:`count_family`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnfisher.data import count_block
+    >>> codes = np.array([[0, 1], [1, 1], [1, 0]])
+    >>> [table.tolist() for table in count_block(codes, [(0,), (0, 1)], [2, 2])]
+    [[1, 2], [[0, 1], [1, 1]]]
     """
     # One index buffer for every family of the block: no large temporary per family (with
     # Dask's nanny setting MALLOC_TRIM_THRESHOLD_, such temporaries are returned to the OS and

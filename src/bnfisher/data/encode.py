@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import pandas as pd
-
+from bnfisher._lazy import pandas as pd
 from bnfisher.data.labels import _as_code_array, _is_numeric
 from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.exceptions import OptionTypeError, SchemaError

@@ -9,7 +9,8 @@ results (text, JSON, report).  Silence them with
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+
+from bnfisher._lazy import pandas as pd
 
 __all__ = ["MISSING_LOOKALIKES", "check_tables", "split_columns"]
 

@@ -20,8 +20,8 @@ import zlib
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher.exceptions import DataError, OutputError, ResourceError
 
 __all__ = ["read_table", "read_text", "write_text", "write_bytes", "write_table", "check_outputs",
@@ -231,6 +231,18 @@ def check_outputs(outputs: Iterable, inputs: Iterable = ()) -> None:
     ------
     OutputError
         Naming the path and the fix.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> from bnfisher.data import check_outputs
+    >>> check_outputs([folder / "out.csv"], [folder / "in.csv"])
+    >>> try:
+    ...     check_outputs([folder / "in.csv"], [folder / "in.csv"])
+    ... except OSError as error:
+    ...     print(type(error).__name__)
+    OutputError
     """
     seen: dict = {}
     resolved_inputs = {os.path.realpath(os.fspath(p)): os.fspath(p) for p in inputs if p is not None}
@@ -369,6 +381,19 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
     ----------
     frame : DataFrame
     path : str or path-like
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> from bnfisher.data import read_table, write_table
+    >>> write_table(data, folder / "nursery.csv")
+    >>> read_table(folder / "nursery.csv").shape
+    (648, 9)
     """
     text = os.fspath(path)
     lower = text.lower()

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher.data.binning import bin_codes
 from bnfisher.exceptions import DataError, OptionTypeError, SchemaError
 

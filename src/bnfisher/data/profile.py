@@ -16,8 +16,8 @@ import zipfile
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher._version import __version__
 from bnfisher.data.counts import distinct_rows
 from bnfisher.data.schema import Schema
@@ -41,6 +41,16 @@ class ReferenceProfile:
         Each distinct row once, as codes (-1: missing), in a canonical (sorted) order.
     counts : ndarray of int64, shape (n_distinct,)
         How many rows of the table are each distinct row.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> reference = bf.profile(data)
+    >>> reference.n_rows
+    648
     """
 
     schema: Schema
@@ -153,6 +163,16 @@ def merge_profiles(profiles) -> ReferenceProfile:
     ------
     SchemaError
         Naming the columns or markers that differ.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> merged = bf.merge_profiles([bf.profile(data.iloc[:300]), bf.profile(data.iloc[300:])])
+    >>> merged.n_rows == bf.profile(data).n_rows
+    True
     """
     profiles = list(profiles)
     if not profiles or not all(isinstance(p, ReferenceProfile) for p in profiles):
@@ -188,6 +208,18 @@ def read_profile(path: str | os.PathLike) -> ReferenceProfile:
     DataError
         When the file is not a bnfisher profile, or was written in a format version this
         bnfisher does not read (naming both versions and the fix).
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> bf.profile(data).save(folder / "reference.bnfp")
+    >>> bf.read_profile(folder / "reference.bnfp").n_rows
+    648
     """
     name = os.fspath(path)
     try:

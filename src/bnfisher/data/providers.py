@@ -40,6 +40,16 @@ class CountsProvider(Protocol):
         Number of states per variable.
     n_rows : int
         Number of rows.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> provider = bf.as_provider(data, network.schema)
+    >>> provider.n_rows, len(provider.counts([(0,)])[0])
+    (648, 3)
     """
 
     schema: Schema

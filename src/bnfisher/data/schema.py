@@ -17,15 +17,14 @@ module is the only place where pandas, strings and user types become codes.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher.data.binning import interval_labels, make_bin_edges
 from bnfisher.data.labels import (
     _as_code_array,
@@ -40,7 +39,7 @@ from bnfisher.data.labels import (
     encode_column,
     harmonise_labels,
 )
-from bnfisher.data.schema_json import schema_arguments, schema_to_dict
+from bnfisher.data.schema_json import json_content, json_text, schema_arguments, schema_to_dict
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
 
 __all__ = ['Schema', 'EncodedData']
@@ -248,7 +247,7 @@ class Schema:
 
     @classmethod
     def from_codes(cls, codes: np.ndarray, variables: Sequence | None = None) -> Schema:
-        """Return a schema of an array of integer codes: states ``0 .. max`` of each column.
+        """Return a schema of an array of integer codes: states ``0`` to ``max`` of each column.
 
         Parameters
         ----------
@@ -507,12 +506,7 @@ class Schema:
         -------
         str
         """
-        text = json.dumps(self.to_dict(), indent=1)
-        if path is not None:
-            from bnfisher.data.io import write_text
-
-            write_text(path, text)
-        return text
+        return json_text(self.to_dict(), path)
 
     @classmethod
     def from_json(cls, text: str) -> Schema:
@@ -526,11 +520,7 @@ class Schema:
         -------
         Schema
         """
-        try:
-            content = json.loads(text)
-        except (json.JSONDecodeError, TypeError) as exc:
-            raise SchemaError(f"Not a JSON schema: {exc}.") from None
-        return cls.from_dict(content)
+        return cls.from_dict(json_content(text))
 
     @classmethod
     def read_json(cls, path: str | os.PathLike) -> Schema:
@@ -566,6 +556,13 @@ class EncodedData:
         ``states[v]`` is the ordered tuple of state labels of variable ``v``.
     schema : Schema
         The schema the data was encoded with (built from ``states`` when not given).
+
+    Examples
+    --------
+    >>> import numpy as np, bnfisher as bf
+    >>> encoded = bf.Schema({"a": ("x", "y"), "b": ("u", "v", "w")}).encode(np.array([[0, 2], [1, 0]]))
+    >>> encoded.codes.shape, encoded.variables, encoded.cardinalities.tolist()
+    ((2, 2), ('a', 'b'), [2, 3])
     """
 
     codes: np.ndarray

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
 
 from bnfisher.data.labels import _json_label
 from bnfisher.exceptions import SchemaError
 
-__all__ = ["schema_arguments", "schema_to_dict"]
+__all__ = ["schema_arguments", "schema_to_dict", "json_content", "json_text"]
 
 
 def schema_to_dict(schema) -> dict:
@@ -78,3 +80,40 @@ def schema_arguments(content: Mapping) -> dict:
                 "hidden": [by_text[str(v)] for v in content.get("hidden", ())]}
     except (KeyError, TypeError, AttributeError) as exc:
         raise SchemaError(f"Not a bnfisher schema (bad or absent field {exc}).") from None
+
+
+def json_text(content: dict, path: str | os.PathLike | None = None) -> str:
+    """Return ``content`` as indented JSON text; also written to ``path`` when given (atomically).
+
+    Parameters
+    ----------
+    content : dict
+    path : str or path-like, optional
+
+    Returns
+    -------
+    str
+    """
+    text = json.dumps(content, indent=1)
+    if path is not None:
+        from bnfisher.data.io import write_text
+
+        write_text(path, text)
+    return text
+
+
+def json_content(text: str) -> dict:
+    """Parse a schema's JSON text, or raise a SchemaError saying it is not JSON.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    dict
+    """
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise SchemaError(f"Not a JSON schema: {exc}.") from None

@@ -17,8 +17,8 @@ from __future__ import annotations
 from importlib import resources
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher._validation import check_option, check_random_state
 from bnfisher.data.encode import discretize
 from bnfisher.exceptions import OptionError
@@ -82,6 +82,13 @@ def train_test_split(data: pd.DataFrame, test_size: float = 0.5, *, random_state
     -------
     train, test : DataFrame
         Row subsets keeping the original index (row numbers) and dtypes.
+
+    Examples
+    --------
+    >>> from bnfisher.datasets import load, train_test_split
+    >>> train, test = train_test_split(load("nursery"), 0.25, random_state=0)
+    >>> len(train), len(test)
+    (9720, 3240)
     """
     if not 0 < test_size < 1:
         raise OptionError(f"`test_size` must be in (0, 1); got {test_size}.")

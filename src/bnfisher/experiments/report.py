@@ -126,7 +126,7 @@ def report_markdown(results: pd.DataFrame, timings: pd.DataFrame) -> str:
     for model in [m for m in MODELS if m in set(results["model"])]:
         for metric in metrics(model):
             title = {"nll": "test NLL per sample", "error": "misclassification rate", "logloss": "test log loss"}
-            lines.append(f"### {model}: {title[metric]}" + (f" (mean [min, max] over {len(seeds)} seeds)"
+            lines.append(f"## {model}: {title[metric]}" + (f" (mean [min, max] over {len(seeds)} seeds)"
                                                               if spread else ""))
             lines.append("")
             present = [m for m in methods if m in set(results["method"])]
@@ -148,7 +148,7 @@ def report_markdown(results: pd.DataFrame, timings: pd.DataFrame) -> str:
             lines.append("")
     lines.append("Bold: below the random mean.")
     lines.append("")
-    lines.append("### Stage timings (seconds; summed over the sizes, mean over seeds)")
+    lines.append("## Stage timings (seconds; summed over the sizes, mean over seeds)")
     lines.append("")
     table = (timings.groupby(["dataset", "model", "seed", "stage"])["seconds"].sum()
              .groupby(["dataset", "model", "stage"]).mean().unstack("stage").round(2))

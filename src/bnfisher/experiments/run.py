@@ -35,6 +35,16 @@ def run_experiment(output: str, *, datasets: Sequence[str] = DATASETS, models: S
     -------
     ExperimentResult
         All runs' results and timings, concatenated.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> from bnfisher.experiments import run_experiment
+    >>> outcome = run_experiment(str(folder), datasets=("nursery",), models=("hc",), sizes=(50,), n_random=20,
+    ...                          criteria=("mmd",))
+    >>> sorted(p.name for p in folder.iterdir())[:3]
+    ['claims.csv', 'figure-hc.png', 'report.md']
     """
     from bnfisher.data.io import check_outputs, write_table, write_text
     from bnfisher.exceptions import OutputError
@@ -67,5 +77,6 @@ def run_experiment(output: str, *, datasets: Sequence[str] = DATASETS, models: S
         plot_summarization(results, os.path.join(output, f"figure-{model}.png"), model)
     elapsed = time.perf_counter() - started
     write_text(os.path.join(output, "report.md"),
-               f"Wall time: {elapsed:.1f} s for {len(runs)} runs.\n\n" + report_markdown(results, timings))
+               f"# Summarisation experiment: tables\n\nWall time: {elapsed:.1f} s for {len(runs)} runs.\n\n"
+               + report_markdown(results, timings))
     return ExperimentResult(results, timings)

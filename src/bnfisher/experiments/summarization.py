@@ -129,6 +129,15 @@ class ExperimentResult:
         ``random``, ``greedy-<criterion>`` or ``full``.
     timings : DataFrame
         ``dataset, model, seed, stage, k, seconds``.
+
+    Examples
+    --------
+    >>> from bnfisher.datasets import load
+    >>> from bnfisher.experiments import run_summarization
+    >>> outcome = run_summarization("nursery", "hc", sizes=(50,), n_random=20, criteria=("mmd",),
+    ...                             data=load("nursery").iloc[::4])
+    >>> sorted(set(outcome.results["method"]))
+    ['full', 'greedy-mmd', 'random']
     """
 
     results: pd.DataFrame
@@ -177,6 +186,15 @@ def run_summarization(
     Returns
     -------
     ExperimentResult
+
+    Examples
+    --------
+    >>> from bnfisher.datasets import load
+    >>> from bnfisher.experiments import run_summarization
+    >>> outcome = run_summarization("nursery", "hc", sizes=(50,), n_random=20, criteria=("mmd",),
+    ...                             data=load("nursery").iloc[::4])
+    >>> sorted(set(outcome.results["method"]))
+    ['full', 'greedy-mmd', 'random']
     """
     check_option(model, "model", MODELS)
     for criterion in criteria:

@@ -46,6 +46,17 @@ def log_emissions(X: np.ndarray, means: np.ndarray, covariances: np.ndarray, *, 
     Returns
     -------
     ndarray of shape (..., T, K)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 2))
+    >>> startprob, transmat = np.full(2, 0.5), np.full((2, 2), 0.5)
+    >>> means, covariances = np.zeros((2, 2)), np.stack([np.eye(2)] * 2)
+    >>> from bnfisher.hmm import log_emissions
+    >>> log_emissions(X, means, covariances).shape
+    (50, 2)
     """
     K, D = means.shape
     factors = np.linalg.cholesky(covariances)

@@ -107,7 +107,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
     occupancy_, visits_ : ndarray of shape (n_states,)
         Expected state occupancy and visits before the last step, per training
         sequence: the counts behind ``information="complete"``.
-    whitening_ : ndarray of shape (n_features_out_, n_features_out_) or None
+    whitening_ : ndarray of shape (n_features_out, n_features_out) or None
         ``I^{-1/2}`` applied to the raw scores: block diagonal for ``"complete"``,
         Ledoit-Wolf for ``"empirical"``, None for ``"identity"``.
     startprob_, transmat_, means_, covariances_ : ndarray
@@ -344,7 +344,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         return scores
 
     def transform(self, sequences, lengths=None) -> np.ndarray:
-        """One Fisher-score feature vector per sequence, shape (n_sequences, n_features_out_).
+        """One Fisher-score feature vector per sequence, shape (n_sequences, n_features_out).
 
         Parameters
         ----------
@@ -353,7 +353,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_sequences, n_features_out_)
+        ndarray of shape (n_sequences, n_features_out)
         """
         check_is_fitted(self, "model_")
         parts = _split(sequences, lengths)

@@ -114,6 +114,18 @@ def hmm_scores(X: np.ndarray, startprob: np.ndarray, transmat: np.ndarray, means
     Returns
     -------
     ndarray of shape (n_parameters,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 2))
+    >>> startprob, transmat = np.full(2, 0.5), np.full((2, 2), 0.5)
+    >>> means, covariances = np.zeros((2, 2)), np.stack([np.eye(2)] * 2)
+    >>> from bnfisher.hmm import hmm_scores
+    >>> scores = hmm_scores(X, startprob, transmat, means, covariances)
+    >>> bool(np.isfinite(scores).all())
+    True
     """
     stats = sequence_statistics([X], startprob, transmat, means, covariances, moments=_needs_moments(parameters))
     return _scores_from_statistics(stats, startprob, transmat, means, covariances, covariance_type, parameters,
@@ -208,6 +220,19 @@ def complete_information(startprob, transmat, covariances, occupancy, visits, co
     list of ndarray
         One square matrix per score block, in the order of :func:`hmm_scores` (per state
         for the mean and covariance blocks).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 2))
+    >>> startprob, transmat = np.full(2, 0.5), np.full((2, 2), 0.5)
+    >>> means, covariances = np.zeros((2, 2)), np.stack([np.eye(2)] * 2)
+    >>> from bnfisher.hmm import complete_information
+    >>> blocks = complete_information(startprob, transmat, covariances, occupancy=np.full(2, 25.0),
+    ...                               visits=np.full(2, 24.5))
+    >>> [block.shape for block in blocks][:2]
+    [(2, 2), (2, 2)]
     """
     K, D = covariances.shape[0], covariances.shape[1]
     out = []

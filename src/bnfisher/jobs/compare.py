@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher._validation import check_option, check_random_state
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.comparison.attribution import conditional_family_tests
@@ -34,7 +34,7 @@ from bnfisher.kernels.fisher import FisherKernel
 
 __all__ = ["ComparisonResult", "compare", "compare_encoded"]
 
-@dataclass
+@dataclass(repr=False)
 class ComparisonResult(JobResult):
     """Everything :func:`compare` found, computed once; printed, rendered and serialised from here.
 
@@ -66,6 +66,18 @@ class ComparisonResult(JobResult):
     profiles : list of dict
         For each of the top families, the child's distribution in A and in B in the parent
         configuration where they differ most (what the report draws inline).
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> result = bf.compare(data.iloc[::2], data.iloc[1::2], n_permutations=99, random_state=0)
+    >>> result.families.columns[:3].tolist()
+    ['variable', 'parents', 'share']
+    >>> result.to_dict()["kind"]
+    'comparison'
     """
 
     names: tuple
@@ -224,6 +236,22 @@ class ComparisonResult(JobResult):
             "adjustment": ADJUSTMENT,
             "profiles": self.profiles,
         }
+
+    def plot(self, path=None):
+        """Draw the family chart (which conditionals changed) above the witness histograms.
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+            A PNG file to write; without it the matplotlib figure is returned.
+
+        Returns
+        -------
+        matplotlib.figure.Figure or None
+        """
+        from bnfisher.viz.plotting import plot_comparison
+
+        return plot_comparison(self, path)
 
     def _figures(self) -> dict:
         from bnfisher.viz.report import comparison_figures

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher._progress import progress_bar
 from bnfisher._validation import check_option, check_random_state
 from bnfisher.bn.network import BayesianNetwork
@@ -44,7 +44,7 @@ WINDOW_ADJUSTMENT = ("Holm's step-down procedure over the windows: the probabili
                      "each other (they share the reference rows)")
 
 
-@dataclass
+@dataclass(repr=False)
 class DriftResult(JobResult):
     """Everything :func:`drift` found, one :class:`ComparisonResult` per window; printed, rendered and serialised.
 
@@ -68,6 +68,15 @@ class DriftResult(JobResult):
     notes, advice : list of str
         The steps taken, and the warnings about the input (also emitted as DataWarning).
     top : int
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").sample(3000, random_state=0)
+    >>> result = bf.drift(data.iloc[:1000], data.iloc[1000:], window=1000, n_permutations=99, random_state=0)
+    >>> len(result.windows), result.to_dict()["kind"]
+    (2, 'drift')
     """
 
     windows: pd.DataFrame

@@ -20,6 +20,19 @@ class JobResult:
     def __str__(self) -> str:
         return self.to_text()
 
+    def __repr__(self) -> str:
+        # One line, the verdict: the dataclass default would print every table and array the result holds.
+        return f"<{type(self).__name__}: {self.verdict()}>"
+
+    def verdict(self) -> str:  # pragma: no cover - every result defines it
+        """Return the result in one sentence.
+
+        Returns
+        -------
+        str
+        """
+        raise NotImplementedError
+
     def to_text(self) -> str:  # pragma: no cover - every result defines it
         """Return the result as text (what ``print`` shows).
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher._validation import check_positive_int, check_random_state
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.schema import EncodedData
@@ -28,7 +28,7 @@ from bnfisher.summary.search import SelectionResult, complete_candidates, select
 __all__ = ["SummaryResult", "summarize"]
 
 
-@dataclass
+@dataclass(repr=False)
 class SummaryResult(JobResult):
     """What :func:`summarize` found, computed once; printed, rendered and serialised from here.
 
@@ -54,6 +54,16 @@ class SummaryResult(JobResult):
         For ``criterion="chi2"``: the chi-square criterion of random subsets.
     advice : list of str
         Warnings about the input (also emitted as DataWarning).
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> summary = bf.summarize(data, 20, n_init=50, n_random=20, random_state=0)
+    >>> len(summary.subset), bool(summary.mmd2 < summary.random_mmd2.mean())
+    (20, True)
     """
 
     data: pd.DataFrame

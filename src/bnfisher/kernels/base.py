@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
+from bnfisher._lazy import sparse as sp
 from bnfisher._memory import check_allocation
 from bnfisher.data.counts import configuration_index, n_configurations
 from bnfisher.data.providers import as_provider, backend_for, in_memory
@@ -59,6 +59,17 @@ class FamilyKernel:
     block_offsets : ndarray of int
         Feature column where each family's block starts (length ``n_families + 1``).
     n_features_ : int
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> isinstance(kernel, bf.kernels.FamilyKernel), len(kernel.families) == len(network.variables)
+    (True, True)
     """
 
     normalize = False
@@ -276,7 +287,7 @@ class FamilyKernel:
 
         Returns
         -------
-        scipy.sparse.csr_matrix of shape (n_rows, n_features_)
+        scipy.sparse.csr_matrix of shape (n_rows, n_features)
             (For a Dask DataFrame: a Dask array of CSR blocks, one per partition.)
             Column ``block_offsets[i] + j * d_i + k`` belongs to family ``i``, parent
             configuration ``j`` (mixed radix, C order) and feature ``k``
@@ -329,7 +340,7 @@ class FamilyKernel:
 
         Returns
         -------
-        scipy.sparse.csr_matrix of shape (n_rows, n_features_)
+        scipy.sparse.csr_matrix of shape (n_rows, n_features)
         """
         rows_all, columns_all, values_all = [], [], []
         for i, (rows, cells, cell_weights) in enumerate(weights):
@@ -405,7 +416,7 @@ class FamilyKernel:
 
         Returns
         -------
-        ndarray of shape (n_features_,)
+        ndarray of shape (n_features,)
             Zeros for an empty ``X``.
         """
         if self.normalize:
@@ -477,7 +488,7 @@ class FamilyKernel:
 
         Returns
         -------
-        ndarray of shape (n_features_,)
+        ndarray of shape (n_features,)
 
         Raises
         ------

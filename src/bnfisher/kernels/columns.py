@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
+from bnfisher._lazy import sparse as sp
 from bnfisher._memory import check_allocation
 from bnfisher.data.counts import distinct_rows
 from bnfisher.data.schema import EncodedData

@@ -7,8 +7,8 @@ view pandas copies on write).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher.data.labels import check_column_names
 from bnfisher.exceptions import DataError
 

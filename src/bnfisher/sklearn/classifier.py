@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher._validation import check_option
 from bnfisher.bn.inference.posterior import ClassPosterior
 from bnfisher.bn.structure.learn import learn

@@ -9,10 +9,10 @@ per row).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher.bn.structure.learn import learn
-from bnfisher.dask.counts import is_distributed
+from bnfisher.dask.client import is_distributed
 from bnfisher.data.providers import as_provider
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError

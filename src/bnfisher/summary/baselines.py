@@ -27,6 +27,12 @@ def random_subsets(n_rows: int, k: int, count: int, *, random_state=None) -> np.
     Returns
     -------
     ndarray of shape (count, k)
+
+    Examples
+    --------
+    >>> from bnfisher.summary import random_subsets
+    >>> random_subsets(100, 5, 3, random_state=0).shape
+    (3, 5)
     """
     rng = check_random_state(random_state)
     if count == 0:
@@ -64,6 +70,13 @@ def random_baseline(evaluate: Callable, n_rows: int, k: int, *, n: int = 1000, r
     -------
     mean, std : float
     values : ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> from bnfisher.summary import random_baseline
+    >>> mean, sd, values = random_baseline(lambda subset: float(subset.mean()), 100, 5, n=10, random_state=0)
+    >>> len(values), 0 <= mean <= 99
+    (10, True)
     """
     k = check_k(k, n_rows)
     n = check_positive_int(n, "n")
@@ -86,6 +99,19 @@ def random_mmd_baseline(kernel: FamilyKernel, data, k: int, *, n: int = 1000, ra
     -------
     mean, std : float
     values : ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> from bnfisher.summary import random_mmd_baseline
+    >>> mean, sd, values = random_mmd_baseline(kernel, data, 20, n=10, random_state=0)
+    >>> len(values)
+    10
     """
     encoded = kernel.encode(data)
     k = check_k(k, encoded.n_rows)

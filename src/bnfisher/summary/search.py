@@ -86,6 +86,18 @@ class SelectionResult:
     criticism_witness : ndarray of float
         The witness ``<Phi(x), mu_data - mu_prototypes>`` of each criticism: positive
         where the data has more mass than the prototypes.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> result = bf.select_representatives(kernel, data, 20, n_init=20, random_state=0)
+    >>> len(result.indices), result.converged
+    (20, True)
     """
 
     indices: np.ndarray
@@ -254,6 +266,13 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
     ValueError, TypeError
         Empty data, ``k`` not an integer in ``(0, n_rows)``, duplicate or
         out-of-range ``init`` rows, an unknown criterion.
+
+    References
+    ----------
+    .. [1] J. Leppä-aho, T. Silander, T. Roos (2020). Bayesian network Fisher kernel for
+       categorical feature spaces. Behaviormetrika 47, 81-103.
+    .. [3] B. Kim, R. Khanna, O. Koyejo (2016). Examples are not enough, learn to criticize!
+       Criticism for interpretability. NeurIPS 29.
 
     Examples
     --------

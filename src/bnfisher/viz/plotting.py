@@ -10,8 +10,8 @@ import io
 import math
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._lazy import pandas as pd
 from bnfisher.data.binning import BIN_SEPARATOR
 
 __all__ = ["plot_summary", "summary_marginals", "pyplot", "save_figure", "plot_network", "network_layout",
@@ -111,6 +111,21 @@ def plot_summary(result, encoded, subset_rows: np.ndarray, path=None, *, baselin
     -------
     matplotlib.figure.Figure or None
         The figure, when no ``path`` is given.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> from bnfisher.viz import plot_summary
+    >>> selection = bf.select_representatives(kernel, data, 20, n_init=20, random_state=0)
+    >>> encoded = network.encode(data)
+    >>> figure = plot_summary(selection, encoded, selection.indices)
+    >>> figure is not None
+    True
     """
     from matplotlib.ticker import MaxNLocator
 
@@ -230,6 +245,17 @@ def plot_network(network, *, highlight=None, ax=None):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> from bnfisher.viz import plot_network
+    >>> figure = plot_network(network, highlight={"health": 0.8})
+    >>> len(figure.axes)
+    1
     """
     plt = pyplot()
     position = network_layout(network)
@@ -274,6 +300,20 @@ def plot_family_shares(table: pd.DataFrame, *, top: int = 15, ax=None):
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> result = bf.compare(A, B, network=network, n_permutations=99, random_state=0)
+    >>> from bnfisher.viz import plot_family_shares
+    >>> figure = plot_family_shares(result.families, top=5)
+    >>> len(figure.axes)
+    1
     """
     plt = pyplot()
     shown = table.head(top).iloc[::-1]
@@ -318,6 +358,14 @@ def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y")
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnfisher.viz import plot_witness
+    >>> figure = plot_witness(np.array([0.5, 1.0]), np.array([-1.0, 0.2]), names=("A", "B"))
+    >>> len(figure.axes)
+    1
     """
     plt = pyplot()
     if ax is None:
@@ -332,6 +380,46 @@ def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y")
     ax.legend(fontsize=8)
     figure.tight_layout()
     return figure
+
+
+def plot_comparison(result, path=None):
+    """Draw the family chart above the witness histograms: which conditionals changed, how the rows separate.
+
+    Parameters
+    ----------
+    result : ComparisonResult
+    path : str or path-like, optional
+        A PNG file to write; without it the figure is returned.
+
+    Returns
+    -------
+    matplotlib.figure.Figure or None
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> result = bf.compare(A, B, network=network, n_permutations=99, random_state=0)
+    >>> from bnfisher.viz import plot_comparison
+    >>> figure = plot_comparison(result)
+    >>> len(figure.axes)
+    2
+    """
+    plt = pyplot()
+    shown = min(len(result.families), result.top)
+    figure, (upper, lower) = plt.subplots(2, 1, figsize=(7.5, 0.4 * shown + 4.8),
+                                          gridspec_kw={"height_ratios": [0.4 * shown + 1.2, 3]})
+    plot_family_shares(result.families, top=result.top, ax=upper)
+    plot_witness(result.witness[0], result.witness[1], names=result.names, ax=lower)
+    figure.tight_layout()
+    if path is None:
+        return figure
+    save_figure(figure, path)
+    return None
 
 
 def figure_png(figure) -> bytes:

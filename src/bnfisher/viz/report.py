@@ -12,7 +12,7 @@ import base64
 import html
 import json
 
-import pandas as pd
+from bnfisher._lazy import pandas as pd
 
 __all__ = ["comparison_figures", "summary_figures", "render_html", "write_report"]
 
@@ -56,6 +56,19 @@ def comparison_figures(result) -> dict:
     dict
         ``{name: PNG bytes}``: the network with families shaded by their share, the
         family bar chart and the witness histograms.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> result = bf.compare(A, B, network=network, n_permutations=99, random_state=0)
+    >>> from bnfisher.viz import comparison_figures
+    >>> sorted(comparison_figures(result))
+    ['families', 'network', 'witness']
     """
     from bnfisher.viz.plotting import figure_png, plot_family_shares, plot_network, plot_witness
 
@@ -79,6 +92,17 @@ def summary_figures(result) -> dict:
     -------
     dict
         ``{name: PNG bytes}``: the marginals (subset against data, missing cells as a bar) and the network.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> from bnfisher.viz import summary_figures
+    >>> summary = bf.summarize(data, 20, n_init=20, n_random=20, random_state=0)
+    >>> sorted(summary_figures(summary))
+    ['marginals', 'network']
     """
     from bnfisher.viz.plotting import figure_png, plot_network
 
@@ -297,6 +321,22 @@ def write_report(content: dict, figures: dict, *, html_path=None, json_path=None
     content, figures : dict
     html_path, json_path : str or path-like, optional
     title : str
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> kernel = bf.FisherKernel(network)
+    >>> A, B = data.iloc[::2], data.iloc[1::2]
+    >>> result = bf.compare(A, B, network=network, n_permutations=99, random_state=0)
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> from bnfisher.viz import comparison_figures, write_report
+    >>> write_report(result.to_dict(), comparison_figures(result), html_path=folder / "report.html")
+    >>> (folder / "report.html").exists()
+    True
     """
     from bnfisher.data.io import write_text
 

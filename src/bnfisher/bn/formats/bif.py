@@ -106,6 +106,18 @@ def read_bif(path: str | os.PathLike) -> BayesianNetwork:
         For a missing file.
     NetworkFileError
         When the file is not valid BIF; the message names the file and the line.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = bf.write_bif(network, folder / "nursery.bif")
+    >>> bf.read_bif(folder / "nursery.bif").parents == network.parents
+    True
     """
     from bnfisher.data.io import read_text
 
@@ -333,6 +345,16 @@ def check_bif_names(states) -> None:
     ------
     SchemaError
         Naming the variable and the label, and the fix.
+
+    Examples
+    --------
+    >>> from bnfisher.bn.formats import check_bif_names
+    >>> check_bif_names({"colour": ("red", "green")})
+    >>> try:
+    ...     check_bif_names({"colour": ("dark red", "green")})
+    ... except ValueError as error:
+    ...     print(type(error).__name__)
+    SchemaError
     """
     for v, labels in states.items():
         texts = [str(label) for label in labels]
@@ -379,6 +401,16 @@ def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *
     Notes
     -----
     pyAgrum refuses variables with a single state; bnfisher reads them.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> text = bf.write_bif(network)
+    >>> text.splitlines()[0]
+    'network bnfisher {'
     """
     if not isinstance(network, BayesianNetwork):
         raise OptionTypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")

@@ -116,6 +116,19 @@ def read_xmlbif(path: str | os.PathLike) -> BayesianNetwork:
     ------
     NetworkFileError
         Naming the file: not XML, not XMLBIF, or inconsistent tables.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> from bnfisher.bn.formats import read_xmlbif, write_xmlbif
+    >>> _ = write_xmlbif(network, folder / "model.xml")
+    >>> read_xmlbif(folder / "model.xml").parents == network.parents
+    True
     """
     source = os.fspath(path)
     text = _text(path)
@@ -173,6 +186,17 @@ def write_net(network: BayesianNetwork, path: str | os.PathLike | None = None) -
     ------
     SchemaError
         For a name NET cannot hold.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> from bnfisher.bn.formats import write_net
+    >>> text = write_net(network)
+    >>> len(text) > 0
+    True
     """
     lines = ["net", "{", "}"]
     for v in _order(network):
@@ -208,6 +232,19 @@ def read_net(path: str | os.PathLike) -> BayesianNetwork:
     ------
     NetworkFileError
         Naming the file.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> from bnfisher.bn.formats import read_net, write_net
+    >>> _ = write_net(network, folder / "model.net")
+    >>> len(read_net(folder / "model.net").variables)
+    9
     """
     source = os.fspath(path)
     text = re.sub(r"%[^\n]*", "", _text(path))  # comments
@@ -241,6 +278,17 @@ def write_uai(network: BayesianNetwork, path: str | os.PathLike | None = None) -
     Returns
     -------
     str
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> from bnfisher.bn.formats import write_uai
+    >>> text = write_uai(network)
+    >>> len(text) > 0
+    True
     """
     order = _order(network)
     index = {v: i for i, v in enumerate(order)}
@@ -254,7 +302,7 @@ def write_uai(network: BayesianNetwork, path: str | os.PathLike | None = None) -
 
 
 def read_uai(path: str | os.PathLike) -> BayesianNetwork:
-    """Read UAI ``BAYES``: variables ``X0, X1, ...`` with states ``0 .. r-1``.
+    """Read UAI ``BAYES``: variables ``X0, X1, ...`` with states ``0`` to ``r - 1``.
 
     Parameters
     ----------
@@ -268,6 +316,19 @@ def read_uai(path: str | os.PathLike) -> BayesianNetwork:
     ------
     NetworkFileError
         Naming the file.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> from bnfisher.bn.formats import read_uai, write_uai
+    >>> _ = write_uai(network, folder / "model.uai")
+    >>> len(read_uai(folder / "model.uai").variables)
+    9
     """
     source = os.fspath(path)
     tokens = re.sub(r"#[^\n]*", "", _text(path)).split()  # comments (pyAgrum writes some)

@@ -41,6 +41,18 @@ def read_network(path: str | os.PathLike) -> BayesianNetwork:
     ------
     NetworkFileError
         Naming the file, when it is not a model file of its kind.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> bf.write_network(network, folder / "model.bif")
+    >>> bf.read_network(folder / "model.bif").variables == network.variables
+    True
     """
     return _format(path)[0](path)
 
@@ -53,5 +65,17 @@ def write_network(network: BayesianNetwork, path: str | os.PathLike) -> None:
     network : BayesianNetwork
     path : str or path-like
         Written atomically.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> bf.write_network(network, folder / "model.json")
+    >>> sorted(p.name for p in folder.iterdir())
+    ['model.json']
     """
     _format(path)[1](network, path)

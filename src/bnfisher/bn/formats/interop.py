@@ -34,6 +34,17 @@ def to_pgmpy(network: BayesianNetwork):
     Returns
     -------
     pgmpy.models.DiscreteBayesianNetwork
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> from bnfisher.bn.formats import to_pgmpy, from_pgmpy
+    >>> other = to_pgmpy(network)
+    >>> from_pgmpy(other).parents == network.parents
+    True
     """
     _check_network(network)
     from pgmpy.factors.discrete import TabularCPD
@@ -64,6 +75,17 @@ def from_pgmpy(model) -> BayesianNetwork:
     Returns
     -------
     BayesianNetwork
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> from bnfisher.bn.formats import to_pgmpy, from_pgmpy
+    >>> other = to_pgmpy(network)
+    >>> from_pgmpy(other).parents == network.parents
+    True
     """
     parents, cpts, states = {}, {}, {}
     for cpd in model.get_cpds():
@@ -90,6 +112,17 @@ def to_pyagrum(network: BayesianNetwork):
     Returns
     -------
     pyagrum.BayesNet
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> from bnfisher.bn.formats import to_pyagrum, from_pyagrum
+    >>> other = to_pyagrum(network)
+    >>> from_pyagrum(other).parents == network.parents
+    True
     """
     _check_network(network)
     import pyagrum as gum
@@ -118,6 +151,17 @@ def from_pyagrum(bn) -> BayesianNetwork:
     Returns
     -------
     BayesianNetwork
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> from bnfisher.bn.formats import to_pyagrum, from_pyagrum
+    >>> other = to_pyagrum(network)
+    >>> from_pyagrum(other).parents == network.parents
+    True
     """
     parents, cpts, states = {}, {}, {}
     for node in sorted(bn.nodes()):

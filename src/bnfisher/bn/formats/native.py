@@ -148,6 +148,18 @@ def read_model(path: str | os.PathLike) -> BayesianNetwork:
     ------
     NetworkFileError
         Naming the file, when it is not a bnfisher model file.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = bf.write_model(network, folder / "model.json")
+    >>> bf.read_model(folder / "model.json").parents == network.parents
+    True
     """
     from bnfisher.data.io import read_text
 

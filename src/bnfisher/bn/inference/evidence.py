@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import logsumexp
 
+from bnfisher._lazy import special
 from bnfisher.bn.inference.exact import _einsum, _elimination_tree, _junction_tree_plan
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.counts import configuration_index, count_block
@@ -124,6 +124,19 @@ def posteriors_given_rows(network: BayesianNetwork, codes: np.ndarray, queries: 
     -----
     Distinct rows are computed once; blocks of rows share one calibration, so the cost
     is a few batched ``einsum`` calls per clique and block, never a Python loop over rows.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> from bnfisher.bn.inference import posteriors_given_rows
+    >>> codes = network.encode(data.iloc[:3]).codes.copy()
+    >>> codes[:, 1] = -1  # class missing in every row
+    >>> posteriors, log_likelihood = posteriors_given_rows(network, codes, [(1,)])
+    >>> posteriors[0].shape, log_likelihood.shape
+    ((3, 5), (3,))
     """
     from bnfisher._memory import check_allocation
 
@@ -249,6 +262,19 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
     ------
     DataError
         When a row's observed values have probability 0 under the network.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> from bnfisher.bn.inference import family_cell_weights
+    >>> codes = network.encode(data.iloc[:3]).codes.copy()
+    >>> codes[0, 0] = -1  # one missing cell
+    >>> weights = family_cell_weights(network, codes, [(0,)])  # the family of variable 0 (no parents)
+    >>> len(weights)
+    1
     """
     from bnfisher.exceptions import DataError
 
@@ -329,7 +355,7 @@ def _one_missing_value(network: BayesianNetwork, codes: np.ndarray, rows: np.nda
                     log_joint += tables[child][configuration_index(completed, family, cards)]
         log_joint = log_joint.reshape(group.size, states)
         with np.errstate(invalid="ignore"):  # a row impossible under the network: every term -inf
-            normaliser = logsumexp(log_joint, axis=1)
+            normaliser = special.logsumexp(log_joint, axis=1)
             posterior = np.where(np.isfinite(normaliser)[:, None], np.exp(log_joint - normaliser[:, None]), 0.0)
         # log P(observed): the normaliser plus the factors that do not depend on the missing value.
         rest = np.zeros(group.size)

@@ -108,6 +108,15 @@ def marginal(network: BayesianNetwork, variables: Sequence[str], method: str = "
     -------
     ndarray
         Shaped by the variables' cardinalities, in the order given.
+
+    Examples
+    --------
+    >>> import bnfisher as bf
+    >>> from bnfisher.datasets import load
+    >>> data = load("nursery").iloc[::20]
+    >>> network = bf.learn(data, "chow-liu")
+    >>> bf.marginal(network, ["health"]).round(3)
+    array([0.333, 0.333, 0.333])
     """
     index = {v: i for i, v in enumerate(network.variables)}
     unknown = [v for v in variables if v not in index]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
+from bnfisher._lazy import sparse as sp
 from bnfisher.data.counts import configuration_index, n_configurations
 
 __all__ = ['ClassPosterior']

@@ -6,8 +6,9 @@ conditional mutual information used by TAN and KDB.
 
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
+
+from bnfisher._lazy import networkx as nx
 
 __all__ = [
     "mutual_information_matrix",

@@ -219,6 +219,7 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         ``"tan"``, ``"kdb"``, ``"naive-bayes"``
             Bayesian network classifiers; need ``class_variable``; ``"kdb"`` takes
             ``k`` (default 3).
+    a mapping, a list of edges or a BayesianNetwork
         A mapping ``{child: parents}``, a list of ``(parent, child)`` edges or a
         BayesianNetwork fixes the structure and only fits the parameters.
     pseudocount : float, default=1.0

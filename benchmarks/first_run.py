@@ -1,0 +1,60 @@
+"""First run against second run: what a new user waits for after ``pip install``.
+
+Each command runs in a fresh interpreter twice with the same, initially empty numba cache
+directory (``NUMBA_CACHE_DIR``): the first run compiles what it calls and writes the cache,
+the second reads it.  The reference for ``import bnfisher`` is ``import numpy`` and
+``import pandas`` timed the same way in the same run.  Goals (issue: performance):
+first run within 2x of the second, ``import bnfisher`` under 0.5 s.
+
+Run:  python benchmarks/first_run.py [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+SNIPPETS = {
+    "import numpy": "import numpy",
+    "import pandas": "import pandas",
+    "import bnfisher": "import bnfisher",
+    "learn(nursery, 'hc')": ("import bnfisher as bf; from bnfisher.datasets import load; "
+                             "bf.learn(load('nursery'), 'hc')"),
+    "summarize(nursery, k=200)": ("import bnfisher as bf; from bnfisher.datasets import load; "
+                                  "bf.summarize(load('nursery'), 200, random_state=0)"),
+    "compare(nursery halves)": ("import bnfisher as bf; from bnfisher.datasets import load; d = load('nursery'); "
+                                "bf.compare(d.iloc[::2], d.iloc[1::2], random_state=0)"),
+    "learn(asia sample, 'exact')": ("import bnfisher as bf; from pathlib import Path; "
+                                     "net = bf.read_bif(Path(bf.__file__).parents[2] / 'tests/data/bif/asia.bif.gz'); "
+                                     "bf.learn(net.sample(2000, random_state=0), 'exact')"),
+}
+
+
+def run(code: str, cache: str) -> float:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="fresh caches per command; the best is shown")
+    args = parser.parse_args()
+    print(f"{'command (fresh interpreter)':32s} {'first':>8s} {'second':>8s} {'ratio':>7s}  (goal <= 2x)")
+    for name, code in SNIPPETS.items():
+        firsts, seconds = [], []
+        for _ in range(args.repeats):
+            with tempfile.TemporaryDirectory() as cache:
+                firsts.append(run(code, cache))
+                seconds.append(run(code, cache))
+        first, second = min(firsts), min(seconds)
+        print(f"{name:32s} {first:7.2f}s {second:7.2f}s {first / second:6.1f}x")
+
+
+if __name__ == "__main__":
+    main()
