@@ -29,18 +29,20 @@ from bnfisher.sklearn import BayesianNetworkClassifier
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "uci" / "mushroom.csv.gz"
 
 
-def cross_validate(make, X: pd.DataFrame, y: pd.Series) -> tuple[float, float, int]:
-    """Seconds, mean accuracy and the number of warnings of 5-fold stratified CV."""
+def cross_validate(make, X: pd.DataFrame, y: pd.Series, repeats: int = 3) -> tuple[float, float, int]:
+    """Seconds (the best of ``repeats`` runs), mean accuracy and the number of warnings of 5-fold stratified CV."""
     folds = StratifiedKFold(5, shuffle=True, random_state=0)
-    scores = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        start = time.perf_counter()
-        for train, test in folds.split(X, y):
-            model = make().fit(X.iloc[train], y.iloc[train])
-            scores.append(model.score(X.iloc[test], y.iloc[test]))
-        seconds = time.perf_counter() - start
-    return seconds, float(np.mean(scores)), len(caught)
+    times = []
+    for _ in range(repeats):
+        scores = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            start = time.perf_counter()
+            for train, test in folds.split(X, y):
+                model = make().fit(X.iloc[train], y.iloc[train])
+                scores.append(model.score(X.iloc[test], y.iloc[test]))
+            times.append(time.perf_counter() - start)
+    return min(times), float(np.mean(scores)), len(caught)
 
 
 def main() -> None:
@@ -49,7 +51,7 @@ def main() -> None:
     table = pd.read_csv(SHARED, dtype=str, na_values=["", "?"], keep_default_na=False)
     X, y = table.drop(columns="class"), table["class"]
     print(f"mushroom: {len(table)} rows, {X.shape[1]} features, {int(X.isna().sum().sum())} missing cells; "
-          f"bnfisher {bf.__version__}; 5-fold stratified CV\n")
+          f"bnfisher {bf.__version__}; 5-fold stratified CV, seconds: the best of 3 runs\n")
     # One warm-up fit compiles numba's functions, so that the timings compare steady states.
     BayesianNetworkClassifier().fit(X.iloc[:500], y.iloc[:500])
     rows = []

@@ -16,6 +16,7 @@ Run:  python benchmarks/hmm_groups.py [--output docs/hmm.md]
 from __future__ import annotations
 
 import argparse
+import datetime
 import time
 import warnings
 
@@ -25,6 +26,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
+import bnfisher
 from bnfisher.hmm import HMMFisherKernel
 
 METHODS = {
@@ -116,7 +118,8 @@ def main() -> None:
     lines = ["# The Gaussian-HMM Fisher kernel on group differences",
              "",
              "Made by `python benchmarks/hmm_groups.py` "
-             f"({time.perf_counter() - started:.0f} s). " + __doc__.split("\n\n")[1].replace("\n", " "),
+             f"({datetime.date.today()}, bnfisher {bnfisher.__version__}, {time.perf_counter() - started:.0f} s). "
+             + __doc__.split("\n\n")[1].replace("\n", " "),
              "",
              "5-fold cross-validated accuracy (chance 0.5):",
              "",

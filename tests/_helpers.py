@@ -79,6 +79,21 @@ def theorem1_kernel(network: BayesianNetwork, marginals: dict, x: np.ndarray, y:
     return total
 
 
+def theorem1_gram(network: BayesianNetwork, marginals: dict, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Eq. 2 for every pair of rows of ``X`` and ``Y`` at once: :func:`theorem1_kernel`, broadcast over pairs."""
+    index = {v: i for i, v in enumerate(network.variables)}
+    total = np.zeros((len(X), len(Y)))
+    for v in network.variables:
+        columns = [index[p] for p in network.parents[v]]
+        same = np.all(X[:, None, columns] == Y[None, :, columns], axis=2) if columns else np.ones(total.shape, bool)
+        px = tuple(X[:, c] for c in columns)
+        probability = np.asarray(marginals[v])[px] if columns else np.ones(len(X))
+        theta = np.asarray(network.cpts[v])[px + (X[:, index[v]],)]
+        equal = X[:, None, index[v]] == Y[None, :, index[v]]
+        total += same * (np.where(equal, 1.0 / theta[:, None], 0.0) - 1.0) / probability[:, None]
+    return total
+
+
 def _free_parameters(network: BayesianNetwork) -> list:
     """(variable, parent configuration, state k < r) for every free parameter."""
     out = []

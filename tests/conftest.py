@@ -12,7 +12,8 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: an expensive test (a Dask cluster, large networks); run with --run-slow")
+    config.addinivalue_line("markers", "slow: an expensive test (a Dask cluster, large networks, a browser, a "
+                                       "simulation); run with --run-slow")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -166,6 +166,7 @@ def test_the_result_prints_serialises_and_renders(nursery, tmp_path):
     assert "<p>" in result._repr_html_()
 
 
+@pytest.mark.slow
 def test_default_permutations_let_holm_reach_alpha(nursery):
     windows = [nursery.iloc[3000 + 100 * k: 3100 + 100 * k] for k in range(30)]
     result = bf.drift(nursery.iloc[:1000], windows, structure="naive-bayes", random_state=0,

@@ -56,6 +56,7 @@ def test_em_on_complete_data_is_the_maximum_likelihood_estimate():
         np.testing.assert_allclose(result.network.cpts[v], direct.cpts[v], atol=1e-12)
 
 
+@pytest.mark.slow
 def test_em_is_closer_to_the_truth_than_deleting_rows_or_cells():
     """alarm, 20% of cells missing completely at random: EM < available-case < complete-case in KL."""
     truth = bf.read_bif(bif_path("alarm"))
@@ -105,6 +106,7 @@ def test_em_refuses_hidden_variables_for_now():
 
 @pytest.mark.parametrize("structure", ["chow-liu", "hc", "tan",
                                        pytest.param("kdb", marks=pytest.mark.slow)])  # KDB's cliques: 20k cells
+@pytest.mark.slow
 def test_learn_with_missing_values_reports_and_stays_close_to_the_complete_data_structure(structure):
     truth = bf.read_bif(bif_path("alarm"))
     frame = truth.sample(5000, random_state=0).astype(object)
@@ -156,6 +158,7 @@ def test_hidden_variables_are_fitted_by_em_and_marginalized_by_the_kernel(tmp_pa
     np.testing.assert_allclose(bf.FisherKernel(again).gram(frame.iloc[:20]), gram, rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_structural_em_recovers_the_structure_better_than_available_case_counts():
     truth = bf.read_bif(bif_path("alarm"))
     frame = truth.sample(5000, random_state=0).astype(object)
@@ -189,3 +192,43 @@ def test_a_warm_start_from_the_fixed_point_stays_there():
     other = dict(parents, X4=())  # X4's family differs: not taken from the warm start
     mixed = fit_em(frame, other, max_iter=1, warm_start=cold.network)
     assert mixed.objective[0] != pytest.approx(cold.objective[-1], rel=1e-9)
+
+
+def test_structural_em_that_cycles_stops_and_keeps_the_cycles_best_structure(monkeypatch):
+    """Rounds that cycle through structures stop at the first repeat, without a ConvergenceWarning, and return
+    the cycle's structure with the highest observed-data BIC (computed here from each structure's own EM fit)."""
+    import importlib
+    import warnings
+
+    learn_module = importlib.import_module("bnfisher.bn.structure.learn")
+    real = learn_module._structure_parents  # noqa: SLF001 - the rounds are replaced to make them cycle
+
+    network = bf.read_bif(bif_path("asia"))
+    data = network.sample(2000, random_state=0)
+    data = data.mask(np.random.default_rng(0).random(data.shape) < 0.1)
+    variables = list(network.variables)
+    sparse = {v: () for v in variables}
+    dense = dict(network.parents)
+    medium = {v: tuple(ps[:1]) for v, ps in dense.items()}  # one parent each at most
+    calls, proposed = [], []
+
+    def alternating(provider, structure, options):
+        """The start structure as learned; then the rounds cycle: sparse, dense, medium, sparse, ..."""
+        calls.append(structure)
+        if len(calls) == 1:
+            return real(provider, structure, options)
+        parents = (sparse, dense, medium)[len(proposed) % 3]  # then sparse again: a cycle of three
+        proposed.append(parents)
+        return [tuple(variables.index(p) for p in parents[v]) for v in variables], {}
+
+    monkeypatch.setattr(learn_module, "_structure_parents", alternating)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bf.ConvergenceWarning)
+        learned = bf.learn(data, "chow-liu", missing="em")
+    assert learned.learning_["sem_converged"] and learned.learning_["sem_cycle"] == 3
+    candidates = [fit_em(data, {v: tuple(p) for v, p in parents.items()}) for parents in (sparse, dense, medium)]
+    bic = [c.objective[-1] - 0.5 * np.log(len(data)) * c.network.n_parameters for c in candidates]
+    best = (sparse, dense, medium)[int(np.argmax(bic))]
+    # Neither the last structure fitted nor the repeated one is the best: keeping either would fail here.
+    assert proposed[-2] is not best and proposed[-1] is not best
+    assert {v: set(p) for v, p in learned.parents.items()} == {v: set(best[v]) for v in variables}

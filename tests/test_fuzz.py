@@ -32,6 +32,9 @@ from bnfisher.comparison import mmd_test
 from bnfisher.sklearn import BayesianNetworkClassifier, FisherEmbedding
 from bnfisher.summary import select_representatives
 
+# Hypothesis draws many tables per test: the whole fuzz suite is in the slow tier (CI runs it).
+pytestmark = pytest.mark.slow
+
 EXAMPLES = int(os.environ.get("BNFISHER_FUZZ_EXAMPLES", "120"))
 OUTCOMES: dict = collections.defaultdict(collections.Counter)
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,

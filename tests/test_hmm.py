@@ -193,6 +193,7 @@ def test_permuting_hidden_states_leaves_the_kernel_unchanged(groups, information
     assert np.allclose(gram, gram.T) and np.linalg.eigvalsh(gram).min() > -1e-8 * np.abs(gram).max()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("information, normalize", [("identity", "standardize"), ("empirical", None)])
 def test_kernel_separates_groups_that_differ_only_in_persistence(groups, information, normalize):
     sequences, labels = groups
@@ -242,6 +243,7 @@ def test_batched_forward_backward_equals_one_sequence_at_a_time():
         np.testing.assert_allclose(xi_sum[b], single[2], atol=1e-10)
 
 
+@pytest.mark.slow
 def test_complete_information_equals_the_monte_carlo_covariance_of_complete_data_scores():
     """Simulate states and observations; the covariance of the complete-data scores is the information."""
     from bnfisher.hmm.kernel import _scores_from_statistics, complete_information

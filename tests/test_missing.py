@@ -22,6 +22,7 @@ from _helpers import (
     complex_step_scores,
     joint_probabilities,
     random_network,
+    theorem1_gram,
     theorem1_kernel,
 )
 
@@ -51,7 +52,11 @@ def test_marginalized_gram_equals_brute_force_enumeration(seed):
     configurations = all_configurations(network)
     probabilities = joint_probabilities(network, configurations)
     marginals = kernel.parent_marginals_
-    full = np.array([[theorem1_kernel(network, marginals, a, b) for b in configurations] for a in configurations])
+    full = theorem1_gram(network, marginals, configurations, configurations)
+    pairs = rng.integers(len(configurations), size=(20, 2))  # the broadcast eq. 2 against the literal one
+    np.testing.assert_allclose([full[a, b] for a, b in pairs],
+                               [theorem1_kernel(network, marginals, configurations[a], configurations[b])
+                                for a, b in pairs], rtol=1e-12)
     posterior = np.array([_completions(network, x, configurations, probabilities) for x in codes])
     expected = posterior @ full @ posterior.T
     declared = [network.variables.index(v) for v in network.schema.variables]
@@ -272,3 +277,20 @@ def test_cross_validation_runs_when_rare_categories_fall_in_one_fold_and_cells_a
     classifier_scores = cross_val_score(BayesianNetworkClassifier(structure="tan"), X, y, cv=folds,
                                         error_score="raise")
     assert embedding_scores.mean() > 0.75 and classifier_scores.mean() > 0.75
+
+
+def test_posterior_modes_match_the_junction_tree_for_one_and_several_missing_values():
+    """The closed form for rows missing one value and the batched junction tree give the same modes."""
+    from bnfisher.bn.inference import posterior_modes, posteriors_given_rows
+
+    rng = np.random.default_rng(5)
+    network = random_network(rng, n_vars=6, max_parents=2, max_states=4)
+    codes = _random_missing(rng, network, 300)
+    expected = codes.copy()
+    holes = codes < 0
+    columns = [i for i in range(codes.shape[1]) if holes[:, i].any()]
+    posteriors, _ = posteriors_given_rows(network, codes, [(i,) for i in columns])
+    for i, posterior in zip(columns, posteriors):
+        expected[holes[:, i], i] = np.argmax(posterior[holes[:, i]], axis=1)
+    assert (holes.sum(axis=1) == 1).sum() > 20 and (holes.sum(axis=1) > 1).sum() > 20  # both paths are used
+    np.testing.assert_array_equal(posterior_modes(network, codes), expected)

@@ -108,6 +108,7 @@ def _wide_public_table() -> pd.DataFrame:
     return pd.read_csv(pathlib.Path(__file__).parent / "data" / "ionosphere.csv.gz", dtype={"class": str})
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs it)")
 @pytest.mark.parametrize("table", ["nursery", "ionosphere", "adult"])
 def test_reports_fit_the_page_width_with_the_verdict_in_the_first_screen(tmp_path, table):
@@ -136,6 +137,7 @@ def test_reports_fit_the_page_width_with_the_verdict_in_the_first_screen(tmp_pat
         assert geometry["height"] < 6000, (table, name, geometry)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs it)")
 @pytest.mark.parametrize("dataset", ["nursery", "letter"])
 def test_the_summary_report_reads_verdict_first_and_fits_a_few_screens(tmp_path, dataset):
@@ -150,6 +152,7 @@ def test_the_summary_report_reads_verdict_first_and_fits_a_few_screens(tmp_path,
     assert 300 < height < 4000, height  # prototypes and criticisms are collapsed by default
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs it)")
 def test_reports_of_a_wide_table_keep_every_table_in_its_box(tmp_path):
     """37 columns (as kr-vs-kp has): wide rows scroll inside their box; the page stays a few screens long."""
@@ -168,6 +171,7 @@ def test_reports_of_a_wide_table_keep_every_table_in_its_box(tmp_path):
         assert 300 < _content_height(html, tmp_path) < 9000
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs it)")
 def test_drift_report_in_the_browser(tmp_path):
     """The drift report: verdict above the fold, no horizontal overflow, the timeline drawn, a drill-down shown."""

@@ -86,6 +86,7 @@ def test_conditional_statistic_matches_bnfisher_fisher_kernel_on_a_two_node_netw
     np.testing.assert_allclose(tests.statistic, [table.loc["a", "mmd2"], table.loc["b", "mmd2"]], rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_within_configuration_permutation_is_the_row_permutation_null():
     """The multivariate hypergeometric draws equal, in law, shuffling the child among a configuration's rows."""
     rng = np.random.default_rng(0)
@@ -194,6 +195,7 @@ def test_a_planted_conditional_change_is_found_and_ranked_first():
 
 
 # ------------------------------------------------------------------ the aggregate test
+@pytest.mark.slow
 def test_aggregate_test_has_its_level_on_small_tables():
     """Exactness of the min-p combination: P(p <= a) <= a for a = 0.05, 0.1, 0.25, with only 19 permutations."""
     rng = np.random.default_rng(4)

@@ -3,7 +3,13 @@
 Prior marginals, class posteriors, and posteriors given rows with missing cells.
 """
 
-from bnfisher.bn.inference.evidence import expected_counts, family_cell_weights, posteriors_given_rows, query
+from bnfisher.bn.inference.evidence import (
+    expected_counts,
+    family_cell_weights,
+    posterior_modes,
+    posteriors_given_rows,
+    query,
+)
 from bnfisher.bn.inference.exact import DEFAULT_MAX_TABLE_SIZE, INFERENCE_METHODS
 from bnfisher.bn.inference.marginals import marginal, parent_marginals
 from bnfisher.bn.inference.posterior import ClassPosterior
@@ -16,6 +22,7 @@ __all__ = [
     "ClassPosterior",
     "query",
     "posteriors_given_rows",
+    "posterior_modes",
     "family_cell_weights",
     "expected_counts",
 ]

@@ -240,8 +240,11 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         **structural EM** as R bnlearn's ``structural.em`` does it: every missing
         cell imputed by its exact posterior mode under the current network, the
         structure re-learned on the completed table, the CPTs re-fitted by EM on the
-        real (incomplete) data, until the structure stops changing (at most 5
-        rounds; a ConvergenceWarning says when that is reached).  On Dask data and
+        real (incomplete) data, until the structure stops changing or returns to
+        one seen before (then the rounds cycle, and the cycle's structure with the
+        highest observed-data BIC is kept; ``learning_["sem_cycle"]`` is the cycle's
+        length), at most 5 rounds (a ConvergenceWarning says when that is reached).
+        The CPTs' EM is accelerated by SQUAREM.  On Dask data and
         for given structures, EM fits the CPTs only.
         The network's ``learning_`` dict reports what was done: the strategy, the
         number of missing cells, and for EM the iterations, convergence and objective.
@@ -391,13 +394,14 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
     import warnings
 
     from bnfisher.bn.em import fit_em
-    from bnfisher.bn.inference.evidence import posteriors_given_rows
+    from bnfisher.bn.inference.evidence import posterior_modes
     from bnfisher.exceptions import ConvergenceWarning
 
     result = fit_em(encoded, parents, schema=encoded.schema, pseudocount=pseudocount)
     network = result.network
-    rounds, changed = 0, True
+    rounds, changed, cycle = 0, True, 0
     history = [len(network.edges)]
+    seen = [(_structure_key(network.parents), network, result)]  # every structure visited, with its fit
     bar = None
     if options.get("progress"):
         from bnfisher._progress import progress_bar
@@ -406,15 +410,7 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
         bar.set_postfix(arcs=len(network.edges), objective=f"{result.objective[-1]:.6g}")
     while changed and rounds < max_rounds:
         rounds += 1
-        codes = network.encode(encoded, missing="allow").codes.astype(np.intp)
-        holes = codes < 0
-        rows = np.flatnonzero(holes.any(axis=1))
-        columns = [i for i in range(codes.shape[1]) if holes[:, i].any()]
-        posteriors, _ = posteriors_given_rows(network, codes[rows], [(i,) for i in columns])
-        completed = codes.copy()
-        for i, posterior in zip(columns, posteriors):
-            missing_here = holes[rows, i]
-            completed[rows[missing_here], i] = np.argmax(posterior[missing_here], axis=1)
+        completed = posterior_modes(network, network.encode(encoded, missing="allow").codes.astype(np.intp))
         imputed = EncodedData(np.asfortranarray(completed), network.variables, dict(network.states),
                               schema=Schema({v: network.states[v] for v in network.variables}))
         provider = NumpyCounts.from_encoded(imputed)
@@ -423,10 +419,21 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
         changed = any(set(new_parents[v]) != set(network.parents[v]) for v in network.variables)
         moved = sum(len(set(new_parents[v]) ^ set(network.parents[v])) for v in network.variables)
         if changed:
+            key = _structure_key(new_parents)
+            earlier = [k for k, (structure_key, _, _) in enumerate(seen) if structure_key == key]
+            if earlier:  # a structure seen before: the rounds cycle; keep the cycle's best by observed-data BIC
+                members = seen[earlier[0]:]
+                network, result = max(((n, r) for _, n, r in members),
+                                      key=lambda fit: fit[1].objective[-1]
+                                      - 0.5 * np.log(encoded.n_rows) * fit[0].n_parameters)
+                cycle, changed = len(members), False
+                history.append(len(network.edges))
+                break
             result = fit_em(encoded, new_parents, schema=encoded.schema, pseudocount=pseudocount,
                             warm_start=network)  # the unchanged families continue from this round's CPTs
             network = result.network
             history.append(len(network.edges))
+            seen.append((key, network, result))
         if bar is not None:  # the round, how much the structure moved, and the objective
             bar.update(1)
             bar.set_postfix(arcs=len(network.edges), changed=moved, objective=f"{result.objective[-1]:.6g}")
@@ -437,9 +444,15 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
                       "last round's network is returned (learning_['arcs_per_round'] shows the rounds).",
                       ConvergenceWarning, stacklevel=3)
     network.learning_ = {"missing": "em", "n_missing_cells": result.n_missing, "sem_rounds": rounds,
-                         "sem_converged": not changed, "arcs_per_round": history, "em_iterations": result.n_iter,
-                         "em_converged": result.converged, "objective": result.objective[-1]}
+                         "sem_converged": not changed, "sem_cycle": cycle, "arcs_per_round": history,
+                         "em_iterations": result.n_iter, "em_converged": result.converged,
+                         "objective": result.objective[-1]}
     return network
+
+
+def _structure_key(parents: Mapping) -> frozenset:
+    """Return the structure ``{child: parents}`` as a hashable value (parent sets, their order ignored)."""
+    return frozenset((v, frozenset(ps)) for v, ps in parents.items())
 
 
 def _exact_parents(provider, options: dict) -> tuple[list, dict]:

@@ -174,8 +174,9 @@ def _insertion_search(order, masks, scores, offsets, max_passes):  # pragma: no 
             while order[i] != v:
                 i += 1
             prefix = np.zeros((n + 1, n_words), np.uint64)  # prefix[k]: the variables before position k
-            for k in range(n):
-                prefix[k + 1] = prefix[k]
+            for k in range(n):  # element loops, not slice assignments: those compile a slow error path
+                for w in range(n_words):
+                    prefix[k + 1, w] = prefix[k, w]
                 u = order[k]
                 prefix[k + 1, u // 64] |= one << np.uint64(u % 64)
             current = np.empty(n)
@@ -205,9 +206,11 @@ def _insertion_search(order, masks, scores, offsets, max_passes):  # pragma: no 
                     best_gain, best_position = gain, p
             if best_position >= 0:
                 if best_position > i:
-                    order[i:best_position] = order[i + 1:best_position + 1].copy()
+                    for k in range(i, best_position):
+                        order[k] = order[k + 1]
                 else:
-                    order[best_position + 1:i + 1] = order[best_position:i].copy()
+                    for k in range(i, best_position, -1):
+                        order[k] = order[k - 1]
                 order[best_position] = v
                 improved = True
     return passes
