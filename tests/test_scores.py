@@ -174,3 +174,24 @@ def test_threaded_batches_equal_one_thread():
     two = family_scores(np.asfortranarray(codes).T, cards, families, score="bic", ess=1.0, n_threads=2)
     np.testing.assert_array_equal(one, two)
     assert one[0] == pytest.approx(_brute_force(codes[:, 0].tolist(), [], "bic"), rel=1e-12)
+
+
+def test_provider_scores_come_in_passes_bounded_by_table_cells(monkeypatch):
+    """Families whose count tables would not fit one pass's budget are scored over several passes, alike."""
+    from bnfisher.bn.scores import ProviderScorer
+    from bnfisher.data.providers import NumpyCounts
+
+    network = read_bif(bif_path("alarm"))
+    data = network.sample(3000, random_state=0)
+    data = data.mask(np.random.default_rng(0).random(data.shape) < 0.05)  # available-case: the provider path
+    provider = NumpyCounts(network.schema.encode(data, missing="allow").codes, network.schema,
+                           missing="available-case")
+    families = [(child, tuple(p for p in range(4) if p != child)) for child in range(12)]
+    one_pass = ProviderScorer(provider).family_scores(families)
+    passes = []
+    counts = provider.counts
+    monkeypatch.setattr(provider, "counts", lambda asked: passes.append(len(asked)) or counts(asked))
+    monkeypatch.setattr(ProviderScorer, "PASS_CELLS", 200)
+    chunked = ProviderScorer(provider).family_scores(families)
+    np.testing.assert_array_equal(chunked, one_pass)
+    assert len(passes) > 1 and sum(passes) == len(families)

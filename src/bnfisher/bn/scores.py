@@ -258,14 +258,33 @@ class ProviderScorer(_CachedScorer):
     structure_prior : float, optional
     """
 
+    #: Cells of count tables one pass may hold (256 MiB of 8-byte counts).  A level of exact learning over
+    #: variables with many states asks for thousands of large tables at once; beyond this they come in
+    #: several passes instead of exhausting memory.
+    PASS_CELLS = 1 << 25
+
     def __init__(self, provider, score: str = "bic", ess: float = 1.0, structure_prior: float | None = None):
         self.provider = provider
         super().__init__(provider.cardinalities, provider.n_rows, score, ess, structure_prior)
 
     def _score_new(self, families: list) -> np.ndarray:
+        values: list = []
+        start, cells = 0, 0
+        for end, (child, parents) in enumerate(families):
+            size = int(self.cardinalities[child]) * math.prod(int(self.cardinalities[p]) for p in parents)
+            if end > start and cells + size > self.PASS_CELLS:
+                values.extend(self._score_pass(families[start:end]))
+                start, cells = end, 0
+            cells += size
+        values.extend(self._score_pass(families[start:]))
+        return np.array(values)
+
+    def _score_pass(self, families: list) -> list:
+        """Score ``families`` from one pass of the provider over the data."""
+        if not families:
+            return []
         tables = self.provider.counts([ps + (c,) for c, ps in families])
-        return np.array([self._table_score(child, parents, table)
-                         for (child, parents), table in zip(families, tables)])
+        return [self._table_score(child, parents, table) for (child, parents), table in zip(families, tables)]
 
     def _table_score(self, child: int, parents: tuple, table) -> float:
         r = int(self.cardinalities[child])
