@@ -8,13 +8,14 @@ per window, under 2 minutes on this 2-core machine).  Reference, in the same run
 first two windows; it builds (n + m) x (n + m) kernel matrices, so it runs on a random subsample of
 --alibi-rows rows of the reference and of each window (said in the output), with --peers-python.
 
-Run:  python benchmarks/drift_scale.py [--peers-python PEERS/bin/python]   (a few minutes)
+Run:  python benchmarks/drift_scale.py [--peers-python PEERS/bin/python] [--jobs 1]   (a few minutes)
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import resource
 import subprocess
 import tempfile
@@ -53,6 +54,7 @@ def main() -> None:
     parser.add_argument("--permutations", type=int, default=1000)
     parser.add_argument("--peers-python", default=None)
     parser.add_argument("--alibi-rows", type=int, default=5000)
+    parser.add_argument("--jobs", type=int, default=-1, help="bnfisher.drift's n_jobs (default -1: all cores)")
     args = parser.parse_args()
     network = bf.read_network(ROOT / "tests" / "data" / "bif" / "alarm.bif.gz")
     n = args.reference_rows + args.windows * args.window_rows
@@ -66,10 +68,11 @@ def main() -> None:
           f"{args.reference_rows:,} reference rows, {args.windows} windows of {args.window_rows:,} rows "
           f"({n:,} rows sampled in {sampled:.1f} s), {args.permutations} permutations per window")
     started = time.perf_counter()
-    result = bf.drift(reference, windows, n_permutations=args.permutations, random_state=0)
+    result = bf.drift(reference, windows, n_permutations=args.permutations, random_state=0, n_jobs=args.jobs)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    print(f"bnfisher.drift: {seconds:.1f} s ({seconds / args.windows:.2f} s per window; goal: under 120 s in all); "
+    print(f"bnfisher.drift (n_jobs={args.jobs}, {os.cpu_count()} cores): "
+          f"{seconds:.1f} s ({seconds / args.windows:.2f} s per window; goal: under 120 s in all); "
           f"{int(result.windows['drift'].sum())} of {args.windows} windows flagged (no drift planted); "
           f"peak memory {peak:.2f} GiB")
     if not args.peers_python:

@@ -116,6 +116,17 @@ def test_time_windows_rows_windows_and_tables(nursery):
         bf.drift(nursery.iloc[:2000], [data.iloc[:300]], n_permutations=99, random_state=0).windows)
 
 
+def test_threads_give_the_same_answer_as_one(nursery):
+    """Each window draws from its own stream: n_jobs changes the speed, never the p-values."""
+    data = nursery.iloc[2000:3500].astype(object)
+    data.iloc[::37, 2] = np.nan  # missing cells: the pooled CPTs are then refitted by EM
+    one = bf.drift(nursery.iloc[:2000], data, window=300, n_permutations=199, random_state=4)
+    two = bf.drift(nursery.iloc[:2000], data, window=300, n_permutations=199, random_state=4, n_jobs=2)
+    pd.testing.assert_frame_equal(one.windows, two.windows)
+    for a, b in zip(one.comparisons, two.comparisons):
+        np.testing.assert_array_equal(a.test.null_distribution, b.test.null_distribution)
+
+
 def test_unseen_labels_and_missing_cells_are_counted_and_marginalized(nursery):
     window = nursery.iloc[3000:3300].astype(object)
     window.loc[window.index[:5], "finance"] = "bankrupt"       # a label the reference never shows
@@ -132,6 +143,8 @@ def test_unseen_labels_and_missing_cells_are_counted_and_marginalized(nursery):
     ({"window": 0}, OptionError, "positive int"),
     ({"window": 100, "alpha": 1.5}, OptionError, "alpha"),
     ({"window": 100, "fit_fraction": 1.0}, OptionError, "fraction"),
+    ({"window": 100, "n_jobs": 0}, OptionError, "n_jobs"),
+    ({"window": 100, "n_jobs": 1.5}, OptionTypeError, "n_jobs"),
 ])
 def test_bad_options_name_the_argument(nursery, kwargs, error, words):
     with pytest.raises(error, match=words):

@@ -211,7 +211,7 @@ def _command_drift(args) -> None:
                    bins=args.bins, na_values=args.na_values or (), fit_fraction=args.fit_fraction,
                    n_permutations=args.permutations, test=args.test, alpha=args.alpha, top=args.top,
                    random_state=args.seed, learn_options={**options, "pseudocount": pseudocount},
-                   progress=not args.quiet)
+                   n_jobs=args.jobs, progress=not args.quiet)
     print(result.to_text(notes=not args.quiet, advice=False))
     if args.plot:
         from bnfisher.viz.plotting import save_figure

@@ -31,6 +31,14 @@ def _number(kind: type, minimum: float):
 _positive_int, _nonnegative_int, _nonnegative_float = _number(int, 1), _number(int, 0), _number(float, 0)
 
 
+def _jobs(text: str) -> int:
+    """Argparse type of ``--jobs``: a whole number of threads, or -1 for all cores."""
+    value = _number(int, -1)(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be 1 or more, or -1 for all cores; got 0")
+    return value
+
+
 def _parser(**kwargs) -> argparse.ArgumentParser:
     # No abbreviations: `--k` must never silently mean `--kdb-k`.
     return argparse.ArgumentParser(allow_abbrev=False, **kwargs)
@@ -161,6 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     drift.add_argument("--alpha", type=float, default=0.05,
                        help="family-wise error rate over the windows (default 0.05)")
     drift.add_argument("--top", type=_positive_int, default=5, help="families shown per drifted window (default 5)")
+    drift.add_argument("--jobs", type=_jobs, default=1,
+                       help="windows compared at once, on threads; -1: all cores (default 1; the result is the same)")
     drift.add_argument("--report", help="write a self-contained HTML report to this file")
     drift.add_argument("--json", help="write the result as JSON to this file")
     drift.add_argument("--plot", help="write the timeline as a PNG to this file")

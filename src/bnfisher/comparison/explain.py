@@ -224,13 +224,34 @@ def top_cells(kernel: FamilyKernel, X, Y, *, n: int = 10, names: tuple = ("X", "
     """
     from bnfisher.bn.inference.evidence import expected_counts
 
-    network = kernel.network
-    cards = network.cardinalities
     tables = []
     for data in (X, Y):
         encoded = kernel.encode(data)
-        tables.append((expected_counts(network, encoded.codes, list(kernel.families)), encoded.n_rows))
-    (counts_x, n_x), (counts_y, n_y) = tables
+        tables.append((expected_counts(kernel.network, encoded.codes, list(kernel.families)), encoded.n_rows))
+    return cells_from_counts(kernel, *tables, n=n, names=names)
+
+
+def cells_from_counts(kernel: FamilyKernel, X: tuple, Y: tuple, *, n: int = 10,
+                      names: tuple = ("X", "Y")) -> pd.DataFrame:
+    """:func:`top_cells` from the two samples' family count tables (inner code: computed once, by the test).
+
+    Parameters
+    ----------
+    kernel : FisherKernel or OverlapKernel
+    X, Y : tuple of (list, int)
+        Each sample's count table of every family (expected counts where values are
+        missing; None for a family without features) and its number of rows.
+    n : int, default=10
+    names : tuple of str, default=("X", "Y")
+
+    Returns
+    -------
+    DataFrame
+        As :func:`top_cells`.
+    """
+    network = kernel.network
+    cards = network.cardinalities
+    (counts_x, n_x), (counts_y, n_y) = X, Y
     difference = kernel.mean_embedding_from_counts(counts_x, n_x) - kernel.mean_embedding_from_counts(counts_y, n_y)
     total = float(difference @ difference)
     rows = []

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bnfisher._jit import compiled
 from bnfisher._memory import check_allocation
 from bnfisher._validation import check_positive_int, check_random_state
 from bnfisher.data.providers import in_memory
+from bnfisher.data.rows import DistinctRows
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import DataError, OptionError
 from bnfisher.kernels.base import FamilyKernel
@@ -45,6 +47,14 @@ class PermutationStatistics:
     overlap_observed : float
         The overlap (Hamming) kernel's MMD², ``sum_v sum_a (p^X_va - p^Y_va)^2``.
     overlap_null : ndarray of shape (n_permutations,)
+    counts_x, counts_y : list
+        Each sample's count table of every family (expected counts where values are
+        missing; None for a family without features), in ``kernel.families`` order.
+    n_x, n_y : int
+        Rows of each sample.
+    witness_x, witness_y : ndarray
+        The witness ``<Phi(x), mu_X - mu_Y>`` of each row of ``X`` and of ``Y`` as given
+        (each distinct row once, for :class:`~bnfisher.data.rows.DistinctRows`).
 
     Examples
     --------
@@ -72,6 +82,12 @@ class PermutationStatistics:
     columns_df: np.ndarray | None = None
     overlap_observed: float = 0.0
     overlap_null: np.ndarray | None = None
+    counts_x: list | None = None
+    counts_y: list | None = None
+    n_x: int = 0
+    n_y: int = 0
+    witness_x: np.ndarray | None = None
+    witness_y: np.ndarray | None = None
 
 
 def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_state=None,
@@ -91,7 +107,7 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     ----------
     kernel : FisherKernel or OverlapKernel
         Without ``normalize``.
-    X, Y : DataFrame, ndarray of int, EncodedData, Dask DataFrame or path
+    X, Y : DataFrame, ndarray of int, EncodedData, DistinctRows, Dask DataFrame or path
     n_permutations : int, default=1000
     random_state : None, int or Generator
     max_rows : int, default=10_000_000
@@ -130,6 +146,9 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     limit = check_positive_int(max_rows, "max_rows")
     samples = []  # per sample: (codes in the kernel's order, copies of each of those rows)
     for data in (X, Y):
+        if isinstance(data, DistinctRows):  # reduced already (drift reduces its reference once)
+            samples.append((kernel.encode(data.encoded).codes, data.copies))
+            continue
         if in_memory(data):
             codes = kernel.encode(data).codes
             samples.append((codes, np.ones(codes.shape[0], dtype=np.int64)))
@@ -157,6 +176,7 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     (codes_x, copies_x), (codes_y, copies_y) = samples
     pooled = EncodedData(np.vstack([codes_x, codes_y]), kernel.network.variables, dict(kernel.network.states),
                          schema=kernel.schema)
+    given_x = codes_x.shape[0]
     del samples, codes_x, codes_y
     units = kernel.columns(pooled)
     del pooled
@@ -199,6 +219,12 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
         counts_y[i] = pooled_counts[units.offsets[k]: units.offsets[k + 1]] - counts_x[i]
     mean_x = kernel.mean_embedding_from_counts(counts_x, n_x)
     mean_y = kernel.mean_embedding_from_counts(counts_y, n_y)
+    # The witness of every distinct row: <Phi(u), mu_X - mu_Y> = sum over its cells of <F[cell], mu_X - mu_Y>.
+    difference = mean_x - mean_y
+    cell_witness = np.concatenate([_cell_witness(kernel, i, difference) for i in active]) if active else np.zeros(0)
+    unit_witness = np.empty(units.n_units)
+    unit_witness[order] = matrix.T.astype(np.float64) @ cell_witness
+    witness = unit_witness[units.inverse]
     trace_x = float(self_kernel @ observed)
     trace_y = float(self_kernel @ (multiplicity - observed))
     # sum_{i != j} k(x_i, x_j) = ||sum_i phi(x_i)||^2 - sum_i k(x_i, x_i)
@@ -212,18 +238,36 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     null_parts = np.empty((n_permutations, len(active)))
     null_columns = np.empty((n_permutations, len(active)))
     null_overlap = np.empty(n_permutations)
+    # Draws in batches of up to 2**25 cells (their random streams fix the p-values: keep the batches), products of 64
+    # draws at a time: as fast as more (benchmarks/permutations.py), and two buffers reused rather than fresh arrays,
+    # whose page faults can cost more than the draws.
     batch = int(max(1, min(n_permutations, (1 << 25) // max(units.n_units, 1))))
+    width = min(batch, 64)
+    split_buffer = np.empty((batch, units.n_units), dtype=np.int32)
+    draw_buffer = np.empty((units.n_units, width), dtype=matrix.dtype)
     for start in range(0, n_permutations, batch):
         size = min(batch, n_permutations - start)
-        block = slice(start, start + size)
-        null_parts[block], null_columns[block], null_overlap[block] = parts(
-            split_draws(multiplicity, n_x, size, random_state=rng))
+        splits = split_draws(multiplicity, n_x, size, random_state=rng, out=split_buffer[:size])
+        for first in range(0, size, width):
+            k = min(width, size - first)
+            draws = draw_buffer if k == width else np.empty((units.n_units, k), dtype=matrix.dtype)
+            np.copyto(draws, splits[:, first: first + k])
+            block = slice(start + first, start + first + k)
+            null_parts[block], null_columns[block], null_overlap[block] = parts(draws)
     if not (np.all(np.isfinite(observed_parts)) and np.all(np.isfinite(null_parts))):
         raise DataError("The MMD² is not finite (a cell of probability ~0 under the network); no p-value is given "
                         "for it. Refit the network's CPTs with a pseudocount.")
     return PermutationStatistics(list(active), observed_parts, null_parts, unbiased, full_statistic, mean_x, mean_y,
                                  observed_columns, null_columns, np.asarray(columns_df), float(observed_overlap),
-                                 null_overlap)
+                                 null_overlap, counts_x, counts_y, n_x, n_y, witness[:given_x], witness[given_x:])
+
+
+def _cell_witness(kernel: FamilyKernel, i: int, difference: np.ndarray) -> np.ndarray:
+    """``<F[c], difference>`` of every cell ``c`` of family ``i`` (a cell meets only its configuration's block)."""
+    d = kernel.block_width(i)
+    block = difference[kernel.block_offsets[i]: kernel.block_offsets[i + 1]].reshape(-1, d)
+    features = kernel.cell_features(i).reshape(block.shape[0], -1, d)
+    return np.einsum("jad,jd->ja", features, block).ravel()
 
 
 def permutation_pvalue(observed, null) -> np.ndarray:
@@ -275,7 +319,8 @@ def permutation_pvalue(observed, null) -> np.ndarray:
 _BERNOULLI_COPIES = 16
 
 
-def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_state=None) -> np.ndarray:
+def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_state=None,
+                out: np.ndarray | None = None) -> np.ndarray:
     """Random splits of pooled rows, as copies of each distinct row sent to the first sample.
 
     Each column is one uniformly random ``n_first``-subset of the pooled rows, counted by
@@ -295,11 +340,13 @@ def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_sta
     size : int
         Number of splits.
     random_state : None, int or Generator
+    out : ndarray of int32, shape (size, n_distinct), optional
+        Where to write the splits (a buffer reused across calls saves the page faults of a fresh one).
 
     Returns
     -------
     ndarray of int32, shape (n_distinct, size)
-        (A transposed view: each split is contiguous.)
+        (A transposed view: each split is contiguous; of ``out`` when given.)
 
     Examples
     --------
@@ -317,20 +364,32 @@ def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_sta
     # Draw in order of multiplicity (contiguous blocks of equal copies); sorted input needs no reordering.
     order = np.argsort(multiplicity, kind="stable")
     ordered = multiplicity[order]
-    rows = np.empty((size, multiplicity.size), dtype=np.int32)  # one split per row of this array, contiguous
+    rows = np.empty((size, multiplicity.size), dtype=np.int32) if out is None else out  # one split per row
     bounds = np.searchsorted(ordered, np.arange(_BERNOULLI_COPIES + 2))
+    # Few copies: a sum of Bernoulli draws per distinct row, copies c = 1 .. 16 in turn, from float32 uniforms drawn
+    # a few splits at a time into a reused buffer (a large fresh array costs more in page faults than the draws:
+    # the stream is the same as one (size, rows, c) array per c) and summed by a compiled loop (numpy's sum over the
+    # short last axis takes 4x longer: benchmarks/permutations.py).
+    buffer = np.empty(1 << 20, dtype=np.float32)
     for copies in range(1, _BERNOULLI_COPIES + 1):
-        # Few copies: a sum of Bernoulli draws from float32 uniforms (faster than numpy's binomial).
         begin, end = bounds[copies], bounds[copies + 1]
-        if end > begin:
-            uniforms = rng.random((size, end - begin, copies), dtype=np.float32)
-            rows[:, begin:end] = (uniforms < np.float32(p)).sum(axis=2, dtype=np.int32)
+        if end == begin:
+            continue
+        per_split = (end - begin) * copies
+        chunk = max(1, min(size, buffer.size // per_split))
+        if chunk * per_split > buffer.size:
+            buffer = np.empty(per_split, dtype=np.float32)
+        for first in range(0, size, chunk):
+            k = min(chunk, size - first)
+            uniforms = buffer[: k * per_split].reshape(k, end - begin, copies)
+            rng.random(out=uniforms, dtype=np.float32)
+            _bernoulli_sums(uniforms, np.float32(p), rows[first: first + k, begin:end])
     rows[:, : bounds[1]] = 0  # rows with no copies (an empty unit) never move
     begin = bounds[_BERNOULLI_COPIES + 1]
     if begin < ordered.size:
         rows[:, begin:] = rng.binomial(ordered[begin:], p, size=(size, ordered.size - begin))
     if np.any(np.diff(order) != 1):
-        rows = rows[:, np.argsort(order)]
+        rows[:] = rows[:, np.argsort(order)]
         ordered = multiplicity
     for draw in rows:
         excess = int(draw.sum(dtype=np.int64)) - n_first
@@ -341,3 +400,14 @@ def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_sta
         picked = rng.choice(int(cumulative[-1]), size=abs(excess), replace=False)
         np.add.at(draw, np.searchsorted(cumulative, picked, side="right"), -1 if excess > 0 else 1)
     return rows.T
+
+
+@compiled(nogil=True)
+def _bernoulli_sums(uniforms, p, out):  # pragma: no cover - compiled
+    """``out[b, j] = #{i : uniforms[b, j, i] < p}``: how many copies of distinct row ``j`` split ``b`` sends first."""
+    for b in range(uniforms.shape[0]):
+        for j in range(uniforms.shape[1]):
+            total = np.int32(0)
+            for i in range(uniforms.shape[2]):
+                total += np.int32(uniforms[b, j, i] < p)
+            out[b, j] = total

@@ -18,14 +18,13 @@ from bnfisher._lazy import pandas as pd
 from bnfisher._validation import check_option, check_random_state
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.comparison.attribution import conditional_family_tests
-from bnfisher.comparison.explain import ADJUSTMENT, family_table, sample_codes, top_cells
+from bnfisher.comparison.explain import ADJUSTMENT, cells_from_counts, family_table
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.comparison.two_sample import TwoSampleResult
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
-from bnfisher.data.counts import distinct_rows
 from bnfisher.data.guardrails import split_columns
 from bnfisher.data.profile import ReferenceProfile
-from bnfisher.data.schema import EncodedData
+from bnfisher.data.rows import DistinctRows
 from bnfisher.exceptions import OptionTypeError
 from bnfisher.jobs.inputs import feature_advice, prepare, warn
 from bnfisher.jobs.result import JobResult
@@ -328,7 +327,8 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     elif given:
         notes.append("The p-value is exact if the given network does not depend on which table a row came from "
                      "(learned on other data, or on both tables pooled).")
-    result = compare_encoded(network, (encoded_a, encoded_b), (A, B), names=tuple(names),
+    result = compare_encoded(network, (DistinctRows.of(encoded_a), DistinctRows.of(encoded_b)), (A, B),
+                             names=tuple(names),
                              n_permutations=n_permutations, test=test, top=top, random_state=random_state,
                              notes=notes, advice=advice)
     families = result.families
@@ -352,8 +352,8 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     Parameters
     ----------
     network : BayesianNetwork
-    encoded : tuple of EncodedData
-        The two samples, encoded with ``network``'s schema.
+    encoded : tuple of DistinctRows
+        The two samples, encoded with ``network``'s schema and reduced to distinct rows.
     samples : tuple of DataFrame
         The same rows as the user gave them (shown as typical rows).
     names : tuple of str
@@ -372,10 +372,8 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
     advice += feature_advice(kernel)
     rng = check_random_state(random_state)
-    encoded_a, encoded_b = encoded
-    statistics = permutation_statistics(kernel, encoded_a, encoded_b, n_permutations=n_permutations,
-                                        random_state=rng)
-    tests = conditional_family_tests(network, sample_codes(kernel, encoded_a), sample_codes(kernel, encoded_b),
+    statistics = permutation_statistics(kernel, *encoded, n_permutations=n_permutations, random_state=rng)
+    tests = conditional_family_tests(network, *((kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded),
                                      random_state=rng)
     notes.append(f"Family tests: {tests.n_permutations} permutations within parent configurations "
                  f"({len(tests.families)} families).")
@@ -386,8 +384,8 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
 
 def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, encoded: tuple, samples: tuple,
             names: tuple, notes: list, top: int, method: str) -> ComparisonResult:
-    difference = statistics.mean_x - statistics.mean_y  # mu_A - mu_B: the witness direction
-    witness = tuple(_witness(kernel, e, difference) for e in encoded)
+    assert statistics.witness_x is not None and statistics.witness_y is not None  # set by permutation_statistics
+    witness = (statistics.witness_x[encoded[0].inverse], statistics.witness_y[encoded[1].inverse])
     families = family_table(kernel, statistics, tests)
     test = TwoSampleResult.from_statistics(statistics, method=method)
     components = test.components if test.components is not None else pd.DataFrame()
@@ -395,27 +393,20 @@ def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, enco
         column = components.loc[name, "column"]
         if column is not None:
             components.loc[name, "column"] = kernel.network.variables[int(column)]
+    counts = ((statistics.counts_x, statistics.n_x), (statistics.counts_y, statistics.n_y))
     return ComparisonResult(names=names, test=test, families=families,
-                            cells=top_cells(kernel, *encoded, n=top, names=names), witness=witness,
+                            cells=cells_from_counts(kernel, *counts, n=top, names=names), witness=witness,
                             network=kernel.network, kernel=kernel, samples=samples, notes=notes, top=top,
-                            profiles=_profiles(kernel, encoded, families, top))
+                            profiles=_profiles(kernel, counts, families, top))
 
 
-def _witness(kernel: FamilyKernel, encoded: EncodedData, difference: np.ndarray) -> np.ndarray:
-    """Return ``<Phi(x), difference>`` of every row, embedding each distinct row once."""
-    first, inverse, _ = distinct_rows(encoded.codes)
-    distinct = EncodedData(np.asfortranarray(encoded.codes[first]), encoded.variables, dict(encoded.states),
-                           encoded.schema)
-    return np.asarray(kernel.embed(distinct) @ difference).ravel()[inverse]
-
-
-def _profiles(kernel: FamilyKernel, encoded: tuple, families: pd.DataFrame, top: int) -> list:
+def _profiles(kernel: FamilyKernel, counts: tuple, families: pd.DataFrame, top: int) -> list:
     """Return, for each of the ``top`` families, the child's distribution in A and in B where they differ most.
 
     "Where": the parent configuration with the largest total-variation distance between the two,
     weighted by how often the configuration occurs; this is what the report draws inline.
     """
-    (counts_a, n_a), (counts_b, n_b) = (kernel.frequency_counts(e) for e in encoded)
+    (counts_a, n_a), (counts_b, n_b) = counts
     network = kernel.network
     position = {v: i for i, v in enumerate(network.variables)}
     out = []

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bnfisher._lazy import pandas as pd
+from bnfisher._parallel import map_threads, resolve_jobs
 from bnfisher._progress import progress_bar
 from bnfisher._validation import check_option, check_random_state
 from bnfisher.bn.network import BayesianNetwork
@@ -29,6 +30,8 @@ from bnfisher.comparison.attribution import holm
 from bnfisher.comparison.validity import reference_split
 from bnfisher.data.guardrails import check_tables
 from bnfisher.data.profile import ReferenceProfile
+from bnfisher.data.providers import NumpyCounts
+from bnfisher.data.rows import DistinctRows
 from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.data.windows import split_windows
 from bnfisher.exceptions import OptionError, OptionTypeError, SchemaError
@@ -238,7 +241,7 @@ def _iso(value) -> str | None:
 def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None, structure: str = "chow-liu",
           bins: int | None = None, na_values=(), fit_fraction: float = 0.5, n_permutations: int | None = None,
           test: str = "aggregate", alpha: float = 0.05, top: int = 5, random_state=None,
-          learn_options: dict | None = None, progress: bool = False) -> DriftResult:
+          learn_options: dict | None = None, n_jobs: int | None = None, progress: bool = False) -> DriftResult:
     """Compare a reference table with each window of later data: which windows drifted, in which families.
 
     Parameters
@@ -278,6 +281,10 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     random_state : None, int or Generator
     learn_options : dict, optional
         Further options of :func:`bnfisher.learn` (``pseudocount`` also applies to each window's CPTs).
+    n_jobs : int, optional
+        Windows compared at once, on threads (the heavy steps release the GIL): None
+        means 1, -1 all cores.  The result does not depend on it (each window draws
+        from its own random stream).
     progress : bool, default=False
         A progress bar over the windows (on a terminal).
 
@@ -316,6 +323,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
                               f"{type(reference).__name__}.")
     if not 0 < alpha < 1:
         raise OptionError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+    n_jobs = resolve_jobs(n_jobs)
     windows, how = split_windows(data, time=time, window=window)
     if time is not None and time in reference.columns:
         reference = reference.drop(columns=[time])
@@ -347,16 +355,26 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     if unseen_rest:
         notes.append(f"{unseen_rest} cells of the reference's test part hold labels its fitting part never showed: "
                      "marginalized, like missing cells.")
-    comparisons, rows = [], []
-    bar = progress_bar(windows, desc="drift", unit="window", leave=False, disable=None if progress else True)
-    for label, start, end, frame in bar:
+    reference_rows = DistinctRows.of(encoded_rest)  # once: every window is compared with these rows
+    # One generator per window: the same answer however many threads run.
+    streams = [np.random.default_rng(seed) for seed in np.random.SeedSequence(int(rng.integers(2**63))).spawn(
+        len(windows))]
+
+    def compare_window(k: int) -> tuple:
+        label, _, _, frame = windows[k]
         encoded, missing, unseen = _encode(schema, frame, f"window {label!r}")
-        pooled = EncodedData(np.asfortranarray(np.vstack([encoded_rest.codes, encoded.codes])), schema.variables,
-                             dict(schema.states), schema)
-        fitted = learn(pooled, parents, schema=schema, pseudocount=pseudocount)
-        result = compare_encoded(fitted, (encoded_rest, encoded), (rest, frame), names=("reference", label),
-                                 n_permutations=n_permutations, test=test, top=top, random_state=rng,
+        window_rows = DistinctRows.of(encoded)
+        fitted = learn(_pooled(schema, reference_rows, window_rows), parents, schema=schema, pseudocount=pseudocount)
+        result = compare_encoded(fitted, (reference_rows, window_rows), (rest, frame), names=("reference", label),
+                                 n_permutations=n_permutations, test=test, top=top, random_state=streams[k],
                                  notes=[], advice=[])
+        return result, missing, unseen
+
+    comparisons, rows = [], []
+    outcomes = map_threads(compare_window, range(len(windows)), n_jobs=n_jobs)
+    bar = progress_bar(zip(windows, outcomes), total=len(windows), desc="drift", unit="window", leave=False,
+                       disable=None if progress else True)
+    for (label, start, end, frame), (result, missing, unseen) in bar:
         comparisons.append(result)
         lead = result.families.iloc[0]
         changed = bool(lead["p_adjusted"] <= alpha)
@@ -383,6 +401,15 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
                                   "columns": int(reference.shape[1]),
                                   "missing_cells": int(reference.isna().sum().sum())},
                        alpha=alpha, notes=notes, advice=advice, top=top)
+
+
+def _pooled(schema: Schema, *samples: DistinctRows):
+    """Return the pooled rows to refit the CPTs on: weighted distinct rows, or all rows (for EM) if a cell is missing."""
+    codes = np.vstack([rows.encoded.codes for rows in samples])
+    if codes.size and codes.min() < 0:
+        return EncodedData(np.asfortranarray(np.vstack([rows.encoded.codes[rows.inverse] for rows in samples])),
+                           schema.variables, dict(schema.states), schema)
+    return NumpyCounts(codes, schema, weights=np.concatenate([rows.copies for rows in samples]).astype(np.float64))
 
 
 def _encode(schema: Schema, frame: pd.DataFrame, where: str) -> tuple:
