@@ -404,7 +404,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
 
 
 def _pooled(schema: Schema, *samples: DistinctRows):
-    """Return the pooled rows to refit the CPTs on: weighted distinct rows, or all rows (for EM) if cells are missing."""
+    """Return the pooled rows to refit the CPTs on: weighted distinct rows, or all rows (EM) if cells are missing."""
     codes = np.vstack([rows.encoded.codes for rows in samples])
     if codes.size and codes.min() < 0:
         return EncodedData(np.asfortranarray(np.vstack([rows.encoded.codes[rows.inverse] for rows in samples])),
