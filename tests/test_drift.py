@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 
@@ -12,6 +13,7 @@ import pytest
 import bnfisher as bf
 from bnfisher.cli import main
 from bnfisher.comparison.validity import reference_split
+from bnfisher.data.io import read_table
 from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.datasets import load
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
@@ -272,3 +274,77 @@ def test_columns_the_reference_lacks_are_named_in_a_warning(nursery):
     with pytest.warns(bf.exceptions.DataWarning, match="Column.*batch_id.*not in the reference"):
         bf.drift(nursery.iloc[:1000], nursery.iloc[1000:1600].assign(batch_id="b7"), window=300, n_permutations=49,
                  random_state=0)
+
+
+def _with_numbers(seed: int, n: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    frame = _adult_like(seed, n)
+    frame["age"] = np.round(rng.gamma(6.0, 7.0, n), 1)  # a float column: to be binned
+    return frame
+
+
+def test_a_binned_profile_keeps_its_edges_and_bins_later_tables_with_them(tmp_path):
+    reference = _with_numbers(0, 2000)
+    p = bf.profile(reference, bins=4)
+    edges = p.schema.bin_edges["age"]
+    assert len(edges) == 5 and p.schema.states["age"] == bf.Schema.from_data(reference, bins=4, missing="allow").states["age"]
+    p.save(tmp_path / "ref.bnfp")
+    assert bf.read_profile(tmp_path / "ref.bnfp").schema.bin_edges["age"] == edges
+    # A later table's numbers are binned with the reference's edges, not edges of its own: the same answer as
+    # binning it by hand with pandas (values beyond the outer edges in the outer bins).
+    later = _with_numbers(1, 600)
+    later["age"] += 15.0  # an older population: most of it falls in the reference's top bin
+    codes = pd.cut(later["age"].clip(edges[0], edges[-1]), bins=list(edges), labels=False, include_lowest=True)
+    by_hand = later.assign(age=pd.Categorical.from_codes(codes, categories=p.schema.states["age"], ordered=True))
+    assert (codes == len(edges) - 2).mean() > 0.5
+    by_profile = bf.drift(p, [later], n_permutations=199, random_state=0)
+    pd.testing.assert_frame_equal(by_profile.windows,
+                                  bf.drift(p.to_frame(), [by_hand], n_permutations=199, random_state=0).windows)
+    assert by_profile.windows["drift"].item() and by_profile.windows["family"].item() == "age"
+    with pytest.raises(OptionError, match="binned already"):
+        bf.drift(p, [later], bins=3)
+    with pytest.raises(OptionError, match="binned already"):
+        bf.compare(p, later, bins=3)
+    assert bf.compare(p, later, n_permutations=99, random_state=0).test.p_value < 0.05
+
+
+def test_binned_profiles_merge_only_with_the_same_edges():
+    first, second = _with_numbers(0, 500), _with_numbers(1, 500)
+    schema = bf.Schema.from_data(first, bins=3, missing="allow")
+    merged = bf.merge_profiles([bf.profile(schema.discretize(first)), bf.profile(schema.discretize(second))])
+    assert merged.n_rows == 1000
+    with pytest.raises(SchemaError, match="other edges"):
+        bf.merge_profiles([bf.profile(first, bins=3), bf.profile(second, bins=3)])
+
+
+def test_a_profile_of_dask_data_is_the_profile_of_the_table():
+    dd = pytest.importorskip("dask.dataframe")
+    table = _with_numbers(0, 1500)
+    table["grade"] = table["grade"].astype(str)  # Dask turns object columns into strings (its convert-string)
+    for bins in (None, 4):
+        data = table if bins else table.drop(columns="age")
+        local = bf.profile(data, bins=bins)
+        distributed = bf.profile(dd.from_pandas(data, npartitions=4), bins=bins)
+        assert distributed.schema == local.schema
+        assert np.array_equal(distributed.codes, local.codes) and np.array_equal(distributed.counts, local.counts)
+
+
+def test_cli_profile_bins_tables_together_and_on_dask(tmp_path, capsys):
+    first, second = _with_numbers(0, 800), _with_numbers(1, 400)
+    first.to_csv(tmp_path / "a.csv", index=False)
+    second.to_csv(tmp_path / "b.csv", index=False)
+    out = tmp_path / "ab.bnfp"
+    assert main(["profile", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--bins", "4", "-o", str(out)]) == 0
+    read = bf.read_profile(out)
+    expected = bf.profile(read_table(tmp_path / "a.csv"), read_table(tmp_path / "b.csv"), bins=4)
+    assert read.schema == expected.schema and np.array_equal(read.counts, expected.counts)
+    if importlib.util.find_spec("dask") is not None:
+        first.to_parquet(tmp_path / "a.parquet")
+        dask_out = tmp_path / "dask.bnfp"
+        assert main(["profile", str(tmp_path / "a.parquet"), "--bins", "4", "--engine", "dask", "-o",
+                     str(dask_out)]) == 0
+        in_memory = bf.profile(pd.read_parquet(tmp_path / "a.parquet"), bins=4)
+        assert bf.read_profile(dask_out).schema.bin_edges == in_memory.schema.bin_edges
+        assert np.array_equal(bf.read_profile(dask_out).counts, in_memory.counts)
+    assert main(["profile", str(out), "--bins", "3", "-o", str(tmp_path / "c.bnfp")]) == 2
+    assert "apply to tables" in capsys.readouterr().err

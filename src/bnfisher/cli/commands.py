@@ -229,13 +229,20 @@ def _command_profile(args) -> None:
     if not args.output.endswith(".bnfp"):
         raise UsageError(f"-o {args.output}: a profile is written to a .bnfp file.")
     check_outputs([args.output], inputs=args.inputs)
-    parts = []
-    for path in args.inputs:
-        part = (read_profile(path) if path.endswith(".bnfp")
-                else profile(read_table(path, na_values=args.na_values), na_values=args.na_values or ()))
+    tables = [path for path in args.inputs if not path.endswith(".bnfp")]
+    parts = [read_profile(path) for path in args.inputs if path.endswith(".bnfp")]
+    if tables:  # the tables together: one schema, bin edges over all of them
+        if args.engine == "dask":
+            from bnfisher.dask import read_dask
+
+            frames = [read_dask(tables, na_values=args.na_values)]
+        else:
+            frames = [read_table(path, na_values=args.na_values) for path in tables]
+        parts.insert(0, profile(*frames, bins=args.bins, na_values=args.na_values or ()))
         if not args.quiet:
-            print(f"{path}: {part}")
-        parts.append(part)
+            print(f"{', '.join(tables)}: {parts[0]}")
+    elif args.bins or args.engine == "dask":
+        raise UsageError("--bins and --engine apply to tables; the inputs are all profiles.")
     merged = merge_profiles(parts)
     merged.save(args.output)
     print(f"Wrote {args.output}: {merged}")

@@ -186,6 +186,12 @@ def build_parser() -> argparse.ArgumentParser:
     profile.add_argument("-o", "--output", required=True, help="the profile to write (.bnfp)")
     profile.add_argument("--na-values", nargs="+", default=None, metavar="MARKER",
                          help="extra cell values that mean 'missing' (e.g. ?)")
+    profile.add_argument("--bins", type=_positive_int, default=None,
+                         help="bin numeric columns into at most this many quantile bins, edges over all the tables; "
+                              "the profile keeps the edges and bins later tables with them")
+    profile.add_argument("--engine", choices=("numpy", "dask"), default="numpy",
+                         help="dask: profile the tables where they lie (Parquet or CSV, partition by partition) "
+                              "instead of reading them into memory")
     profile.set_defaults(command_name="profile")
 
     learn = sub.add_parser("learn", parents=[data, _learning_options(network=False), _run_options(seed=False)],

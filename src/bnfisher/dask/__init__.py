@@ -8,8 +8,8 @@ from bnfisher.dask.counts import DaskCounts, embed_distributed
 from bnfisher.data.providers import Backend, register_provider
 
 
-def _provider(data, schema, missing):
-    return DaskCounts(data, schema=schema, missing=missing)
+def _provider(data, schema, missing, **options):
+    return DaskCounts(data, schema=schema, missing=missing, **options)
 
 
 register_provider(Backend("dask", detects=is_distributed, provider=_provider, embed=embed_distributed, paths=True))

@@ -252,13 +252,6 @@ class DaskCounts:
                 raise DataError(f"Column {v!r} is floating point; bin it with `bins` (command line: --bins 4).")
             else:
                 unknown.append(v)
-        if unknown:
-            # One pass: distinct values per partition, merged here (no shuffle).
-            parts = _compute(self.source, *[dask.delayed(_partition_uniques)(part, unknown, na_values,
-                                                                             self.missing == "allow")
-                                            for part in self._parts])
-            for v in unknown:
-                states[v] = sorted_states(np.concatenate([np.asarray(part[v], dtype=object) for part in parts]), v)
         if numeric:
             import dask.dataframe as dd
 
@@ -272,8 +265,18 @@ class DaskCounts:
                 if np.isnan(values).any():
                     raise DataError(f"Column {v!r} has missing or non-numeric values; bnfisher needs complete "
                                     "numeric data to bin it.")
+                if not pd.api.types.is_float_dtype(self.frame[v].dtype) and np.unique(values).size <= bins:
+                    unknown.append(v)  # whole numbers with few values are labels, as Schema.from_data has them
+                    continue
                 edges[v] = make_bin_edges(values, bins, "quantile", v)
                 states[v] = interval_labels(edges[v])
+        if unknown:
+            # One pass: distinct values per partition, merged here (no shuffle).
+            parts = _compute(self.source, *[dask.delayed(_partition_uniques)(part, unknown, na_values,
+                                                                             self.missing == "allow")
+                                            for part in self._parts])
+            for v in unknown:
+                states[v] = sorted_states(np.concatenate([np.asarray(part[v], dtype=object) for part in parts]), v)
         return Schema({v: states[v] for v in self.frame.columns}, bin_edges=edges, na_values=na_values)
 
     @property

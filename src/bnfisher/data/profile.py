@@ -20,8 +20,9 @@ import numpy as np
 from bnfisher._lazy import pandas as pd
 from bnfisher._version import __version__
 from bnfisher.data.counts import distinct_rows
+from bnfisher.data.providers import backend_for
 from bnfisher.data.schema import Schema
-from bnfisher.exceptions import DataError, OptionTypeError, SchemaError
+from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ReferenceProfile", "merge_profiles", "profile", "read_profile"]
 
@@ -36,7 +37,8 @@ class ReferenceProfile:
     Attributes
     ----------
     schema : Schema
-        The labels of every column (no bins: bin numeric columns first).
+        The labels of every column, and the bin edges of the numeric columns it binned
+        (later tables are binned with the same edges).
     codes : ndarray of shape (n_distinct, n_variables)
         Each distinct row once, as codes (-1: missing), in a canonical (sorted) order.
     counts : ndarray of int64, shape (n_distinct,)
@@ -72,17 +74,44 @@ class ReferenceProfile:
         Returns
         -------
         DataFrame
-            One column per variable, rows in the profile's canonical order (not the
-            table's original order, which a profile does not keep).
+            One column per variable (binned columns as ordered categoricals of their
+            bins), rows in the profile's canonical order (not the table's original
+            order, which a profile does not keep).
         """
         rows = np.repeat(np.arange(len(self.counts)), self.counts)
         columns = {}
         for i, variable in enumerate(self.schema.variables):
-            labels = np.empty(len(self.schema.states[variable]) + 1, dtype=object)
-            labels[:-1] = list(self.schema.states[variable])
+            states = list(self.schema.states[variable])
+            if variable in self.schema.bin_edges:  # bins in increasing order, as Schema.discretize gives them
+                columns[variable] = pd.Categorical.from_codes(self.codes[rows, i], categories=states, ordered=True)
+                continue
+            labels = np.empty(len(states) + 1, dtype=object)
+            labels[:-1] = states
             labels[-1] = np.nan  # code -1
             columns[variable] = labels[self.codes[rows, i]]
         return pd.DataFrame(columns)
+
+    def discretize(self, data: pd.DataFrame) -> pd.DataFrame:
+        """Return ``data`` with the numeric columns the profile binned replaced by their bins (the same edges).
+
+        Parameters
+        ----------
+        data : DataFrame
+            A later table (not modified).
+
+        Returns
+        -------
+        DataFrame
+            A copy; ``data`` itself when the profile binned nothing.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> reference = profile(pd.DataFrame({"age": [21.0, 35.5, 48.0, 62.0]}), bins=2)
+        >>> reference.discretize(pd.DataFrame({"age": [30.0, 70.0]}))["age"].tolist()
+        ['21~35.5', '35.5~62']
+        """
+        return self.schema.discretize(data) if self.schema.bin_edges else data
 
     def merge(self, *others: ReferenceProfile) -> ReferenceProfile:
         """Return the profile of the union of the tables (see :func:`merge_profiles`).
@@ -114,13 +143,19 @@ class ReferenceProfile:
         write_bytes(path, buffer.getvalue())
 
 
-def profile(data: pd.DataFrame, *, na_values=()) -> ReferenceProfile:
-    """Profile a table: its schema and its distinct rows with their counts.
+def profile(*data, bins: int | None = None, na_values=()) -> ReferenceProfile:
+    """Profile a table, or several together: the schema and the distinct rows with their counts.
 
     Parameters
     ----------
-    data : DataFrame
-        Labels (bin numeric columns first, e.g. with :func:`bnfisher.discretize`).
+    *data : DataFrame, or one Dask DataFrame
+        The table, or tables whose union to profile (labels and bin edges learned over
+        all of them).  A Dask DataFrame is profiled where it lies: one pass learns the
+        labels (and bin edges), a distributed group-by its distinct rows and counts.
+    bins : int, optional
+        Quantile bins for numeric columns (at most this many), edges over the whole
+        table; the edges are kept, and :func:`bnfisher.drift` and
+        :func:`bnfisher.compare` bin later tables with them.
     na_values : sequence, default=()
         Extra missing-value markers (e.g. ``"?"``).
 
@@ -131,7 +166,8 @@ def profile(data: pd.DataFrame, *, na_values=()) -> ReferenceProfile:
     Raises
     ------
     DataError
-        For a float column (bin it first), mixed label types or bad column names.
+        For a float column without ``bins``, missing values in a column to bin, mixed
+        label types or bad column names.
 
     Examples
     --------
@@ -139,11 +175,22 @@ def profile(data: pd.DataFrame, *, na_values=()) -> ReferenceProfile:
     >>> p = profile(pd.DataFrame({"a": ["x", "y", "x"], "b": ["u", "u", "u"]}))
     >>> p.n_rows, p.counts.tolist()
     (3, [2, 1])
+    >>> binned = profile(pd.DataFrame({"age": [21.0, 35.5, 48.0, 62.0]}), bins=2)
+    >>> binned.schema.states["age"]
+    ('21~35.5', '35.5~62')
     """
-    if not isinstance(data, pd.DataFrame):
-        raise OptionTypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
-    schema = Schema.from_data(data, na_values=tuple(na_values or ()), missing="allow")
-    return _from_codes(schema, schema.encode(data, missing="allow").codes)
+    na = tuple(na_values or ())
+    if not data:
+        raise OptionTypeError("profile() needs a table.")
+    if all(isinstance(frame, pd.DataFrame) for frame in data):
+        schema = Schema.from_data(*data, bins=bins, na_values=na, missing="allow")
+        return _from_codes(schema, np.vstack([schema.encode(frame, missing="allow").codes for frame in data]))
+    backend = backend_for(data[0])
+    if backend is None or len(data) > 1:
+        raise OptionTypeError(f"`data` must be pandas DataFrames or one Dask DataFrame; got "
+                              f"{', '.join(type(frame).__name__ for frame in data)}.")
+    provider = backend.provider(data[0], None, "allow", bins=bins, na_values=na)
+    return _from_codes(provider.schema, *provider.distinct())
 
 
 def merge_profiles(profiles) -> ReferenceProfile:
@@ -152,7 +199,8 @@ def merge_profiles(profiles) -> ReferenceProfile:
     Parameters
     ----------
     profiles : sequence of ReferenceProfile
-        With the same columns, in the same order, and the same missing-value markers.
+        With the same columns, in the same order, the same missing-value markers and
+        the same bin edges (a profile keeps bins, not numbers, so it cannot be re-binned).
 
     Returns
     -------
@@ -162,7 +210,7 @@ def merge_profiles(profiles) -> ReferenceProfile:
     Raises
     ------
     SchemaError
-        Naming the columns or markers that differ.
+        Naming the columns, markers or bin edges that differ.
 
     Examples
     --------
@@ -185,8 +233,16 @@ def merge_profiles(profiles) -> ReferenceProfile:
         if set(other.schema.na_values) != set(first.na_values):
             raise SchemaError(f"Profile {k} treats {sorted(map(str, other.schema.na_values))} as missing, profile 1 "
                               f"{sorted(map(str, first.na_values))}: profile both with the same na_values.")
+        if dict(other.schema.bin_edges) != dict(first.bin_edges):
+            binned = sorted(map(str, set(other.schema.bin_edges) | set(first.bin_edges)))
+            raise SchemaError(f"Profile {k} bins {', '.join(binned)} with other edges than profile 1: a profile keeps "
+                              "bins, not numbers, so the rows cannot be re-binned. Profile the tables together, or "
+                              "bin them with the same edges first (Schema.discretize).")
     distinct = [_distinct_frame(p) for p in profiles]
-    schema = Schema.from_data(*distinct, na_values=tuple(first.na_values), missing="allow")
+    labels = Schema.from_data(*distinct, na_values=tuple(first.na_values), missing="allow")
+    # Binned columns keep every bin of the edges, in order (the labels alone would lose the edges).
+    schema = Schema({v: first.states[v] if v in first.bin_edges else labels.states[v] for v in labels.variables},
+                    bin_edges=dict(first.bin_edges), na_values=tuple(first.na_values))
     codes = np.vstack([schema.encode(frame, missing="allow").codes for frame in distinct])
     counts = np.concatenate([p.counts for p in profiles])
     return _from_codes(schema, codes, counts)
@@ -240,6 +296,38 @@ def read_profile(path: str | os.PathLike) -> ReferenceProfile:
         raise DataError(f"{name}: its rows do not match its schema ({codes.shape} codes, {counts.shape} counts, "
                         f"{len(schema.variables)} columns); the file is damaged.")
     return ReferenceProfile(schema, codes, counts.astype(np.int64))
+
+
+def tables_of(tables, *, bins: int | None) -> list:
+    """Return the tables, profiles replaced by theirs, numeric columns binned by a binned profile's edges.
+
+    Parameters
+    ----------
+    tables : sequence of DataFrame or ReferenceProfile
+    bins : int or None
+        The caller's ``bins`` (refused beside a binned profile: its edges decide).
+
+    Returns
+    -------
+    list of DataFrame
+
+    Raises
+    ------
+    OptionError
+        For ``bins`` beside a binned profile.
+    SchemaError
+        For two profiles binned with different edges.
+    """
+    binned = [t for t in tables if isinstance(t, ReferenceProfile) and t.schema.bin_edges]
+    if binned and bins is not None:
+        raise OptionError(f"`bins={bins}` beside a profile whose columns are binned already "
+                          f"({', '.join(map(str, binned[0].schema.bin_edges))}): leave out `bins`; the profile's edges "
+                          "bin the other tables.")
+    if any(dict(t.schema.bin_edges) != dict(binned[0].schema.bin_edges) for t in binned[1:]):
+        raise SchemaError("The two profiles bin their numeric columns with different edges: profile the tables "
+                          "together (`bnfisher profile A B -o both.bnfp`), or bin them with the same edges first.")
+    return [t.to_frame() if isinstance(t, ReferenceProfile) else binned[0].discretize(t) if binned else t
+            for t in tables]
 
 
 def _distinct_frame(p: ReferenceProfile) -> pd.DataFrame:

@@ -252,7 +252,8 @@ class Backend:
         ``detects(data) -> bool``: whether ``data`` belongs to this backend (checked
         without importing the backend's library).
     provider : callable
-        ``provider(data, schema, missing) -> CountsProvider``.
+        ``provider(data, schema, missing, **options) -> CountsProvider``; options
+        (``bins``, ``na_values``) learn the schema when ``schema`` is None.
     embed : callable
         ``embed(kernel, data)``: the kernel's feature map of ``data``, blockwise.
     paths : bool

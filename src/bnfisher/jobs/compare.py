@@ -23,7 +23,7 @@ from bnfisher.comparison.permutation import PermutationStatistics, permutation_s
 from bnfisher.comparison.two_sample import TwoSampleResult
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
 from bnfisher.data.guardrails import split_columns
-from bnfisher.data.profile import ReferenceProfile
+from bnfisher.data.profile import tables_of
 from bnfisher.data.rows import DistinctRows
 from bnfisher.exceptions import OptionTypeError
 from bnfisher.jobs.inputs import feature_advice, prepare, warn
@@ -278,7 +278,8 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     ----------
     A, B : DataFrame or ReferenceProfile
         The two samples, as read (labels; numeric columns are binned when ``bins`` is given),
-        or a profile of one (:func:`bnfisher.profile`).
+        or a profile of one (:func:`bnfisher.profile`; a binned profile bins the other
+        table's numeric columns with its edges).
     network : BayesianNetwork, optional
         The model whose Fisher kernel compares them.  Default: learned from A and B
         pooled (then the p-value is exact: the kernel does not favour either side).
@@ -313,7 +314,7 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     True
     """
     check_option(test, "test", ("aggregate", "mmd"))
-    A, B = (frame.to_frame() if isinstance(frame, ReferenceProfile) else frame for frame in (A, B))
+    A, B = tables_of([A, B], bins=bins)
     for name, frame in (("A", A), ("B", B)):
         if not isinstance(frame, pd.DataFrame):
             raise OptionTypeError(f"`{name}` must be a pandas DataFrame; got {type(frame).__name__}.")

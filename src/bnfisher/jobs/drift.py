@@ -29,7 +29,7 @@ from bnfisher.bn.structure.learn import learn
 from bnfisher.comparison.attribution import holm
 from bnfisher.comparison.validity import reference_split
 from bnfisher.data.guardrails import check_tables
-from bnfisher.data.profile import ReferenceProfile
+from bnfisher.data.profile import ReferenceProfile, tables_of
 from bnfisher.data.providers import NumpyCounts
 from bnfisher.data.rows import DistinctRows
 from bnfisher.data.schema import EncodedData, Schema
@@ -248,7 +248,8 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     ----------
     reference : DataFrame or ReferenceProfile
         The reference period, as read (labels; numeric columns binned when ``bins`` is
-        given), or its profile (:func:`bnfisher.profile`).
+        given), or its profile (:func:`bnfisher.profile`; a binned profile bins the
+        windows' numeric columns with its edges).
     data : DataFrame, list of DataFrame or dict of name to DataFrame
         The data to watch: one table cut into windows (``time`` and ``window``, or
         ``window`` rows at a time), or the windows themselves.
@@ -316,8 +317,9 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     [1000, 1000, 1000]
     """
     check_option(test, "test", ("aggregate", "mmd"))
+    binned = reference if isinstance(reference, ReferenceProfile) and reference.schema.bin_edges else None
     if isinstance(reference, ReferenceProfile):
-        reference = reference.to_frame()
+        (reference,) = tables_of([reference], bins=bins)
     if not isinstance(reference, pd.DataFrame):
         raise OptionTypeError(f"`reference` must be a pandas DataFrame or a ReferenceProfile; got "
                               f"{type(reference).__name__}.")
@@ -325,13 +327,16 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         raise OptionError(f"`alpha` must be in (0, 1); got {alpha!r}.")
     n_jobs = resolve_jobs(n_jobs)
     windows, how = split_windows(data, time=time, window=window)
+    if binned is not None:  # numeric columns binned by the profile's edges
+        windows = [(label, start, end, binned.discretize(frame)) for label, start, end, frame in windows]
     if time is not None and time in reference.columns:
         reference = reference.drop(columns=[time])
     if n_permutations is None:
         n_permutations = max(999, int(np.ceil(4 * len(windows) / alpha)) - 1)
     rng = check_random_state(random_state)
     na = tuple(na_values or ())
-    advice = check_tables([reference] + [frame for *_, frame in windows], na_values=na, binned=bins is not None)
+    advice = check_tables([reference] + [frame for *_, frame in windows], na_values=na,
+                          binned=bins is not None or binned is not None)
     fit, rest = reference_split(reference, fraction=fit_fraction, random_state=rng)
     schema = Schema.from_data(fit, bins=bins, na_values=na, missing="allow")
     options = dict(learn_options or {})
