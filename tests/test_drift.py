@@ -287,7 +287,8 @@ def test_a_binned_profile_keeps_its_edges_and_bins_later_tables_with_them(tmp_pa
     reference = _with_numbers(0, 2000)
     p = bf.profile(reference, bins=4)
     edges = p.schema.bin_edges["age"]
-    assert len(edges) == 5 and p.schema.states["age"] == bf.Schema.from_data(reference, bins=4, missing="allow").states["age"]
+    assert len(edges) == 5
+    assert p.schema.states["age"] == bf.Schema.from_data(reference, bins=4, missing="allow").states["age"]
     p.save(tmp_path / "ref.bnfp")
     assert bf.read_profile(tmp_path / "ref.bnfp").schema.bin_edges["age"] == edges
     # A later table's numbers are binned with the reference's edges, not edges of its own: the same answer as
