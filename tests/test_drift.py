@@ -209,6 +209,18 @@ def test_cli_drift(tmp_path, nursery, capsys):
     assert main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "data.csv"), str(tmp_path / "ref.csv"),
                  "--rows", "10"]) == 2
     assert "each file is a window" in capsys.readouterr().err
+    if importlib.util.find_spec("dask") is not None:  # DATA as Parquet parts on Dask: the same windows
+        data.iloc[:500].to_parquet(tmp_path / "part-0.parquet")
+        data.iloc[500:].to_parquet(tmp_path / "part-1.parquet")
+        args = ["--time-column", "date", "--window", "1W", "--permutations", "99", "--quiet"]
+        assert main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "data.csv"), *args, "--json",
+                     str(tmp_path / "memory.json")]) == 0
+        assert main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "part-0.parquet"),
+                     str(tmp_path / "part-1.parquet"), *args, "--engine", "dask", "--json",
+                     str(tmp_path / "dask.json")]) == 0
+        memory, dask = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("memory", "dask"))
+        assert [(w["window"], w["rows"], w["p_value"]) for w in memory["windows"]] == \
+            [(w["window"], w["rows"], w["p_value"]) for w in dask["windows"]]
 
 
 # ----------------------------------------------------------------------------------------------- reference profiles
@@ -349,3 +361,24 @@ def test_cli_profile_bins_tables_together_and_on_dask(tmp_path, capsys):
         assert np.array_equal(bf.read_profile(dask_out).counts, in_memory.counts)
     assert main(["profile", str(out), "--bins", "3", "-o", str(tmp_path / "c.bnfp")]) == 2
     assert "apply to tables" in capsys.readouterr().err
+
+
+def test_windows_of_dask_data_in_one_pass_equal_the_windows_of_the_table(nursery):
+    dd = pytest.importorskip("dask.dataframe")
+    # (a fresh index: dd.from_pandas sorts rows by their index)
+    data = nursery.iloc[3000:6000].sample(frac=1.0, random_state=2).astype(object).reset_index(drop=True)
+    data.iloc[::41, 3] = np.nan
+    data.iloc[5:9, 1] = "unheard-of"  # labels the reference never shows: marginalized and counted
+    data.insert(0, "when", pd.Timestamp("2026-03-02 06:00") + pd.to_timedelta(np.arange(len(data)) * 7, unit="min"))
+    for time, window, table in (("when", "5D", data), (None, 700, data.drop(columns="when"))):
+        local = bf.drift(nursery.iloc[:3000], table, time=time, window=window, n_permutations=199, random_state=0)
+        distributed = bf.drift(nursery.iloc[:3000], dd.from_pandas(table, npartitions=4), time=time, window=window,
+                               n_permutations=199, random_state=0, n_jobs=2)
+        pd.testing.assert_frame_equal(local.windows, distributed.windows)
+        assert "in one pass" in distributed.notes[0]
+    # A window known by its distinct rows shows them with their copies, and counts its rows by them.
+    content = distributed.comparisons[0].to_dict()
+    assert content["samples"][1]["rows"] == 700
+    # (its rows hold no label the schema lacks: those cells are missing there, as the kernel treats them)
+    assert content["samples"][1]["missing_cells"] == int(table.iloc[:700].isna().sum().sum()) + 4
+    assert "copies" in distributed.comparisons[0].typical_rows(2).columns

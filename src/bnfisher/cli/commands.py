@@ -88,16 +88,22 @@ def _kernel(network):
     return kernel
 
 
-def _read_inputs(args, paths: list) -> list:
+def _read_inputs(args, paths: list, *, profiles: bool = False) -> list:
+    """Read tables and profiles (.bnfp): a profile as itself with ``profiles`` (compare, drift), else its table."""
     from bnfisher.data.io import read_table
     from bnfisher.data.profile import read_profile
 
     frames = []
     for path in paths:
-        frame = (read_profile(path).to_frame() if str(path).endswith(".bnfp")
-                 else read_table(path, na_values=args.na_values))
+        if str(path).endswith(".bnfp"):
+            frame = read_profile(path)
+            shown = str(frame)
+            frame = frame if profiles else frame.to_frame()
+        else:
+            frame = read_table(path, na_values=args.na_values)
+            shown = f"{len(frame)} rows x {frame.shape[1]} columns"
         if not getattr(args, "quiet", False):
-            print(f"{path}: {len(frame)} rows x {frame.shape[1]} columns")
+            print(f"{path}: {shown}")
         frames.append(frame)
     return frames
 
@@ -152,10 +158,11 @@ def _command_demo(args) -> None:
 
 
 def _command_mmd(args) -> None:
+    from bnfisher.data.profile import tables_of
     from bnfisher.jobs.inputs import prepare, warn
     from bnfisher.kernels.fisher import FisherKernel
 
-    frames = _read_inputs(args, [args.first, args.second])
+    frames = tables_of(_read_inputs(args, [args.first, args.second], profiles=True), bins=args.bins)
     network, encoded, notes, advice = prepare(frames, **_model_options(args))
     warn(advice)
     for note in [] if args.quiet else notes:
@@ -181,7 +188,7 @@ def _command_compare(args) -> None:
     from bnfisher.jobs.compare import compare
 
     check_outputs([args.report, args.json], inputs=[args.first, args.second, args.network])
-    frames = _read_inputs(args, [args.first, args.second])
+    frames = _read_inputs(args, [args.first, args.second], profiles=True)
     result = compare(frames[0], frames[1], n_permutations=args.permutations, top=args.top, test=args.test,
                      names=(args.first, args.second), random_state=args.seed, **_model_options(args))
     print(result.to_text(notes=not args.quiet, advice=False))  # warnings went to stderr
@@ -192,10 +199,11 @@ def _command_drift(args) -> None:
     from bnfisher.data.io import check_outputs
     from bnfisher.jobs.drift import drift
 
-    if len(args.data) > 1 and (args.time_column or args.window or args.rows):
+    dask = args.engine == "dask"
+    if len(args.data) > 1 and not dask and (args.time_column or args.window or args.rows):
         raise UsageError("With several DATA files each file is a window: leave out --time-column, --window "
-                         "and --rows.")
-    if len(args.data) == 1:
+                         "and --rows (or give --engine dask: the files are then one data set, cut into windows).")
+    if len(args.data) == 1 or dask:
         if args.rows and (args.time_column or args.window):
             raise UsageError("Give either --rows, or --time-column with --window, not both.")
         if bool(args.time_column) != bool(args.window):
@@ -204,8 +212,14 @@ def _command_drift(args) -> None:
             raise UsageError("Say how to cut DATA into windows: --rows N, or --time-column COLUMN --window 1W; or "
                              "give several DATA files, one window each.")
     check_outputs([args.report, args.json, args.plot], inputs=[args.reference, *args.data])
-    reference, *frames = _read_inputs(args, [args.reference, *args.data])
-    data = dict(zip(args.data, frames)) if len(frames) > 1 else frames[0]
+    if dask:  # DATA stays where it lies: one pass cuts it into windows of distinct rows
+        from bnfisher.dask import read_dask
+
+        (reference,) = _read_inputs(args, [args.reference], profiles=True)
+        data = read_dask(args.data, na_values=args.na_values)
+    else:
+        reference, *frames = _read_inputs(args, [args.reference, *args.data], profiles=True)
+        data = dict(zip(args.data, frames)) if len(frames) > 1 else frames[0]
     structure, options, pseudocount = _structure_options(args)
     result = drift(reference, data, time=args.time_column, window=args.window or args.rows, structure=structure,
                    bins=args.bins, na_values=args.na_values or (), fit_fraction=args.fit_fraction,

@@ -169,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
     drift.add_argument("--alpha", type=float, default=0.05,
                        help="family-wise error rate over the windows (default 0.05)")
     drift.add_argument("--top", type=_positive_int, default=5, help="families shown per drifted window (default 5)")
+    drift.add_argument("--engine", choices=("numpy", "dask"), default="numpy",
+                       help="dask: DATA (Parquet or CSV files, one data set) stays where it lies; one pass cuts it "
+                            "into windows, each kept as its distinct rows with counts")
     drift.add_argument("--jobs", type=_jobs, default=1,
                        help="windows compared at once, on threads; -1: all cores (default 1; the result is the same)")
     drift.add_argument("--report", help="write a self-contained HTML report to this file")

@@ -5,6 +5,7 @@ Importing it registers the ``"dask"`` backend; Dask itself is imported only when
 
 from bnfisher.dask.client import dask_client, is_distributed, read_dask
 from bnfisher.dask.counts import DaskCounts, embed_distributed
+from bnfisher.dask.windows import dask_windows
 from bnfisher.data.providers import Backend, register_provider
 
 
@@ -12,7 +13,8 @@ def _provider(data, schema, missing, **options):
     return DaskCounts(data, schema=schema, missing=missing, **options)
 
 
-register_provider(Backend("dask", detects=is_distributed, provider=_provider, embed=embed_distributed, paths=True))
+register_provider(Backend("dask", detects=is_distributed, provider=_provider, embed=embed_distributed, paths=True,
+                          windows=dask_windows))
 
 __all__ = [
     "DaskCounts",
@@ -20,4 +22,5 @@ __all__ = [
     "is_distributed",
     "embed_distributed",
     "dask_client",
+    "dask_windows",
 ]

@@ -217,7 +217,7 @@ def sample_positions(n_rows: int, n: int, *, random_state=None) -> np.ndarray:
     return np.sort(rng.choice(n_rows, size=min(n, n_rows), replace=False))
 
 
-def distinct_rows(codes: np.ndarray, cardinalities: Sequence[int] | None = None):
+def distinct_rows(codes: np.ndarray, cardinalities: Sequence[int] | np.ndarray | None = None):
     """Distinct rows of ``codes``, numbered by first occurrence, with the row-to-distinct map and multiplicities.
 
     Rows are packed into 64-bit words by mixed radix (as few words as the

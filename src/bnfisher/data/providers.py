@@ -258,6 +258,10 @@ class Backend:
         ``embed(kernel, data)``: the kernel's feature map of ``data``, blockwise.
     paths : bool
         Whether the backend reads lists of paths (a single path is read into memory otherwise).
+    windows : callable, optional
+        ``windows(data, schema, *, time, window) -> (list, str)``: the data cut into
+        windows in one pass, each as :class:`~bnfisher.data.windows.WindowRows` (what
+        :func:`bnfisher.drift` needs of data beyond memory).
     """
 
     name: str
@@ -265,6 +269,7 @@ class Backend:
     provider: Callable
     embed: Callable
     paths: bool = False
+    windows: Callable | None = None
 
 
 _BACKENDS: dict = {}

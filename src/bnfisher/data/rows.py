@@ -26,8 +26,9 @@ class DistinctRows:
     encoded : EncodedData
         The distinct rows, in order of first occurrence (missing cells, code -1, are a value of their own).
     copies : ndarray of int64, shape (n_distinct,)
-    inverse : ndarray of intp, shape (n_rows,)
-        Each row's distinct row: ``encoded.codes[inverse]`` is the table.
+    inverse : ndarray of intp, shape (n_rows,), or None
+        Each row's distinct row: ``encoded.codes[inverse]`` is the table (None when only
+        the distinct rows are known: a window of data beyond memory).
 
     Examples
     --------
@@ -41,7 +42,7 @@ class DistinctRows:
 
     encoded: EncodedData
     copies: np.ndarray
-    inverse: np.ndarray
+    inverse: np.ndarray | None
 
     @classmethod
     def of(cls, encoded: EncodedData) -> DistinctRows:
@@ -55,7 +56,7 @@ class DistinctRows:
         -------
         DistinctRows
         """
-        first, inverse, copies = distinct_rows(encoded.codes, [int(r) for r in encoded.cardinalities])
+        first, inverse, copies = distinct_rows(encoded.codes, encoded.cardinalities)
         codes = np.asfortranarray(encoded.codes[first])
         return cls(EncodedData(codes, encoded.variables, dict(encoded.states), encoded.schema),
                    copies.astype(np.int64), inverse)
@@ -63,4 +64,4 @@ class DistinctRows:
     @property
     def n_rows(self) -> int:
         """Rows of the table (the sum of ``copies``)."""
-        return int(self.inverse.size)
+        return int(self.copies.sum())

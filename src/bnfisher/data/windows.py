@@ -7,13 +7,143 @@ what comes out is a list of ``(label, start, end, frame)`` that inner code trust
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from bnfisher._lazy import pandas as pd
+from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError
 
-__all__ = ["split_windows"]
+__all__ = ["WindowRows", "split_windows", "check_window", "time_bins", "window_of", "window_label"]
+
+
+@dataclass(frozen=True)
+class WindowRows:
+    """A window known by its distinct rows with their counts, not by its rows (windows of data beyond memory).
+
+    Attributes
+    ----------
+    schema : Schema
+        The schema the rows are encoded with (the reference's).
+    codes : ndarray of shape (n_distinct, n_variables)
+        Each distinct row once (-1: missing, or a label the schema lacks).
+    counts : ndarray of int64, shape (n_distinct,)
+    missing_cells, unseen_cells : int
+        The window's missing cells, and its cells holding labels the schema lacks.
+    """
+
+    schema: Schema
+    codes: np.ndarray
+    counts: np.ndarray
+    missing_cells: int = 0
+    unseen_cells: int = 0
+
+    @property
+    def n_rows(self) -> int:
+        """Rows of the window."""
+        return int(self.counts.sum())
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return the distinct rows as labels (NaN: missing or unseen), one row each.
+
+        Returns
+        -------
+        DataFrame
+        """
+        columns = {}
+        for i, variable in enumerate(self.schema.variables):
+            labels = np.empty(len(self.schema.states[variable]) + 1, dtype=object)
+            labels[:-1] = list(self.schema.states[variable])
+            labels[-1] = np.nan  # code -1
+            columns[variable] = labels[self.codes[:, i]]
+        return pd.DataFrame(columns)
+
+
+def check_window(time: str | None, window) -> tuple:
+    """Check ``window`` for ``time``: return ``(frequency, None)`` for time windows, ``(None, rows)`` otherwise.
+
+    Parameters
+    ----------
+    time : str or None
+    window : str, pandas offset or int
+
+    Returns
+    -------
+    tuple
+
+    Raises
+    ------
+    OptionError
+        Naming the value and the fix.
+    """
+    if time is not None:
+        if window is None or isinstance(window, (int, np.integer)):
+            raise OptionError(f"With `time`, `window` is a pandas frequency such as '1W', '7D' or 'MS'; got "
+                              f"{window!r}.")
+        try:
+            return pd.tseries.frequencies.to_offset(window), None
+        except (TypeError, ValueError):
+            raise OptionError(f"`window` {window!r} is not a pandas frequency; use e.g. '1D', '1W', '2W', 'MS' "
+                              "(month start) or 'QS'.") from None
+    if window is None:
+        raise OptionError("Say how to cut `data` into windows: window=<rows per window> (an int), or time=<column> "
+                          "with window=<frequency> such as '1W'; or pass a list of tables.")
+    if isinstance(window, (bool, np.bool_)) or not isinstance(window, (int, np.integer)) or window < 1:
+        raise OptionError(f"Without `time`, `window` is a number of rows (a positive int); got {window!r}. "
+                          "For time windows, give the time column: time='date'.")
+    return None, int(window)
+
+
+def time_bins(first, last, frequency) -> pd.DatetimeIndex:
+    """Return the starts of the time windows from ``first`` to ``last`` (closed on the left, as pandas resamples).
+
+    The windows depend only on the first and last time, so a partition of the data
+    finds its rows' windows from these starts (``searchsorted``) and agrees with the
+    whole table.
+
+    Parameters
+    ----------
+    first, last : Timestamp
+    frequency : pandas offset
+
+    Returns
+    -------
+    DatetimeIndex
+    """
+    ends = pd.Series([0, 0], index=pd.DatetimeIndex([first, last]))
+    return ends.resample(frequency, label="left", closed="left").size().index
+
+
+def window_of(stamps, starts: pd.DatetimeIndex) -> np.ndarray:
+    """Each time's window: the position in ``starts`` of the last start at or before it.
+
+    Parameters
+    ----------
+    stamps : Series or DatetimeIndex
+    starts : DatetimeIndex
+        From :func:`time_bins`.
+
+    Returns
+    -------
+    ndarray of int
+    """
+    return np.searchsorted(starts.asi8, pd.DatetimeIndex(stamps).as_unit(starts.unit).asi8, side="right") - 1
+
+
+def window_label(start, frequency) -> str:
+    """Return a time window's label: its start (its date, for windows of a day or more).
+
+    Parameters
+    ----------
+    start : Timestamp
+    frequency : pandas offset
+
+    Returns
+    -------
+    str
+    """
+    return str(pd.Timestamp(start).date()) if _daily(frequency) else str(pd.Timestamp(start))
 
 
 def split_windows(data, *, time: str | None = None, window=None) -> tuple[list, str]:
@@ -53,13 +183,7 @@ def split_windows(data, *, time: str | None = None, window=None) -> tuple[list, 
                               f"{type(data).__name__}.")
     if time is not None:
         return _by_time(data, time, window)
-    if window is None:
-        raise OptionError("Say how to cut `data` into windows: window=<rows per window> (an int), or time=<column> "
-                          "with window=<frequency> such as '1W'; or pass a list of tables.")
-    if isinstance(window, (bool, np.bool_)) or not isinstance(window, (int, np.integer)) or window < 1:
-        raise OptionError(f"Without `time`, `window` is a number of rows (a positive int); got {window!r}. "
-                          "For time windows, give the time column: time='date'.")
-    size = int(window)
+    _, size = check_window(None, window)
     out = [(f"rows {start}-{min(start + size, len(data)) - 1}", None, None, data.iloc[start:start + size])
            for start in range(0, len(data), size)]
     return out, f"{len(out)} windows of {size} consecutive rows"
@@ -85,13 +209,7 @@ def _by_time(data: pd.DataFrame, time: str, window) -> tuple[list, str]:
     if time not in data.columns:
         raise DataError(f"Time column {time!r} is not in the data (columns: {', '.join(map(str, data.columns[:8]))}"
                         f"{', ...' if data.shape[1] > 8 else ''}).")
-    if window is None or isinstance(window, (int, np.integer)):
-        raise OptionError(f"With `time`, `window` is a pandas frequency such as '1W', '7D' or 'MS'; got {window!r}.")
-    try:
-        frequency = pd.tseries.frequencies.to_offset(window)
-    except (TypeError, ValueError):
-        raise OptionError(f"`window` {window!r} is not a pandas frequency; use e.g. '1D', '1W', '2W', 'MS' "
-                          "(month start) or 'QS'.") from None
+    frequency, _ = check_window(time, window)
     stamps = pd.to_datetime(data[time], errors="coerce")
     bad = stamps.isna() & data[time].notna()
     if bad.any():
@@ -104,14 +222,12 @@ def _by_time(data: pd.DataFrame, time: str, window) -> tuple[list, str]:
                         "without a time belongs to no window; drop such rows or fill in their time.")
     features = data.drop(columns=[time])
     out = []
-    for start, positions in pd.Series(np.arange(len(data)), index=stamps).groupby(
-            pd.Grouper(freq=frequency, label="left", closed="left"), sort=True):
-        if len(positions) == 0:
-            continue
-        rows = positions.to_numpy()
+    starts = time_bins(stamps.min(), stamps.max(), frequency)
+    keys = window_of(stamps, starts)
+    for key in np.unique(keys):
+        rows = np.flatnonzero(keys == key)
         times = stamps.iloc[rows]
-        out.append((str(pd.Timestamp(start).date()) if _daily(frequency) else str(pd.Timestamp(start)),
-                    times.min(), times.max(), features.iloc[rows]))
+        out.append((window_label(starts[key], frequency), times.min(), times.max(), features.iloc[rows]))
     return out, f"{len(out)} non-empty windows of {frequency.freqstr} on column {time!r}"
 
 

@@ -65,6 +65,10 @@ class ComparisonResult(JobResult):
     profiles : list of dict
         For each of the top families, the child's distribution in A and in B in the parent
         configuration where they differ most (what the report draws inline).
+    copies : tuple of (ndarray or None)
+        For a sample known only by its distinct rows (a window of Dask data in
+        :func:`bnfisher.drift`): how many rows each row of its ``samples`` frame and
+        ``witness`` stands for; None for a sample given row by row.
 
     Examples
     --------
@@ -91,6 +95,7 @@ class ComparisonResult(JobResult):
     top: int = 10
     advice: list = field(default_factory=list)
     profiles: list = field(default_factory=list)
+    copies: tuple = (None, None)
 
     def typical_rows(self, n: int = 3) -> pd.DataFrame:
         """Return the rows of each sample most typical of it against the other (largest witness, by sign).
@@ -103,12 +108,16 @@ class ComparisonResult(JobResult):
         Returns
         -------
         DataFrame
-            Columns ``sample``, ``row`` (0-based position), ``witness``, then the row's values.
+            Columns ``sample``, ``row`` (0-based position), ``witness``, then the row's values
+            (after ``copies`` when a sample is known by its distinct rows: ``row`` is then
+            the distinct row's position).
         """
         parts = []
-        for name, frame, values, sign in zip(self.names, self.samples, self.witness, (1, -1)):
+        for name, frame, values, copies, sign in zip(self.names, self.samples, self.witness, self.copies, (1, -1)):
             order = np.argsort(-sign * values, kind="stable")[:n]
             shown = frame.iloc[order].reset_index(drop=True)
+            if copies is not None:  # a sample known by its distinct rows: each shown row stands for its copies
+                shown.insert(0, "copies", copies[order])
             shown.insert(0, "witness", values[order])
             shown.insert(0, "row", order)
             shown.insert(0, "sample", name)
@@ -210,15 +219,16 @@ class ComparisonResult(JobResult):
         dict
         """
         typical = self.typical_rows(min(self.top, 5))
-        values = [c for c in typical.columns if c not in ("sample", "row", "witness")]
+        values = [c for c in typical.columns if c not in ("sample", "row", "witness", "copies")]
         rows = [{"sample": r["sample"], "row": int(r["row"]), "witness": float(r["witness"]),
                  "values": {str(k): (None if pd.isna(r[k]) else str(r[k])) for k in values}}
                 for _, r in typical.iterrows()]
         return {
             "kind": "comparison",
             "verdict": self.verdict(),
-            "samples": [{"name": n, "rows": int(len(f)), "columns": int(f.shape[1]),
-                         "missing_cells": int(f.isna().sum().sum())} for n, f in zip(self.names, self.samples)],
+            "samples": [{"name": n, "rows": int(len(f) if c is None else c.sum()), "columns": int(f.shape[1]),
+                         "missing_cells": int(f.isna().sum().sum() if c is None else f.isna().sum(axis=1) @ c)}
+                        for n, f, c in zip(self.names, self.samples, self.copies)],
             "notes": list(self.notes),
             "warnings": list(self.advice),
             "network": {"summary": repr(self.network), "arcs": [[str(p), str(c)] for p, c in self.network.edges]},
@@ -386,7 +396,9 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
 def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, encoded: tuple, samples: tuple,
             names: tuple, notes: list, top: int, method: str) -> ComparisonResult:
     assert statistics.witness_x is not None and statistics.witness_y is not None  # set by permutation_statistics
-    witness = (statistics.witness_x[encoded[0].inverse], statistics.witness_y[encoded[1].inverse])
+    # Each row's witness; a sample known only by its distinct rows keeps one value per distinct row (and its copies).
+    witness = tuple(values if rows.inverse is None else values[rows.inverse]
+                    for values, rows in zip((statistics.witness_x, statistics.witness_y), encoded))
     families = family_table(kernel, statistics, tests)
     test = TwoSampleResult.from_statistics(statistics, method=method)
     components = test.components if test.components is not None else pd.DataFrame()
@@ -398,7 +410,8 @@ def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, enco
     return ComparisonResult(names=names, test=test, families=families,
                             cells=cells_from_counts(kernel, *counts, n=top, names=names), witness=witness,
                             network=kernel.network, kernel=kernel, samples=samples, notes=notes, top=top,
-                            profiles=_profiles(kernel, counts, families, top))
+                            profiles=_profiles(kernel, counts, families, top),
+                            copies=tuple(rows.copies if rows.inverse is None else None for rows in encoded))
 
 
 def _profiles(kernel: FamilyKernel, counts: tuple, families: pd.DataFrame, top: int) -> list:

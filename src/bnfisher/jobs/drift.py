@@ -16,6 +16,7 @@ favours them: on *alarm*, 5 of 11 unchanged windows gave p <= 0.02.)
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,11 +31,11 @@ from bnfisher.comparison.attribution import holm
 from bnfisher.comparison.validity import reference_split
 from bnfisher.data.guardrails import check_tables
 from bnfisher.data.profile import ReferenceProfile, tables_of
-from bnfisher.data.providers import NumpyCounts
+from bnfisher.data.providers import NumpyCounts, backend_for
 from bnfisher.data.rows import DistinctRows
 from bnfisher.data.schema import EncodedData, Schema
-from bnfisher.data.windows import split_windows
-from bnfisher.exceptions import OptionError, OptionTypeError, SchemaError
+from bnfisher.data.windows import WindowRows, split_windows
+from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
 from bnfisher.jobs.compare import ComparisonResult, compare_encoded
 from bnfisher.jobs.inputs import warn
 from bnfisher.jobs.result import JobResult
@@ -317,28 +318,25 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     [1000, 1000, 1000]
     """
     check_option(test, "test", ("aggregate", "mmd"))
-    binned = reference if isinstance(reference, ReferenceProfile) and reference.schema.bin_edges else None
-    if isinstance(reference, ReferenceProfile):
-        (reference,) = tables_of([reference], bins=bins)
-    if not isinstance(reference, pd.DataFrame):
-        raise OptionTypeError(f"`reference` must be a pandas DataFrame or a ReferenceProfile; got "
-                              f"{type(reference).__name__}.")
     if not 0 < alpha < 1:
         raise OptionError(f"`alpha` must be in (0, 1); got {alpha!r}.")
     n_jobs = resolve_jobs(n_jobs)
-    windows, how = split_windows(data, time=time, window=window)
-    if binned is not None:  # numeric columns binned by the profile's edges
-        windows = [(label, start, end, binned.discretize(frame)) for label, start, end, frame in windows]
-    if time is not None and time in reference.columns:
-        reference = reference.drop(columns=[time])
-    if n_permutations is None:
-        n_permutations = max(999, int(np.ceil(4 * len(windows) / alpha)) - 1)
+    reference, binned, distributed, windows, how = _inputs(reference, data, time=time, window=window, bins=bins)
     rng = check_random_state(random_state)
     na = tuple(na_values or ())
     advice = check_tables([reference] + [frame for *_, frame in windows], na_values=na,
                           binned=bins is not None or binned is not None)
     fit, rest = reference_split(reference, fraction=fit_fraction, random_state=rng)
     schema = Schema.from_data(fit, bins=bins, na_values=na, missing="allow")
+    if binned is not None:  # the profile's bins, with their edges (windows beyond memory are binned with them)
+        schema = Schema({v: binned.schema.states[v] if v in binned.schema.bin_edges else schema.states[v]
+                         for v in schema.variables}, bin_edges=dict(binned.schema.bin_edges), na_values=na)
+    if distributed is not None:  # one pass over the data: each window's distinct rows
+        windows, how = distributed.windows(data, schema, time=time, window=window)
+        if not windows:
+            raise DataError("The data has no rows: there is no window to compare.")
+    if n_permutations is None:
+        n_permutations = max(999, int(np.ceil(4 * len(windows) / alpha)) - 1)
     options = dict(learn_options or {})
     pseudocount = options.pop("pseudocount", 1.0)
     progress_structure = options.pop("progress", False)
@@ -349,7 +347,9 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
              f"Reference: {len(reference)} rows; {len(fit)} (fraction {fit_fraction:g}, at random) fit the schema and "
              f"the structure ({structure}: {len(network.edges)} arcs), the other {len(rest)} are compared with every "
              "window; each window's CPTs are refitted on it and those rows pooled, so each p-value is exact."]
-    extra = sorted({str(c) for *_, frame in windows for c in frame.columns if c not in reference.columns})
+    columns = [c for c in data.columns if c != time] if distributed is not None else \
+        [c for *_, frame in windows for c in frame.columns]
+    extra = sorted({str(c) for c in columns if c not in reference.columns})
     if extra:
         advice.append(f"Column(s) {', '.join(extra[:5])}{', ...' if len(extra) > 5 else ''} of the data are not in "
                       "the reference and are left out of the comparison; drop them, or add them to the reference.")
@@ -367,8 +367,13 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
 
     def compare_window(k: int) -> tuple:
         label, _, _, frame = windows[k]
-        encoded, missing, unseen = _encode(schema, frame, f"window {label!r}")
-        window_rows = DistinctRows.of(encoded)
+        if isinstance(frame, WindowRows):  # a window beyond memory, as its distinct rows
+            window_rows = DistinctRows(EncodedData(frame.codes, schema.variables, dict(schema.states), schema),
+                                       frame.counts, None)
+            missing, unseen, frame = frame.missing_cells, frame.unseen_cells, frame.to_frame()
+        else:
+            encoded, missing, unseen = _encode(schema, frame, f"window {label!r}")
+            window_rows = DistinctRows.of(encoded)
         fitted = learn(_pooled(schema, reference_rows, window_rows), parents, schema=schema, pseudocount=pseudocount)
         result = compare_encoded(fitted, (reference_rows, window_rows), (rest, frame), names=("reference", label),
                                  n_permutations=n_permutations, test=test, top=top, random_state=streams[k],
@@ -383,7 +388,8 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         comparisons.append(result)
         lead = result.families.iloc[0]
         changed = bool(lead["p_adjusted"] <= alpha)
-        rows.append({"window": label, "start": start, "end": end, "rows": len(frame), "missing_cells": missing,
+        size = frame.n_rows if isinstance(frame, WindowRows) else len(frame)
+        rows.append({"window": label, "start": start, "end": end, "rows": size, "missing_cells": missing,
                      "unseen_cells": unseen, "mmd2": result.test.statistic, "p_value": result.test.p_value,
                      "family": str(lead["variable"]) if changed else "",
                      "parents": str(lead["parents"]) if changed and lead["parents"] not in ("", "-") else "",
@@ -408,12 +414,44 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
                        alpha=alpha, notes=notes, advice=advice, top=top)
 
 
+def _inputs(reference, data, *, time, window, bins) -> tuple:
+    """Resolve the reference (a table or a profile) and the windows of tables in memory (checked, binned).
+
+    Returns the reference table, the binned profile (or None), the backend that will cut data
+    beyond memory into windows once the schema is known (or None), the windows and how.
+    """
+    binned = reference if isinstance(reference, ReferenceProfile) and reference.schema.bin_edges else None
+    if isinstance(reference, ReferenceProfile):
+        (reference,) = tables_of([reference], bins=bins)
+    if not isinstance(reference, pd.DataFrame):
+        raise OptionTypeError(f"`reference` must be a pandas DataFrame or a ReferenceProfile; got "
+                              f"{type(reference).__name__}.")
+    distributed = _backend(data)
+    windows, how = ([], "") if distributed is not None else split_windows(data, time=time, window=window)
+    if binned is not None:  # numeric columns binned by the profile's edges
+        windows = [(label, start, end, binned.discretize(frame)) for label, start, end, frame in windows]
+    if time is not None and time in reference.columns:
+        reference = reference.drop(columns=[time])
+    return reference, binned, distributed, windows, how
+
+
+def _backend(data):
+    """Return the backend that cuts ``data`` into windows in one pass (Dask data); None for tables in memory."""
+    if isinstance(data, (pd.DataFrame, Mapping)) or (isinstance(data, Sequence) and not isinstance(data, str)):
+        return None
+    backend = backend_for(data)
+    if backend is not None and backend.windows is None:
+        raise OptionTypeError(f"`data` of the {backend.name!r} engine cannot be cut into windows; pass a DataFrame.")
+    return backend
+
+
 def _pooled(schema: Schema, *samples: DistinctRows):
     """Return the pooled rows to refit the CPTs on: weighted distinct rows, or all rows (EM) if cells are missing."""
     codes = np.vstack([rows.encoded.codes for rows in samples])
     if codes.size and codes.min() < 0:
-        return EncodedData(np.asfortranarray(np.vstack([rows.encoded.codes[rows.inverse] for rows in samples])),
-                           schema.variables, dict(schema.states), schema)
+        every = [rows.encoded.codes[rows.inverse] if rows.inverse is not None else
+                 np.repeat(rows.encoded.codes, rows.copies, axis=0) for rows in samples]
+        return EncodedData(np.asfortranarray(np.vstack(every)), schema.variables, dict(schema.states), schema)
     return NumpyCounts(codes, schema, weights=np.concatenate([rows.copies for rows in samples]).astype(np.float64))
 
 

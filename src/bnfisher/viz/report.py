@@ -77,7 +77,8 @@ def comparison_figures(result) -> dict:
         "network": figure_png(plot_network(result.network,
                                            highlight=dict(zip(families["variable"], families["share"])))),
         "families": figure_png(plot_family_shares(families, top=result.top)),
-        "witness": figure_png(plot_witness(result.witness[0], result.witness[1], names=result.names)),
+        "witness": figure_png(plot_witness(result.witness[0], result.witness[1], names=result.names,
+                                           weights=result.copies)),
     }
 
 
