@@ -50,14 +50,10 @@ class WindowRows:
         Returns
         -------
         DataFrame
+            Categorical columns over the codes (a byte per cell, not a Python object).
         """
-        columns = {}
-        for i, variable in enumerate(self.schema.variables):
-            labels = np.empty(len(self.schema.states[variable]) + 1, dtype=object)
-            labels[:-1] = list(self.schema.states[variable])
-            labels[-1] = np.nan  # code -1
-            columns[variable] = labels[self.codes[:, i]]
-        return pd.DataFrame(columns)
+        return pd.DataFrame({variable: pd.Categorical.from_codes(self.codes[:, i], categories=list(
+            self.schema.states[variable])) for i, variable in enumerate(self.schema.variables)})
 
 
 def check_window(time: str | None, window) -> tuple:
