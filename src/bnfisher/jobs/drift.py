@@ -251,9 +251,12 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         The reference period, as read (labels; numeric columns binned when ``bins`` is
         given), or its profile (:func:`bnfisher.profile`; a binned profile bins the
         windows' numeric columns with its edges).
-    data : DataFrame, list of DataFrame or dict of name to DataFrame
+    data : DataFrame, list of DataFrame, dict of name to DataFrame, or Dask DataFrame
         The data to watch: one table cut into windows (``time`` and ``window``, or
-        ``window`` rows at a time), or the windows themselves.
+        ``window`` rows at a time), or the windows themselves.  A Dask DataFrame (e.g.
+        a partitioned Parquet data set, :func:`bnfisher.dask.read_dask`) is cut into
+        windows in one pass where it lies, each window kept as its distinct rows with
+        counts: the same answer as for the table in memory.
     time : str, optional
         Column of ``data`` with each row's time; dropped from the comparison (and from
         ``reference`` when it has it).
