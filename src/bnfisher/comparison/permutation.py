@@ -52,9 +52,10 @@ class PermutationStatistics:
         missing; None for a family without features), in ``kernel.families`` order.
     n_x, n_y : int
         Rows of each sample.
-    witness_x, witness_y : ndarray
-        The witness ``<Phi(x), mu_X - mu_Y>`` of each row of ``X`` and of ``Y`` as given
-        (each distinct row once, for :class:`~bnfisher.data.rows.DistinctRows`).
+    witness_x, witness_y : ndarray or None
+        With ``witness=True``: the witness ``<Phi(x), mu_X - mu_Y>`` of each row of ``X``
+        and of ``Y`` as given (each distinct row once, for
+        :class:`~bnfisher.data.rows.DistinctRows`).
 
     Examples
     --------
@@ -91,7 +92,7 @@ class PermutationStatistics:
 
 
 def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_state=None,
-                           max_rows: int = 10_000_000) -> PermutationStatistics:
+                           max_rows: int = 10_000_000, witness: bool = False) -> PermutationStatistics:
     """Per-family MMD² of two samples and of ``n_permutations`` random re-splits, from count tables.
 
     The engine of :func:`mmd_test` and :func:`bnfisher.comparison.explain.mmd_by_family`: with the
@@ -113,6 +114,8 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     max_rows : int, default=10_000_000
         For data beyond memory: the most distinct rows a sample may have for the
         exact test (see :func:`mmd_test`).
+    witness : bool, default=False
+        Also return the witness of every given row (``witness_x``, ``witness_y``).
 
     Returns
     -------
@@ -219,12 +222,14 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
         counts_y[i] = pooled_counts[units.offsets[k]: units.offsets[k + 1]] - counts_x[i]
     mean_x = kernel.mean_embedding_from_counts(counts_x, n_x)
     mean_y = kernel.mean_embedding_from_counts(counts_y, n_y)
-    # The witness of every distinct row: <Phi(u), mu_X - mu_Y> = sum over its cells of <F[cell], mu_X - mu_Y>.
-    difference = mean_x - mean_y
-    cell_witness = np.concatenate([_cell_witness(kernel, i, difference) for i in active]) if active else np.zeros(0)
-    unit_witness = np.empty(units.n_units)
-    unit_witness[order] = matrix.T @ cell_witness  # float64 result from the float32 matrix, no copy of it
-    witness = unit_witness[units.inverse]
+    values = None
+    if witness:  # of every distinct row: <Phi(u), mu_X - mu_Y> = sum over its cells of <F[cell], mu_X - mu_Y>
+        difference = mean_x - mean_y
+        cell_witness = np.concatenate([_cell_witness(kernel, i, difference) for i in active]) if active else \
+            np.zeros(0)
+        unit_witness = np.empty(units.n_units)
+        unit_witness[order] = matrix.T @ cell_witness  # float64 result from the float32 matrix, no copy of it
+        values = unit_witness[units.inverse]
     trace_x = float(self_kernel @ observed)
     trace_y = float(self_kernel @ (multiplicity - observed))
     # sum_{i != j} k(x_i, x_j) = ||sum_i phi(x_i)||^2 - sum_i k(x_i, x_i)
@@ -259,7 +264,8 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
                         "for it. Refit the network's CPTs with a pseudocount.")
     return PermutationStatistics(list(active), observed_parts, null_parts, unbiased, full_statistic, mean_x, mean_y,
                                  observed_columns, null_columns, np.asarray(columns_df), float(observed_overlap),
-                                 null_overlap, counts_x, counts_y, n_x, n_y, witness[:given_x], witness[given_x:])
+                                 null_overlap, counts_x, counts_y, n_x, n_y,
+                                 *((None, None) if values is None else (values[:given_x], values[given_x:])))
 
 
 def _cell_witness(kernel: FamilyKernel, i: int, difference: np.ndarray) -> np.ndarray:
@@ -369,7 +375,7 @@ def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_sta
     # Few copies: a sum of Bernoulli draws per distinct row, copies c = 1 .. 16 in turn, from float32 uniforms drawn
     # a few splits at a time into a reused buffer (a large fresh array costs more in page faults than the draws:
     # the stream is the same as one (size, rows, c) array per c) and summed by a compiled loop (with numpy's sum over
-    # the short last axis the whole draw took 1.9x as long: benchmarks/permutations.py).
+    # the short last axis the whole draw took 1.5x as long: benchmarks/permutations.py).
     buffer = np.empty(1 << 20, dtype=np.float32)
     for copies in range(1, _BERNOULLI_COPIES + 1):
         begin, end = bounds[copies], bounds[copies + 1]

@@ -383,7 +383,8 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
     advice += feature_advice(kernel)
     rng = check_random_state(random_state)
-    statistics = permutation_statistics(kernel, *encoded, n_permutations=n_permutations, random_state=rng)
+    statistics = permutation_statistics(kernel, *encoded, n_permutations=n_permutations, random_state=rng,
+                                        witness=True)
     tests = conditional_family_tests(network, *((kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded),
                                      random_state=rng)
     notes.append(f"Family tests: {tests.n_permutations} permutations within parent configurations "
