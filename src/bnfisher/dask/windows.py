@@ -15,7 +15,7 @@ import numpy as np
 from bnfisher._lazy import pandas as pd
 from bnfisher.data.counts import distinct_rows
 from bnfisher.data.schema import Schema
-from bnfisher.data.windows import WindowRows, check_window, time_bins, window_label, window_of
+from bnfisher.data.windows import WindowRows, check_window, group_rows, time_bins, window_label, window_of
 from bnfisher.exceptions import DataError
 
 __all__ = ["dask_windows"]
@@ -38,13 +38,12 @@ def _window_partition(frame: pd.DataFrame, schema: Schema, time: str | None, sta
     else:
         assert size is not None  # rows windows
         keys = (offset + np.arange(len(frame))) // size
-    parts = [(int(k), np.flatnonzero(keys == k)) for k in np.unique(keys)]
     out = {}
-    for key, rows in parts:
-        first, _, counts = distinct_rows(codes[rows], schema.cardinalities)
+    for key, rows in group_rows(keys):
+        block, absent = codes[rows], int(missing[rows].sum())
+        first, _, counts = distinct_rows(block, schema.cardinalities)
         times = stamps.iloc[rows] if time is not None else None
-        out[key] = (codes[rows][first], counts, int(missing[rows].sum()),
-                    int((codes[rows] < 0).sum()) - int(missing[rows].sum()),
+        out[key] = (block[first], counts, absent, int((block < 0).sum()) - absent,
                     None if times is None else times.min(), None if times is None else times.max())
     return out
 

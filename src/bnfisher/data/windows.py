@@ -15,7 +15,7 @@ from bnfisher._lazy import pandas as pd
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError
 
-__all__ = ["WindowRows", "split_windows", "check_window", "time_bins", "window_of", "window_label"]
+__all__ = ["WindowRows", "split_windows", "check_window", "time_bins", "window_of", "window_label", "group_rows"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,29 @@ def window_of(stamps, starts: pd.DatetimeIndex) -> np.ndarray:
     return np.searchsorted(starts.asi8, pd.DatetimeIndex(stamps).as_unit(starts.unit).asi8, side="right") - 1
 
 
+def group_rows(keys: np.ndarray) -> list:
+    """Return ``(key, positions)`` for every distinct key, in increasing key order, from one stable sort.
+
+    Parameters
+    ----------
+    keys : ndarray of int, shape (n_rows,)
+        Each row's window.
+
+    Returns
+    -------
+    list of tuple
+        Positions in increasing order within each key.
+
+    Examples
+    --------
+    >>> [(k, p.tolist()) for k, p in group_rows(np.array([2, 0, 2, 1]))]
+    [(0, [1]), (1, [3]), (2, [0, 2])]
+    """
+    order = np.argsort(keys, kind="stable")
+    unique, starts = np.unique(keys[order], return_index=True)
+    return [(int(k), positions) for k, positions in zip(unique, np.split(order, starts[1:]))]
+
+
 def window_label(start, frequency) -> str:
     """Return a time window's label: its start (its date, for windows of a day or more).
 
@@ -158,7 +181,7 @@ def split_windows(data, *, time: str | None = None, window=None) -> tuple[list, 
         aligned to calendar boundaries as :class:`pandas.Grouper` aligns them; empty
         windows are left out.  Without ``time``: a number of consecutive rows (the last
         window may be shorter).  A time window is labelled by its start: windows are
-        closed on the left (``[start, next start)``).
+        closed on the left (``[start, next start)``); its rows keep the table's order.
 
     Returns
     -------
@@ -219,9 +242,7 @@ def _by_time(data: pd.DataFrame, time: str, window) -> tuple[list, str]:
     features = data.drop(columns=[time])
     out = []
     starts = time_bins(stamps.min(), stamps.max(), frequency)
-    keys = window_of(stamps, starts)
-    for key in np.unique(keys):
-        rows = np.flatnonzero(keys == key)
+    for key, rows in group_rows(window_of(stamps, starts)):
         times = stamps.iloc[rows]
         out.append((window_label(starts[key], frequency), times.min(), times.max(), features.iloc[rows]))
     return out, f"{len(out)} non-empty windows of {frequency.freqstr} on column {time!r}"

@@ -331,7 +331,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
                           binned=bins is not None or binned is not None)
     fit, rest = reference_split(reference, fraction=fit_fraction, random_state=rng)
     schema = Schema.from_data(fit, bins=bins, na_values=na, missing="allow")
-    if binned is not None:  # the profile's bins, with their edges (windows beyond memory are binned with them)
+    if binned is not None:  # the profile's bins, with their edges: every window's numbers are binned with them
         schema = Schema({v: binned.schema.states[v] if v in binned.schema.bin_edges else schema.states[v]
                          for v in schema.variables}, bin_edges=dict(binned.schema.bin_edges), na_values=na)
     if distributed is not None:  # one pass over the data: each window's distinct rows
@@ -418,7 +418,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
 
 
 def _inputs(reference, data, *, time, window, bins) -> tuple:
-    """Resolve the reference (a table or a profile) and the windows of tables in memory (checked, binned).
+    """Resolve the reference (a table or a profile) and the windows of tables in memory (checked).
 
     Returns the reference table, the binned profile (or None), the backend that will cut data
     beyond memory into windows once the schema is known (or None), the windows and how.
@@ -431,8 +431,6 @@ def _inputs(reference, data, *, time, window, bins) -> tuple:
                               f"{type(reference).__name__}.")
     distributed = _backend(data)
     windows, how = ([], "") if distributed is not None else split_windows(data, time=time, window=window)
-    if binned is not None:  # numeric columns binned by the profile's edges
-        windows = [(label, start, end, binned.discretize(frame)) for label, start, end, frame in windows]
     if time is not None and time in reference.columns:
         reference = reference.drop(columns=[time])
     return reference, binned, distributed, windows, how
