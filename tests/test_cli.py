@@ -212,6 +212,17 @@ def test_hmm_kernel_writes_exactly_the_named_file(tmp_path, capsys):
     assert output.exists() and not (tmp_path / "K.npz.npy").exists()
     assert np.load(output).shape == (6, 6)
     capsys.readouterr()
+    # Every start run to the end: the same options as the estimator's check_every=None.
+    assert main(["hmm-kernel", str(archive), "-o", str(tmp_path / "all.npy"), "--n-states", "2", "--n-init", "3",
+                 "--check-every", "none", "--quiet"]) == 0
+    from bnfisher.hmm import HMMFisherKernel
+
+    kernel = HMMFisherKernel(n_states=2, n_init=3, check_every=None, random_state=0).fit(
+        [np.load(archive)[name] for name in np.load(archive).files])
+    assert f"log-likelihood {kernel.log_likelihood_:.6g}" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:
+        main(["hmm-kernel", str(archive), "-o", str(tmp_path / "x.npy"), "--check-every", "0"])
+    assert exit_info.value.code == 2 and "--check-every" in capsys.readouterr().err
 
 
 def test_semicolon_csv_is_read_as_columns(tmp_path, capsys):

@@ -6,6 +6,7 @@ from hmmlearn.hmm import GaussianHMM  # noqa: E402
 from sklearn.model_selection import StratifiedKFold, cross_val_score  # noqa: E402
 from sklearn.svm import SVC  # noqa: E402
 
+from bnfisher.exceptions import OptionError  # noqa: E402
 from bnfisher.hmm import HMMFisherKernel, forward_backward, hmm_scores, log_emissions  # noqa: E402
 
 
@@ -408,3 +409,41 @@ def test_the_uncompiled_forward_backward_gives_the_compiled_result(monkeypatch):
     plain = engine.sequence_statistics(parts, *params, posteriors=True)
     for key, value in compiled.items():
         np.testing.assert_allclose(plain[key], value, rtol=1e-12, atol=1e-12)
+
+
+def test_a_start_is_abandoned_only_when_its_recent_gain_cannot_bring_it_near_the_leader():
+    from bnfisher.hmm.starts import MARGIN, _hopeful, _Start
+
+    start = _Start(model=None, history=[-130.0, -120.0, -110.0, -100.0])  # gaining 10 nats per iteration
+    assert _hopeful(start, lead=-100.0 + 10 * 6 + MARGIN, window=3, n_iter=10)  # 6 iterations left: reaches it
+    assert not _hopeful(start, lead=-100.0 + 10 * 6 + MARGIN + 1, window=3, n_iter=10)
+    assert not _hopeful(_Start(model=None, history=[-5.0], failed=True), lead=-100.0, window=3, n_iter=10)
+
+
+def test_abandoning_starts_saves_em_iterations_and_keeps_the_best_finished_start(monkeypatch):
+    """Against running every start to the end: fewer EM iterations, the winner is a finished start, and every
+    abandoned start had stopped below it."""
+    from bnfisher.hmm.starts import _Fitter
+
+    rng = np.random.default_rng(4)
+    sequences = [np.concatenate([rng.normal(size=(100, 2)), rng.normal(size=(100, 2)) + 3]) for _ in range(4)]
+    iterations: dict = {}
+    advance = _Fitter.advance
+
+    def counting(self, start, budget):
+        before = start.iterations
+        advance(self, start, budget)
+        iterations[self.key] = iterations.get(self.key, 0) + start.iterations - before
+
+    monkeypatch.setattr(_Fitter, "advance", counting)
+    fits = {}
+    for check_every in (None, 2):
+        monkeypatch.setattr(_Fitter, "key", check_every, raising=False)
+        fits[check_every] = HMMFisherKernel(n_states=3, n_init=6, check_every=check_every, n_iter=60, tol=1e-6,
+                                            random_state=0).fit(sequences)
+    assert iterations[2] < iterations[None]
+    raced = fits[2]
+    assert raced.log_likelihood_ == max(raced.init_log_likelihoods_)
+    assert len(raced.init_log_likelihoods_) == 6
+    with pytest.raises(OptionError, match="check_every"):
+        HMMFisherKernel(check_every=0).fit(sequences)

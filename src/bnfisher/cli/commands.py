@@ -450,7 +450,8 @@ def _command_hmm_kernel(args) -> None:
     normalize = None if args.normalize == "none" else args.normalize
     kernel = HMMFisherKernel(n_states=args.n_states, covariance_type=args.covariance_type,
                              information=args.information, normalize=normalize, n_init=args.n_init,
-                             random_state=args.seed, progress=not args.quiet).fit(sequences, lengths=lengths)
+                             check_every=args.check_every, random_state=args.seed,
+                             progress=not args.quiet).fit(sequences, lengths=lengths)
     gram = kernel.gram(sequences, lengths_a=lengths)
     buffer = io.BytesIO()
     np.save(buffer, gram)

@@ -39,6 +39,11 @@ def _jobs(text: str) -> int:
     return value
 
 
+def _every(text: str) -> int | None:
+    """Argparse type of ``--check-every``: a whole number of iterations, or "none"."""
+    return None if text.strip().lower() == "none" else _positive_int(text)
+
+
 def _parser(**kwargs) -> argparse.ArgumentParser:
     # No abbreviations: `--k` must never silently mean `--kdb-k`.
     return argparse.ArgumentParser(allow_abbrev=False, **kwargs)
@@ -277,5 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
     hmm.add_argument("--normalize", default="blocks", choices=["blocks", "none", "l2", "standardize"],
                      help="feature scaling (default: every parameter block to equal weight)")
     hmm.add_argument("--n-init", type=_positive_int, default=5, help="EM starts; the best fit is kept (default 5)")
+    hmm.add_argument("--check-every", type=_every, default=10, metavar="N|none",
+                     help="EM iterations between the checks that abandon hopeless starts; 'none' runs every start "
+                          "to the end (default 10)")
     hmm.set_defaults(command_name="hmm_kernel")
     return parser

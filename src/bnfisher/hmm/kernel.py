@@ -38,7 +38,6 @@ from bnfisher.hmm._forward_backward import sequence_statistics
 from bnfisher.hmm.scores import (
     PARAMETERS,
     _block_diagonal,
-    _floor_covariances,
     _full_covariances,
     _inverse_root,
     _needs_moments,
@@ -77,11 +76,17 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         sequences' mean and sd.  All are fitted in ``fit`` only.
     n_init : int, default=5
         HMM fits from different starts (k-means, random observations as means, and
-        perturbations of the best fit so far); the best log-likelihood is kept.
+        perturbations of the leading start); the best log-likelihood is kept.
         Starts in which a state collapses on fewer than ``D + 1`` expected points,
         or whose fit fails, are rejected.
+    check_every : int or None, default=10
+        The starts run side by side, ``check_every`` EM iterations at a time; a
+        start is abandoned when, gaining per iteration what it gained in its last
+        ``check_every`` iterations until ``n_iter``, it would still end more than 5
+        nats below the leading start (:mod:`bnfisher.hmm.starts`).  None runs every
+        start to the end.
     n_iter : int, default=100
-        EM iterations per start.
+        EM iterations of a start that is not abandoned.
     tol : float, default=1e-3
     ridge : float, default=1e-3
     form : {"logit", "raw"}, default="logit"
@@ -101,7 +106,8 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         Its total log-likelihood on the training sequences (forward algorithm, the
         features' covariances).
     init_log_likelihoods_ : list of float
-        The log-likelihood reached from every start (``-inf``: rejected).
+        The log-likelihood reached from every start: of a finished start (``-inf``:
+        rejected), or the one an abandoned start had reached when it was abandoned.
     block_sizes_ : list of int
         Length of every score block (per state for means and covariances).
     occupancy_, visits_ : ndarray of shape (n_states,)
@@ -132,9 +138,9 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, *, n_states: int = 3, covariance_type: str = "full", parameters="all",
-                 information: str = "complete", normalize="blocks", n_init: int = 5, n_iter: int = 100,
-                 tol: float = 1e-3, ridge: float = 1e-3, form: str = "logit", min_covar: float = 1e-3,
-                 progress: bool = False, random_state=None):
+                 information: str = "complete", normalize="blocks", n_init: int = 5, check_every: int | None = 10,
+                 n_iter: int = 100, tol: float = 1e-3, ridge: float = 1e-3, form: str = "logit",
+                 min_covar: float = 1e-3, progress: bool = False, random_state=None):
         self.min_covar = min_covar
         self.progress = progress
         self.n_states = n_states
@@ -143,6 +149,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         self.information = information
         self.normalize = normalize
         self.n_init = n_init
+        self.check_every = check_every
         self.n_iter = n_iter
         self.tol = tol
         self.ridge = ridge
@@ -161,88 +168,34 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
 
     def _fit_hmm(self, X: np.ndarray, lengths: list):
         try:
-            from hmmlearn.hmm import GaussianHMM
+            import hmmlearn  # noqa: F401
             from threadpoolctl import threadpool_limits  # a scikit-learn dependency
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError("Fitting needs hmmlearn: pip install 'bnfisher[hmm]'.") from exc
         import warnings
 
-        rng = check_random_state(self.random_state)
-        K = check_positive_int(self.n_states, "n_states")
-        D = X.shape[1]
-        floor = self.min_covar * float(np.var(X, axis=0).mean())
-        pooled = np.cov(X.T).reshape(D, D) + floor * np.eye(D)
-        best, fallback, scores = None, None, []
-        parts = np.split(X, np.cumsum(lengths)[:-1])
-        n_init = check_positive_int(self.n_init, "n_init")
-        bar = None
-        if self.progress:
-            from bnfisher._progress import progress_bar
+        from bnfisher.hmm.starts import fit_starts
 
-            bar = progress_bar(total=n_init, desc="HMM starts", unit="start", leave=False)
-        for start in range(n_init):
-            seed = int(rng.integers(2**31 - 1))
-            local = np.random.default_rng(seed)
-            kind = "kmeans" if start == 0 else ("perturb" if best is not None and start % 3 == 2 else
-                                               ("random" if start % 2 == 1 else "kmeans"))
-            model = GaussianHMM(n_components=K, covariance_type=self.covariance_type, n_iter=self.n_iter,
-                                tol=self.tol, random_state=seed, min_covar=floor,
-                                init_params="stmc" if kind == "kmeans" else "")
-            if kind == "random":
-                # K distinct observations as means, the pooled covariance for every state, sticky transitions:
-                # complements the k-means start, which can merge states.
-                model.startprob_ = np.full(K, 1.0 / K)
-                model.transmat_ = np.full((K, K), 0.1 / max(K - 1, 1)) + np.eye(K) * (0.9 - 0.1 / max(K - 1, 1))
-                model.means_ = X[local.choice(len(X), size=K, replace=False)]
-                model.covars_ = (np.stack([pooled] * K) if self.covariance_type == "full"
-                                 else np.tile(np.diag(pooled), (K, 1)))
-            elif kind == "perturb":
-                # The best fit so far with its means moved by half a pooled sd and its transitions smoothed.
-                previous = best[1]
-                model.startprob_ = np.array(previous.startprob_)
-                model.transmat_ = 0.8 * np.array(previous.transmat_) + 0.2 / K
-                model.means_ = previous.means_ + 0.5 * local.normal(size=(K, D)) * np.sqrt(np.diag(pooled))
-                model.covars_ = (np.array(previous.covars_) if self.covariance_type == "full"
-                                 else np.array([np.diag(c) for c in previous.covars_]))
-            score = -np.inf
-            try:
-                # One OpenMP thread for scikit-learn's k-means inside hmmlearn's initialisation: on a few thousand
-                # points threads gain nothing, and on a loaded machine their busy-waiting made fits 10x slower.
-                with warnings.catch_warnings(), threadpool_limits(limits=1):
-                    warnings.simplefilter("ignore")  # hmmlearn warns about non-monotone EM steps
-                    model.fit(X, lengths)
-                # The floor as eigenvalues too: hmmlearn can leave a collapsed state's covariance singular.
-                covariances = _floor_covariances(_full_covariances(model.covars_, self.covariance_type, K, D), floor)
-                model.covars_ = (covariances if self.covariance_type == "full"
-                                 else np.array([np.diag(c) for c in covariances]))
-                if np.all(np.isfinite(model.transmat_)):
-                    # One pass gives the log-likelihood and the occupancies, with the floored covariances.
-                    stats = sequence_statistics(parts, model.startprob_, model.transmat_, model.means_, covariances,
-                                                moments=False)
-                    value = float(stats["log_likelihood"].sum())
-                    # A state on fewer than D + 1 expected points has a degenerate covariance: reject the start.
-                    if stats["occupancy"].sum(axis=0).min() >= D + 1:
-                        score = value
-                    elif fallback is None or value > fallback[0]:
-                        fallback = (value, model)
-            except (np.linalg.LinAlgError, ValueError):
-                score = -np.inf
-            scores.append(score)
-            if np.isfinite(score) and (best is None or score > best[0]):
-                best = (score, model)
-            if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
-        if best is None and fallback is not None:
+        n_init = check_positive_int(self.n_init, "n_init")
+        check_every = None if self.check_every is None else check_positive_int(self.check_every, "check_every")
+        D = X.shape[1]
+        try:
+            # One OpenMP thread for scikit-learn's k-means inside hmmlearn's initialisation: on a few thousand
+            # points threads gain nothing, and on a loaded machine their busy-waiting made fits 10x slower.
+            with threadpool_limits(limits=1):
+                model, value, values, collapsed = fit_starts(
+                    X, lengths, n_states=check_positive_int(self.n_states, "n_states"),
+                    covariance_type=self.covariance_type, n_init=n_init, check_every=check_every, n_iter=self.n_iter,
+                    tol=self.tol, min_covar=self.min_covar, rng=check_random_state(self.random_state),
+                    progress=self.progress)
+        except ValueError:
+            raise DataError(f"Every one of the {n_init} HMM fits failed. Use fewer states (`n_states`) or more "
+                            "data.") from None
+        if collapsed:
             warnings.warn(f"In every one of the {n_init} HMM fits a state collapsed on fewer than {D + 1} points "
                           "(outliers?); the best of them is kept, with its covariance floored by `min_covar`. "
                           "Consider fewer states (`n_states`) or removing outliers.", UserWarning, stacklevel=3)
-            best = fallback
-        if best is None:
-            raise DataError(f"Every one of the {n_init} HMM fits failed. Use fewer states (`n_states`) or more "
-                            "data.")
-        return best[1], best[0], scores
+        return model, value, values
 
     def fit(self, sequences, y=None, lengths=None):
         """Fit the HMM (best of ``n_init`` starts) and the feature normalisers; returns self.
