@@ -135,21 +135,32 @@ def test_auto_uses_the_junction_tree_when_elimination_is_too_large_but_the_tree_
         np.testing.assert_allclose(marginals[v], exact[v], atol=1e-12)
 
 
+@pytest.mark.parametrize("path", ["default", "enumerated", "junction tree"])
 @pytest.mark.parametrize("seed", range(4))
-def test_one_missing_value_weights_equal_brute_force_enumeration(seed):
-    """Rows missing one value take a shortcut (no junction tree): its weights and log P(observed) against
-    enumeration of the joint over the missing value, on random networks."""
+def test_family_cell_weights_equal_brute_force_enumeration_on_every_path(seed, path, monkeypatch):
+    """Each component of a row's missing values is enumerated, or (large or rare ones) left to the junction tree:
+    the weights and log P(observed) of both paths against enumeration of the joint over all the row's missing
+    values, on random networks with rows missing one to four values."""
+    from bnfisher.bn.inference import components
     from bnfisher.bn.inference.evidence import family_cell_weights
     from bnfisher.data.counts import configuration_index
 
+    if path == "enumerated":
+        monkeypatch.setattr(components, "MIN_ROWS", 1)
+    elif path == "junction tree":
+        monkeypatch.setattr(components, "MAX_COMPLETIONS", 0)
     rng = np.random.default_rng(seed)
     network = random_network(rng, n_vars=6, max_parents=2)
-    codes = network.sample(40, random_state=seed, as_frame=False).astype(np.intp)
-    holes = rng.integers(0, codes.shape[1], size=len(codes))
-    codes[np.arange(len(codes)), holes] = -1
-    codes[:5, (holes[:5] + 1) % codes.shape[1]] = -1  # a few rows missing two values: the junction tree
+    codes = network.sample(60, random_state=seed, as_frame=False).astype(np.intp)
+    for r in range(len(codes)):
+        codes[r, rng.choice(codes.shape[1], size=1 + r % 4, replace=False)] = -1
     cards = network.cardinalities
     families = [tuple(p) + (i,) for i, p in enumerate(network.parent_indices())]
+    found = components.missing_components(network, codes, families)
+    if path == "enumerated":
+        assert found.fallback.size == 0 and max(len(g.variables) for g in found.groups) >= 3
+    if path == "junction tree":
+        assert not found.groups and found.fallback.size == len(codes)
     out, log_likelihood = family_cell_weights(network, codes, families, return_log_likelihood=True)
     for r in range(len(codes)):
         hidden = np.flatnonzero(codes[r] < 0)
@@ -173,3 +184,28 @@ def test_one_missing_value_weights_equal_brute_force_enumeration(seed):
             assert got.keys() <= expected.keys()
             for cell, weight in expected.items():
                 assert got.get(cell, 0.0) == pytest.approx(weight, abs=1e-12)
+
+
+def test_families_that_span_components_get_the_product_of_their_posteriors():
+    """A requested variable set that is no family of the network joins the components it touches: its joint
+    posterior against enumeration (two missing values in different parts of the network)."""
+    from bnfisher.bn.inference.evidence import family_cell_weights
+    from bnfisher.data.counts import configuration_index
+
+    rng = np.random.default_rng(3)
+    network = random_network(rng, n_vars=6, max_parents=1)
+    codes = network.sample(30, random_state=3, as_frame=False).astype(np.intp)
+    codes[:, 0] = -1
+    codes[:, 5] = -1
+    cards = network.cardinalities
+    families = [tuple(p) + (i,) for i, p in enumerate(network.parent_indices())]
+    (rows, cells, weights), = family_cell_weights(network, codes, [(0, 5)])
+    for r in range(len(codes)):
+        joint = np.zeros((cards[0], cards[5]))
+        for a, b in itertools.product(range(cards[0]), range(cards[5])):
+            row = codes[r].copy()
+            row[[0, 5]] = a, b
+            joint[a, b] = np.prod([np.asarray(network.cpts[v]).reshape(-1)[configuration_index(row[None], f, cards)[0]]
+                                   for v, f in zip(network.variables, families)])
+        got = np.bincount(cells[rows == r], weights=weights[rows == r], minlength=joint.size)
+        np.testing.assert_allclose(got, (joint / joint.sum()).ravel(), atol=1e-12)

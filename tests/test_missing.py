@@ -279,9 +279,13 @@ def test_cross_validation_runs_when_rare_categories_fall_in_one_fold_and_cells_a
     assert embedding_scores.mean() > 0.75 and classifier_scores.mean() > 0.75
 
 
-def test_posterior_modes_match_the_junction_tree_for_one_and_several_missing_values():
-    """The closed form for rows missing one value and the batched junction tree give the same modes."""
-    from bnfisher.bn.inference import posterior_modes, posteriors_given_rows
+@pytest.mark.parametrize("enumerate_all", [False, True])
+def test_posterior_modes_match_the_junction_tree_for_one_and_several_missing_values(enumerate_all, monkeypatch):
+    """Enumerated components and the batched junction tree give the same modes."""
+    from bnfisher.bn.inference import components, posterior_modes, posteriors_given_rows
+
+    if enumerate_all:
+        monkeypatch.setattr(components, "MIN_ROWS", 1)
 
     rng = np.random.default_rng(5)
     network = random_network(rng, n_vars=6, max_parents=2, max_states=4)
@@ -294,3 +298,28 @@ def test_posterior_modes_match_the_junction_tree_for_one_and_several_missing_val
         expected[holes[:, i], i] = np.argmax(posterior[holes[:, i]], axis=1)
     assert (holes.sum(axis=1) == 1).sum() > 20 and (holes.sum(axis=1) > 1).sum() > 20  # both paths are used
     np.testing.assert_array_equal(posterior_modes(network, codes), expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_expected_feature_map_is_the_weighted_sum_of_the_cells_feature_rows(seed):
+    """The CSR assembly (no sort, duplicates summed per parent configuration) against the definition
+    ``E[Phi | x] = sum_cells weight * Phi(cell)`` accumulated densely, on random weight triples with repeated,
+    unsorted cells."""
+    rng = np.random.default_rng(seed)
+    network = random_network(rng, n_vars=5, max_parents=2, max_states=4)
+    kernel = FisherKernel(network)
+    n_rows = 12
+    triples = []
+    for i in range(len(kernel.families)):
+        cells_in_family = kernel.cell_features(i).shape[0]
+        size = int(rng.integers(0, 40))
+        triples.append((rng.integers(n_rows, size=size), rng.integers(cells_in_family, size=size),
+                        rng.random(size)))
+    dense = np.zeros((n_rows, kernel.n_features_))
+    for i, (rows, cells, weights) in enumerate(triples):
+        columns = kernel.feature_columns(i, cells)
+        for row, column, cell, weight in zip(rows, columns, cells, weights):
+            dense[row, column] += weight * kernel.cell_features(i)[cell]
+    matrix = kernel.embed_weights(triples, n_rows)
+    assert matrix.has_canonical_format
+    np.testing.assert_allclose(matrix.toarray(), dense, rtol=1e-12, atol=1e-14)

@@ -104,14 +104,17 @@ def _complete_counts(codes: np.ndarray, families: list, cards) -> tuple[np.ndarr
     return codes[~complete], counts
 
 
-def _objective(network: BayesianNetwork, incomplete: np.ndarray, fixed: list, families: list, alpha: float):
+def _objective(network: BayesianNetwork, incomplete: np.ndarray, fixed: list, families: list, alpha: float,
+               plan=None):
     """Return the expected counts and the penalised observed-data log-likelihood of the current CPTs.
 
     ``fixed`` are the count tables of the complete rows (the same at every iteration); only the rows in
-    ``incomplete`` need inference.
+    ``incomplete`` need inference.  ``plan``: their components of missing values, found once
+    (:func:`bnfisher.bn.inference.components.plan_components`).
     """
     cards = network.cardinalities
-    triples, log_likelihood = family_cell_weights(network, incomplete, families, return_log_likelihood=True)
+    triples, log_likelihood = family_cell_weights(network, incomplete, families, return_log_likelihood=True,
+                                                  plan=plan)
     value = float(log_likelihood[~np.isnan(log_likelihood)].sum())
     counts = []
     penalty = 0.0
@@ -307,7 +310,10 @@ def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0,
     families = [p + (i,) for i, p in enumerate(network.parent_indices())]
     n_missing = int((codes < 0).sum())
     incomplete, fixed = _complete_counts(codes, families, network.cardinalities)
-    counts, value = _objective(network, incomplete, fixed, families, alpha)
+    from bnfisher.bn.inference.components import plan_components
+
+    plan = plan_components(network, incomplete, families)  # the missing cells' components: the same every step
+    counts, value = _objective(network, incomplete, fixed, families, alpha, plan)
     result = EMResult(network, [value], 0, False, n_missing)
     bar = None
     if progress:
@@ -318,7 +324,7 @@ def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0,
     def evaluate(cpts: dict) -> tuple:
         candidate = BayesianNetwork({v: network.parents[v] for v in network.variables}, cpts,
                                     dict(network.states), schema=network.schema)
-        return (candidate, *_objective(candidate, incomplete, fixed, families, alpha))
+        return (candidate, *_objective(candidate, incomplete, fixed, families, alpha, plan))
 
     try:
         _squarem(evaluate, alpha, (network, counts, value), result, max_iter=max_iter,

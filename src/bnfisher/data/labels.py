@@ -182,6 +182,13 @@ def encode_column(series: pd.Series, column, states: tuple, *, bin_edges=None, n
         _check_no_missing(series, column, na_values)
         absent = None
     else:
+        if not na_values and bin_edges is None and series.dtype == object:
+            # Look every value up first: a missing value is no state, so only the values not found need the
+            # missing-value test (slow on text).  Values that are neither take the general path below.
+            codes = _lookup_codes(series, states)
+            others = np.flatnonzero(codes < 0)
+            if not others.size or bool(series.iloc[others].isna().all()):
+                return codes
         absent = _missing_mask(series, na_values)
         if absent.any():
             codes = np.full(len(series), -1, dtype=np.intp)

@@ -342,21 +342,10 @@ class FamilyKernel:
         -------
         scipy.sparse.csr_matrix of shape (n_rows, n_features)
         """
-        rows_all, columns_all, values_all = [], [], []
-        for i, (rows, cells, cell_weights) in enumerate(weights):
-            d = self.block_width(i)
-            if d == 0:
-                continue
-            rows_all.append(np.repeat(rows, d))
-            columns_all.append(self.feature_columns(i, cells).ravel())
-            values_all.append((cell_weights[:, None] * self._tables[i][cells]).ravel())
-        if not rows_all:
-            return sp.csr_matrix((n_rows, self.n_features_))
-        check_allocation(24.0 * sum(r.size for r in rows_all), f"The expected feature map of {n_rows} rows",
-                         "embed the rows in blocks, or use `mean_embedding` / `mmd`.")
-        matrix = sp.coo_matrix((np.concatenate(values_all), (np.concatenate(rows_all), np.concatenate(columns_all))),
-                               shape=(n_rows, self.n_features_))
-        return matrix.tocsr()  # duplicates (several cells of one configuration) are summed
+        from bnfisher.kernels.expected import expected_feature_map
+
+        return expected_feature_map(self._tables, self.network.cardinalities, self.block_offsets, self.n_features_,
+                                    weights, n_rows)
 
     def _raw_diag(self, codes: np.ndarray) -> np.ndarray:
         if codes.shape[0] and codes.min() < 0:  # marginalized: ||E[Phi | x]||^2

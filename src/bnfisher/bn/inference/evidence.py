@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 
-from bnfisher._lazy import special
 from bnfisher.bn.inference.exact import _einsum, _elimination_tree, _junction_tree_plan
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.counts import configuration_index, count_block
@@ -231,12 +230,14 @@ def query(network: BayesianNetwork, targets, evidence):
 
 
 def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: list, *,
-                        return_log_likelihood: bool = False):
+                        return_log_likelihood: bool = False, plan=None):
     """Each row's distribution over the cells of each family, given its observed values.
 
     A family whose variables are all observed in a row puts weight 1 on one cell; for
-    the others the weights are the exact posterior ``P(family cell | observed values)``
-    (:func:`posteriors_given_rows`, computed once for all such rows and families).
+    the others the weights are the exact posterior ``P(family cell | observed values)``:
+    enumerated over the completions of the row's component of missing values that
+    holds the family's (:mod:`bnfisher.bn.inference.components`), or, for rows with a
+    component of more than 1,024 completions, from :func:`posteriors_given_rows`.
 
     Parameters
     ----------
@@ -249,6 +250,10 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
     return_log_likelihood : bool, default=False
         Also return ``log P(observed values)`` of the rows that needed inference
         (NaN for the others).
+    plan : ComponentPlan, optional
+        :func:`~bnfisher.bn.inference.components.plan_components` of these ``codes`` and
+        ``families`` for this network's structure, made once when the weights are asked
+        for many CPTs of one structure (EM).
 
     Returns
     -------
@@ -276,54 +281,64 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
     >>> len(weights)
     1
     """
+    from bnfisher.bn.inference.components import plan_components
     from bnfisher.exceptions import DataError
 
     codes = np.asarray(codes)
     cards = network.cardinalities
-    missing = codes < 0
-    need = [missing[:, list(f)].any(axis=1) for f in families]
-    # Rows missing one value need no junction tree: the posterior of that value is the joint of each completion,
-    # normalised (one CPT lookup per family and state).  The junction tree is calibrated for the others only.
-    holes = missing.sum(axis=1)
-    several = holes > 1
-    touched = np.flatnonzero(several & np.any(need, axis=0)) if need else np.zeros(0, dtype=np.intp)
-    asked = [k for k, flags in enumerate(need) if (flags & several).any()]
+    # Each row's missing values split into components that are independent given its observed values; small
+    # ones are enumerated (bnfisher.bn.inference.components).  Rows with a large one use the junction tree.
+    plan = plan if plan is not None else plan_components(network, codes, families)
+    components = plan.evaluate(network)
+    if "cell_layout" not in plan.memo:
+        # What does not depend on the CPTs: which rows need a family's posterior, the complete rows' cells, and
+        # the groups that hold a family's missing variables (elsewhere the family is observed).
+        missing = codes < 0
+        need = [missing[:, list(f)].any(axis=1) for f in families]
+        complete = [np.flatnonzero(~flags) for flags in need]
+        complete_cells = [configuration_index(codes, f, cards)[rows] for f, rows in zip(families, complete)]
+        touching = [[g for g, group in enumerate(plan.groups) if not group.variables_set.isdisjoint(family)]
+                    for family in families]
+        plan.memo["cell_layout"] = need, complete, complete_cells, touching
+    need, complete_rows, complete_cells, touching = plan.memo["cell_layout"]
+    fallback = components.fallback
+    row_log_likelihood = components.log_likelihood
+    asked = [k for k, flags in enumerate(need) if flags[fallback].any()]
     posteriors = {}
-    row_log_likelihood = np.full(codes.shape[0], np.nan)
     if asked:
-        found, log_likelihood = posteriors_given_rows(network, codes[touched], [tuple(families[k]) for k in asked])
-        row_log_likelihood[touched] = log_likelihood
+        found, log_likelihood = posteriors_given_rows(network, codes[fallback], [tuple(families[k]) for k in asked])
+        row_log_likelihood[fallback] = log_likelihood
         posteriors = dict(zip(asked, found))
-    single = _one_missing_value(network, codes, holes == 1)
-    for rows, _, _, log_likelihood in single.values():
-        row_log_likelihood[rows] = log_likelihood
     impossible = np.isinf(row_log_likelihood)
     if impossible.any():
         raise DataError(f"Row {int(np.argmax(impossible))} has observed values with probability 0 "
                         "under the network; nothing can be inferred for its missing values.")
     slot = np.full(codes.shape[0], -1, dtype=np.intp)
-    slot[touched] = np.arange(touched.size)
+    slot[fallback] = np.arange(fallback.size)
+    in_fallback = slot >= 0
     out = []
     for k, family in enumerate(families):
-        complete = np.flatnonzero(~need[k])
-        rows = [complete]
-        cells = [configuration_index(codes[complete], family, cards)]
-        weights = [np.ones(complete.size)]
+        rows = [complete_rows[k]]
+        cells = [complete_cells[k]]
+        weights = [np.ones(complete_rows[k].size)]
         if k in posteriors:
-            partial = np.flatnonzero(need[k] & several)
+            partial = np.flatnonzero(need[k] & in_fallback)
             table = posteriors[k][slot[partial]].reshape(partial.size, -1)
             row, cell = np.nonzero(table > 0)
             rows.append(partial[row])
             cells.append(cell.astype(np.intp))
             weights.append(table[row, cell])
-        for variable, (group, completed, posterior, _) in single.items():
-            if variable not in family:
-                continue  # the family is observed in these rows: counted with the complete ones
-            cell = configuration_index(completed, family, cards).reshape(posterior.shape)
-            keep = posterior > 0
-            rows.append(np.broadcast_to(group[:, None], posterior.shape)[keep])
-            cells.append(cell[keep])
-            weights.append(posterior[keep])
+        for group in (components.groups[g] for g in touching[k]):
+            cell = group.cells(components.filled, family, cards)
+            if group.possible:
+                rows.append(np.repeat(group.rows, cell.shape[1]))
+                cells.append(cell.ravel())
+                weights.append(group.posterior.ravel())
+            else:
+                keep = group.posterior > 0
+                rows.append(np.broadcast_to(group.rows[:, None], cell.shape)[keep])
+                cells.append(cell[keep])
+                weights.append(group.posterior[keep])
         out.append((np.concatenate(rows), np.concatenate(cells), np.concatenate(weights)))
     return (out, row_log_likelihood) if return_log_likelihood else out
 
@@ -331,9 +346,10 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
 def posterior_modes(network: BayesianNetwork, codes: np.ndarray) -> np.ndarray:
     """Return ``codes`` with each missing value replaced by its most probable state given the row's observed values.
 
-    Each missing value gets the mode of its own posterior marginal (as structural EM imputes).  Rows missing
-    one value use the closed form ``P(x_i | rest) ∝ θ_i(x_i | pa_i) Π_children θ_c(x_c | pa_c)``; the others
-    one batched pass of :func:`posteriors_given_rows`.
+    Each missing value gets the mode of its own posterior marginal (as structural EM imputes).  The marginals
+    come from enumerating each component of a row's missing values
+    (:mod:`bnfisher.bn.inference.components`); rows with a large component use one batched pass of
+    :func:`posteriors_given_rows`.
 
     Parameters
     ----------
@@ -358,12 +374,18 @@ def posterior_modes(network: BayesianNetwork, codes: np.ndarray) -> np.ndarray:
     >>> bool((posterior_modes(network, codes) >= 0).all())
     True
     """
+    from bnfisher.bn.inference.components import missing_components
+
     holes = codes < 0
-    per_row = holes.sum(axis=1)
     completed = np.array(codes, copy=True)
-    for variable, (group, _, posterior, _) in _one_missing_value(network, codes, per_row == 1).items():
-        completed[group, variable] = np.argmax(posterior, axis=1)
-    rows = np.flatnonzero(per_row > 1)
+    components = missing_components(network, codes)
+    for group in components.groups:
+        shape = tuple(int(network.cardinalities[v]) for v in group.variables)
+        joint = group.posterior.reshape((-1,) + shape)
+        for axis, variable in enumerate(group.variables):
+            marginal = joint.sum(axis=tuple(a + 1 for a in range(len(shape)) if a != axis))
+            completed[group.rows, variable] = np.argmax(marginal, axis=1)
+    rows = components.fallback
     if rows.size:
         columns = [i for i in range(codes.shape[1]) if holes[rows, i].any()]
         posteriors, _ = posteriors_given_rows(network, codes[rows], [(i,) for i in columns])
@@ -371,45 +393,6 @@ def posterior_modes(network: BayesianNetwork, codes: np.ndarray) -> np.ndarray:
             here = holes[rows, i]
             completed[rows[here], i] = np.argmax(posterior[here], axis=1)
     return completed
-
-
-def _one_missing_value(network: BayesianNetwork, codes: np.ndarray, rows: np.ndarray) -> dict:
-    """Posteriors of the one missing value of each selected row, grouped by the variable that is missing.
-
-    Returns ``{variable index: (rows, completions, posterior, log P(observed))}``: ``completions`` holds
-    each row once per state of the variable (rows x states, flattened), ``posterior`` is rows x states.
-    """
-    cards = network.cardinalities
-    families = [tuple(p) + (i,) for i, p in enumerate(network.parent_indices())]
-    with np.errstate(divide="ignore"):  # zero probabilities (pseudocount 0) are log 0 = -inf
-        tables = [np.log(np.asarray(network.cpts[v], dtype=np.float64)).reshape(-1) for v in network.variables]
-    selected = np.flatnonzero(rows)
-    if selected.size == 0:
-        return {}
-    which = np.argmax(codes[selected] < 0, axis=1)
-    out = {}
-    for variable in np.unique(which):
-        group = selected[which == variable]
-        states = int(cards[variable])
-        completed = np.repeat(codes[group], states, axis=0)
-        completed[:, variable] = np.tile(np.arange(states), group.size)
-        log_joint = np.zeros(completed.shape[0])
-        for child, family in enumerate(families):
-            if child == variable or variable in family[:-1]:  # the factors that depend on the missing value
-                with np.errstate(divide="ignore"):
-                    log_joint += tables[child][configuration_index(completed, family, cards)]
-        log_joint = log_joint.reshape(group.size, states)
-        with np.errstate(invalid="ignore"):  # a row impossible under the network: every term -inf
-            normaliser = special.logsumexp(log_joint, axis=1)
-            posterior = np.where(np.isfinite(normaliser)[:, None], np.exp(log_joint - normaliser[:, None]), 0.0)
-        # log P(observed): the normaliser plus the factors that do not depend on the missing value.
-        rest = np.zeros(group.size)
-        for child, family in enumerate(families):
-            if not (child == variable or variable in family[:-1]):
-                with np.errstate(divide="ignore"):
-                    rest += tables[child][configuration_index(codes[group], family, cards)]
-        out[int(variable)] = (group, completed, posterior, normaliser + rest)
-    return out
 
 
 def expected_counts(network: BayesianNetwork, codes: np.ndarray, families: list) -> list:
