@@ -195,3 +195,47 @@ def test_provider_scores_come_in_passes_bounded_by_table_cells(monkeypatch):
     chunked = ProviderScorer(provider).family_scores(families)
     np.testing.assert_array_equal(chunked, one_pass)
     assert len(passes) > 1 and sum(passes) == len(families)
+
+
+@pytest.mark.parametrize("score_name", ["ll", "bic", "aic", "bdeu", "k2"])
+@pytest.mark.parametrize("path", ["dense", "sparse"])
+def test_the_numpy_fallback_equals_brute_force_and_the_compiled_kernel(score_name, path):
+    """The NumPy scores a small job runs instead of compiling (bnfisher._jit), against the definitions and the
+    compiled kernel: dense tables, sorted (sparse) counting and parent keys renumbered before int64 overflows."""
+    from bnfisher.bn._family_scores import SCORE_KINDS, _batch, _numpy_batch
+    from bnfisher._jit import _materialise
+
+    rng = np.random.default_rng(7)
+    cards = np.array([3, 2, 4, 5, 90, 90, 90, 90, 90, 90, 90, 90], dtype=np.int64)
+    codes = np.stack([rng.integers(0, c, size=400) for c in cards])  # variables x rows
+    codes[:, :200] = codes[:, 200:]  # repeated configurations
+    families = [(0, ()), (1, (0,)), (2, (0, 1)), (3, (0, 1, 2)), (0, (4, 5, 6, 7, 8, 9, 10, 11))]
+    children = np.array([c for c, _ in families], dtype=np.int64)
+    members = np.array([p for _, ps in families for p in ps], dtype=np.int64)
+    offsets = np.cumsum([0] + [len(ps) for _, ps in families]).astype(np.int64)
+    cells = np.empty(4096 if path == "dense" else 4, dtype=np.int32)
+    arguments = (codes, cards, children, members, offsets, SCORE_KINDS.index(score_name), 2.0, cells, 0.5)
+    ours = _numpy_batch(*arguments)
+    expected = [_brute_force(codes[c].tolist(), [codes[p].tolist() for p in ps], score_name, ess=2.0) + 0.5 * len(ps)
+                for c, ps in families]
+    np.testing.assert_allclose(ours, expected, rtol=1e-12)
+    _materialise()
+    np.testing.assert_allclose(ours, _batch(*arguments), rtol=1e-13)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("structure", ["hc", "exact"])
+def test_a_job_learns_the_same_network_without_and_with_the_compiler(structure):
+    """A small job runs the NumPy fallbacks, a large one compiles: the same network either way (fresh processes,
+    the fallback budget 0 and unbounded)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, bnfisher as bf, bnfisher._jit as j; from bnfisher.datasets import load; "
+            "j.FALLBACK_BUDGET = float(sys.argv[1]); "
+            f"net = bf.learn(load('nursery').iloc[::3], {structure!r}); "
+            "print(sorted((v, tuple(p)) for v, p in net.parents.items())); print('numba' in sys.modules)")
+    out = {budget: subprocess.run([sys.executable, "-c", code, budget], capture_output=True, text=True,
+                                  check=True).stdout.splitlines() for budget in ("0", "1e9")}
+    assert out["0"][0] == out["1e9"][0]
+    assert out["0"][1] == "True" and out["1e9"][1] == "False"  # compiled, and not even imported

@@ -1,4 +1,4 @@
-"""Compiled functions: numba imported and each function compiled on first call, cached on disk (private).
+"""Compiled functions: numba imported and each function compiled when it pays, cached on disk (private).
 
 ``@compiled()`` leaves a stand-in that imports numba only when one of the package's
 compiled functions is first called, so ``import bnfisher`` does not pay for numba
@@ -6,6 +6,16 @@ compiled functions is first called, so ``import bnfisher`` does not pay for numb
 ``numba.njit`` and put back in its module in place of its stand-in, so compiled
 functions that call each other see numba dispatchers; each is then compiled for
 its argument types on its own first call, as ``njit`` always does.
+
+A function declared with a ``fallback`` (a NumPy version, or ``"python"`` for the
+function itself run as plain Python) and a ``cost`` (the fallback's estimated
+seconds for the arguments) runs the fallback instead, for as long as the estimated
+work of all fallbacks stays within :data:`FALLBACK_BUDGET` seconds: a small job
+(learning a network on a table of a few thousand rows) then never waits for the
+compiler, which costs about 5 s on a fresh install, and a large one compiles once
+the work it has done would have paid for it.  The switch is decided by the
+estimates, not by the clock, so the same job takes the same path in every run.
+Calls made from inside a running fallback run as plain Python.
 
 numba's on-disk cache is used when there is somewhere to keep it: ``njit(cache=True)``
 raises "cannot cache function: no locator available" for a read-only install without
@@ -23,21 +33,45 @@ from typing import Any
 
 __all__ = ["compiled"]
 
+#: Estimated seconds of fallback work, over all fallbacks, after which compiling is cheaper than going on.
+FALLBACK_BUDGET = 1.0
+
 _pending: list[_Deferred] = []
 _lock = threading.Lock()
+_state = {"spent": 0.0}
+_inside = threading.local()
 
 
 class _Deferred:
-    """A function to be compiled with ``options``; calls go to its numba dispatcher."""
+    """A function to be compiled with ``options``; calls go to its numba dispatcher, or to its fallback."""
 
-    def __init__(self, function: Callable[..., Any], options: dict[str, Any]) -> None:
+    def __init__(self, function: Callable[..., Any], options: dict[str, Any], fallback: Any,
+                 cost: Callable[..., float] | None) -> None:
         self.function = function
         self.options = options
+        self.fallback = function if fallback == "python" else fallback
+        self.cost = cost
         self.dispatcher: Any = None
         functools.update_wrapper(self, function)
 
+    def _affordable(self, args: tuple) -> bool:
+        if getattr(_inside, "depth", 0):
+            return True  # inside a running fallback: its cost was counted
+        estimate = self.cost(*args) if self.cost is not None else 0.0
+        with _lock:
+            if _state["spent"] + estimate > FALLBACK_BUDGET:
+                return False
+            _state["spent"] += estimate
+        return True
+
     def __call__(self, *args: Any) -> Any:
         if self.dispatcher is None:
+            if self.fallback is not None and self._affordable(args):
+                _inside.depth = getattr(_inside, "depth", 0) + 1
+                try:
+                    return self.fallback(*args)
+                finally:
+                    _inside.depth -= 1
             _materialise()
         return self.dispatcher(*args)
 
@@ -66,11 +100,20 @@ def _materialise() -> None:
                     setattr(module, name, deferred.dispatcher)
 
 
-def compiled(**options: Any) -> Callable[[Callable[..., Any]], Any]:
-    """Return a decorator that compiles with ``numba.njit(cache=True, **options)`` on first call.
+def compiled(*, fallback: Any = None, cost: Callable[..., float] | None = None,
+             **options: Any) -> Callable[[Callable[..., Any]], Any]:
+    """Return a decorator that compiles with ``numba.njit(cache=True, **options)`` when it pays.
 
     Parameters
     ----------
+    fallback : callable or "python", optional
+        What runs instead while the fallbacks' estimated work stays within
+        :data:`FALLBACK_BUDGET` (see the module docstring): a function of the same
+        arguments and result, or ``"python"`` for the function itself, uncompiled.
+        Without one, the first call compiles.
+    cost : callable, optional
+        ``cost(*args)``: the fallback's estimated seconds for these arguments (0 when
+        not given).
     **options
         Further ``njit`` options (``nogil=True``, ...).
 
@@ -81,7 +124,7 @@ def compiled(**options: Any) -> Callable[[Callable[..., Any]], Any]:
     """
 
     def decorate(function: Callable[..., Any]) -> Any:
-        deferred = _Deferred(function, options)
+        deferred = _Deferred(function, options, fallback, cost)
         with _lock:
             _pending.append(deferred)
         return deferred

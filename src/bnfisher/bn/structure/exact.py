@@ -40,6 +40,10 @@ from bnfisher.exceptions import OptionError, ResourceError
 
 __all__ = ["exact_parents", "MAX_EXACT_VARIABLES"]
 
+#: Scores within this many nats are ties, decided by order (the lower variable or smaller set first), not by
+#: rounding: score-equivalent DAGs differ only in the last bits, and differently in the compiled and NumPy scores.
+_TIE = 1e-6
+
 #: The largest number of variables the exact learner accepts (memory grows as n 2^n).
 MAX_EXACT_VARIABLES = 25
 
@@ -197,7 +201,7 @@ def _candidate_sets(scorer, n_vars: int, limit: int, required: list, allowed: li
         nxt = [dict() for _ in range(n_vars)]
         for (v, extra, best_subset), value in zip(batch, values):
             parents = tuple(sorted(required[v] + extra))
-            if value > best_subset:
+            if value > best_subset + _TIE:
                 kept[v].append((parents, value))
             if level < limit and not (prune and _closes(scorer, v, parents, value, best_subset, codes)):
                 nxt[v][extra] = max(value, best_subset)
@@ -221,7 +225,7 @@ def _best_within(candidates: list, child: int, n_vars: int):
     for bit in range(n_vars - 1):  # subset-maximum transform: bps(C) = max(bps(C), bps(C \ {bit}))
         view_best = best.reshape(-1, 2, 1 << bit)
         view_which = which.reshape(-1, 2, 1 << bit)
-        better = view_best[:, 0, :] > view_best[:, 1, :]
+        better = view_best[:, 0, :] > view_best[:, 1, :] + _TIE
         view_best[:, 1, :] = np.where(better, view_best[:, 0, :], view_best[:, 1, :])
         view_which[:, 1, :] = np.where(better, view_which[:, 0, :], view_which[:, 1, :])
     return best, which, candidates
@@ -249,7 +253,7 @@ def _best_order(best_parents: list, n_vars: int):
             compressed = (rest & ((1 << v) - 1)) | ((rest >> (v + 1)) << v)
             value = best[rest] + best_parents[v][0][compressed]
             target = np.flatnonzero(has)
-            better = value > layer_best[target]
+            better = value > layer_best[target] + _TIE
             layer_best[target[better]] = value[better]
             layer_sink[target[better]] = v
         best[W], sink[W] = layer_best, layer_sink

@@ -31,6 +31,8 @@ __all__ = ["CandidateSets", "candidate_sets", "order_search"]
 
 #: Smallest gain (nats) of an accepted move; guards against float noise.
 _MIN_GAIN = 1e-7
+#: Gains within this many nats are ties: the first position tried keeps them, whatever the rounding (compiled or not).
+_TIE = 1e-6
 
 
 class CandidateSets:
@@ -139,7 +141,13 @@ def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = 8
     return CandidateSets(sets, [values[bounds[v]:bounds[v + 1]] for v in range(n)], n)
 
 
-@compiled(nogil=True)
+def _search_cost(order, masks, scores, offsets, max_passes) -> float:
+    """Estimated seconds of one pure-Python pass of :func:`_insertion_search` (a few passes usually suffice)."""
+    n = order.size
+    return 3e-6 * n * n * (offsets[-1] / max(n, 1)) * masks.shape[1] * 3
+
+
+@compiled(nogil=True, fallback="python", cost=lambda *_: 1e-6)
 def _best(v, predecessors, masks, offsets):  # pragma: no cover - compiled
     """Index of ``v``'s best candidate set inside ``predecessors`` (a mask), or -1."""
     for k in range(offsets[v], offsets[v + 1]):
@@ -153,12 +161,12 @@ def _best(v, predecessors, masks, offsets):  # pragma: no cover - compiled
     return -1
 
 
-@compiled(nogil=True)
+@compiled(nogil=True, fallback="python", cost=lambda *_: 1e-6)
 def _value(k, scores):  # pragma: no cover - compiled
     return -np.inf if k < 0 else scores[k]
 
 
-@compiled(nogil=True)
+@compiled(nogil=True, fallback="python", cost=_search_cost)
 def _insertion_search(order, masks, scores, offsets, max_passes):  # pragma: no cover - compiled
     """Move one variable at a time to the position that raises the order's score most, until none does."""
     n = order.size
@@ -193,7 +201,7 @@ def _insertion_search(order, masks, scores, offsets, max_passes):  # pragma: no 
                 mine = prefix[p + 1].copy()
                 mine[bit_word] &= ~bit
                 gain = others + _value(_best(v, mine, masks, offsets), scores) - current[i]
-                if gain > best_gain:
+                if gain > best_gain + _TIE:  # ties (equal up to rounding) go to the first position
                     best_gain, best_position = gain, p
             # Earlier positions: v's predecessors shrink to prefix[p]; order[p..i-1] gain v.
             others = 0.0
@@ -202,7 +210,7 @@ def _insertion_search(order, masks, scores, offsets, max_passes):  # pragma: no 
                 with_v[bit_word] |= bit
                 others += _value(_best(order[p], with_v, masks, offsets), scores) - current[p]
                 gain = others + _value(_best(v, prefix[p], masks, offsets), scores) - current[i]
-                if gain > best_gain:
+                if gain > best_gain + _TIE:  # ties (equal up to rounding) go to the first position
                     best_gain, best_position = gain, p
             if best_position >= 0:
                 if best_position > i:
