@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 
 from bnfisher import BayesianNetwork, Schema
+from bnfisher.exceptions import OptionError
 
 from _helpers import all_configurations, joint_probabilities, random_network
 
@@ -87,3 +88,23 @@ def test_sample_respects_zero_probabilities():
                               {"A": [0, 1], "B": [0, 1]})
     codes = network.sample(10_000, random_state=0, as_frame=False)
     assert np.all(codes == 1)
+
+
+def test_with_cpts_keeps_the_structure_and_checks_the_tables():
+    net = BayesianNetwork({"b": ["a"]}, {"a": [0.5, 0.5], "b": [[0.9, 0.1], [0.2, 0.8]]},
+                          {"a": ["x", "y"], "b": ["u", "v"]})
+    net.learning_["missing"] = "em"
+    new = net.with_cpts({"a": [0.25, 0.75], "b": net.cpts["b"]})
+    assert new.parents == net.parents and new.schema is net.schema and new.learning_ == {}
+    np.testing.assert_array_equal(new.cpts["a"], [0.25, 0.75])
+    np.testing.assert_array_equal(net.cpts["a"], [0.5, 0.5])  # the original is unchanged
+    rebuilt = BayesianNetwork(dict(net.parents), {"a": [0.25, 0.75], "b": net.cpts["b"]}, dict(net.states))
+    assert [new.cpts[v].tolist() for v in new.variables] == [rebuilt.cpts[v].tolist() for v in rebuilt.variables]
+    trusted = net.with_cpts({"a": np.array([0.25, 0.75]), "b": net.cpts["b"]}, validate=False)
+    assert not trusted.cpts["a"].flags.writeable and trusted.cpts["a"].tolist() == [0.25, 0.75]
+    with pytest.raises(OptionError, match="No CPT given for variable 'b'"):
+        net.with_cpts({"a": [0.5, 0.5]})
+    with pytest.raises(OptionError, match="has shape"):
+        net.with_cpts({"a": [0.5, 0.5], "b": [0.5, 0.5]})
+    with pytest.raises(OptionError, match="sums to"):
+        net.with_cpts({"a": [0.5, 0.6], "b": net.cpts["b"]})

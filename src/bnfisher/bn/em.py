@@ -296,15 +296,13 @@ def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0,
         touched = set(hidden) | {v for v in start.variables if set(start.parents[v]) & set(hidden)}
         cpts = {v: (rng.dirichlet(np.ones(len(start.states[v])), size=np.asarray(start.cpts[v]).shape[:-1])
                     if v in touched else np.asarray(start.cpts[v])) for v in start.variables}
-        start = BayesianNetwork(dict(start.parents), cpts, dict(start.states), schema=start.schema)
+        start = start.with_cpts(cpts)
     if warm_start is not None:
         kept = {v: np.asarray(warm_start.cpts[v]) for v in start.variables
                 if v in warm_start.parents and tuple(warm_start.parents[v]) == tuple(start.parents[v])
                 and all(tuple(warm_start.states[u]) == tuple(start.states[u]) for u in (*start.parents[v], v))}
         if kept:
-            start = BayesianNetwork(dict(start.parents), {v: kept.get(v, np.asarray(start.cpts[v]))
-                                                         for v in start.variables},
-                                    dict(start.states), schema=start.schema)
+            start = start.with_cpts({v: kept.get(v, np.asarray(start.cpts[v])) for v in start.variables})
     network = start
     codes = network.encode(encoded, missing="allow").codes
     families = [p + (i,) for i, p in enumerate(network.parent_indices())]
@@ -322,8 +320,7 @@ def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0,
         bar = progress_bar(total=max_iter, desc="EM", unit="iteration", leave=False)
 
     def evaluate(cpts: dict) -> tuple:
-        candidate = BayesianNetwork({v: network.parents[v] for v in network.variables}, cpts,
-                                    dict(network.states), schema=network.schema)
+        candidate = network.with_cpts(cpts, validate=False)  # normalised counts, or SQUAREM's checked extrapolation
         return (candidate, *_objective(candidate, incomplete, fixed, families, alpha, plan))
 
     try:
@@ -369,8 +366,7 @@ def fit_em_distributed(provider, parents, *, pseudocount: float = 1.0, max_iter:
         counts = provider.expected_counts(network, families)
         cpts = {v: cpt_from_counts(c, alpha) for v, c in zip(network.variables, counts)}
         change = max(float(np.abs(cpts[v] - network.cpts[v]).max()) for v in network.variables)
-        network = BayesianNetwork({v: network.parents[v] for v in network.variables}, cpts, dict(network.states),
-                                  schema=network.schema)
+        network = network.with_cpts(cpts)
         result.network, result.n_iter = network, iteration
         result.objective.append(change)
         if change <= tol:

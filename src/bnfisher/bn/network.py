@@ -5,6 +5,7 @@ Structure, conditional probability tables, fitting, likelihood and ancestral sam
 
 from __future__ import annotations
 
+import copy
 import heapq
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -102,6 +103,44 @@ def _normalise_parents(parents: Mapping[str, Sequence[str]], variables: Sequence
     return result
 
 
+def _frozen(cpt) -> np.ndarray:
+    """Return ``cpt`` as a read-only float64 array (a copy only when the caller could still change it)."""
+    table = np.asarray(cpt, dtype=np.float64)
+    if table.flags.writeable:
+        table = table.copy()
+        table.setflags(write=False)
+    return table
+
+
+def _clean_cpt(v, cpt, parents: tuple, states: Mapping) -> np.ndarray:
+    """Return ``cpt`` as a read-only float array, checked (shape, finite, >= 0, rows summing to 1) and normalised."""
+    expected = tuple(len(states[p]) for p in parents) + (len(states[v]),)
+    try:
+        table = np.array(cpt, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise OptionError(f"CPT of {v!r} is not a numeric array: {exc}") from None
+    if table.shape != expected:
+        raise OptionError(f"CPT of {v!r} has shape {table.shape}; expected {expected} (parents {parents} then "
+                          f"{v!r} itself).")
+    if not np.all(np.isfinite(table)):
+        raise OptionError(f"CPT of {v!r} has non-finite entries.")
+    if np.any(table < 0):
+        raise OptionError(f"CPT of {v!r} has negative entries (min {table.min():.3g}).")
+    sums = table.sum(axis=-1)
+    bad = np.abs(sums - 1.0) > _ROW_SUM_TOLERANCE
+    if np.any(bad):
+        where = np.unravel_index(int(np.argmax(bad)), sums.shape)
+        config = {p: states[p][k] for p, k in zip(parents, where)}
+        raise OptionError(f"CPT of {v!r}: the row for parent configuration {config} sums to "
+                          f"{float(sums[where]):.6g}, not 1.")
+    # Remove rounding in a file's numbers; rows already normalised to a few ulps are left alone, so that
+    # normalising is idempotent and a model file round-trips bit for bit.
+    off = np.abs(sums - 1.0) > 4 * np.finfo(np.float64).eps
+    table[off] /= sums[off][..., None]
+    table.setflags(write=False)
+    return table
+
+
 class BayesianNetwork:
     """A discrete Bayesian network: a DAG and one CPT per variable.
 
@@ -149,7 +188,7 @@ class BayesianNetwork:
     -1.7148
     """
 
-    def __init__(self, parents: Mapping, cpts: Mapping, states: Mapping, *, schema: Schema | None = None):  # noqa: C901 - to be split in 0.3 (listed in CONTRIBUTING.md)
+    def __init__(self, parents: Mapping, cpts: Mapping, states: Mapping, *, schema: Schema | None = None):
         if not isinstance(states, Mapping) or not isinstance(parents, Mapping) or not isinstance(cpts, Mapping):
             raise OptionTypeError("`parents`, `cpts` and `states` must be mappings keyed by variable name.")
         order = list(states)
@@ -170,35 +209,7 @@ class BayesianNetwork:
         for v in order:
             if v not in cpts:
                 raise OptionError(f"No CPT given for variable {v!r}.")
-            expected = tuple(len(clean_states[p]) for p in clean_parents[v]) + (len(clean_states[v]),)
-            try:
-                table = np.array(cpts[v], dtype=np.float64)
-            except (TypeError, ValueError) as exc:
-                raise OptionError(f"CPT of {v!r} is not a numeric array: {exc}") from None
-            if table.shape != expected:
-                raise OptionError(
-                    f"CPT of {v!r} has shape {table.shape}; expected {expected} "
-                    f"(parents {clean_parents[v]} then {v!r} itself)."
-                )
-            if not np.all(np.isfinite(table)):
-                raise OptionError(f"CPT of {v!r} has non-finite entries.")
-            if np.any(table < 0):
-                raise OptionError(f"CPT of {v!r} has negative entries (min {table.min():.3g}).")
-            sums = table.sum(axis=-1)
-            bad = np.abs(sums - 1.0) > _ROW_SUM_TOLERANCE
-            if np.any(bad):
-                where = np.unravel_index(int(np.argmax(bad)), sums.shape)
-                config = {p: clean_states[p][k] for p, k in zip(clean_parents[v], where)}
-                raise OptionError(
-                    f"CPT of {v!r}: the row for parent configuration {config} sums to "
-                    f"{float(sums[where]):.6g}, not 1."
-                )
-            # Remove rounding in a file's numbers; rows already normalised to a few ulps are left alone, so that
-            # normalising is idempotent and a model file round-trips bit for bit.
-            off = np.abs(sums - 1.0) > 4 * np.finfo(np.float64).eps
-            table[off] /= sums[off][..., None]
-            table.setflags(write=False)
-            clean_cpts[v] = table
+            clean_cpts[v] = _clean_cpt(v, cpts[v], clean_parents[v], clean_states)
         self._states = clean_states
         self._parents = clean_parents
         self._cpts = clean_cpts
@@ -257,6 +268,46 @@ class BayesianNetwork:
     def cpts(self) -> Mapping:
         """Read-only ``{variable: CPT array}`` (parents' axes first, the variable last)."""
         return MappingProxyType({v: self._cpts[v] for v in self._variables})
+
+    def with_cpts(self, cpts: Mapping, *, validate: bool = True) -> BayesianNetwork:
+        """Return a network with this structure, states and schema, and new CPTs.
+
+        The CPTs are checked as the constructor checks them; the structure is not
+        checked again, so this is much cheaper than building a new network (EM builds
+        one per iteration).
+
+        Parameters
+        ----------
+        cpts : mapping
+            ``{variable: CPT array}`` for every variable, shaped as :attr:`cpts`.
+        validate : bool, default=True
+            False skips the checks: for tables made by code that guarantees them
+            (normalised counts, as in EM).
+
+        Returns
+        -------
+        BayesianNetwork
+
+        Raises
+        ------
+        OptionError
+            When a CPT is missing or is not a valid table.
+
+        Examples
+        --------
+        >>> net = BayesianNetwork({"b": ["a"]}, {"a": [0.5, 0.5], "b": [[0.9, 0.1], [0.2, 0.8]]},
+        ...                       {"a": [0, 1], "b": [0, 1]})
+        >>> net.with_cpts({"a": [0.1, 0.9], "b": net.cpts["b"]}).cpts["a"].tolist()
+        [0.1, 0.9]
+        """
+        missing = [v for v in self._variables if v not in cpts]
+        if missing:
+            raise OptionError(f"No CPT given for variable {missing[0]!r}.")
+        network = copy.copy(self)
+        network._cpts = ({v: _clean_cpt(v, cpts[v], self._parents[v], self._states)  # noqa: SLF001 - a copy of self
+                          for v in self._states} if validate else {v: _frozen(cpts[v]) for v in self._states})
+        network.learning_ = {}
+        return network
 
     @property
     def edges(self) -> list:

@@ -123,6 +123,7 @@ def count_family(
     cardinalities: Sequence[int],
     weights: np.ndarray | None = None,
     buffer: np.ndarray | None = None,
+    rows: np.ndarray | None = None,
 ) -> np.ndarray:
     """Count the joint configurations of ``columns``.
 
@@ -138,6 +139,8 @@ def count_family(
         Row weights; counts are float64 sums of weights when given.
     buffer : ndarray of shape (n_rows,), dtype intp, optional
         Scratch space for the configuration index.
+    rows : ndarray of bool, shape (n_rows,), optional
+        Count only these rows (the others may hold anything, -1 included).
 
     Returns
     -------
@@ -156,6 +159,8 @@ def count_family(
     shape = tuple(int(cardinalities[c]) for c in columns)
     size = _table_size(columns, cardinalities)
     index = configuration_index(codes, columns, cardinalities, out=buffer)
+    if rows is not None:
+        index, weights = index[rows], None if weights is None else weights[rows]
     counts = np.bincount(index, weights=weights, minlength=size)
     if weights is None:
         counts = counts.astype(np.int64, copy=False)

@@ -192,11 +192,15 @@ class NumpyCounts:
         """
         if self.missing == "error":
             return count_block(self.codes, families, self.cardinalities, self.weights)
+        holes = np.flatnonzero((self.codes < 0).any(axis=0))  # the columns with missing cells
+        buffer = np.empty(self.n_rows, dtype=np.intp)
         tables = []
         for family in families:
-            complete = (self.codes[:, list(family)] >= 0).all(axis=1) if len(family) else slice(None)
-            weights = None if self.weights is None else self.weights[complete]
-            tables.append(count_family(self.codes[complete], family, self.cardinalities, weights))
+            rows = None
+            if np.isin(holes, family).any():
+                rows = (self.codes[:, list(family)] >= 0).all(axis=1)
+            tables.append(count_family(self.codes, family, self.cardinalities, self.weights, buffer=buffer,
+                                       rows=rows))
         return tables
 
     def map_rows(self, function: Callable) -> list:
