@@ -40,28 +40,16 @@ def expected_feature_map(tables: list, cardinalities, block_offsets: np.ndarray,
     # Per family, the weighted feature rows of a row's cells that share a parent configuration (the same d_i
     # columns) are summed; the CSR arrays are then filled in place, rows in order and families in column
     # order, so no sort of the non-zeros is needed.
-    blocks = []  # (family, rows, configurations, summed feature rows, entries per row), by (row, config.)
+    blocks = []  # (family, pieces, entries per row); a piece's rows are sorted, and no row is in two pieces
     per_row = np.zeros(n_rows, dtype=np.int64)
     for i, (rows, cells, cell_weights) in enumerate(weights):
         d = int(tables[i].shape[1])
         if d == 0 or rows.size == 0:
             continue
-        r = int(cardinalities[i])
-        configurations = tables[i].shape[0] // r
-        key = np.asarray(rows, dtype=np.int64) * configurations + np.asarray(cells) // r
-        order = np.argsort(key, kind="stable")  # runs that are already sorted cost little
-        key = key[order]
-        values = tables[i].take(np.asarray(cells)[order], axis=0)
-        values *= cell_weights[order, None]
-        change = key[1:] != key[:-1]
-        if not change.all():
-            group = np.concatenate([[0], np.cumsum(change)])
-            values = np.column_stack([np.bincount(group, weights=values[:, k], minlength=int(group[-1]) + 1)
-                                      for k in range(d)])
-            key = key[np.concatenate([[True], change])]
-        rows = key // configurations
-        count = np.bincount(rows, minlength=n_rows)
-        blocks.append((i, rows, key - rows * configurations, values, count))
+        pieces = _pieces(tables[i], int(cardinalities[i]), np.asarray(rows, dtype=np.int64), np.asarray(cells),
+                         np.asarray(cell_weights, dtype=np.float64), n_rows)
+        count = sum(np.bincount(piece[0], minlength=n_rows) for piece in pieces)
+        blocks.append((i, pieces, count))
         per_row += count * d
     indptr = np.concatenate([[0], np.cumsum(per_row)])
     nnz = int(indptr[-1])
@@ -71,15 +59,54 @@ def expected_feature_map(tables: list, cardinalities, block_offsets: np.ndarray,
     data = np.empty(nnz)
     indices = np.empty(nnz, dtype=index_dtype)
     filled = indptr[:-1].copy()  # next free slot of every row
-    for i, rows, configurations, values, count in blocks:
-        d = values.shape[1]
-        first = np.cumsum(count) - count  # a row's first entry of this family
-        position = filled[rows] + (np.arange(rows.size) - first[rows]) * d
-        columns = (block_offsets[i] + configurations * d).astype(index_dtype)
-        for k in range(d):
-            data[position + k] = values[:, k]
-            indices[position + k] = columns + k
+    for i, pieces, count in blocks:
+        d = tables[i].shape[1]
+        for rows, configurations, values in pieces:
+            first = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_rows))])  # a row's first entry
+            position = filled[rows] + (np.arange(rows.size) - first[rows]) * d
+            columns = (block_offsets[i] + configurations * d).astype(index_dtype)
+            for k in range(d):
+                data[position + k] = values[:, k]
+                indices[position + k] = columns + k
         filled += count * d
     matrix = sp.csr_matrix((data, indices, indptr.astype(index_dtype)), shape=(n_rows, n_features))
     matrix.has_sorted_indices = True
     return matrix
+
+
+def _pieces(table: np.ndarray, r: int, rows: np.ndarray, cells: np.ndarray, weights: np.ndarray,
+            n_rows: int) -> list:
+    """Split one family's entries into pieces ``(rows, configurations, summed feature rows)``.
+
+    Each piece is sorted by row and configuration, with one entry per (row, configuration), and no row is in two
+    pieces.  A leading run of distinct, increasing rows (one cell each: how :func:`family_cell_weights` lists the rows
+    where the family is observed) is a piece as it is; the rest is sorted and its cells of one configuration
+    summed.
+    """
+    configurations = table.shape[0] // r
+    descending = np.flatnonzero(rows[1:] <= rows[:-1])
+    head = rows.size if descending.size == 0 else int(descending[0]) + 1
+    if head < rows.size:
+        seen = np.zeros(n_rows, dtype=bool)
+        seen[rows[:head]] = True
+        if seen[rows[head:]].any():
+            head = 0  # the rest shares rows with the run: sort everything
+    pieces = []
+    if head:
+        values = table.take(cells[:head], axis=0)
+        values *= weights[:head, None]
+        pieces.append((rows[:head], cells[:head] // r, values))
+    if head < rows.size:
+        key = rows[head:] * configurations + cells[head:] // r
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        values = table.take(cells[head:][order], axis=0)
+        values *= weights[head:][order, None]
+        change = key[1:] != key[:-1]
+        if not change.all():
+            group = np.concatenate([[0], np.cumsum(change)])
+            values = np.column_stack([np.bincount(group, weights=values[:, k], minlength=int(group[-1]) + 1)
+                                      for k in range(table.shape[1])])
+            key = key[np.concatenate([[True], change])]
+        pieces.append((key // configurations, key % configurations, values))
+    return pieces
