@@ -239,3 +239,25 @@ def test_a_job_learns_the_same_network_without_and_with_the_compiler(structure):
                                   check=True).stdout.splitlines() for budget in ("0", "1e9")}
     assert out["0"][0] == out["1e9"][0]
     assert out["0"][1] == "True" and out["1e9"][1] == "False"  # compiled, and not even imported
+
+
+@pytest.mark.parametrize("score_name", ["ll", "bic", "aic", "bdeu", "k2"])
+def test_codes_with_missing_cells_score_as_the_available_case_tables(score_name):
+    """LocalScorer on codes with -1 (the compiled kernel on the rows each family observes) against ProviderScorer
+    on the available-case count tables, which scales each family's score on its observed rows to all rows."""
+    from bnfisher.bn.scores import ProviderScorer
+    from bnfisher.data.providers import NumpyCounts
+    from bnfisher.data.schema import Schema
+
+    rng = np.random.default_rng(3)
+    codes = rng.integers(0, 3, size=(500, 5))
+    codes[rng.random(codes.shape) < np.array([0.0, 0.2, 0.0, 0.5, 0.0])] = -1  # columns 1 and 3 incomplete
+    codes[:, 4][codes[:, 3] < 0] = 0
+    codes[:40, 1] = -1
+    codes[:40, 3] = -1
+    schema = Schema({f"v{i}": [0, 1, 2] for i in range(5)})
+    provider = NumpyCounts(codes, schema, missing="available-case")
+    families = [(c, ps) for c in range(5) for ps in [(), ((c + 1) % 5,), ((c + 1) % 5, (c + 3) % 5)]]
+    ours = LocalScorer(codes, [3] * 5, score_name, ess=2.0).family_scores(families)
+    theirs = ProviderScorer(provider, score_name, ess=2.0).family_scores(families)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-11)

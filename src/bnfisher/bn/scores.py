@@ -158,6 +158,20 @@ class _CachedScorer:
         """Local scores (without the structure prior) of uncached families, in one batch."""
         raise NotImplementedError
 
+    def _table_score(self, child: int, parents: tuple, table) -> float:
+        """Return a family's local score from its (available-case) count table; None: a table of zeros."""
+        r = int(self.cardinalities[child])
+        table = np.zeros((1, r)) if table is None else np.asarray(table).reshape(-1, r)
+        observed = float(table.sum())
+        if 0 < observed < self.n_rows:
+            # Available-case counts (missing values): score the family on the rows where it is observed, with
+            # its own N in the penalty, and scale to all rows -- so families seen in fewer rows neither gain
+            # (a smaller log-likelihood) nor lose (a noisier one) against the others.
+            return local_score(table, self.score_name, n_rows=observed, ess=self.ess,
+                               n_configurations=self._n_configurations(parents)) * (self.n_rows / observed)
+        return local_score(table, self.score_name, n_rows=self.n_rows, ess=self.ess,
+                           n_configurations=self._n_configurations(parents))
+
     def family_scores(self, families) -> np.ndarray:
         """Return the local scores of ``(child, parents)`` families, scoring the uncached ones in one batch.
 
@@ -219,6 +233,9 @@ class LocalScorer(_CachedScorer):
     Parameters
     ----------
     codes : ndarray of shape (n_rows, n_variables)
+        -1 marks a missing cell: a family over such columns is scored on the rows
+        where it is observed and scaled to all rows, as :class:`ProviderScorer`
+        scores available-case count tables.
     cardinalities : sequence of int
     score : str, default="bic"
     ess : float, default=1.0
@@ -230,18 +247,40 @@ class LocalScorer(_CachedScorer):
     Scores are cached by child and parent set.  A batch of uncached
     families is scored by one call of a compiled loop (:mod:`bnfisher._family_scores`):
     a family is counted densely when its table is small next to the data, and by
-    one sort of its rows otherwise; both give the same score.
+    one sort of its rows otherwise; both give the same score.  With missing cells,
+    one call per set of incomplete columns the families hold.
     """
 
     def __init__(self, codes: np.ndarray, cardinalities: Sequence[int], score: str = "bic", ess: float = 1.0,
                  structure_prior: float | None = None):
         self.codes = np.asfortranarray(codes)
         super().__init__(cardinalities, self.codes.shape[0], score, ess, structure_prior)
+        #: Columns with missing cells (-1): families over them are scored on the rows where they are observed.
+        self.holes = frozenset(np.flatnonzero((self.codes < 0).any(axis=0)).tolist() if self.codes.size else ())
 
     def _score_new(self, families: list) -> np.ndarray:
         from bnfisher.bn._family_scores import family_scores
 
-        return family_scores(self.codes.T, self.cardinalities, families, score=self.score_name, ess=self.ess)
+        if not self.holes:
+            return family_scores(self.codes.T, self.cardinalities, families, score=self.score_name, ess=self.ess)
+        # Available-case scores: families grouped by the incomplete columns they hold, each group scored in one
+        # batch on the rows where those columns are observed (as ProviderScorer scores the available-case tables).
+        groups: dict = {}
+        for k, (child, parents) in enumerate(families):
+            groups.setdefault(self.holes.intersection((child, *parents)), []).append(k)
+        out = np.empty(len(families))
+        for columns, members in groups.items():
+            codes_t = self.codes.T
+            if columns:
+                codes_t = np.ascontiguousarray(codes_t[:, (self.codes[:, sorted(columns)] >= 0).all(axis=1)])
+            observed = codes_t.shape[1]
+            if observed == 0:  # no row observes the family: its score is the penalty of an empty table
+                out[members] = [self._table_score(families[k][0], families[k][1], None) for k in members]
+                continue
+            values = family_scores(codes_t, self.cardinalities, [families[k] for k in members],
+                                   score=self.score_name, ess=self.ess)
+            out[members] = values * (self.n_rows / observed)
+        return out
 
 
 class ProviderScorer(_CachedScorer):
@@ -286,18 +325,6 @@ class ProviderScorer(_CachedScorer):
         tables = self.provider.counts([ps + (c,) for c, ps in families])
         return [self._table_score(child, parents, table) for (child, parents), table in zip(families, tables)]
 
-    def _table_score(self, child: int, parents: tuple, table) -> float:
-        r = int(self.cardinalities[child])
-        table = np.asarray(table).reshape(-1, r)
-        observed = float(table.sum())
-        if 0 < observed < self.n_rows:
-            # Available-case counts (missing values): score the family on the rows where it is observed, with
-            # its own N in the penalty, and scale to all rows -- so families seen in fewer rows neither gain
-            # (a smaller log-likelihood) nor lose (a noisier one) against the others.
-            return local_score(table, self.score_name, n_rows=observed, ess=self.ess,
-                               n_configurations=self._n_configurations(parents)) * (self.n_rows / observed)
-        return local_score(table, self.score_name, n_rows=self.n_rows, ess=self.ess,
-                           n_configurations=self._n_configurations(parents))
 
 
 def make_scorer(provider, *, structure_score: str = "bic", ess: float = 1.0,
@@ -315,7 +342,8 @@ def make_scorer(provider, *, structure_score: str = "bic", ess: float = 1.0,
     -------
     LocalScorer or ProviderScorer
     """
-    if isinstance(provider, NumpyCounts) and provider.weights is None and provider.missing == "error":
+    if isinstance(provider, NumpyCounts) and provider.weights is None and provider.missing in ("error",
+                                                                                             "available-case"):
         return LocalScorer(provider.codes, provider.cardinalities, structure_score, ess, structure_prior)
     return ProviderScorer(provider, structure_score, ess, structure_prior)
 

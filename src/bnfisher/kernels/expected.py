@@ -61,9 +61,11 @@ def expected_feature_map(tables: list, cardinalities, block_offsets: np.ndarray,
     filled = indptr[:-1].copy()  # next free slot of every row
     for i, pieces, count in blocks:
         d = tables[i].shape[1]
-        for rows, configurations, values in pieces:
-            first = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_rows))])  # a row's first entry
-            position = filled[rows] + (np.arange(rows.size) - first[rows]) * d
+        for rows, configurations, values, once in pieces:
+            position = filled[rows]
+            if not once:  # rows with several entries: each after the row's earlier ones
+                first = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_rows))])
+                position += (np.arange(rows.size) - first[rows]) * d
             columns = (block_offsets[i] + configurations * d).astype(index_dtype)
             for k in range(d):
                 data[position + k] = values[:, k]
@@ -76,7 +78,7 @@ def expected_feature_map(tables: list, cardinalities, block_offsets: np.ndarray,
 
 def _pieces(table: np.ndarray, r: int, rows: np.ndarray, cells: np.ndarray, weights: np.ndarray,
             n_rows: int) -> list:
-    """Split one family's entries into pieces ``(rows, configurations, summed feature rows)``.
+    """Split one family's entries into pieces ``(rows, configurations, summed feature rows, one per row)``.
 
     Each piece is sorted by row and configuration, with one entry per (row, configuration), and no row is in two
     pieces.  A leading run of distinct, increasing rows (one cell each: how :func:`family_cell_weights` lists the rows
@@ -95,7 +97,7 @@ def _pieces(table: np.ndarray, r: int, rows: np.ndarray, cells: np.ndarray, weig
     if head:
         values = table.take(cells[:head], axis=0)
         values *= weights[:head, None]
-        pieces.append((rows[:head], cells[:head] // r, values))
+        pieces.append((rows[:head], cells[:head] // r, values, True))
     if head < rows.size:
         key = rows[head:] * configurations + cells[head:] // r
         order = np.argsort(key, kind="stable")
@@ -108,5 +110,6 @@ def _pieces(table: np.ndarray, r: int, rows: np.ndarray, cells: np.ndarray, weig
             values = np.column_stack([np.bincount(group, weights=values[:, k], minlength=int(group[-1]) + 1)
                                       for k in range(table.shape[1])])
             key = key[np.concatenate([[True], change])]
-        pieces.append((key // configurations, key % configurations, values))
+        rows = key // configurations
+        pieces.append((rows, key - rows * configurations, values, rows.size < 2 or bool((rows[1:] > rows[:-1]).all())))
     return pieces
