@@ -6,6 +6,9 @@ the second reads it.  The reference for ``import bnfisher`` is ``import numpy`` 
 ``import pandas`` timed the same way in the same run.  Goals (issue: performance):
 first run within 2x of the second, ``import bnfisher`` under 0.5 s.
 
+Also: one job (hill climbing on 5,000 alarm rows) on the fallbacks only and compiled only, each timed in a fresh
+interpreter after a warm-up (best of 3): what a job pays while it runs on the fallbacks (bnfisher._jit).
+
 Run:  python benchmarks/first_run.py [--repeats 3]
 """
 
@@ -41,6 +44,21 @@ def run(code: str, cache: str) -> float:
     return time.perf_counter() - start
 
 
+FALLBACK_JOB = """
+import sys, time, bnfisher as bf, bnfisher._jit as j
+from pathlib import Path
+j.FALLBACK_BUDGET = float(sys.argv[1])
+data = bf.read_bif(Path(bf.__file__).parents[2] / "tests/data/bif/alarm.bif.gz").sample(5000, random_state=0)
+bf.learn(data.iloc[:500], "hc")
+times = []
+for _ in range(3):
+    start = time.perf_counter()
+    bf.learn(data, "hc")
+    times.append(time.perf_counter() - start)
+print(min(times), "numba" in sys.modules)
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="fresh caches per command; the best is shown")
@@ -54,6 +72,14 @@ def main() -> None:
                 seconds.append(run(code, cache))
         first, second = min(firsts), min(seconds)
         print(f"{name:32s} {first:7.2f}s {second:7.2f}s {first / second:6.1f}x")
+    out = {}
+    for budget in ("1e9", "0"):
+        found = subprocess.run([sys.executable, "-c", FALLBACK_JOB, budget], check=True, capture_output=True,
+                               text=True).stdout.split()
+        out[budget] = (float(found[0]), found[1])
+    print(f"\nlearn(alarm 5,000 rows, 'hc'), best of 3 after a warm-up: on the fallbacks {out['1e9'][0]:.3f} s "
+          f"(numba imported: {out['1e9'][1]}); compiled {out['0'][0]:.3f} s "
+          f"({out['1e9'][0] / out['0'][0]:.1f}x)")
 
 
 if __name__ == "__main__":

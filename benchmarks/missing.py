@@ -64,6 +64,15 @@ def embedding_throughput(rows: int = 100_000, rate: float = 0.1, peer_rows: int 
             if missing & set(family):
                 (engine.jointPosterior(set(family)) if len(family) > 1 else engine.posterior(family[0]))
     peer = (time.perf_counter() - start) / peer_rows
+    from bnfisher.bn.inference.components import plan_components
+
+    codes = kernel.encode(holed).codes
+    plan = plan_components(network, codes, list(kernel.families))
+    singles = sum(group.rows.size for group in plan.groups if len(group.variables) == 1)
+    print(f"components of the missing values: {len(plan.groups)} batches by variable set, "
+          f"{singles / sum(group.rows.size for group in plan.groups):.0%} of the enumerated groups one variable; "
+          f"{plan.fallback.size:,} rows ({plan.fallback.size / rows:.1%}) to the junction tree; "
+          f"the map has {kernel.embed(holed).nnz:,} non-zeros")
     print(f"alarm, {rows:,} rows, {rate:.0%} missing: expected embedding {ours:.2f} s ({rows / ours:,.0f} rows/s); "
           f"complete-data embed {plain:.2f} s ({rows / plain:,.0f} rows/s); pyAgrum LazyPropagation per row "
           f"{1000 * peer:.2f} ms ({1 / peer:,.0f} rows/s) -> bnfisher {rows / ours * peer:,.0f}x pyAgrum's rate")

@@ -6,12 +6,14 @@ factor is a constant).  Two missing values interact only through a family that h
 both, so the missing values of a row split into connected components of the moral
 graph, and the components are independent given the observed values.  A component
 of a few variables has few completions: its posterior is their joint, enumerated and
-normalised, with no junction tree.  With 10% of alarm's cells missing, 85% of the
-components are a single variable and 99.98% have at most 1,024 completions.
+normalised, with no junction tree.  (``benchmarks/missing.py`` counts them: with 10%
+of alarm's cells missing, 85% of the components are a single variable.)
 
 Components are grouped by their variable set, so each group is one batch of array
-operations over its rows.  Rows with a larger component are left to the junction
-tree (:func:`bnfisher.bn.inference.evidence.posteriors_given_rows`).
+operations over its rows.  Rows with a component of more than :data:`MAX_COMPLETIONS`
+completions, or whose component's variable set is a component in fewer than
+:data:`MIN_ROWS` rows, are left to the junction tree
+(:func:`bnfisher.bn.inference.evidence.posteriors_given_rows`).
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ class Components:
         ``log P(observed values)`` of the incomplete rows that were enumerated (``-inf`` when impossible); NaN for
         complete rows and for :attr:`fallback` rows.
     fallback : ndarray of int
-        Incomplete rows with a component of more than ``max_completions`` completions.
+        Incomplete rows left to the junction tree (a component too large, or of a rare variable set).
     """
 
     groups: list
@@ -242,7 +244,7 @@ def plan_components(network: BayesianNetwork, codes: np.ndarray, families: Seque
     cards = [int(c) for c in network.cardinalities]
     network_families = [tuple(p) + (i,) for i, p in enumerate(network.parent_indices())]
     missing = codes < 0
-    filled = np.where(missing, 0, codes).astype(np.intp)
+    filled = np.where(missing, 0, codes)  # the codes' own (compact) dtype
     n_rows, n_variables = codes.shape
     row_of, variable_of, labels, count = _label_components(missing, _moral_pairs(network_families + list(families)))
     # A component's variable set as a bit mask (62 variables per word), and its row.
@@ -264,10 +266,10 @@ def plan_components(network: BayesianNetwork, codes: np.ndarray, families: Seque
     kinds = ordered[bounds[:-1]]
     variable_sets = [tuple(int(w * 62 + b) for w in range(words) for b in range(62) if (int(kind[w]) >> b) & 1)
                      for kind in kinds]
-    too_large = [math.prod(cards[v] for v in s) > max_completions or bounds[k + 1] - bounds[k] < min_rows
+    left_out = [math.prod(cards[v] for v in s) > max_completions or bounds[k + 1] - bounds[k] < min_rows
                  for k, s in enumerate(variable_sets)]
     fallback = np.unique(np.concatenate([component_row[order[bounds[k]:bounds[k + 1]]]
-                                         for k in range(len(variable_sets)) if too_large[k]] + [np.zeros(0, np.intp)]))
+                                         for k in range(len(variable_sets)) if left_out[k]] + [np.zeros(0, np.intp)]))
     enumerated: np.ndarray = np.asarray(missing.any(axis=1))
     enumerated[fallback] = False
     observed_cells = []
@@ -278,7 +280,7 @@ def plan_components(network: BayesianNetwork, codes: np.ndarray, families: Seque
     for k, variables in enumerate(variable_sets):
         rows = component_row[order[bounds[k]:bounds[k + 1]]]
         rows = rows[enumerated[rows]]
-        if too_large[k] or rows.size == 0:
+        if left_out[k] or rows.size == 0:
             continue
         shape = tuple(cards[v] for v in variables)
         grid = np.indices(shape).reshape(len(shape), -1).T.astype(np.intp)
