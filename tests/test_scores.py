@@ -202,8 +202,8 @@ def test_provider_scores_come_in_passes_bounded_by_table_cells(monkeypatch):
 def test_the_numpy_fallback_equals_brute_force_and_the_compiled_kernel(score_name, path):
     """The NumPy scores a small job runs instead of compiling (bnfisher._jit), against the definitions and the
     compiled kernel: dense tables, sorted (sparse) counting and parent keys renumbered before int64 overflows."""
-    from bnfisher.bn._family_scores import SCORE_KINDS, _batch, _numpy_batch
     from bnfisher._jit import _materialise
+    from bnfisher.bn._family_scores import SCORE_KINDS, _batch, _numpy_batch
 
     rng = np.random.default_rng(7)
     cards = np.array([3, 2, 4, 5, 90, 90, 90, 90, 90, 90, 90, 90], dtype=np.int64)
