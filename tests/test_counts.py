@@ -111,3 +111,33 @@ def test_as_provider_rejects_other_types():
     with pytest.raises(TypeError, match="Cannot use data of type"):
         as_provider({"a": [1, 2]})
     assert isinstance(as_provider(EncodedData(np.zeros((2, 1), dtype=int), ("a",), {"a": (0,)})), NumpyCounts)
+
+
+def test_a_large_block_counted_on_threads_gives_the_same_tables(monkeypatch):
+    """Families split between threads (round robin), tables back in the families' order, equal to one thread's."""
+    from bnfisher.data import counts
+
+    monkeypatch.setattr(counts, "PARALLEL_WORK", 1)
+    rng = np.random.default_rng(2)
+    codes = rng.integers(0, 3, size=(1000, 6)).astype(np.int8)
+    families = [(0,), (1, 0), (2, 1, 0), (3, 4), (5,), (4, 5, 3), (2,)]
+    weights = rng.random(1000)
+    for w in (None, weights):
+        one = counts.count_block(codes, families, [3] * 6, w, n_jobs=1)
+        two = counts.count_block(codes, families, [3] * 6, w, n_jobs=2)
+        assert all(np.array_equal(a, b) and a.shape == b.shape for a, b in zip(one, two))
+        assert [t.shape for t in two] == [tuple([3] * len(f)) for f in families]
+
+
+def test_a_pool_inside_a_pool_runs_serially():
+    """map_threads called from one of its own threads runs there (no nested pools oversubscribing the cores)."""
+    import threading
+
+    from bnfisher._parallel import map_threads
+
+    def inner(_):
+        return [name for name in map_threads(lambda x: threading.current_thread().name, range(4), n_jobs=2)]
+
+    outer = list(map_threads(inner, range(2), n_jobs=2))
+    assert all(len(set(names)) == 1 for names in outer)  # every inner item on its outer worker's thread
+    assert {names[0] for names in outer} != {threading.current_thread().name}

@@ -8,12 +8,15 @@ data into other processes.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from bnfisher.exceptions import OptionError, OptionTypeError
 
 __all__ = ["map_threads", "resolve_jobs"]
+
+_PREFIX = "bnfisher-pool"
 
 
 def resolve_jobs(n_jobs: int | None) -> int:
@@ -56,10 +59,15 @@ def map_threads(function: Callable, items: Iterable, *, n_jobs: int | None = Non
     -------
     iterator
         The results, in the order of ``items``; the first exception raised is re-raised.
+
+    Notes
+    -----
+    Called from one of its own threads, it runs serially: nested pools would only
+    oversubscribe the cores (a window of ``drift`` counts its tables on its thread).
     """
     workers = resolve_jobs(n_jobs)
-    if workers == 1:
+    if workers == 1 or threading.current_thread().name.startswith(_PREFIX):
         yield from map(function, items)
         return
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bnfisher") as pool:
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_PREFIX) as pool:
         yield from pool.map(function, items)

@@ -167,8 +167,12 @@ def count_family(
     return counts.reshape(shape)
 
 
+#: Family-row visits below which a block is counted on one thread whatever ``n_jobs`` says.
+PARALLEL_WORK = 4_000_000
+
+
 def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalities: Sequence[int],
-                weights: np.ndarray | None = None) -> list:
+                weights: np.ndarray | None = None, *, n_jobs: int | None = 1) -> list:
     """Count tables of many families over one block of rows.
 
     The block-counting kernel shared by every counts provider: the in-memory one
@@ -180,6 +184,10 @@ def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalit
     families : sequence of sequence of int
     cardinalities : sequence of int
     weights : ndarray of shape (n_rows,), optional
+    n_jobs : int or None, default=1
+        Threads for a large block (rows x families of at least :data:`PARALLEL_WORK`):
+        the families are split between them (NumPy releases the GIL while counting),
+        and the tables are the same.  None or -1: every core.
 
     Returns
     -------
@@ -197,6 +205,18 @@ def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalit
     # One index buffer for every family of the block: no large temporary per family (with
     # Dask's nanny setting MALLOC_TRIM_THRESHOLD_, such temporaries are returned to the OS and
     # re-faulted every time).
+    from bnfisher._parallel import map_threads, resolve_jobs
+
+    threads = min(resolve_jobs(-1 if n_jobs is None else n_jobs), len(families))
+    if threads > 1 and codes.shape[0] * len(families) >= PARALLEL_WORK:
+        parts = [list(range(start, len(families), threads)) for start in range(threads)]  # round robin
+        tables: list = [None] * len(families)
+        for part, counted in zip(parts, map_threads(
+                lambda part: count_block(codes, [families[k] for k in part], cardinalities, weights), parts,
+                n_jobs=threads)):
+            for k, table in zip(part, counted):
+                tables[k] = table
+        return tables
     buffer = np.empty(codes.shape[0], dtype=np.intp)
     return [count_family(codes, family, cardinalities, weights, buffer=buffer) for family in families]
 

@@ -191,7 +191,7 @@ class NumpyCounts:
         list of ndarray
         """
         if self.missing == "error":
-            return count_block(self.codes, families, self.cardinalities, self.weights)
+            return count_block(self.codes, families, self.cardinalities, self.weights, n_jobs=None)
         holes = np.flatnonzero((self.codes < 0).any(axis=0))  # the columns with missing cells
         buffer = np.empty(self.n_rows, dtype=np.intp)
         tables = []

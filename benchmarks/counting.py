@@ -1,0 +1,62 @@
+"""One counting pass over in-memory codes beside its per-core bound, on one thread and two.
+
+Data: 10^7 rows sampled from alarm (37 variables), encoded as ``bnfisher.encode`` keeps them (int8 codes).  The
+pass counts the 37 families of the network (``bnfisher.data.count_block``, the kernel every in-memory counts
+provider uses).  The bound: ``np.bincount`` alone over a precomputed configuration index of the same length, once
+per family (what counting costs when the index is free).  Two threads: ``count_block(..., n_jobs=2)``, the
+families split between two threads (in-memory counts providers use every core for a block this large).
+Goals (issue "performance"): a counting pass within 3x of the per-core bound; at least 1.7x on 2 cores against
+1, the same tables.
+
+Run:  python benchmarks/counting.py [--rows 10000000]   (about a minute)
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+import bnfisher as bf
+from bnfisher.data.counts import configuration_index, count_block
+
+BIF = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif" / "alarm.bif.gz"
+
+
+def best_of(repeats: int, function, *arguments) -> float:
+    """The shortest of ``repeats`` wall times of ``function(*arguments)``, in seconds."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function(*arguments)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    args = parser.parse_args()
+    network = bf.read_bif(BIF)
+    codes = network.encode(network.sample(args.rows, random_state=0)).codes
+    cards = network.cardinalities
+    families = [tuple(p) + (i,) for i, p in enumerate(network.parent_indices())]
+    index = configuration_index(codes, families[0], cards)
+    bound = best_of(3, lambda: [np.bincount(index, minlength=64) for _ in families])
+    one = best_of(3, lambda: count_block(codes, families, cards, n_jobs=1))
+    two = best_of(3, lambda: count_block(codes, families, cards, n_jobs=2))
+    same = all(np.array_equal(a, b) for a, b in zip(count_block(codes, families, cards, n_jobs=1),
+                                                    count_block(codes, families, cards, n_jobs=2)))
+    increments = len(families) * args.rows
+    print(f"alarm, {args.rows:,} rows x {codes.shape[1]} columns ({codes.dtype} codes), {len(families)} families")
+    print(f"  bound (np.bincount over a ready index, per family): {bound:.3f} s "
+          f"({increments / bound:.2e} increments/s)")
+    print(f"  count_block, one thread:  {one:.3f} s ({increments / one:.2e} increments/s) = "
+          f"{one / bound:.2f}x the bound (goal <= 3x)")
+    print(f"  count_block, two threads: {two:.3f} s = {one / two:.2f}x one thread (goal >= 1.7x); same tables: {same}")
+
+
+if __name__ == "__main__":
+    main()
