@@ -71,7 +71,7 @@ def main() -> None:
     from bnfisher import _jit
 
     _jit.FALLBACK_BUDGET = 0.0  # time the compiled code, as a long job runs it
-    for structure in ("hc", "exact"):  # both code paths: the table's codes, and the imputed ones of structural EM
+    for structure in ("hc", "exact"):  # every path: the table's scores and structural EM's
         for missing in ("available-case", "em"):
             bf.learn(table.iloc[:500, :12], structure, missing=missing)
     print("| structure | columns | missing= | seconds | structural EM rounds | EM iterations (last round) | warnings |")

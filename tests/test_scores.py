@@ -207,7 +207,7 @@ def test_the_numpy_fallback_equals_brute_force_and_the_compiled_kernel(score_nam
 
     rng = np.random.default_rng(7)
     cards = np.array([3, 2, 4, 5, 90, 90, 90, 90, 90, 90, 90, 90], dtype=np.int64)
-    codes = np.stack([rng.integers(0, c, size=400) for c in cards])  # variables x rows
+    codes = np.stack([rng.integers(0, c, size=400) for c in cards]).astype(np.int8)  # variables x rows, as scored
     codes[:, :200] = codes[:, 200:]  # repeated configurations
     families = [(0, ()), (1, (0,)), (2, (0, 1)), (3, (0, 1, 2)), (0, (4, 5, 6, 7, 8, 9, 10, 11))]
     children = np.array([c for c, _ in families], dtype=np.int64)

@@ -253,7 +253,11 @@ class LocalScorer(_CachedScorer):
 
     def __init__(self, codes: np.ndarray, cardinalities: Sequence[int], score: str = "bic", ess: float = 1.0,
                  structure_prior: float | None = None):
-        self.codes = np.asfortranarray(codes)
+        # The smallest signed type that holds every code: one compiled variant of the kernel for most tables (a
+        # new integer type would compile another, about 3 s), and less memory to stream.
+        largest = int(max(cardinalities, default=1))
+        dtype = np.int8 if largest <= 127 else np.int16 if largest <= 32_767 else np.int32
+        self.codes = np.asfortranarray(codes, dtype=dtype)
         super().__init__(cardinalities, self.codes.shape[0], score, ess, structure_prior)
         #: Columns with missing cells (-1): families over them are scored on the rows where they are observed.
         self.holes = frozenset(np.flatnonzero((self.codes < 0).any(axis=0)).tolist() if self.codes.size else ())
