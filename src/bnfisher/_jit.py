@@ -15,7 +15,9 @@ work of all fallbacks stays within :data:`FALLBACK_BUDGET` seconds: a small job
 compiler, which costs about 5 s on a fresh install, and a large one compiles once
 the work it has done would have paid for it.  The switch is decided by the
 estimates, not by the clock, so the same job takes the same path in every run.
-Calls made from inside a running fallback run as plain Python.
+Calls made from inside a running fallback run as plain Python.  Once numba is in
+(the budget spent, or a function without a fallback called), every function is
+compiled on its first call, fallback or not.
 
 numba's on-disk cache is used when there is somewhere to keep it: ``njit(cache=True)``
 raises "cannot cache function: no locator available" for a read-only install without

@@ -237,7 +237,7 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
     the others the weights are the exact posterior ``P(family cell | observed values)``:
     enumerated over the completions of the row's component of missing values that
     holds the family's (:mod:`bnfisher.bn.inference.components`), or, for rows with a
-    component of more than 1,024 completions, from :func:`posteriors_given_rows`.
+    large or rare component, from :func:`posteriors_given_rows`.
 
     Parameters
     ----------
@@ -348,7 +348,7 @@ def posterior_modes(network: BayesianNetwork, codes: np.ndarray) -> np.ndarray:
 
     Each missing value gets the mode of its own posterior marginal (as structural EM imputes).  The marginals
     come from enumerating each component of a row's missing values
-    (:mod:`bnfisher.bn.inference.components`); rows with a large component use one batched pass of
+    (:mod:`bnfisher.bn.inference.components`); rows with a large or rare component use one batched pass of
     :func:`posteriors_given_rows`.
 
     Parameters
