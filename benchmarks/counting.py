@@ -14,25 +14,15 @@ Run:  python benchmarks/counting.py [--rows 10000000]   (about a minute)
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import numpy as np
 
 import bnfisher as bf
 from bnfisher.data.counts import configuration_index, count_block
+from kernel import best_of  # benchmarks/kernel.py: the best of 3 wall times
 
 BIF = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif" / "alarm.bif.gz"
-
-
-def best_of(repeats: int, function, *arguments) -> float:
-    """The shortest of ``repeats`` wall times of ``function(*arguments)``, in seconds."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function(*arguments)
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:
@@ -44,9 +34,9 @@ def main() -> None:
     cards = network.cardinalities
     families = [tuple(p) + (i,) for i, p in enumerate(network.parent_indices())]
     index = configuration_index(codes, families[0], cards)
-    bound = best_of(3, lambda: [np.bincount(index, minlength=64) for _ in families])
-    one = best_of(3, lambda: count_block(codes, families, cards, n_jobs=1))
-    two = best_of(3, lambda: count_block(codes, families, cards, n_jobs=2))
+    bound = best_of(lambda: [np.bincount(index, minlength=64) for _ in families])[0]
+    one = best_of(lambda: count_block(codes, families, cards, n_jobs=1))[0]
+    two = best_of(lambda: count_block(codes, families, cards, n_jobs=2))[0]
     same = all(np.array_equal(a, b) for a, b in zip(count_block(codes, families, cards, n_jobs=1),
                                                     count_block(codes, families, cards, n_jobs=2)))
     increments = len(families) * args.rows

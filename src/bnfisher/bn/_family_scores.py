@@ -206,16 +206,17 @@ def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind,
 def _numpy_batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells, log_prior):
     """Return the scores of :func:`_batch`, family by family with NumPy (no compiler: its fallback).
 
-    Equal to the compiled scores up to rounding (a few ulps: the sums run in another order).
+    Each family is counted (densely, or by one ``np.unique`` when its table is large next to the data) and its
+    observed parent configurations (the others add nothing) scored by :func:`bnfisher.bn.scores.local_score`;
+    equal to the compiled scores up to rounding.
     """
-    from bnfisher._lazy import special
+    from bnfisher.bn.scores import local_score
 
     n_rows = codes_t.shape[1]
     out = np.empty(children.size)
     for f in range(children.size):
         child, parents = int(children[f]), members[offsets[f]:offsets[f + 1]]
         r = int(cardinalities[child])
-        q = float(np.prod(cardinalities[parents].astype(np.float64)))
         key = np.zeros(n_rows, dtype=np.int64)
         span = 1
         for p in parents:
@@ -227,26 +228,16 @@ def _numpy_batch(codes_t, cardinalities, children, members, offsets, kind, ess, 
             span *= c
         cell = key * r + codes_t[child]
         if span * r <= cells.size:
-            counts = np.bincount(cell, minlength=span * r).reshape(span, r)
-            totals = counts.sum(axis=1)
-            counts, totals = counts[counts > 0], totals[totals > 0]
-        else:
+            table = np.bincount(cell, minlength=span * r).reshape(span, r)
+            table = table[table.any(axis=1)]  # the observed parent configurations only
+        else:  # the observed parent configurations, by one sort
             found, counts = np.unique(cell, return_counts=True)
             _, configuration = np.unique(found // r, return_inverse=True)
-            totals = np.bincount(configuration.reshape(-1), weights=counts)
-        counts, totals = counts.astype(np.float64), np.asarray(totals, dtype=np.float64)
-        if kind <= 2:
-            value = float((counts * np.log(counts)).sum() - (totals * np.log(totals)).sum())
-        else:
-            alpha = 1.0 if kind == 4 else ess / (q * r)
-            value = float((special.gammaln(alpha + counts) - special.gammaln(alpha)).sum()
-                          + (special.gammaln(r * alpha) - special.gammaln(r * alpha + totals)).sum())
-        free = q * (r - 1)
-        if kind == 1 and n_rows > 0:
-            value -= 0.5 * math.log(n_rows) * free
-        elif kind == 2:
-            value -= free
-        out[f] = value + log_prior * parents.size
+            table = np.zeros((int(configuration.max()) + 1 if found.size else 1, r))
+            table[configuration.reshape(-1), found % r] = counts
+        q = math.prod(int(cardinalities[p]) for p in parents)
+        out[f] = local_score(table, SCORE_KINDS[kind], n_rows=n_rows, ess=ess, n_configurations=q)
+        out[f] += log_prior * parents.size
     return out
 
 
