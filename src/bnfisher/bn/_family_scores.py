@@ -23,11 +23,12 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from bnfisher._jit import compiled
+from bnfisher.bn.local_scores import SCORES, local_score
 
 __all__ = ["SCORE_KINDS", "family_scores"]
 
 #: Score names in the order of the compiled kernel's ``kind`` codes.
-SCORE_KINDS = ("ll", "bic", "aic", "bdeu", "k2")
+SCORE_KINDS = SCORES
 #: A configuration index is renumbered densely before it would exceed this (int64 safety).
 _COMPACT_ABOVE = 1 << 40
 #: A family table is counted densely when it has at most this many cells per row (plus 4096, at most 2**22).
@@ -207,11 +208,9 @@ def _numpy_batch(codes_t, cardinalities, children, members, offsets, kind, ess, 
     """Return the scores of :func:`_batch`, family by family with NumPy (no compiler: its fallback).
 
     Each family is counted (densely, or by one ``np.unique`` when its table is large next to the data) and its
-    observed parent configurations (the others add nothing) scored by :func:`bnfisher.bn.scores.local_score`;
+    observed parent configurations (the others add nothing) scored by :func:`bnfisher.bn.local_scores.local_score`;
     equal to the compiled scores up to rounding.
     """
-    from bnfisher.bn.scores import local_score
-
     n_rows = codes_t.shape[1]
     out = np.empty(children.size)
     for f in range(children.size):
