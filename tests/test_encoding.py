@@ -24,6 +24,26 @@ def test_encode_infers_sorted_and_categorical_states():
     pd.testing.assert_frame_equal(df, original)  # user data untouched
 
 
+@pytest.mark.parametrize("storage", ["pyarrow", "python"])
+def test_text_columns_encode_as_object_columns(storage):
+    """Text as pandas reads it (a string dtype, numbered without a Python string per row) against the same labels
+    in an object column: the same states and codes, missing cells -1, a value outside the states an error or -1."""
+    values = ["beta", "alpha", None, "gamma", "alpha", "émigré", "beta"]
+    text = pd.DataFrame({"a": pd.array(values, dtype=pd.StringDtype(storage))})
+    plain = pd.DataFrame({"a": pd.Series(values, dtype=object)})
+    schema = Schema.from_data(text.dropna())
+    assert schema.states == Schema.from_data(plain.dropna()).states
+    assert schema.states["a"] == ("alpha", "beta", "gamma", "émigré")
+    ours = schema.encode(text, missing="allow").codes
+    np.testing.assert_array_equal(ours, schema.encode(plain, missing="allow").codes)
+    assert ours[:, 0].tolist() == [1, 0, -1, 2, 0, 3, 1]
+    narrow = Schema({"a": ("alpha", "beta")})
+    with pytest.raises(SchemaError, match=r"Column 'a' has value 'gamma' \(row 2\)"):
+        narrow.encode(text.dropna().reset_index(drop=True))
+    marginalized = narrow.encode(text, missing="allow", handle_unknown="marginalize").codes[:, 0]
+    assert marginalized.tolist() == [1, 0, -1, -1, 0, -1, 1]
+
+
 @pytest.mark.parametrize(
     "df, states, match",
     [

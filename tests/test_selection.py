@@ -210,6 +210,51 @@ def test_permutation_statistics_match_pairwise_definitions():
         mmd_test(kernel, X[:1], Y)
 
 
+def test_permutations_drawn_ahead_on_a_second_thread_give_the_same_statistics(monkeypatch):
+    """The next batch of splits is drawn while this batch's products run: the same stream in the same order, so
+    the same null statistics, bit for bit, as on one core (batches of 7 distinct-row splits here)."""
+    from bnfisher import _parallel
+    from bnfisher.comparison import permutation
+
+    network = random_network(np.random.default_rng(12), n_vars=5, max_parents=2, max_states=3)
+    X = network.sample(300, random_state=1, as_frame=False)
+    Y = network.sample(250, random_state=2, as_frame=False)
+    kernel = FisherKernel(network)
+    n_units = distinct_rows(np.vstack([X, Y]))[0].size
+    monkeypatch.setattr(permutation, "_BATCH_CELLS", 7 * n_units)
+    outcomes, threads = {}, []
+    real = _parallel.ThreadPoolExecutor
+
+    def recording(*args, **kwargs):
+        threads.append(kwargs.get("max_workers"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_parallel, "ThreadPoolExecutor", recording)
+    for cores in (1, 2):
+        monkeypatch.setattr(_parallel, "resolve_jobs", lambda n_jobs, cores=cores: n_jobs if n_jobs and n_jobs > 0
+                            else cores)  # this machine with `cores` cores
+        outcomes[cores] = permutation.permutation_statistics(kernel, X, Y, n_permutations=40, random_state=3)
+    assert threads == [1]  # one pool, for the two-core run
+    for name in ("null", "columns_null", "overlap_null"):
+        np.testing.assert_array_equal(getattr(outcomes[1], name), getattr(outcomes[2], name))
+
+
+def test_prefetch_yields_in_order_and_reraises():
+    from bnfisher._parallel import prefetch
+
+    assert list(prefetch(lambda x: x * x, range(6))) == [0, 1, 4, 9, 16, 25]
+
+    def failing(x):
+        if x == 3:
+            raise KeyError(x)
+        return x
+
+    seen = []
+    with pytest.raises(KeyError):
+        for value in prefetch(failing, range(6)):
+            seen.append(value)
+    assert seen == [0, 1, 2]
+
 def test_the_null_distribution_is_that_of_row_permutations():
     """Drawing copies of distinct rows is the same null as permuting rows (two-sample KS, 2,000 draws each)."""
     network = random_network(np.random.default_rng(5), n_vars=4, max_parents=2, max_states=3)
@@ -266,6 +311,68 @@ def test_search_from_codes_picks_the_rows_of_the_embedding_search(normalize, mis
     assert result.n_sweeps == sweeps
     assert result.final_value == pytest.approx(value, rel=1e-9, abs=1e-12)
 
+
+@pytest.mark.parametrize("normalize", [False, True])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_kernel_columns_are_the_gram_columns_compiled_in_numpy_and_on_two_threads(normalize, threads, monkeypatch):
+    """K(., u) by gathers (compiled, on one thread or split between two; and NumPy's one take per family) against
+    the Gram matrix of the embedding, on rows with missing cells (the marginalized kernel) and duplicates."""
+    from bnfisher._jit import _materialise
+    from bnfisher.kernels import columns as module
+    from bnfisher.kernels.columns import _gather_rows, _numpy_gather
+
+    network = random_network(np.random.default_rng(5), 7, max_parents=2, max_states=4, floor=0.05)
+    data = network.sample(300, random_state=1)
+    data = pd.concat([data, data.iloc[:60]], ignore_index=True)
+    data = data.mask(np.random.default_rng(2).random(data.shape) < 0.03)
+    kernel = FisherKernel(network, normalize=normalize)
+    monkeypatch.setattr(module, "PARALLEL_WORK", 1 if threads == 2 else 10**12)
+    monkeypatch.setattr(module, "resolve_jobs", lambda n_jobs: threads)
+    columns = kernel.columns(data)
+    assert columns.cells.dtype == np.uint16 and columns.cells.flags.c_contiguous
+    gram = kernel.gram(data)
+    _materialise()
+    for unit in (0, 7, int(columns.incomplete[0]), columns.n_units - 1):
+        row = int(columns.first[unit])
+        np.testing.assert_allclose(columns.column(unit)[columns.inverse], gram[:, row], rtol=1e-10, atol=1e-12)
+    lookup = np.random.default_rng(3).random(columns.n_cells + 1)
+    lookup[-1] = 0.0
+    compiled, numpy = np.empty(columns.n_units), np.empty(columns.n_units)
+    _gather_rows(columns.cells, lookup, compiled, 0, columns.n_units)
+    _numpy_gather(columns.cells, lookup, numpy, 0, columns.n_units)
+    np.testing.assert_array_equal(compiled, numpy)  # the same sums in the same order: the same bits
+    np.testing.assert_array_equal(columns._gather(lookup), compiled)  # noqa: SLF001 - split between threads
+
+
+def test_the_column_cache_keeps_the_first_columns_when_the_subset_outgrows_it(monkeypatch):
+    """Columns are asked for in the same order every sweep: with room for 4 of 10, those 4 are reused (a cache
+    that evicted the least recently used would reuse none: as many columns computed as with no room) and the
+    search picks the same rows whatever the room."""
+    from bnfisher.kernels.columns import KernelColumns
+    from bnfisher.summary import criteria
+
+    network = random_network(np.random.default_rng(5), 7, max_parents=2, max_states=4, floor=0.05)
+    data = network.sample(400, random_state=1)
+    kernel = FisherKernel(network)
+    n_units = kernel.columns(data).n_units
+    computed = []
+    original = KernelColumns.column
+
+    def counting(self, unit):
+        computed.append(unit)
+        return original(self, unit)
+
+    monkeypatch.setattr(KernelColumns, "column", counting)
+    results, counts = {}, {}
+    for room in (0, 4, 10**6):
+        computed.clear()
+        monkeypatch.setattr(criteria, "COLUMN_CACHE_BYTES", room * 8 * n_units)
+        results[room] = select_representatives(kernel, data, 10, n_init=5, random_state=0)
+        counts[room] = len(computed)
+    assert results[0].n_sweeps >= 3
+    for room in (4, 10**6):
+        np.testing.assert_array_equal(results[room].indices, results[0].indices)
+    assert counts[10**6] < counts[4] < counts[0]
 
 def test_split_draws_are_multivariate_hypergeometric():
     """Each split is a uniform subset of the rows: compare with numpy's multivariate hypergeometric sampler."""

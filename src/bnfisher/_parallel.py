@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from bnfisher.exceptions import OptionError, OptionTypeError
 
-__all__ = ["map_threads", "resolve_jobs"]
+__all__ = ["map_threads", "prefetch", "resolve_jobs"]
 
 _PREFIX = "bnfisher-pool"
 
@@ -71,3 +71,34 @@ def map_threads(function: Callable, items: Iterable, *, n_jobs: int | None = Non
         return
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_PREFIX) as pool:
         yield from pool.map(function, items)
+
+
+def prefetch(function: Callable, items: Iterable) -> Iterator:
+    """``function(item)`` for every item, in order, each computed on a second thread while the caller uses the last.
+
+    For a producer whose results must come in order from one stream (random draws):
+    the values are those of ``map(function, items)``, and at most two results exist at
+    a time, so a producer may write into two buffers in turn.  Serial on one core, and
+    when called from one of the package's own threads (pools do not nest).
+
+    Parameters
+    ----------
+    function : callable
+    items : iterable
+
+    Returns
+    -------
+    iterator
+        The results, in the order of ``items``; an exception is re-raised where its result would be.
+    """
+    items = list(items)
+    if len(items) < 2 or resolve_jobs(-1) < 2 or threading.current_thread().name.startswith(_PREFIX):
+        yield from map(function, items)
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix=_PREFIX) as pool:
+        future = pool.submit(function, items[0])
+        for item in items[1:]:
+            result = future.result()
+            future = pool.submit(function, item)
+            yield result
+        yield future.result()

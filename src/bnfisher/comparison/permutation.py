@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bnfisher._memory import check_allocation
+from bnfisher._parallel import prefetch
 from bnfisher._validation import check_positive_int, check_random_state
 from bnfisher.data.providers import in_memory
 from bnfisher.data.rows import DistinctRows
@@ -245,13 +246,20 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     # Draws in batches of up to 2**25 cells (their random streams fix the p-values: keep the batches), products of 64
     # draws at a time: as fast as more (benchmarks/permutations.py), and two buffers reused rather than fresh arrays,
     # whose page faults can cost more than the draws.
-    batch = int(max(1, min(n_permutations, (1 << 25) // max(units.n_units, 1))))
+    # On two cores the next batch is drawn while this one's products run (one stream, drawn in the same order:
+    # the same p-values on any number of cores), into two buffers in turn.
+    batch = int(max(1, min(n_permutations, _BATCH_CELLS // max(units.n_units, 1))))
     width = min(batch, 64)
-    split_buffer = np.empty((batch, units.n_units), dtype=np.int32)
+    starts = range(0, n_permutations, batch)
+    split_buffers = [np.empty((batch, units.n_units), dtype=np.int32) for _ in range(min(2, len(starts)))]
     draw_buffer = np.empty((units.n_units, width), dtype=matrix.dtype)
-    for start in range(0, n_permutations, batch):
-        size = min(batch, n_permutations - start)
-        splits = split_draws(multiplicity, n_x, size, random_state=rng, out=split_buffer[:size])
+
+    def draw(position: int) -> np.ndarray:
+        size = min(batch, n_permutations - starts[position])
+        return split_draws(multiplicity, n_x, size, random_state=rng, out=split_buffers[position % 2][:size])
+
+    for start, splits in zip(starts, prefetch(draw, range(len(starts)))):
+        size = splits.shape[1]
         for first in range(0, size, width):
             k = min(width, size - first)
             draws = draw_buffer if k == width else np.empty((units.n_units, k), dtype=matrix.dtype)
@@ -319,6 +327,9 @@ def permutation_pvalue(observed, null) -> np.ndarray:
     below = np.stack([np.searchsorted(ordered[:, f], flat[:, f], side="left") for f in range(null.shape[1])], axis=1)
     return ((1 + null.shape[0] - below) / (1 + null.shape[0])).reshape(threshold.shape)
 
+
+#: Split counts drawn per batch (permutations x distinct rows); the batches fix the random stream, so the p-values.
+_BATCH_CELLS = 1 << 25
 
 #: Distinct rows with at most this many copies are split by Bernoulli draws, the others by binomials.
 _BERNOULLI_COPIES = 16

@@ -99,6 +99,8 @@ def _infer_column_states(series: pd.Series, column, na_values: tuple = ()) -> tu
                 f"Column {column!r} is integer with {n_unique} distinct values; that is not a categorical "
                 "variable. Bin it with bnfisher.discretize(df, columns=[...]) (command line: --bins 4) first."
             )
+    if isinstance(series.dtype, pd.StringDtype):  # text (Arrow-backed as read): no Python string per row
+        return sorted_states(np.asarray(series.unique(), dtype=object), column)
     return sorted_states(series.to_numpy(), column)
 
 
@@ -124,6 +126,11 @@ def _lookup_codes(series: pd.Series, states: tuple) -> np.ndarray:
         category_codes = pd.Index(list(states), dtype=object).get_indexer(
             pd.Index(series.cat.categories.astype(object), dtype=object))
         return np.append(category_codes, -1)[series.cat.codes.to_numpy()].astype(np.intp)
+    if isinstance(series.dtype, pd.StringDtype):
+        # Text: number the distinct values (Arrow's dictionary encoding as read), then look up only those.
+        value_codes, uniques = pd.factorize(series)
+        found = pd.Index(list(states), dtype=object).get_indexer(pd.Index(np.asarray(uniques, dtype=object)))
+        return np.append(found, -1)[value_codes].astype(np.intp)
     if _integer_states(series, states):
         # Integer column and integer states: a lookup table over the value range.
         values = series.to_numpy()
@@ -182,7 +189,8 @@ def encode_column(series: pd.Series, column, states: tuple, *, bin_edges=None, n
         _check_no_missing(series, column, na_values)
         absent = None
     else:
-        if not na_values and bin_edges is None and series.dtype == object:
+        if not na_values and bin_edges is None and (series.dtype == object
+                                                    or isinstance(series.dtype, pd.StringDtype)):
             # Look every value up first: a missing value is no state, so only the values not found need the
             # missing-value test (slow on text).  Values that are neither take the general path below.
             codes = _lookup_codes(series, states)

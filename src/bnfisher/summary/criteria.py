@@ -6,7 +6,6 @@ A criterion implements the :class:`Criterion` protocol;
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
@@ -182,9 +181,11 @@ class MMDCriterion:
         self.diagonal = self.columns.diag
         # The scale of the criterion: a swap must improve it by more than tol times this.
         self.scale = float(self.diagonal @ self.multiplicity / n_rows) if self.n_rows else 1.0
-        # Columns of the subset's members are reused sweep after sweep: keep the most recent ones (LRU), as many
-        # as COLUMN_CACHE_BYTES holds.
-        self._cache = OrderedDict()
+        # Columns of the subset's members are reused sweep after sweep, asked for in the same order every sweep:
+        # keep the first ones asked for, as many as COLUMN_CACHE_BYTES holds, and drop a column when its unit is
+        # swapped out.  (Evicting the least recently used would keep none of them in a cyclic scan longer than
+        # the cache.)
+        self._cache: dict = {}
         self._cache_size = COLUMN_CACHE_BYTES // max(8 * self.n_rows, 1)
 
     def evaluate_many(self, subsets: np.ndarray) -> np.ndarray:
@@ -238,13 +239,10 @@ class MMDCriterion:
         """
         cached = self._cache.get(unit)
         if cached is not None:
-            self._cache.move_to_end(unit)
             return cached
         column = self.columns.column(unit)
-        if self._cache_size:
+        if len(self._cache) < self._cache_size:
             self._cache[unit] = column
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
         return column
 
     def candidates(self, current: float, unit: int) -> np.ndarray:
@@ -278,6 +276,7 @@ class MMDCriterion:
             cells, weights = self.columns.unit_weights(unit)
             self.delta += sign * (self.features[cells].T @ weights) / k
         self.inner += (self.column(in_unit) - self._column) / k
+        self._cache.pop(out_unit, None)
 
     def refresh(self, subset: np.ndarray) -> float:
         """Recompute the state of ``subset`` from scratch (drops accumulated rounding); return its value.
