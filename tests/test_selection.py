@@ -344,6 +344,25 @@ def test_kernel_columns_are_the_gram_columns_compiled_in_numpy_and_on_two_thread
     np.testing.assert_array_equal(columns._gather(lookup), compiled)  # noqa: SLF001 - split between threads
 
 
+@pytest.mark.parametrize("normalize", [False, True])
+def test_the_cell_matrix_holds_every_units_cell_weights_in_the_order_asked(normalize):
+    """cell_matrix, built column by column from the cell index, against each unit's weights placed one by one
+    (complete units: their cells; incomplete ones: their posterior cell weights), in unit order and permuted."""
+    network = random_network(np.random.default_rng(5), 6, max_parents=2, max_states=3, floor=0.05)
+    data = network.sample(200, random_state=1)
+    data = data.mask(np.random.default_rng(2).random(data.shape) < 0.05)
+    columns = FisherKernel(network, normalize=normalize).columns(data)
+    assert columns.incomplete.size
+    expected = np.zeros((columns.n_cells, columns.n_units))
+    for unit in range(columns.n_units):
+        cells, weights = columns.unit_weights(unit)
+        np.add.at(expected[:, unit], cells, weights)
+    order = np.random.default_rng(3).permutation(columns.n_units)
+    for dtype in (np.float64, np.float32):
+        np.testing.assert_allclose(columns.cell_matrix(dtype).toarray(), expected, rtol=1e-6)
+        np.testing.assert_allclose(columns.cell_matrix(dtype, order=order).toarray(), expected[:, order], rtol=1e-6)
+
+
 def test_the_column_cache_keeps_the_first_columns_when_the_subset_outgrows_it(monkeypatch):
     """Columns are asked for in the same order every sweep: with room for 4 of 10, those 4 are reused (a cache
     that evicted the least recently used would reuse none: as many columns computed as with no room) and the

@@ -189,12 +189,11 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     self_kernel = units.diag  # K(x, x) of every distinct row (its expected features' squared norm if incomplete)
     # Counts are sums of 0/1 weights below 2**24 for complete rows: exact in float32, at half the memory traffic.
     exact32 = units.incomplete.size == 0 and n_x + n_y < 2**24
-    # cells x distinct rows, by columns: the product reads each draw row once (cache friendly, ~10x CSR).
-    matrix = units.cell_matrix(np.float32 if exact32 else np.float64).tocsc()
     # Distinct rows in order of multiplicity: split_draws then fills contiguous blocks.
     order = np.argsort(multiplicity, kind="stable")
-    matrix, multiplicity, observed, self_kernel = matrix[:, order], multiplicity[order], observed[order], \
-        self_kernel[order]
+    # cells x distinct rows, by columns: the product reads each draw row once (cache friendly, ~10x CSR).
+    matrix = units.cell_matrix(np.float32 if exact32 else np.float64, order=order)
+    multiplicity, observed, self_kernel = multiplicity[order], observed[order], self_kernel[order]
     pooled_counts = (matrix @ multiplicity.astype(matrix.dtype)).astype(np.float64)
     active = units.active
     # Pooled marginal frequency of each family's child (the weights of the per-column Pearson statistics).

@@ -279,28 +279,40 @@ class KernelColumns:
                 counts = counts + (indicator @ self.incomplete_weights).toarray()
         return counts
 
-    def cell_matrix(self, dtype=np.float64) -> sp.csr_matrix:
+    def cell_matrix(self, dtype=np.float64, order: np.ndarray | None = None) -> sp.csc_matrix:
         """Return the ``(n_cells, n_units)`` matrix of every unit's cell weights (a count table is one product).
 
-        Rows ``offsets[a]:offsets[a + 1]`` are the cells of family ``active[a]``.
+        Rows ``offsets[a]:offsets[a + 1]`` are the cells of family ``active[a]``.  Built
+        column by column from :attr:`cells` (a complete unit's column holds its cells), with
+        no triplets: its memory is the matrix's own.
 
         Parameters
         ----------
         dtype : numpy dtype, default=float64
+        order : ndarray of int, shape (n_units,), optional
+            The units in the order of the matrix's columns (default: unit order).
 
         Returns
         -------
-        scipy.sparse.csr_matrix
+        scipy.sparse.csc_matrix
         """
         n_active = self.cells.shape[1]
-        units = np.repeat(np.arange(self.n_units), n_active)
-        cells = self.cells.ravel(order="C")
-        keep = cells < self.n_cells
-        values = np.repeat(self.scale, n_active)[keep].astype(dtype)
-        matrix = sp.csr_matrix((values, (cells[keep], units[keep])), shape=(self.n_cells, self.n_units), dtype=dtype)
+        units = np.arange(self.n_units) if order is None else np.asarray(order)
+        complete = np.ones(self.n_units, dtype=bool)
+        complete[self.incomplete] = False
+        complete = complete[units]
+        cells = self.cells[units[complete]] if self.incomplete.size or order is not None else self.cells
+        lengths = np.where(complete, n_active, 0)
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        index_type = np.int32 if indptr[-1] < 2**31 else np.int64
+        matrix = sp.csc_matrix((np.repeat(self.scale[units[complete]].astype(dtype), n_active),
+                                cells.ravel().astype(index_type), indptr.astype(index_type)),
+                               shape=(self.n_cells, units.size), dtype=dtype)
         if self.incomplete.size:
+            position = np.empty(self.n_units, dtype=np.int64)
+            position[units] = np.arange(units.size)
             W = self.incomplete_weights.tocoo()
-            matrix = matrix + sp.csr_matrix((W.data.astype(dtype), (W.col, self.incomplete[W.row])),
+            matrix = matrix + sp.csc_matrix((W.data.astype(dtype), (W.col, position[self.incomplete[W.row]])),
                                             shape=matrix.shape, dtype=dtype)
         return matrix
 
