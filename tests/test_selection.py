@@ -255,6 +255,7 @@ def test_prefetch_yields_in_order_and_reraises():
             seen.append(value)
     assert seen == [0, 1, 2]
 
+
 def test_the_null_distribution_is_that_of_row_permutations():
     """Drawing copies of distinct rows is the same null as permuting rows (two-sample KS, 2,000 draws each)."""
     network = random_network(np.random.default_rng(5), n_vars=4, max_parents=2, max_states=3)
@@ -392,6 +393,7 @@ def test_the_column_cache_keeps_the_first_columns_when_the_subset_outgrows_it(mo
     for room in (4, 10**6):
         np.testing.assert_array_equal(results[room].indices, results[0].indices)
     assert counts[10**6] < counts[4] < counts[0]
+
 
 def test_split_draws_are_multivariate_hypergeometric():
     """Each split is a uniform subset of the rows: compare with numpy's multivariate hypergeometric sampler."""
