@@ -29,11 +29,10 @@ from pathlib import Path
 import numpy as np
 
 import bnfisher as bf
-from bnfisher import _jit
+from bnfisher import _jit, _parallel
 from bnfisher._jit import _materialise
 from bnfisher._parallel import resolve_jobs
 from bnfisher.datasets import load, train_test_split
-from bnfisher.kernels import columns as columns_module
 from bnfisher.kernels.columns import _gather_rows, _numpy_gather
 from bnfisher.summary import random_subsets, select_representatives
 
@@ -106,7 +105,7 @@ def summarize(rows: int) -> None:
                   f"(goals: < 90 s and < 4 GiB at 10^7 rows)")
     # The search's inner loop: a kernel column is a sum of one table lookup per family over the distinct rows.
     columns = bf.FisherKernel(network).columns(frame)
-    parallel_work = columns_module.PARALLEL_WORK
+    parallel_work = _parallel.PARALLEL_WORK
     lookup = np.random.default_rng(0).random(columns.n_cells + 1)
     lookup[-1] = 0.0
     out = np.empty(columns.n_units)
@@ -117,9 +116,9 @@ def summarize(rows: int) -> None:
     _gather_rows(columns.cells, lookup, out, 0, n_units)  # compile
     t_one, _ = best_of(_gather_rows, columns.cells, lookup, out, 0, n_units)
     t_all, both = best_of(columns.inner, lookup)  # no missing cell, no normalisation: the sums, on every core
-    columns_module.PARALLEL_WORK = 2**62
+    _parallel.PARALLEL_WORK = 2**62
     t_serial, _ = best_of(columns.inner, lookup)  # the same call on one thread
-    columns_module.PARALLEL_WORK = parallel_work
+    _parallel.PARALLEL_WORK = parallel_work
     print(f"  a kernel column over {n_units:,} distinct rows x {width} families ({columns.cells.dtype} cells): "
           f"NumPy (one take per family) {1e3 * t_numpy:.1f} ms; compiled {1e3 * t_one:.1f} ms "
           f"({t_numpy / t_one:.1f}x); KernelColumns.inner on one thread {1e3 * t_serial:.1f} ms, on "

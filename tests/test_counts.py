@@ -115,9 +115,10 @@ def test_as_provider_rejects_other_types():
 
 def test_a_large_block_counted_on_threads_gives_the_same_tables(monkeypatch):
     """Families split between threads (round robin), tables back in the families' order, equal to one thread's."""
+    from bnfisher import _parallel
     from bnfisher.data import counts
 
-    monkeypatch.setattr(counts, "PARALLEL_WORK", 1)
+    monkeypatch.setattr(_parallel, "PARALLEL_WORK", 1)
     rng = np.random.default_rng(2)
     codes = rng.integers(0, 3, size=(1000, 6)).astype(np.int8)
     families = [(0,), (1, 0), (2, 1, 0), (3, 4), (5,), (4, 5, 3), (2,)]

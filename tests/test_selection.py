@@ -318,8 +318,8 @@ def test_search_from_codes_picks_the_rows_of_the_embedding_search(normalize, mis
 def test_kernel_columns_are_the_gram_columns_compiled_in_numpy_and_on_two_threads(normalize, threads, monkeypatch):
     """K(., u) by gathers (compiled, on one thread or split between two; and NumPy's one take per family) against
     the Gram matrix of the embedding, on rows with missing cells (the marginalized kernel) and duplicates."""
+    from bnfisher import _parallel
     from bnfisher._jit import _materialise
-    from bnfisher.kernels import columns as module
     from bnfisher.kernels.columns import _gather_rows, _numpy_gather
 
     network = random_network(np.random.default_rng(5), 7, max_parents=2, max_states=4, floor=0.05)
@@ -327,8 +327,8 @@ def test_kernel_columns_are_the_gram_columns_compiled_in_numpy_and_on_two_thread
     data = pd.concat([data, data.iloc[:60]], ignore_index=True)
     data = data.mask(np.random.default_rng(2).random(data.shape) < 0.03)
     kernel = FisherKernel(network, normalize=normalize)
-    monkeypatch.setattr(module, "PARALLEL_WORK", 1 if threads == 2 else 10**12)
-    monkeypatch.setattr(module, "resolve_jobs", lambda n_jobs: threads)
+    monkeypatch.setattr(_parallel, "PARALLEL_WORK", 1 if threads == 2 else 10**12)
+    monkeypatch.setattr(_parallel, "resolve_jobs", lambda n_jobs: threads if n_jobs == -1 else n_jobs)
     columns = kernel.columns(data)
     assert columns.cells.dtype == np.uint16 and columns.cells.flags.c_contiguous
     gram = kernel.gram(data)

@@ -14,9 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 from bnfisher.exceptions import OptionError, OptionTypeError
 
-__all__ = ["map_threads", "prefetch", "resolve_jobs"]
+__all__ = ["PARALLEL_WORK", "map_threads", "prefetch", "resolve_jobs", "threads_for"]
 
 _PREFIX = "bnfisher-pool"
+
+#: Element visits (rows x families, distinct rows x families, ...) below which a job runs on one thread: threads
+#: would cost more than they save.
+PARALLEL_WORK = 4_000_000
 
 
 def resolve_jobs(n_jobs: int | None) -> int:
@@ -44,6 +48,22 @@ def resolve_jobs(n_jobs: int | None) -> int:
     cores = os.cpu_count() or 1
     return n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs)
 
+
+
+def threads_for(work: int, n_jobs: int | None = -1) -> int:
+    """Return the threads a job of ``work`` element visits gets: 1 below :data:`PARALLEL_WORK`, else ``n_jobs``'s.
+
+    Parameters
+    ----------
+    work : int
+    n_jobs : int or None, default=-1
+        See :func:`resolve_jobs` (-1: every core).
+
+    Returns
+    -------
+    int
+    """
+    return resolve_jobs(n_jobs) if work >= PARALLEL_WORK else 1
 
 def map_threads(function: Callable, items: Iterable, *, n_jobs: int | None = None) -> Iterator:
     """``function(item)`` for every item, in order, on ``n_jobs`` threads (lazily: results as they are consumed).

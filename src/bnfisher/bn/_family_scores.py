@@ -17,12 +17,11 @@ prior adds ``|parents| log c``.
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from bnfisher._jit import compiled
+from bnfisher._parallel import map_threads, threads_for
 from bnfisher.bn.local_scores import SCORES, local_score
 
 __all__ = ["SCORE_KINDS", "family_scores"]
@@ -38,8 +37,6 @@ _MAX_DENSE_CELLS = 1 << 22
 _SMALL_TABLE = 1024
 #: ``n log n`` is looked up for counts below this.
 _XLOGX_TABLE = 1 << 20
-#: Below this many row visits (families x rows x columns) a batch runs on one thread.
-_PARALLEL_WORK = 4_000_000
 
 
 @compiled(nogil=True)
@@ -289,7 +286,8 @@ def family_scores(codes_t: np.ndarray, cardinalities: np.ndarray, families, *, s
     log_prior : float, default=0.0
         ``log c`` of the structure prior, added once per parent.
     n_threads : int, optional
-        Threads for large batches (default: the CPU count).
+        Threads for a large batch (rows x families of at least
+        :data:`bnfisher._parallel.PARALLEL_WORK`; default: every core).
 
     Returns
     -------
@@ -305,8 +303,8 @@ def family_scores(codes_t: np.ndarray, cardinalities: np.ndarray, families, *, s
     dense_cells = min(DENSE_CELLS_PER_ROW * n_rows + 4096, _MAX_DENSE_CELLS)
     # Dense count tables (scratch, one per thread): 32-bit counts unless the rows could overflow them.
     cell_type = np.int32 if n_rows < 2**31 else np.int64
-    threads = min(n_threads or os.cpu_count() or 1, len(families))
-    if threads <= 1 or n_rows * (len(families) + int(offsets[-1])) < _PARALLEL_WORK:
+    threads = min(threads_for(n_rows * (len(families) + int(offsets[-1])), n_threads or -1), len(families))
+    if threads <= 1:
         return _batch(codes_t, cardinalities, children, members, offsets, kind, float(ess),
                       np.empty(dense_cells, cell_type), float(log_prior))
     bounds = np.linspace(0, len(families), threads + 1).astype(np.int64)
@@ -317,5 +315,4 @@ def family_scores(codes_t: np.ndarray, cardinalities: np.ndarray, families, *, s
                       offsets[lo:hi + 1] - offsets[lo], kind, float(ess), np.empty(dense_cells, cell_type),
                       float(log_prior))
 
-    with ThreadPoolExecutor(threads) as pool:
-        return np.concatenate(list(pool.map(run, range(threads))))
+    return np.concatenate(list(map_threads(run, range(threads), n_jobs=threads)))

@@ -40,7 +40,6 @@ from bnfisher.exceptions import DataError, OptionError, OptionTypeError
 __all__ = ["SCORES", "local_score", "score", "LocalScorer", "ProviderScorer", "make_scorer"]
 
 
-
 def _check_prior(structure_prior) -> float:
     if structure_prior is None:
         return 0.0
@@ -257,7 +256,6 @@ class ProviderScorer(_CachedScorer):
             return []
         tables = self.provider.counts([ps + (c,) for c, ps in families])
         return [self._table_score(child, parents, table) for (child, parents), table in zip(families, tables)]
-
 
 
 def make_scorer(provider, *, structure_score: str = "bic", ess: float = 1.0,

@@ -167,10 +167,6 @@ def count_family(
     return counts.reshape(shape)
 
 
-#: Family-row visits below which a block is counted on one thread whatever ``n_jobs`` says.
-PARALLEL_WORK = 4_000_000
-
-
 def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalities: Sequence[int],
                 weights: np.ndarray | None = None, *, n_jobs: int | None = 1) -> list:
     """Count tables of many families over one block of rows.
@@ -185,7 +181,8 @@ def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalit
     cardinalities : sequence of int
     weights : ndarray of shape (n_rows,), optional
     n_jobs : int or None, default=1
-        Threads for a large block (rows x families of at least :data:`PARALLEL_WORK`):
+        Threads for a large block (rows x families of at least
+        :data:`bnfisher._parallel.PARALLEL_WORK`):
         the families are split between them (NumPy releases the GIL while counting),
         and the tables are the same.  None or -1: every core.
 
@@ -205,10 +202,10 @@ def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalit
     # One index buffer for every family of the block: no large temporary per family (with
     # Dask's nanny setting MALLOC_TRIM_THRESHOLD_, such temporaries are returned to the OS and
     # re-faulted every time).
-    from bnfisher._parallel import map_threads, resolve_jobs
+    from bnfisher._parallel import map_threads, threads_for
 
-    threads = min(resolve_jobs(-1 if n_jobs is None else n_jobs), len(families))
-    if threads > 1 and codes.shape[0] * len(families) >= PARALLEL_WORK:
+    threads = min(threads_for(codes.shape[0] * len(families), -1 if n_jobs is None else n_jobs), len(families))
+    if threads > 1:
         parts = [list(range(start, len(families), threads)) for start in range(threads)]  # round robin
         tables: list = [None] * len(families)
         for part, counted in zip(parts, map_threads(

@@ -9,7 +9,7 @@ import numpy as np
 from bnfisher._jit import compiled
 from bnfisher._lazy import sparse as sp
 from bnfisher._memory import check_allocation
-from bnfisher._parallel import map_threads, resolve_jobs
+from bnfisher._parallel import map_threads, threads_for
 from bnfisher.data.counts import distinct_rows
 from bnfisher.data.schema import EncodedData
 from bnfisher.kernels.mmd import family_mmd2
@@ -18,10 +18,6 @@ if TYPE_CHECKING:
     from bnfisher.kernels.base import FamilyKernel
 
 __all__ = ['KernelColumns']
-
-#: Unit-family visits below which a kernel column is gathered on one thread.
-PARALLEL_WORK = 4_000_000
-
 
 def _numpy_gather(cells, table, out, start, stop):
     """:func:`_gather_rows` in NumPy: one ``take`` per family, summed in family order (the same values)."""
@@ -182,12 +178,11 @@ class KernelColumns:
         table = lookup if lookup.size == self.n_cells + 1 else np.append(lookup, 0.0)
         total = np.empty(self.n_units)
         n_units, width = self.cells.shape
-        threads = resolve_jobs(-1) if n_units * width >= PARALLEL_WORK else 1
+        threads = threads_for(n_units * width)
         bounds = np.linspace(0, n_units, threads + 1).astype(np.int64)
         # Threads write disjoint slices, each unit's sum in family order: the same values on any number of cores.
-        for _ in map_threads(lambda part: _gather_rows(self.cells, table, total, bounds[part], bounds[part + 1]),
-                             range(threads), n_jobs=threads):
-            pass
+        list(map_threads(lambda part: _gather_rows(self.cells, table, total, bounds[part], bounds[part + 1]),
+                         range(threads), n_jobs=threads))
         return total
 
     def unit_weights(self, unit: int) -> tuple[np.ndarray, np.ndarray]:
