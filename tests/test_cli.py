@@ -138,6 +138,7 @@ def test_pseudocount_changes_the_result(tables, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--max-parents", "2"], "--max-parents does not apply to --structure chow-liu"),
     (["--structure", "tan", "--tabu", "3"], "--tabu does not apply to --structure tan"),
+    (["--structure", "exact", "--max-candidates", "5"], "--max-candidates does not apply to --structure exact"),
     (["--kdb-k", "2"], "--kdb-k does not apply"),
     (["--score", "bdeu"], "--score does not apply"),
     (["--workers", "2"], "apply to --engine dask only"),
@@ -173,6 +174,9 @@ def test_learning_options_with_a_network_are_refused(tables, capsys):
     assert main(["learn", str(first), "-o", str(model)]) == 0
     assert main(["compare", str(first), str(second), "--network", str(model), "--structure", "hc"]) == 2
     assert "cannot be used with --network" in capsys.readouterr().err
+    for flags in (["--max-time", "5"], ["--max-candidates", "all"]):  # hc's bounds would be ignored too
+        assert main(["compare", str(first), str(second), "--network", str(model), *flags]) == 2
+        assert f"{flags[0]} cannot be used with --network" in capsys.readouterr().err
 
 
 def test_compare_bins_both_files_with_the_same_edges(numeric, capsys):
@@ -290,3 +294,13 @@ def test_compare_names_what_differs(tmp_path, capsys):
     families = out.split("Which conditional distributions changed")[1].split("Largest cells")[0]
     assert families.splitlines()[2].split()[0] == "dysp"  # ranked first
     assert f"% of {first}" in out and "Rows most typical of" in out
+
+
+def test_max_candidates_reaches_hill_climbing_and_bad_values_are_refused(tables, capsys, tmp_path):
+    _, first, _ = tables
+    assert main(["learn", str(first), "--structure", "hc", "--max-candidates", "1", "-o",
+                 str(tmp_path / "one.json")]) == 0
+    assert "its 1 best single parents" in capsys.readouterr().err  # the estimate names the screening
+    with pytest.raises(SystemExit):
+        main(["learn", str(first), "--structure", "hc", "--max-candidates", "0"])
+    assert "must be at least 1" in capsys.readouterr().err

@@ -11,13 +11,30 @@ from hypothesis import strategies as st
 
 from bnfisher import encode, learn, read_bif, score
 from bnfisher.bn.scores import LocalScorer
-from bnfisher.bn.structure.hill_climb import _closure, _Search
+from bnfisher.bn.structure.hill_climb import _Search
 
 from _helpers import bif_path, random_network
 
 
+def _reach_oracle(parents) -> np.ndarray:
+    """``[a, b]``: a path a -> ... -> b, by networkx's transitive closure (an independent oracle)."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(len(parents)))
+    graph.add_edges_from((p, j) for j, ps in enumerate(parents) for p in ps)
+    reach = np.zeros((len(parents), len(parents)), dtype=bool)
+    for a, b in nx.transitive_closure_dag(graph).edges:
+        reach[a, b] = True
+    return reach
+
+
 def _is_acyclic(parents) -> bool:
-    return not np.any(np.diag(_closure([tuple(p) for p in parents])))
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    graph.add_edges_from((p, j) for j, ps in enumerate(parents) for p in ps)
+    return nx.is_directed_acyclic_graph(graph)
 
 
 @settings(max_examples=25, deadline=None)
@@ -31,19 +48,21 @@ def test_every_hill_climbing_move_keeps_the_graph_acyclic(seed):
                      np.zeros((n, n), bool), np.zeros((n, n), bool))
     search.reset([() for _ in range(n)])
     for _ in range(30):
-        add, delete, reverse = search.moves()
-        legal = np.argwhere(np.isfinite(np.stack([add, delete, reverse])))
+        legal = np.argwhere(np.isfinite(search.moves()))
         if len(legal) == 0:
             break
         kind, i, j = (int(x) for x in legal[rng.integers(len(legal))])
         if kind == 2:
-            from bnfisher.bn.structure.hill_climb import _path_avoiding_arc
-
-            if _path_avoiding_arc(search.parents, i, j):
+            turned = [set(ps) for ps in search.parents]
+            turned[j].discard(i)
+            turned[i].add(j)
+            closes = not _is_acyclic(turned)
+            assert search.creates_cycle(i, j) == closes
+            if closes:
                 continue
         search.apply(kind, i, j)
         assert _is_acyclic(search.parents)
-        np.testing.assert_array_equal(search.reach, _closure([tuple(p) for p in search.parents]))
+        np.testing.assert_array_equal(search.reach, _reach_oracle(search.parents))
         assert search.total == pytest.approx(sum(search.scorer(v, search.parents[v]) for v in range(n)))
 
 
@@ -162,3 +181,152 @@ def test_max_time_bounds_the_climb_and_names_itself():
     assert time.perf_counter() - started < full
     assert any(issubclass(w.category, ConvergenceWarning) and "max_time=0" in str(w.message) for w in caught)
     assert len(bounded.edges) < len(unbounded.edges)
+
+
+def _random_climb_state(rng, n):
+    """A random DAG (arcs, ancestors), gains with deliberate ties, candidate lists holding every arc, and lists."""
+    order = rng.permutation(n)
+    arcs = np.zeros((n, n), dtype=bool)
+    for a in range(n):
+        for b in range(a + 1, n):
+            if rng.random() < 0.25:
+                arcs[order[a], order[b]] = True
+    parents = [set(np.flatnonzero(arcs[:, j]).tolist()) for j in range(n)]
+    candidates = [sorted(set(rng.choice(n, size=int(rng.integers(0, n)), replace=False).tolist()) | parents[j]
+                         - {j}) for j in range(n)]
+    add_gain = np.round(rng.normal(size=(n, n)), int(rng.integers(1, 3)))  # few values: many ties
+    add_gain[rng.random((n, n)) < 0.1] += 4e-7  # equal up to the 1e-6 rounding: still ties
+    delete_gain = np.round(rng.normal(size=(n, n)), 1)
+    white = arcs & (rng.random((n, n)) < 0.2)
+    black = ~arcs & (rng.random((n, n)) < 0.1)
+    return parents, arcs, candidates, add_gain, delete_gain, white, black
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_best_move_compiled_and_in_numpy_is_the_enumerated_one(seed):
+    """The move scan (compiled, and its NumPy version for small jobs) against enumerating every move from the
+    definitions: legality by networkx paths (a reversal must not close a cycle), gains rounded to 1e-6 with ties in
+    (kind, i, j) order, exclusions; on the climb's Fortran-ordered tables and on C-ordered ones."""
+    import networkx as nx
+
+    from bnfisher._jit import _materialise
+    from bnfisher.bn.structure.hill_climb import _best_move, _numpy_best_move
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 8))
+    parents, arcs, candidates, add_gain, delete_gain, white, black = _random_climb_state(rng, n)
+    counts = arcs.sum(axis=0)
+    max_parents = int(rng.integers(1, n + 1))
+    minimum = float(rng.choice([1e-9, -np.inf, -0.5]))
+    skip_neutral = bool(rng.random() < 0.3)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from(zip(*np.nonzero(arcs)))
+    moves = []
+    for i, j in itertools.permutations(range(n), 2):
+        if i in candidates[j] and not arcs[i, j] and not nx.has_path(graph, j, i) and not black[i, j] \
+                and counts[j] < max_parents:
+            moves.append((0, i, j, add_gain[i, j]))
+        if arcs[i, j] and not white[i, j]:
+            moves.append((1, i, j, delete_gain[i, j]))
+            without = graph.copy()
+            without.remove_edge(i, j)
+            if not black[j, i] and counts[i] < max_parents and j in candidates[i] and not nx.has_path(without, i, j):
+                moves.append((2, i, j, delete_gain[i, j] + add_gain[j, i]))
+    moves = [m for m in moves if m[3] > minimum and not (skip_neutral and abs(m[3]) <= 1e-6)]
+    excluded = [(k * n + i) * n + j for k, i, j, _ in moves if rng.random() < 0.2]
+    moves = [m for m in moves if (m[0] * n + m[1]) * n + m[2] not in excluded]
+    expected = min(moves, key=lambda m: (-np.round(m[3], 6), m[0], m[1], m[2]))[:3] if moves else (-1, -1, -1)
+
+    search = _Search(None, n, max_parents, white, black, candidates)
+    full_add = np.where(_allowed_matrix(candidates, n), add_gain, -np.inf)  # gains exist only for candidates
+    for layout in (np.ascontiguousarray, np.asfortranarray):
+        arguments = (search.candidates, search.lengths, layout(full_add), layout(delete_gain), layout(arcs),
+                     _reach_oracle(parents), layout(white), layout(black), counts, max_parents, minimum,
+                     skip_neutral, np.asarray(excluded, dtype=np.int64))
+        assert _numpy_best_move(*arguments)[:3] == expected
+        _materialise()
+        assert tuple(int(x) for x in _best_move(*arguments)[:3]) == expected
+
+
+def _allowed_matrix(candidates, n):
+    allowed = np.zeros((n, n), dtype=bool)
+    for j, pool in enumerate(candidates):
+        allowed[list(pool), j] = True
+    return allowed
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_ancestor_matrix_compiled_and_in_numpy_is_the_transitive_closure(seed):
+    from bnfisher._jit import _materialise
+    from bnfisher.bn.structure.hill_climb import _numpy_reach, _reach
+
+    rng = np.random.default_rng(seed)
+    parents, arcs, *_ = _random_climb_state(rng, int(rng.integers(1, 12)))
+    expected = _reach_oracle(parents)
+    np.testing.assert_array_equal(_numpy_reach(arcs), expected)
+    _materialise()
+    np.testing.assert_array_equal(_reach(arcs), expected)
+
+
+def _wide_frame(n_vars, n_rows, seed=0):
+    """Binary columns, each a noisy OR of up to two earlier ones."""
+    rng = np.random.default_rng(seed)
+    data = np.empty((n_rows, n_vars), dtype=np.int64)
+    data[:, 0] = rng.integers(0, 2, n_rows)
+    for j in range(1, n_vars):
+        chosen = rng.choice(j, size=min(int(rng.integers(0, 3)), j), replace=False)
+        value = data[:, chosen].max(axis=1) if chosen.size else rng.integers(0, 2, n_rows)
+        data[:, j] = np.where(rng.random(n_rows) < 0.15, 1 - value, value)
+    return pd.DataFrame(data, columns=[f"v{j}" for j in range(n_vars)])
+
+
+def test_screened_candidates_are_the_best_single_parents_and_bound_the_parents():
+    """max_candidates=k: each variable's parents come from its k best single parents by score gain (checked against
+    the scorer's own single-family scores), whitelisted arcs kept and blacklisted ones never candidates."""
+    from bnfisher.bn.structure.hill_climb import screen_candidates
+
+    frame = _wide_frame(30, 400)
+    encoded = encode(frame)
+    scorer = LocalScorer(encoded.codes, encoded.cardinalities)
+    screened = screen_candidates(scorer, 30, 4, blacklist=[(0, 5)])
+    for v in range(30):
+        gains = {u: scorer(v, (u,)) - scorer(v, ()) for u in range(30) if u != v and (u, v) != (0, 5)}
+        ranked = sorted(gains, key=lambda u: (-gains[u], u))[:4]
+        assert screened[v] == sorted(ranked)
+    learned = learn(encoded, "hc", max_candidates=4, whitelist=[("v29", "v1")])
+    for v, ps in learned.parents.items():
+        index = int(v[1:])
+        allowed = {f"v{u}" for u in screened[index]}
+        for p in ps:  # a reversal needs the new parent among the candidates too
+            assert p in allowed or (p, v) == ("v29", "v1")
+    assert ("v29", "v1") in learned.edges
+
+
+def test_max_candidates_all_or_more_than_the_variables_is_the_full_search_and_auto_screens_wide_tables():
+    from bnfisher.bn.structure.learn import WIDE
+
+    narrow = _wide_frame(12, 500, seed=1)
+    full = learn(narrow, "hc")
+    assert learn(narrow, "hc", max_candidates="all").edges == full.edges
+    assert learn(narrow, "hc", max_candidates=11).edges == full.edges
+    wide = _wide_frame(WIDE + 1, 200, seed=2)
+    assert learn(wide, "hc").edges == learn(wide, "hc", max_candidates=20).edges
+    assert learn(wide.iloc[:, :WIDE], "hc").edges == learn(wide.iloc[:, :WIDE], "hc", max_candidates="all").edges
+
+
+@pytest.mark.parametrize("value, match", [(0, "`max_candidates` must be >= 1"),
+                                          ("some", "`max_candidates` must be an integer >= 1, 'auto' or 'all'"),
+                                          (2.5, "`max_candidates` must be an integer")])
+def test_max_candidates_bad_values_raise(value, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        learn(_wide_frame(5, 50), "hc", max_candidates=value)
+
+
+def test_progress_states_the_estimated_time_before_the_climb(capsys):
+    learn(_wide_frame(20, 300), "hc", max_candidates=5, progress=True)
+    err = capsys.readouterr().err
+    assert "hc: 20 variables x 300 rows" in err and "its 5 best single parents" in err
+    assert "should take roughly" in err and "max_time" in err

@@ -203,7 +203,7 @@ def test_the_numpy_fallback_equals_brute_force_and_the_compiled_kernel(score_nam
     """The NumPy scores a small job runs instead of compiling (bnfisher._jit), against the definitions and the
     compiled kernel: dense tables, sorted (sparse) counting and parent keys renumbered before int64 overflows."""
     from bnfisher._jit import _materialise
-    from bnfisher.bn._family_scores import SCORE_KINDS, _batch, _numpy_batch
+    from bnfisher.bn._family_scores import SCORE_KINDS, _batch, _numpy_batch, _xlogx_table
 
     rng = np.random.default_rng(7)
     cards = np.array([3, 2, 4, 5, 90, 90, 90, 90, 90, 90, 90, 90], dtype=np.int64)
@@ -214,7 +214,8 @@ def test_the_numpy_fallback_equals_brute_force_and_the_compiled_kernel(score_nam
     members = np.array([p for _, ps in families for p in ps], dtype=np.int64)
     offsets = np.cumsum([0] + [len(ps) for _, ps in families]).astype(np.int64)
     cells = np.empty(4096 if path == "dense" else 4, dtype=np.int32)
-    arguments = (codes, cards, children, members, offsets, SCORE_KINDS.index(score_name), 2.0, cells, 0.5)
+    arguments = (codes, cards, children, members, offsets, SCORE_KINDS.index(score_name), 2.0, cells, 0.5,
+                 _xlogx_table(400))
     ours = _numpy_batch(*arguments)
     expected = [_brute_force(codes[c].tolist(), [codes[p].tolist() for p in ps], score_name, ess=2.0) + 0.5 * len(ps)
                 for c, ps in families]

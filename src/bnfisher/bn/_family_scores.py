@@ -16,6 +16,7 @@ prior adds ``|parents| log c``.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -24,7 +25,7 @@ from bnfisher._jit import compiled
 from bnfisher._parallel import map_threads, threads_for
 from bnfisher.bn.local_scores import SCORES, local_score
 
-__all__ = ["SCORE_KINDS", "family_scores"]
+__all__ = ["SCORE_KINDS", "family_scores", "packed_scores"]
 
 #: Score names in the order of the compiled kernel's ``kind`` codes.
 SCORE_KINDS = SCORES
@@ -201,7 +202,7 @@ def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind,
     return value
 
 
-def _numpy_batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells, log_prior):
+def _numpy_batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells, log_prior, xlogx):
     """Return the scores of :func:`_batch`, family by family with NumPy (no compiler: its fallback).
 
     Each family is counted (densely, or by one ``np.unique`` when its table is large next to the data) and its
@@ -242,15 +243,29 @@ def _batch_cost(codes_t, cardinalities, children, members, *_args) -> float:
     return 4e-5 * children.size + 2.5e-9 * codes_t.shape[1] * (children.size + members.size)
 
 
+@compiled(nogil=True, fallback="python", cost=lambda size: 1e-7 * size)
+def _xlogx_values(size):  # pragma: no cover - compiled
+    """``n log n`` for ``n < size`` (the same libm ``log`` compiled or not)."""
+    xlogx = np.zeros(size)
+    for n in range(1, size):
+        xlogx[n] = n * math.log(n)
+    return xlogx
+
+
+@functools.lru_cache(maxsize=4)
+def _xlogx_table(n_rows: int) -> np.ndarray:
+    """``n log n`` for ``n`` up to ``min(n_rows, 2**20)``, read-only and kept between calls (a climb's batches)."""
+    table = _xlogx_values(min(n_rows, _XLOGX_TABLE) + 1)
+    table.flags.writeable = False
+    return table
+
+
 @compiled(nogil=True, fallback=_numpy_batch, cost=_batch_cost)
-def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells,
-           log_prior):  # pragma: no cover - compiled
+def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells, log_prior,
+           xlogx):  # pragma: no cover - compiled
     n_rows = codes_t.shape[1]
     base = np.zeros(n_rows, np.int64)
     key = np.empty(n_rows, np.int64)
-    xlogx = np.zeros(min(n_rows, _XLOGX_TABLE) + 1)
-    for n in range(1, xlogx.size):
-        xlogx[n] = n * math.log(n)
     out = np.empty(children.size)
     base_span, base_first, base_size = 1, 0, -1  # base holds members[base_first:base_first + base_size]
     for f in range(children.size):
@@ -298,21 +313,34 @@ def family_scores(codes_t: np.ndarray, cardinalities: np.ndarray, families, *, s
     offsets = np.zeros(len(families) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     members = np.fromiter((p for _, ps in families for p in ps), dtype=np.int64, count=int(offsets[-1]))
+    return packed_scores(codes_t, cardinalities, children, members, offsets, score=score, ess=ess,
+                         log_prior=log_prior, n_threads=n_threads)
+
+
+def packed_scores(codes_t: np.ndarray, cardinalities: np.ndarray, children: np.ndarray, members: np.ndarray,
+                  offsets: np.ndarray, *, score: str, ess: float, log_prior: float = 0.0,
+                  n_threads: int | None = None) -> np.ndarray:
+    """Return :func:`family_scores` of families given as arrays.
+
+    Family ``f`` is ``children[f]`` with the parents ``members[offsets[f]:offsets[f + 1]]``
+    (int64); consecutive families sharing all parents but the last share a pass over the rows.
+    """
     kind = SCORE_KINDS.index(score)
     n_rows = codes_t.shape[1]
     dense_cells = min(DENSE_CELLS_PER_ROW * n_rows + 4096, _MAX_DENSE_CELLS)
     # Dense count tables (scratch, one per thread): 32-bit counts unless the rows could overflow them.
     cell_type = np.int32 if n_rows < 2**31 else np.int64
-    threads = min(threads_for(n_rows * (len(families) + int(offsets[-1])), n_threads or -1), len(families))
+    threads = min(threads_for(n_rows * (children.size + members.size), n_threads or -1), children.size)
+    xlogx = _xlogx_table(n_rows)
     if threads <= 1:
         return _batch(codes_t, cardinalities, children, members, offsets, kind, float(ess),
-                      np.empty(dense_cells, cell_type), float(log_prior))
-    bounds = np.linspace(0, len(families), threads + 1).astype(np.int64)
+                      np.empty(dense_cells, cell_type), float(log_prior), xlogx)
+    bounds = np.linspace(0, children.size, threads + 1).astype(np.int64)
 
     def run(part):
         lo, hi = bounds[part], bounds[part + 1]
         return _batch(codes_t, cardinalities, children[lo:hi], members[offsets[lo]:offsets[hi]],
                       offsets[lo:hi + 1] - offsets[lo], kind, float(ess), np.empty(dense_cells, cell_type),
-                      float(log_prior))
+                      float(log_prior), xlogx)
 
     return np.concatenate(list(map_threads(run, range(threads), n_jobs=threads)))

@@ -124,6 +124,28 @@ class _CachedScorer:
             self.n_evaluations += len(todo)
         return np.array([cache[key] for key in keys], dtype=np.float64)
 
+    def pair_scores(self) -> np.ndarray:
+        """Return every variable's local score alone and with each single parent, without caching them.
+
+        For wide tables, where caching all ``n^2`` families would cost more than
+        scoring them: the families are scored in batches of whole columns.
+
+        Returns
+        -------
+        ndarray of shape (n_variables, n_variables)
+            ``[u, v]``: the score of ``v`` with the parent ``u``; ``[v, v]``: with no parent.
+        """
+        n = self.cardinalities.size
+        out = np.empty((n, n))
+        step = max(1, (1 << 16) // max(n, 1))  # children per batch: about 65,536 families
+        for first in range(0, n, step):
+            children = range(first, min(first + step, n))
+            families = [(v, (u,) if u != v else ()) for v in children for u in range(n)]
+            values = self._score_new(families) + self.log_prior * np.array([len(ps) for _, ps in families])
+            self.n_evaluations += len(families)
+            out[:, first:first + len(children)] = values.reshape(len(children), n).T
+        return out
+
     def prefetch(self, families) -> None:
         """Score every uncached ``(child, parents)`` family of ``families`` in one batch (one pass over the data).
 
@@ -189,6 +211,35 @@ class LocalScorer(_CachedScorer):
         super().__init__(cardinalities, self.codes.shape[0], score, ess, structure_prior)
         #: Columns with missing cells (-1): families over them are scored on the rows where they are observed.
         self.holes = frozenset(np.flatnonzero((self.codes < 0).any(axis=0)).tolist() if self.codes.size else ())
+
+    def pair_scores(self) -> np.ndarray:
+        """Return every variable's local score alone and with each single parent, without caching them.
+
+        As :meth:`_CachedScorer.pair_scores`; on complete codes the families are
+        packed as arrays (no Python object per family).
+
+        Returns
+        -------
+        ndarray of shape (n_variables, n_variables)
+        """
+        from bnfisher.bn._family_scores import packed_scores
+
+        if self.holes:
+            return super().pair_scores()
+        n = self.cardinalities.size
+        out = np.empty((n, n))
+        step = max(1, (1 << 20) // max(n, 1))  # children per batch: about a million families
+        for first in range(0, n, step):
+            children = np.repeat(np.arange(first, min(first + step, n), dtype=np.int64), n)
+            parents = np.tile(np.arange(n, dtype=np.int64), children.size // n)
+            alone = parents == children  # (v, v) stands for v with no parent
+            offsets = np.zeros(children.size + 1, dtype=np.int64)
+            np.cumsum(~alone, out=offsets[1:])
+            values = packed_scores(self.codes.T, self.cardinalities, children, parents[~alone], offsets,
+                                   score=self.score_name, ess=self.ess, log_prior=self.log_prior)
+            out[:, first:first + children.size // n] = values.reshape(-1, n).T
+        self.n_evaluations += n * n
+        return out
 
     def _score_new(self, families: list) -> np.ndarray:
         from bnfisher.bn._family_scores import family_scores

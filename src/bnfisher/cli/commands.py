@@ -26,8 +26,10 @@ def _structure_options(args) -> tuple[str, dict, float]:
     """Return the structure, its ``learn`` options and the pseudocount; refuses options the structure does not use."""
     structure = args.structure or "chow-liu"
     given = {"--score": args.score, "--class-variable": args.class_variable, "--kdb-k": args.kdb_k,
-             "--max-parents": args.max_parents, "--tabu": args.tabu, "--max-time": args.max_time}
-    uses = {"hc": {"--score", "--max-parents", "--tabu", "--max-time"}, "exact": {"--score", "--max-parents"},
+             "--max-parents": args.max_parents, "--tabu": args.tabu, "--max-time": args.max_time,
+             "--max-candidates": args.max_candidates}
+    uses = {"hc": {"--score", "--max-parents", "--tabu", "--max-time", "--max-candidates"},
+            "exact": {"--score", "--max-parents"},
             "forest": {"--score"},
             "tan": {"--class-variable"}, "naive-bayes": {"--class-variable"},
             "kdb": {"--class-variable", "--kdb-k"}}.get(structure, set())
@@ -41,7 +43,8 @@ def _structure_options(args) -> tuple[str, dict, float]:
     if structure == "exact":
         options.update(max_parents=args.max_parents)
     if structure == "hc":
-        options.update(max_parents=args.max_parents, tabu=args.tabu or 0, max_time=args.max_time)
+        options.update(max_parents=args.max_parents, tabu=args.tabu or 0, max_time=args.max_time,
+                       max_candidates=args.max_candidates or "auto")
     if structure in ("tan", "kdb", "naive-bayes"):
         options["class_variable"] = args.class_variable or "class"
     if structure == "kdb":
@@ -53,7 +56,8 @@ def _refuse_learning_options(args) -> None:
     """With --network nothing is learned: every learning option would be ignored, so it is refused."""
     flags = {"--structure": args.structure, "--score": args.score, "--class-variable": args.class_variable,
              "--kdb-k": args.kdb_k, "--max-parents": args.max_parents, "--tabu": args.tabu,
-             "--pseudocount": args.pseudocount, "--bins": args.bins, "--na-values": args.na_values}
+             "--max-time": args.max_time, "--max-candidates": args.max_candidates, "--pseudocount": args.pseudocount,
+             "--bins": args.bins, "--na-values": args.na_values}
     given = [flag for flag, value in flags.items() if value is not None]
     if given:
         raise UsageError(f"{', '.join(given)} cannot be used with --network: the network file fixes the "

@@ -31,6 +31,11 @@ def _number(kind: type, minimum: float):
 _positive_int, _nonnegative_int, _nonnegative_float = _number(int, 1), _number(int, 0), _number(float, 0)
 
 
+def _candidates(text: str):
+    """Argparse type of ``--max-candidates``: a whole number >= 1, or ``all``."""
+    return "all" if text == "all" else _positive_int(text)
+
+
 def _jobs(text: str) -> int:
     """Argparse type of ``--jobs``: a whole number of threads, or -1 for all cores."""
     value = _number(int, -1)(text)
@@ -78,6 +83,9 @@ def _learning_options(network: bool = True) -> argparse.ArgumentParser:
     group.add_argument("--max-parents", type=_nonnegative_int, default=None, help="parent limit for hc and exact")
     group.add_argument("--max-time", type=_nonnegative_float, default=None, metavar="SECONDS",
                        help="hc: stop the search after this many seconds (with a warning; default: no limit)")
+    group.add_argument("--max-candidates", type=_candidates, default=None, metavar="K",
+                       help="hc: draw each variable's parents from its K best single parents, or 'all' (default: "
+                            "20 on tables of more than 100 columns, all on narrower ones)")
     group.add_argument("--tabu", type=_nonnegative_int, default=None, help="tabu list length for hc (default 0)")
     group.add_argument("--pseudocount", type=_nonnegative_float, default=None, help="CPT pseudocount (default 1)")
     return parent

@@ -27,7 +27,10 @@ import numpy as np
 
 from bnfisher._jit import compiled
 
-__all__ = ["CandidateSets", "candidate_sets", "order_search"]
+__all__ = ["CandidateSets", "candidate_sets", "order_search", "N_CANDIDATES", "MAX_SIZE"]
+
+#: Single parents kept per variable, and the largest candidate set drawn from them (``candidate_sets``' defaults).
+N_CANDIDATES, MAX_SIZE = 8, 3
 
 #: Smallest gain (nats) of an accepted move; guards against float noise.
 _MIN_GAIN = 1e-7
@@ -97,8 +100,9 @@ def _masks(sets: list, n_words: int) -> np.ndarray:
     return np.packbits(bits, axis=1, bitorder="little").view(np.uint64).reshape(len(sets), n_words)
 
 
-def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = 8, max_size: int = 3,
-                   max_parents=None, whitelist=(), blacklist=()) -> CandidateSets:
+def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = N_CANDIDATES,
+                   max_size: int = MAX_SIZE, max_parents=None, whitelist=(), blacklist=(),
+                   allowed=None) -> CandidateSets:
     """Score each variable's candidate parent sets in one batch.
 
     Parameters
@@ -114,6 +118,9 @@ def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = 8
         Largest candidate set drawn from them (``max_parents`` bounds it too).
     max_parents : int, optional
     whitelist, blacklist : iterable of (i, j)
+    allowed : sequence of sequence of int, optional
+        Each variable's possible parents (default: every other variable); the single
+        parents are ranked among these only (a screened wide table).
 
     Returns
     -------
@@ -122,7 +129,8 @@ def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = 8
     n = n_variables
     black = set(map(tuple, blacklist))
     required = [sorted({i for i, c in whitelist if c == v}) for v in range(n)]
-    allowed = [[u for u in range(n) if u != v and (u, v) not in black] for v in range(n)]
+    allowed = [[u for u in (range(n) if allowed is None else sorted(allowed[v])) if u != v and (u, v) not in black]
+               for v in range(n)]
     banned = [{u for u in range(n) if (u, v) in black} for v in range(n)]
     singles = scorer.family_scores([(v, (u,)) for v in range(n) for u in allowed[v]])
     size = max_size if max_parents is None else min(max_size, max_parents)
