@@ -10,19 +10,26 @@ bnfisher's and pyAgrum's times are the best of three runs; pgmpy's is one run.
 
 Run:  python benchmarks/structure.py [--quick] [--skip-pgmpy-above N]
       python benchmarks/structure.py --limits     # exact learning: time and memory by size
+      python benchmarks/structure.py --wide       # hc on wide binary tables against pyAgrum, and its estimate
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
 import time
 import warnings
 from pathlib import Path
+
+import numpy as np
+import pandas as pd
 
 import bnfisher as bf
 from bnfisher import _jit
@@ -120,11 +127,77 @@ def limits() -> None:
               f"{elapsed:>9.1f}{peak:>9.2f}   (exact - default hc: {gap:+.1f})", flush=True)
 
 
+def wide_frame(n_vars: int, n_rows: int, seed: int = 0) -> pd.DataFrame:
+    """Binary columns, each a noisy OR (15% of values flipped) of up to two random earlier columns."""
+    rng = np.random.default_rng(seed)
+    data = np.empty((n_rows, n_vars), dtype=np.int8)
+    data[:, 0] = rng.integers(0, 2, n_rows)
+    for j in range(1, n_vars):
+        chosen = rng.choice(j, size=min(int(rng.integers(0, 3)), j), replace=False)
+        value = data[:, chosen].max(axis=1) if chosen.size else rng.integers(0, 2, n_rows)
+        data[:, j] = np.where(rng.random(n_rows) < 0.15, 1 - value, value)
+    return pd.DataFrame(data, columns=[f"V{j}" for j in range(n_vars)])
+
+
+def wide(sizes, rows: int, all_up_to: int, pyagrum_up_to: int) -> None:
+    """Default hc (candidate parents screened above 100 columns) against every candidate and pyAgrum.
+
+    bnfisher's time is the better of two runs, pyAgrum's one run.
+
+    The estimate is what ``learn(..., progress=True)`` states before the search, plus the single-parent
+    scores it has timed by then: it is printed beside the whole time of that (separate) run.
+    """
+    header = (f"{'columns':>8}{'rows':>6}  {'method':<34}{'time s':>9}{'estimate s':>11}{'its run s':>10}{'BIC':>14}"
+              f"{'vs pyAgrum':>12}{'arcs':>6}")
+    print(header)
+    print("-" * len(header))
+    for n_vars in sizes:
+        frame = wide_frame(n_vars, rows)
+        encoded = bf.encode(frame)
+        reference = pyagrum_hill_climb(frame) if n_vars <= pyagrum_up_to else None
+        runs = [("bnfisher hc (default)", {})]
+        if n_vars <= all_up_to:
+            runs.append(("bnfisher hc max_candidates='all'", {"max_candidates": "all"}))
+        lines = []
+        if reference is not None:
+            lines.append(("pyAgrum GHC (default threads)", reference[0], reference[1], None))
+        for method, options in runs:
+            times = []
+            for _ in range(2):  # the first run also loads the compiled functions
+                start = time.perf_counter()
+                network = bf.learn(encoded, "hc", **options)
+                times.append(time.perf_counter() - start)
+            elapsed = min(times)
+            stated = io.StringIO()
+            with contextlib.redirect_stderr(stated):
+                start = time.perf_counter()
+                bf.learn(encoded, "hc", progress=True, **options)
+                whole = time.perf_counter() - start
+            found = re.search(r"scored in ([0-9.]+) s; the search should take roughly ([0-9.]+) s", stated.getvalue())
+            estimate = float(found.group(1)) + float(found.group(2))
+            lines.append((method, {v: list(network.parents[v]) for v in network.variables}, elapsed,
+                          (estimate, whole)))
+        reference_score = bf.score(reference[0], frame, "bic") if reference is not None else None
+        for method, parents, elapsed, estimate in lines:
+            value = bf.score(parents, frame, "bic")
+            versus = f"{value - reference_score:>+12.1f}" if reference_score is not None else f"{'':>12}"
+            stated = f"{estimate[0]:>11.2f}{estimate[1]:>10.2f}" if estimate else f"{'':>21}"
+            print(f"{n_vars:>8,}{rows:>6}  {method:<34}{elapsed:>9.2f}{stated:>11}{value:>14.1f}{versus}"
+                  f"{sum(len(p) for p in parents.values()):>6}", flush=True)
+        print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--skip-pgmpy-above", type=int, default=60000, help="rows above which pgmpy is skipped")
     parser.add_argument("--limits", action="store_true", help="only exact learning's limits (docs/structure.md)")
+    parser.add_argument("--wide", action="store_true", help="only hc on wide binary tables (500 rows)")
+    parser.add_argument("--wide-sizes", type=int, nargs="+", default=[200, 500, 1000, 2000])
+    parser.add_argument("--wide-all-up-to", type=int, default=1000,
+                        help="columns up to which max_candidates='all' runs too")
+    parser.add_argument("--wide-pyagrum-up-to", type=int, default=2000,
+                        help="columns up to which pyAgrum runs (2,000 took 419 s on 2026-11-26)")
     parser.add_argument("--pgmpy-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.pgmpy_child:
@@ -134,6 +207,9 @@ def main() -> None:
         return
     if args.limits:
         limits()
+        return
+    if args.wide:
+        wide(args.wide_sizes, 500, args.wide_all_up_to, args.wide_pyagrum_up_to)
         return
     header = (f"{'data':<21}{'method':<34}{'time s':>9}{'BIC':>14}{'vs pyAgrum':>12}{'vs optimum':>12}{'arcs':>6}")
     print(header)
