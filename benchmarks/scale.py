@@ -5,7 +5,8 @@ Rows are sampled from alarm (37 variables) and written to Parquet in 1M-row row 
 
 * single-process NumPy: pyarrow reads one row group at a time, ``encode`` + ``count_block``
   (the same block-counting kernel), tables summed in the process;
-* Dask: ``DaskCounts`` over ``dask.dataframe.read_parquet`` on a LocalCluster of 2 worker
+* Dask: ``DaskCounts`` over the Parquet path (its tasks read row groups with pyarrow) and, for
+  comparison, over ``dask.dataframe.read_parquet`` of the same file, on a LocalCluster of 2 worker
   processes (1 thread each), per-partition tables summed in a tree.
 
 Measured: (a) one batched pass of 50 families; (b) MMD between the two halves (37 families per
@@ -80,6 +81,19 @@ def write_parquet(network, rows: int, path: str, chunk: int = 1_000_000) -> None
     writer.close()
 
 
+def row_group_steps(path: str, group: int, schema, families) -> tuple:
+    """Seconds to read (pyarrow), encode and count one row group, in this process."""
+    import pyarrow.parquet as pq
+
+    start = time.perf_counter()
+    frame = pq.ParquetFile(path).read_row_group(group).to_pandas()
+    read = time.perf_counter()
+    codes = schema.encode(frame).codes
+    encoded = time.perf_counter()
+    count_block(codes, families, schema.cardinalities)
+    return read - start, encoded - read, time.perf_counter() - encoded
+
+
 def max_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -108,7 +122,8 @@ def main() -> None:
     numpy_provider = StreamingNumpyCounts(path, states)
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        dask_provider = DaskCounts(dd.read_parquet(path, split_row_groups=True), bf.Schema(states))
+        dask_provider = DaskCounts(path, bf.Schema(states))
+        reader_provider = DaskCounts(dd.read_parquet(path, split_row_groups=True), bf.Schema(states))
 
         def timed(function):
             begin = time.perf_counter()
@@ -120,12 +135,30 @@ def main() -> None:
         t_cold, _ = timed(lambda: dask_provider.counts(families))
         runs_numpy = [timed(lambda: numpy_provider.counts(families)) for _ in range(3)]
         runs_dask = [timed(lambda: dask_provider.counts(families)) for _ in range(3)]
+        reader_provider.counts(families)
+        runs_reader = [timed(lambda: reader_provider.counts(families)) for _ in range(3)]
         t_numpy, reference = min(runs_numpy, key=lambda run: run[0])
         t_dask, ours = min(runs_dask, key=lambda run: run[0])
-        assert all(np.array_equal(a, b) for a, b in zip(reference, ours))
+        t_reader, theirs = min(runs_reader, key=lambda run: run[0])
+        assert all(np.array_equal(a, b) and np.array_equal(a, c) for a, b, c in zip(reference, ours, theirs))
         print(f"(a) one pass, 50 families (best of 3):  NumPy 1 process {t_numpy:7.2f} s | Dask {args.workers} "
               f"workers {t_dask:7.2f} s | speed-up {t_numpy / t_dask:.2f}x (goal 1.5x); Dask's first pass, "
               f"with the workers' imports: {t_cold:.2f} s")
+        print(f"    the same pass over dask.dataframe.read_parquet of the file: {t_reader:.2f} s "
+              f"({t_numpy / t_reader:.2f}x)")
+        # Where a pass goes: one row group's steps alone in this process, and in the workers while both run.
+        import dask
+
+        schema = bf.Schema(states)
+        alone = np.mean([row_group_steps(path, g, schema, families) for g in range(3)], axis=0)
+        groups = len(dask_provider.partition_offsets) - 1
+        in_workers = np.mean(dask.compute(*[dask.delayed(row_group_steps)(path, g, schema, families)
+                                            for g in range(groups)]), axis=0)
+        begin = time.perf_counter()
+        dask.compute(*[dask.delayed(len)([g]) for g in range(groups)])
+        print(f"    one row group, read / encode / count: alone {alone[0]:.3f} / {alone[1]:.3f} / {alone[2]:.3f} s, "
+              f"in a worker while both run {in_workers[0]:.3f} / {in_workers[1]:.3f} / {in_workers[2]:.3f} s; "
+              f"{groups} empty tasks {time.perf_counter() - begin:.3f} s")
         kernel = bf.FisherKernel(bf.BayesianNetwork(dict(network.parents), dict(network.cpts), states))
         half = args.rows // 2
         table = dd.read_parquet(path, split_row_groups=True)
@@ -137,9 +170,8 @@ def main() -> None:
         if hc_rows != args.rows:
             hc_path = os.path.join(folder, "alarm-hc.parquet")
             write_parquet(network, hc_rows, hc_path)
-        hc_frame = dd.read_parquet(hc_path, split_row_groups=True)
-        t_hc_dask, learned_dask = timed(lambda: bf.learn(DaskCounts(hc_frame, bf.Schema(states)), "hc"))
-        t_hc_persist, learned_persist = timed(lambda: bf.learn(DaskCounts(hc_frame, bf.Schema(states), persist=True),
+        t_hc_dask, learned_dask = timed(lambda: bf.learn(DaskCounts(hc_path, bf.Schema(states)), "hc"))
+        t_hc_persist, learned_persist = timed(lambda: bf.learn(DaskCounts(hc_path, bf.Schema(states), persist=True),
                                                                "hc"))
         t_hc_numpy, learned_numpy = timed(lambda: bf.learn(StreamingNumpyCounts(hc_path, states), "hc"))
         same = learned_dask.edges == learned_numpy.edges == learned_persist.edges

@@ -225,3 +225,33 @@ def test_dask_engine_gives_the_in_memory_rows_when_they_fit_and_handles_missing_
                  "-o", str(tmp_path / "pool.csv")]) == 0
     assert "an approximation" in capsys.readouterr().out
     assert len(pd.read_csv(tmp_path / "pool.csv")) == 20
+
+
+def test_parquet_files_are_read_by_row_group_in_the_tasks_with_the_same_results(client, alarm, tmp_path):
+    """Parquet paths: each pass reads row groups with pyarrow in the tasks (row counts from the footers), and
+    gives what dask-dataframe's reader gives -- counts, rows, distinct rows and learned states -- for two
+    files, categorical and text columns, with and without a schema."""
+    import pandas as pd
+
+    from bnfisher.dask.client import _read_row_group
+
+    network, frame, _ = alarm
+    mixed = frame.astype(str)
+    for v in mixed.columns[:5]:
+        mixed[v] = mixed[v].astype("category")
+    paths = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    mixed.iloc[:3500].to_parquet(paths[0], row_group_size=1000)
+    mixed.iloc[3500:].to_parquet(paths[1], row_group_size=700)
+    reader = dd.read_parquet(paths, split_row_groups=True)
+    for schema in (None, network.schema):
+        direct, through_dask = DaskCounts(paths, schema), DaskCounts(reader, schema)
+        assert all(part.key.startswith(_read_row_group.__name__) for part in direct._parts)  # noqa: SLF001
+        assert direct._lengths is not None and direct.n_rows == len(frame)  # noqa: SLF001 - no pass
+        np.testing.assert_array_equal(direct.partition_offsets, through_dask.partition_offsets)
+        assert direct.states == through_dask.states
+        families = [(0,), (1, 7), (36, 2, 4)]
+        for ours, theirs in zip(direct.counts(families), through_dask.counts(families)):
+            np.testing.assert_array_equal(ours, theirs)
+        sample = direct.sample(50, random_state=3)
+        pd.testing.assert_frame_equal(sample.astype(str), through_dask.sample(50, random_state=3).astype(str))
+        np.testing.assert_array_equal(direct.distinct()[1], through_dask.distinct()[1])

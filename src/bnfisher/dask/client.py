@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from bnfisher.exceptions import DataError, OptionError, SchedulerError
 
-__all__ = ["is_distributed", "dask_client", "read_dask"]
+__all__ = ["is_distributed", "dask_client", "read_dask", "parquet_row_groups"]
 
 
 def is_distributed(data) -> bool:
@@ -161,3 +161,43 @@ def read_dask(path, *, columns: Sequence[str] | None = None, na_values: Sequence
         return dd.read_parquet(paths if len(paths) > 1 else paths[0],
                                columns=list(columns) if columns is not None else None, split_row_groups=True)
     raise DataError(f"Cannot read {paths[0]!r} with Dask: use Parquet (.parquet) or CSV (.csv) files.")
+
+
+def _read_row_group(path: str, group: int, columns: list):
+    """One row group of a Parquet file as a pandas DataFrame (a task: pyarrow only, no Dask reader)."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path).read_row_group(group, columns=columns).to_pandas()
+
+
+def parquet_row_groups(paths, columns: Sequence[str]):
+    """Return one delayed read per row group of Parquet files, in order, and each group's rows; None for others.
+
+    The tasks read with pyarrow directly: a pass then skips dask-dataframe's reader and its graph layers, and
+    the row counts come from the files' footers (no pass).  Directories and CSV return None (``read_dask``
+    then reads them).
+
+    Parameters
+    ----------
+    paths : str, path-like or list of them
+    columns : sequence of str
+
+    Returns
+    -------
+    (list of dask.delayed.Delayed, ndarray of int64) or None
+    """
+    import dask
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    paths = [os.fspath(p) for p in (paths if isinstance(paths, (list, tuple)) else [paths])]
+    if not all(p.lower().endswith((".parquet", ".pq")) and os.path.isfile(p) for p in paths):
+        return None
+    parts, lengths = [], []
+    read = dask.delayed(_read_row_group, pure=True)
+    for path in paths:
+        metadata = pq.ParquetFile(path).metadata
+        for group in range(metadata.num_row_groups):
+            parts.append(read(path, group, list(columns)))
+            lengths.append(metadata.row_group(group).num_rows)
+    return parts, np.asarray(lengths, dtype=np.int64)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from bnfisher._lazy import pandas as pd
-from bnfisher.dask.client import is_distributed, read_dask
+from bnfisher.dask.client import is_distributed, parquet_row_groups, read_dask
 from bnfisher.data.binning import interval_labels, make_bin_edges
 from bnfisher.data.counts import count_block, distinct_rows, sample_positions
 from bnfisher.data.labels import sorted_states
@@ -198,6 +198,7 @@ class DaskCounts:
 
         self.missing = check_option(missing, "missing", ("error", "allow"))
         self.source = "the Dask DataFrame"
+        groups = None
         if isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and data
                                                      and isinstance(data[0], (str, os.PathLike))):
             paths = [os.fspath(p) for p in (data if isinstance(data, (list, tuple)) else [data])]
@@ -205,6 +206,8 @@ class DaskCounts:
             try:
                 data = read_dask(data, columns=schema.variables if schema is not None else None,
                                  na_values=na_values or (schema.na_values if schema is not None else None))
+                # Parquet files: each pass reads their row groups with pyarrow in the tasks
+                groups = parquet_row_groups(paths, list(schema.variables if schema is not None else data.columns))
             except BnfisherError:
                 raise
             except (OSError, KeyError, ValueError, TypeError) as exc:
@@ -221,10 +224,12 @@ class DaskCounts:
             raise DataError(f"Column(s) {absent} are absent from the data (it has {list(data.columns)}).")
         self.frame = data[columns]
         self._parts = self.frame.to_delayed()
+        self._lengths = None
+        if groups is not None and len(groups[0]) == len(self._parts):  # the same partitions, read directly
+            self._parts, self._lengths = groups
         self.schema = schema if schema is not None else self._learn_schema(bins, tuple(na_values or ()))
         self.variables = self.schema.variables
         self.cardinalities = self.schema.cardinalities
-        self._lengths = None
         self._blocks = None
         if persist and missing == "error":
             import dask
