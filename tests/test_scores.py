@@ -262,3 +262,27 @@ def test_codes_with_missing_cells_score_as_the_available_case_tables(score_name)
     ours = LocalScorer(codes, [3] * 5, score_name, ess=2.0).family_scores(families)
     theirs = ProviderScorer(provider, score_name, ess=2.0).family_scores(families)
     np.testing.assert_allclose(ours, theirs, rtol=1e-11)
+
+
+def test_pair_scores_are_the_single_parent_family_scores_on_every_scorer():
+    """The (n, n) matrix of scores alone and with one parent, packed as arrays (LocalScorer) or batched through a
+    provider (ProviderScorer; and LocalScorer with missing cells), against the cached scorer's one-family scores."""
+    from bnfisher.bn.scores import ProviderScorer
+    from bnfisher.data.providers import NumpyCounts
+    from bnfisher.data.schema import Schema
+
+    rng = np.random.default_rng(4)
+    codes = rng.integers(0, 3, size=(400, 6))
+    codes[:, 1] = (codes[:, 0] + (rng.random(400) < 0.2)) % 3
+    schema = Schema({f"v{i}": [0, 1, 2] for i in range(6)})
+    holed = codes.copy()
+    holed[rng.random(holed.shape) < 0.1] = -1
+    scorers = [LocalScorer(codes, [3] * 6, "bdeu", ess=2.0, structure_prior=0.3),
+               ProviderScorer(NumpyCounts(codes, schema), "bdeu", ess=2.0, structure_prior=0.3),
+               LocalScorer(holed, [3] * 6, "bic")]
+    for scorer in scorers:
+        pairs = scorer.pair_scores()
+        for u in range(6):
+            for v in range(6):
+                assert pairs[u, v] == pytest.approx(scorer(v, () if u == v else (u,)), rel=1e-12)
+    np.testing.assert_allclose(scorers[0].pair_scores(), scorers[1].pair_scores(), rtol=1e-12)

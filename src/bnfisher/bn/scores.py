@@ -128,7 +128,8 @@ class _CachedScorer:
         """Return every variable's local score alone and with each single parent, without caching them.
 
         For wide tables, where caching all ``n^2`` families would cost more than
-        scoring them: the families are scored in batches of whole columns.
+        scoring them: the families are scored in batches of whole columns, about a
+        million families each (one pass of a provider over the data per batch).
 
         Returns
         -------
@@ -137,7 +138,7 @@ class _CachedScorer:
         """
         n = self.cardinalities.size
         out = np.empty((n, n))
-        step = max(1, (1 << 16) // max(n, 1))  # children per batch: about 65,536 families
+        step = max(1, (1 << 20) // max(n, 1))  # children per batch: about a million families
         for first in range(0, n, step):
             children = range(first, min(first + step, n))
             families = [(v, (u,) if u != v else ()) for v in children for u in range(n)]
