@@ -275,14 +275,24 @@ def conditional_family_tests(network: BayesianNetwork, X, Y, *, n_permutations: 
         # sum_a Delta is the same under every permutation (each configuration keeps its rows per sample).
         margin = first.sum(axis=1) / n_x - (size - first.sum(axis=1)) / n_y
 
-        def family_statistics(count_x: np.ndarray) -> np.ndarray:
-            delta = count_x / n_x[:, None] - (pooled - count_x) / n_y[:, None]
-            return (weight * (np.einsum("...ua,ua->...u", delta**2, inverse_theta) - margin**2)) @ indicator
+        scale = (1.0 / n_x + 1.0 / n_y)[:, None]  # Delta = count_x (1/n_x + 1/n_y) - pooled / n_y
+        shift = pooled / n_y[:, None]
 
-        statistic = family_statistics(first)
+        def family_statistics(count_x: np.ndarray) -> np.ndarray:
+            """Return every family's statistic for the count tables ``count_x`` (overwritten: no temporaries)."""
+            count_x *= scale
+            count_x -= shift
+            np.square(count_x, out=count_x)
+            return (weight * (np.einsum("...ua,ua->...u", count_x, inverse_theta) - margin**2)) @ indicator
+
+        statistic = family_statistics(first.copy())
         check_allocation(8.0 * 3 * min(n_permutations, 256) * pooled.size,
                          f"{n_permutations} within-configuration permutations", "use fewer `n_permutations`.")
         need_total = first.sum(axis=1).astype(np.int64)
+        # Child states are left-aligned: after a configuration's last present state nothing is left to take, and
+        # numpy's hypergeometric draws no random number for an empty sample, so those cells are skipped and the
+        # random stream stays that of drawing every cell.
+        present = (pooled > 0).sum(axis=1)
         batch = int(max(1, min(n_permutations, (1 << 23) // max(pooled.size, 1))))
         counts = pooled.astype(np.int64)
         for begin in range(0, n_permutations, batch):
@@ -291,11 +301,12 @@ def conditional_family_tests(network: BayesianNetwork, X, Y, *, n_permutations: 
             need = np.broadcast_to(need_total, (b, owner.size)).copy()
             rest = np.broadcast_to(counts.sum(axis=1), (b, owner.size)).copy()
             for a in range(width):  # sequential hypergeometric draws: one multivariate draw per configuration
-                good = np.broadcast_to(counts[:, a], (b, owner.size))
-                take = rng.hypergeometric(good, rest - good, need)
-                drawn[:, :, a] = take
-                need -= take
-                rest -= good
+                active = np.flatnonzero(present > a)
+                good = np.broadcast_to(counts[active, a], (b, active.size))
+                take = rng.hypergeometric(good, rest[:, active] - good, need[:, active])
+                drawn[:, active, a] = take
+                need[:, active] -= take
+                rest[:, active] -= good
             null[begin:begin + b] = family_statistics(drawn)
     p_value = permutation_pvalue(statistic, null) if n_families else np.ones(0)
     return FamilyTests(families, statistic, null.mean(axis=0), null.std(axis=0), np.asarray(p_value), rows,
