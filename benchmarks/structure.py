@@ -28,9 +28,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 import bnfisher as bf
 from bnfisher import _jit
 from bnfisher.datasets import load
@@ -38,7 +35,7 @@ from bnfisher.datasets import load
 _jit.FALLBACK_BUDGET = 0.0  # time the compiled code, as a long job runs it (small jobs start on NumPy fallbacks)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _helpers import pyagrum_hill_climb  # noqa: E402
+from _helpers import pyagrum_hill_climb, wide_frame  # noqa: E402
 
 BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
 
@@ -125,18 +122,6 @@ def limits() -> None:
         count = network.learning_.get("local_scores", 0)
         print(f"{name:<14}{n_vars:>5}{rows:>8}{str(max_parents):>12}{score:>7}{count:>14,}"
               f"{elapsed:>9.1f}{peak:>9.2f}   (exact - default hc: {gap:+.1f})", flush=True)
-
-
-def wide_frame(n_vars: int, n_rows: int, seed: int = 0) -> pd.DataFrame:
-    """Binary columns, each a noisy OR (15% of values flipped) of up to two random earlier columns."""
-    rng = np.random.default_rng(seed)
-    data = np.empty((n_rows, n_vars), dtype=np.int8)
-    data[:, 0] = rng.integers(0, 2, n_rows)
-    for j in range(1, n_vars):
-        chosen = rng.choice(j, size=min(int(rng.integers(0, 3)), j), replace=False)
-        value = data[:, chosen].max(axis=1) if chosen.size else rng.integers(0, 2, n_rows)
-        data[:, j] = np.where(rng.random(n_rows) < 0.15, 1 - value, value)
-    return pd.DataFrame(data, columns=[f"V{j}" for j in range(n_vars)])
 
 
 def wide(sizes, rows: int, all_up_to: int, pyagrum_up_to: int) -> None:

@@ -245,3 +245,17 @@ def embedding_greedy(features, start, tol=1e-10):
         delta, inner, current = state(S)
         if swapped == 0:
             return np.sort(S), current, sweeps
+
+
+def wide_frame(n_vars: int, n_rows: int, seed: int = 0):
+    """Binary columns, each a noisy OR (15% of values flipped) of up to two random earlier columns (a wide table)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    data = np.empty((n_rows, n_vars), dtype=np.int8)
+    data[:, 0] = rng.integers(0, 2, n_rows)
+    for j in range(1, n_vars):
+        chosen = rng.choice(j, size=min(int(rng.integers(0, 3)), j), replace=False)
+        value = data[:, chosen].max(axis=1) if chosen.size else rng.integers(0, 2, n_rows)
+        data[:, j] = np.where(rng.random(n_rows) < 0.15, 1 - value, value)
+    return pd.DataFrame(data, columns=[f"V{j}" for j in range(n_vars)])

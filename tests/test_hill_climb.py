@@ -13,7 +13,7 @@ from bnfisher import encode, learn, read_bif, score
 from bnfisher.bn.scores import LocalScorer
 from bnfisher.bn.structure.hill_climb import _Search
 
-from _helpers import bif_path, random_network
+from _helpers import bif_path, random_network, wide_frame
 
 
 def _reach_oracle(parents) -> np.ndarray:
@@ -271,24 +271,12 @@ def test_the_ancestor_matrix_compiled_and_in_numpy_is_the_transitive_closure(see
     np.testing.assert_array_equal(_reach(arcs), expected)
 
 
-def _wide_frame(n_vars, n_rows, seed=0):
-    """Binary columns, each a noisy OR of up to two earlier ones."""
-    rng = np.random.default_rng(seed)
-    data = np.empty((n_rows, n_vars), dtype=np.int64)
-    data[:, 0] = rng.integers(0, 2, n_rows)
-    for j in range(1, n_vars):
-        chosen = rng.choice(j, size=min(int(rng.integers(0, 3)), j), replace=False)
-        value = data[:, chosen].max(axis=1) if chosen.size else rng.integers(0, 2, n_rows)
-        data[:, j] = np.where(rng.random(n_rows) < 0.15, 1 - value, value)
-    return pd.DataFrame(data, columns=[f"v{j}" for j in range(n_vars)])
-
-
 def test_screened_candidates_are_the_best_single_parents_and_bound_the_parents():
     """max_candidates=k: each variable's parents come from its k best single parents by score gain (checked against
     the scorer's own single-family scores), whitelisted arcs kept and blacklisted ones never candidates."""
     from bnfisher.bn.structure.hill_climb import screen_candidates
 
-    frame = _wide_frame(30, 400)
+    frame = wide_frame(30, 400)
     encoded = encode(frame)
     scorer = LocalScorer(encoded.codes, encoded.cardinalities)
     screened = screen_candidates(scorer, 30, 4, blacklist=[(0, 5)])
@@ -296,23 +284,23 @@ def test_screened_candidates_are_the_best_single_parents_and_bound_the_parents()
         gains = {u: scorer(v, (u,)) - scorer(v, ()) for u in range(30) if u != v and (u, v) != (0, 5)}
         ranked = sorted(gains, key=lambda u: (-gains[u], u))[:4]
         assert screened[v] == sorted(ranked)
-    learned = learn(encoded, "hc", max_candidates=4, whitelist=[("v29", "v1")])
+    learned = learn(encoded, "hc", max_candidates=4, whitelist=[("V29", "V1")])
     for v, ps in learned.parents.items():
         index = int(v[1:])
-        allowed = {f"v{u}" for u in screened[index]}
+        allowed = {f"V{u}" for u in screened[index]}
         for p in ps:  # a reversal needs the new parent among the candidates too
-            assert p in allowed or (p, v) == ("v29", "v1")
-    assert ("v29", "v1") in learned.edges
+            assert p in allowed or (p, v) == ("V29", "V1")
+    assert ("V29", "V1") in learned.edges
 
 
 def test_max_candidates_all_or_more_than_the_variables_is_the_full_search_and_auto_screens_wide_tables():
     from bnfisher.bn.structure.learn import WIDE
 
-    narrow = _wide_frame(12, 500, seed=1)
+    narrow = wide_frame(12, 500, seed=1)
     full = learn(narrow, "hc")
     assert learn(narrow, "hc", max_candidates="all").edges == full.edges
     assert learn(narrow, "hc", max_candidates=11).edges == full.edges
-    wide = _wide_frame(WIDE + 1, 200, seed=2)
+    wide = wide_frame(WIDE + 1, 200, seed=2)
     assert learn(wide, "hc").edges == learn(wide, "hc", max_candidates=20).edges
     assert learn(wide.iloc[:, :WIDE], "hc").edges == learn(wide.iloc[:, :WIDE], "hc", max_candidates="all").edges
 
@@ -322,11 +310,11 @@ def test_max_candidates_all_or_more_than_the_variables_is_the_full_search_and_au
                                           (2.5, "`max_candidates` must be an integer")])
 def test_max_candidates_bad_values_raise(value, match):
     with pytest.raises((ValueError, TypeError), match=match):
-        learn(_wide_frame(5, 50), "hc", max_candidates=value)
+        learn(wide_frame(5, 50), "hc", max_candidates=value)
 
 
 def test_progress_states_the_estimated_time_before_the_climb(capsys):
-    learn(_wide_frame(20, 300), "hc", max_candidates=5, progress=True)
+    learn(wide_frame(20, 300), "hc", max_candidates=5, progress=True)
     err = capsys.readouterr().err
     assert "hc: 20 variables x 300 rows" in err and "its 5 best single parents" in err
     assert "should take roughly" in err and "max_time" in err
