@@ -301,7 +301,9 @@ def test_max_candidates_all_or_more_than_the_variables_is_the_full_search_and_au
     assert learn(narrow, "hc", max_candidates="all").edges == full.edges
     assert learn(narrow, "hc", max_candidates=11).edges == full.edges
     wide = wide_frame(WIDE + 1, 200, seed=2)
-    assert learn(wide, "hc").edges == learn(wide, "hc", max_candidates=20).edges
+    screened = learn(wide, "hc")
+    assert screened.edges == learn(wide, "hc", max_candidates=20).edges
+    assert screened.learning_["max_candidates"] == 20 and full.learning_["max_candidates"] == "all"
     assert learn(wide.iloc[:, :WIDE], "hc").edges == learn(wide.iloc[:, :WIDE], "hc", max_candidates="all").edges
 
 

@@ -126,7 +126,7 @@ def _max_candidates(value, n_variables: int):
 
 
 def _screened_scorer(provider, options: dict, blacklist, *, progress: bool, order: bool, restarts: int) -> tuple:
-    """Return the scorer with the single-parent families scored, and the candidate parents (None: all).
+    """Return the scorer with the single-parent families scored, the candidate parents (None: all) and their limit.
 
     With ``progress``, states the estimated time of the search (stderr) from the single-parent scores' rate.
     """
@@ -140,11 +140,11 @@ def _screened_scorer(provider, options: dict, blacklist, *, progress: bool, orde
         scorer.prefetch([(v, ()) for v in range(n)] + [(v, (u,)) for v, pool in enumerate(candidates) for u in pool])
     if progress:
         announce_search(n, provider.n_rows, limit, time.perf_counter() - started, order=order, restarts=restarts)
-    return scorer, candidates
+    return scorer, candidates, limit
 
 
-def _hill_climb_parents(provider, options: dict) -> list:
-    """Validate the hill-climbing options and run the search."""
+def _hill_climb_parents(provider, options: dict) -> tuple[list, dict]:
+    """Validate the hill-climbing options and run the search; return the parents and what it reports."""
     variables = provider.variables
     index = {v: i for i, v in enumerate(variables)}
     white, black = _lists(options, variables)
@@ -182,8 +182,9 @@ def _hill_climb_parents(provider, options: dict) -> list:
     if search not in ("order", "plain"):
         raise OptionError(f"`search` must be 'order' (the default) or 'plain'; got {search!r}.")
     progress = bool(options.get("progress", False))
-    scorer, candidates = _screened_scorer(provider, options, black, progress=progress, order=search == "order",
-                                          restarts=restarts)
+    scorer, candidates, limit = _screened_scorer(provider, options, black, progress=progress,
+                                                 order=search == "order", restarts=restarts)
+    report = {"max_candidates": "all" if limit is None else limit}
 
     def climb(begin, restarts=0):
         return hill_climb(
@@ -194,19 +195,19 @@ def _hill_climb_parents(provider, options: dict) -> list:
         )
 
     if search == "plain":
-        return climb(start, restarts)
+        return climb(start, restarts), report
     # search="order": climb; search variable orders over candidate parent sets (the climbed DAG's sets among them,
     # so the order search starts at the climbed score); climb again from the best order's DAG.
     parents = climb(start)
     if deadline is not None and time.monotonic() >= deadline[0]:
-        return parents  # out of time: the order search would only add to it
+        return parents, report  # out of time: the order search would only add to it
     sets = candidate_sets(scorer, len(variables), starts=[parents], max_parents=max_parents, whitelist=white,
                           blacklist=black, allowed=candidates)
     order = topological_order({j: list(ps) for j, ps in enumerate(parents)}, list(range(len(variables))))
     moved = climb(order_search(sets, order)[1])
     if scorer.family_scores(list(enumerate(moved))).sum() > scorer.family_scores(list(enumerate(parents))).sum():
         parents = moved
-    return climb(parents, restarts) if restarts else parents
+    return (climb(parents, restarts) if restarts else parents), report
 
 
 def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schema | None = None,  # noqa: C901 - to be split in 0.3 (listed in CONTRIBUTING.md)
@@ -293,7 +294,9 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
         The CPTs' EM is accelerated by SQUAREM.  On Dask data and
         for given structures, EM fits the CPTs only.
         The network's ``learning_`` dict reports what was done: the strategy, the
-        number of missing cells, and for EM the iterations, convergence and objective.
+        number of missing cells, and for EM the iterations, convergence and objective
+        (and for ``"hc"`` on complete data, ``max_candidates``: the candidate parents
+        per variable, or ``"all"``).
     hidden : mapping, optional
         ``{variable: number of states or labels}`` of hidden variables that a *given*
         structure names and the data lacks; they are fitted by EM from a random start
@@ -536,6 +539,8 @@ def _structure_parents(provider, structure: str, options: dict) -> tuple[list, d
     variables = provider.variables
     if structure == "exact":
         return _exact_parents(provider, options)
+    if structure == "hc":
+        return _hill_climb_parents(provider, options)
     return _named_parents(provider, structure, options, variables), {}
 
 
@@ -544,8 +549,6 @@ def _named_parents(provider, structure: str, options: dict, variables) -> list:
         return chow_liu_parents(provider)
     if structure == "forest":
         return score_forest_parents(_scorer(provider, options), len(variables))
-    if structure == "hc":
-        return _hill_climb_parents(provider, options)
     class_index = _class_index(options, variables, structure)
     if structure == "naive-bayes":
         return naive_bayes_parents(len(variables), class_index)
