@@ -203,7 +203,7 @@ def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind,
 
 
 def _numpy_batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells, log_prior, xlogx):
-    """Return the scores of :func:`_batch`, family by family with NumPy (no compiler: its fallback).
+    """Return the scores of :func:`_batch`, family by family with NumPy (no compiler: its fallback; ``xlogx`` unused).
 
     Each family is counted (densely, or by one ``np.unique`` when its table is large next to the data) and its
     observed parent configurations (the others add nothing) scored by :func:`bnfisher.bn.local_scores.local_score`;

@@ -140,12 +140,16 @@ class _CachedScorer:
         out = np.empty((n, n))
         step = max(1, (1 << 20) // max(n, 1))  # children per batch: about a million families
         for first in range(0, n, step):
-            children = range(first, min(first + step, n))
-            families = [(v, (u,) if u != v else ()) for v in children for u in range(n)]
-            values = self._score_new(families) + self.log_prior * np.array([len(ps) for _, ps in families])
-            self.n_evaluations += len(families)
-            out[:, first:first + len(children)] = values.reshape(len(children), n).T
+            stop = min(first + step, n)
+            out[:, first:stop] = self._pair_block(first, stop).reshape(stop - first, n).T
+        self.n_evaluations += n * n
         return out
+
+    def _pair_block(self, first: int, stop: int) -> np.ndarray:
+        """Scores (with the prior) of ``(v, (u,))`` for ``v`` in ``first:stop`` and every ``u`` (``u == v``: none)."""
+        n = self.cardinalities.size
+        families = [(v, (u,) if u != v else ()) for v in range(first, stop) for u in range(n)]
+        return self._score_new(families) + self.log_prior * np.array([len(ps) for _, ps in families])
 
     def prefetch(self, families) -> None:
         """Score every uncached ``(child, parents)`` family of ``families`` in one batch (one pass over the data).
@@ -213,34 +217,20 @@ class LocalScorer(_CachedScorer):
         #: Columns with missing cells (-1): families over them are scored on the rows where they are observed.
         self.holes = frozenset(np.flatnonzero((self.codes < 0).any(axis=0)).tolist() if self.codes.size else ())
 
-    def pair_scores(self) -> np.ndarray:
-        """Return every variable's local score alone and with each single parent, without caching them.
-
-        As :meth:`_CachedScorer.pair_scores`; on complete codes the families are
-        packed as arrays (no Python object per family).
-
-        Returns
-        -------
-        ndarray of shape (n_variables, n_variables)
-        """
+    def _pair_block(self, first: int, stop: int) -> np.ndarray:
+        """As :meth:`_CachedScorer._pair_block`; on complete codes packed as arrays (no Python object per family)."""
         from bnfisher.bn._family_scores import packed_scores
 
         if self.holes:
-            return super().pair_scores()
+            return super()._pair_block(first, stop)
         n = self.cardinalities.size
-        out = np.empty((n, n))
-        step = max(1, (1 << 20) // max(n, 1))  # children per batch: about a million families
-        for first in range(0, n, step):
-            children = np.repeat(np.arange(first, min(first + step, n), dtype=np.int64), n)
-            parents = np.tile(np.arange(n, dtype=np.int64), children.size // n)
-            alone = parents == children  # (v, v) stands for v with no parent
-            offsets = np.zeros(children.size + 1, dtype=np.int64)
-            np.cumsum(~alone, out=offsets[1:])
-            values = packed_scores(self.codes.T, self.cardinalities, children, parents[~alone], offsets,
-                                   score=self.score_name, ess=self.ess, log_prior=self.log_prior)
-            out[:, first:first + children.size // n] = values.reshape(-1, n).T
-        self.n_evaluations += n * n
-        return out
+        children = np.repeat(np.arange(first, stop, dtype=np.int64), n)
+        parents = np.tile(np.arange(n, dtype=np.int64), stop - first)
+        alone = parents == children  # (v, v) stands for v with no parent
+        offsets = np.zeros(children.size + 1, dtype=np.int64)
+        np.cumsum(~alone, out=offsets[1:])
+        return packed_scores(self.codes.T, self.cardinalities, children, parents[~alone], offsets,
+                             score=self.score_name, ess=self.ess, log_prior=self.log_prior)
 
     def _score_new(self, families: list) -> np.ndarray:
         from bnfisher.bn._family_scores import family_scores
