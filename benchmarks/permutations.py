@@ -8,14 +8,19 @@ distinct rows with their multiplicities.
     or fewer added one copy index at a time, beside the former code (float32 uniforms compared with p
     and summed over the short last axis).  Both consume the same random stream and give the same
     splits (checked).
-(b) The count tables of 1,000 splits: the sparse (cells x distinct rows) matrix times the splits,
-    64 splits per product (what ``permutation_statistics`` uses) beside 8, 16, 32, 128 and 256.
+(b) The count tables of 1,000 splits, by splits per pass (64 is what ``permutation_statistics`` uses;
+    8 to 256): one compiled pass over the distinct rows' cell index (``KernelColumns.cell_sums``,
+    reading the splits as drawn) beside the former code, a sparse (cells x distinct rows) CSC matrix
+    in float32 times a transposed float32 copy of the splits.  The same tables (checked).
 (c) The whole ``permutation_statistics`` (1,000 permutations, best of 3) on one core and on every
     core (the next batch of splits drawn on a second thread while this batch's products run), with
     ``--rows`` rows per sample (default 1,000,000 + 1,000,000, HR's CPT reversed in the second):
     the same statistics, bit for bit (checked).
+(d) ``distinct_rows`` of ``--distinct`` alarm rows (default 2,000,000; int8 codes, best of 3): blocks of
+    2^20 rows sorted on every core and merged, beside ``np.unique(axis=0)`` with the inverse and counts
+    (NumPy's reference, run once): the same distinct rows and counts (checked).
 
-Run:  python benchmarks/permutations.py [--rows 1000000]
+Run:  python benchmarks/permutations.py [--rows 1000000] [--distinct 2000000]
 """
 
 from __future__ import annotations
@@ -26,10 +31,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 import bnfisher as bf
 from bnfisher import _parallel
+from bnfisher._jit import _materialise
 from bnfisher.comparison.permutation import _BERNOULLI_COPIES, permutation_statistics, split_draws
+from bnfisher.data.counts import distinct_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -92,6 +100,7 @@ def cores(rows: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows per sample in (c)")
+    parser.add_argument("--distinct", type=int, default=2_000_000, help="rows in (d)")
     args = parser.parse_args()
     network = bf.read_network(ROOT / "tests" / "data" / "bif" / "alarm.bif.gz")
     data = network.sample(600_000, random_state=0)
@@ -106,20 +115,54 @@ def main() -> None:
     assert np.array_equal(ours, theirs), "the draws differ from the former code's"
     print(f"(a) split_draws, {size} splits (best of 3): sums by copy index {ours_time:.2f} s | sums over the last "
           f"axis (former code) {reference:.2f} s | {reference / ours_time:.1f}x; the same splits")
-    matrix = units.cell_matrix(np.float32).tocsc()
     order = np.argsort(units.multiplicity, kind="stable")
-    matrix = matrix[:, order]
-    splits = np.ascontiguousarray(ours, dtype=np.float32)
-    line = []
-    for width in (8, 16, 32, 64, 128, 256):
-        def products(width=width):
-            for first in range(0, size, width):
-                matrix @ np.ascontiguousarray(splits[:, first: first + width])
-        seconds, _ = best_of(products)
-        line.append(f"{width}: {seconds:.2f} s" + (" (used)" if width == 64 else ""))
-    print(f"(b) count tables of {size} splits, sparse {matrix.shape[0]} x {matrix.shape[1]:,} matrix, by splits per "
-          f"product (best of 3): " + " | ".join(line))
+    units.renumber(order)  # as permutation_statistics does: the units in the splits' order
+    cells = units.cells
+    width = cells.shape[1]
+    matrix = sp.csc_matrix((np.ones(cells.size, dtype=np.float32), cells.ravel().astype(np.int32),
+                            np.arange(0, cells.size + 1, width, dtype=np.int64)),
+                           shape=(units.n_cells + 1, units.n_units))[: units.n_cells]
+    splits = np.ascontiguousarray(ours.T)  # a split per row, as drawn
+    _materialise()
+    line, same = [], True
+    for step in (8, 16, 32, 64, 128, 256):
+        out = np.empty((units.n_cells + 1, step), dtype=np.float32)
+
+        def compiled(step=step, out=out):
+            for first in range(0, size, step):
+                units.cell_sums(splits[first: first + step], dtype=np.float32, out=out)
+
+        def former(step=step):
+            for first in range(0, size, step):
+                matrix @ np.ascontiguousarray(splits[first: first + step].T, dtype=np.float32)
+
+        ours_time, _ = best_of(compiled)
+        reference, _ = best_of(former)
+        same &= np.array_equal(units.cell_sums(splits[:step], dtype=np.float32),
+                               matrix @ np.ascontiguousarray(splits[:step].T, dtype=np.float32))
+        line.append(f"{step}: {ours_time:.2f} s against {reference:.2f} s" + (" (used)" if step == 64 else ""))
+    print(f"(b) count tables of {size} splits, {units.n_units:,} distinct rows x {width} families, compiled pass "
+          f"over the cell index against the sparse matrix product (former code), by splits per pass (best of 3): "
+          + " | ".join(line) + f"; the same tables: {same}")
     cores(args.rows)
+    distinct(args.distinct)
+
+
+def distinct(rows: int) -> None:
+    """(d): ``distinct_rows`` against ``np.unique(axis=0)``."""
+    network = bf.read_network(ROOT / "tests" / "data" / "bif" / "alarm.bif.gz")
+    encoded = network.encode(np.vstack([network.sample(min(10**6, rows - start), random_state=start,
+                                                       as_frame=False).astype(np.int8)
+                                        for start in range(0, rows, 10**6)]))
+    codes = encoded.codes
+    ours_time, (first, inverse, copies) = best_of(lambda: distinct_rows(codes, encoded.cardinalities))
+    reference, (unique, _, counts) = best_of(lambda: np.unique(codes, axis=0, return_inverse=True,
+                                                               return_counts=True), repeats=1)
+    same = unique.shape[0] == first.size and np.array_equal(np.sort(counts), np.sort(copies)) and \
+        np.array_equal(codes[first][inverse], codes)
+    print(f"(d) distinct_rows, {rows:,} alarm rows, {first.size:,} distinct (best of 3): {ours_time:.2f} s | "
+          f"np.unique(axis=0) (once) {reference:.2f} s | {reference / ours_time:.0f}x; the same rows and counts: "
+          f"{same}")
 
 
 if __name__ == "__main__":

@@ -142,3 +142,30 @@ def test_a_pool_inside_a_pool_runs_serially():
     outer = list(map_threads(inner, range(2), n_jobs=2))
     assert all(len(set(names)) == 1 for names in outer)  # every inner item on its outer worker's thread
     assert {names[0] for names in outer} != {threading.current_thread().name}
+
+
+@settings(max_examples=40, deadline=None)
+@given(n_rows=st.integers(1, 3000), n_columns=st.integers(1, 40), states=st.integers(2, 40),
+       block=st.integers(1, 700), threads=st.sampled_from([1, 2]), seed=st.integers(0, 2**32 - 1))
+def test_distinct_rows_in_blocks_against_a_dictionary_of_rows(n_rows, n_columns, states, block, threads, seed):
+    """distinct_rows (one sort, or blocks sorted on one or two threads and merged; one packed word or several)
+    against a dictionary filled row by row in order: the rows numbered by first occurrence, their copies, and
+    each row's distinct row."""
+    from bnfisher import _parallel
+    from bnfisher.data import counts
+
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(-1, states, size=(n_rows, n_columns)).astype(np.int8)
+    codes[:, : rng.integers(0, n_columns + 1)] = rng.integers(-1, 2)  # constant columns: many duplicates
+    codes[rng.random(n_rows) < 0.3] = codes[0]
+    seen: dict = {}
+    expected_inverse = [seen.setdefault(row.tobytes(), len(seen)) for row in codes]
+    expected_first = [expected_inverse.index(u) for u in range(len(seen))]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(counts, "BLOCK_ROWS", block)
+        patch.setattr(_parallel, "PARALLEL_WORK", 0)
+        first, inverse, copies = counts.distinct_rows(codes, [states] * n_columns, n_jobs=threads)
+        reduced = counts.distinct_rows(codes, [states] * n_columns, with_inverse=False, n_jobs=threads)
+    assert first.tolist() == expected_first and inverse.tolist() == expected_inverse
+    assert copies.tolist() == np.bincount(expected_inverse).tolist()
+    assert reduced[1] is None and np.array_equal(reduced[0], first) and np.array_equal(reduced[2], copies)

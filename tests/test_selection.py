@@ -346,22 +346,41 @@ def test_kernel_columns_are_the_gram_columns_compiled_in_numpy_and_on_two_thread
 
 
 @pytest.mark.parametrize("normalize", [False, True])
-def test_the_cell_matrix_holds_every_units_cell_weights_in_the_order_asked(normalize):
-    """cell_matrix, built column by column from the cell index, against each unit's weights placed one by one
-    (complete units: their cells; incomplete ones: their posterior cell weights), in unit order and permuted."""
+def test_cell_sums_add_every_units_cell_weights_times_its_draws(normalize):
+    """cell_sums (a pass over the cell index, compiled and in NumPy, plus the incomplete units' posterior weights)
+    against each unit's weights placed one by one in a dense (cells x units) matrix (complete units: their cells;
+    incomplete ones: their posterior cell weights), times the draws, in unit order and renumbered."""
+    from bnfisher._jit import _materialise
+    from bnfisher.kernels.columns import _numpy_scatter, _scatter_rows
+
     network = random_network(np.random.default_rng(5), 6, max_parents=2, max_states=3, floor=0.05)
-    data = network.sample(200, random_state=1)
+    data = network.sample(2000, random_state=1)
     data = data.mask(np.random.default_rng(2).random(data.shape) < 0.05)
     columns = FisherKernel(network, normalize=normalize).columns(data)
-    assert columns.incomplete.size
+    assert columns.incomplete.size and columns.n_units > 256  # compiled: more than one block of 256 units
     expected = np.zeros((columns.n_cells, columns.n_units))
     for unit in range(columns.n_units):
         cells, weights = columns.unit_weights(unit)
         np.add.at(expected[:, unit], cells, weights)
-    order = np.random.default_rng(3).permutation(columns.n_units)
+    rng = np.random.default_rng(3)
+    order = rng.permutation(columns.n_units)
+    draws = rng.integers(0, 4, size=(7, columns.n_units)).astype(np.int32)
+    renumbered = FisherKernel(network, normalize=normalize).columns(data)
+    renumbered.renumber(order)
     for dtype in (np.float64, np.float32):
-        np.testing.assert_allclose(columns.cell_matrix(dtype).toarray(), expected, rtol=1e-6)
-        np.testing.assert_allclose(columns.cell_matrix(dtype, order=order).toarray(), expected[:, order], rtol=1e-6)
+        np.testing.assert_allclose(columns.cell_sums(draws, dtype=dtype), expected @ draws.T, rtol=1e-6)
+        np.testing.assert_allclose(renumbered.cell_sums(draws, dtype=dtype), expected[:, order] @ draws.T, rtol=1e-6)
+        compiled, numpy = (np.empty((columns.n_cells + 1, 7), dtype=dtype) for _ in range(2))
+        _materialise()
+        _scatter_rows(columns.cells, draws, compiled)
+        _numpy_scatter(columns.cells, draws, numpy)
+        np.testing.assert_array_equal(compiled, numpy)  # integer sums: exact either way
+    # Renumbered, every unit-indexed attribute follows: the same kernel columns, rows and weights.
+    np.testing.assert_array_equal(renumbered.inverse, np.argsort(order)[columns.inverse])
+    np.testing.assert_allclose(renumbered.column(0), columns.column(int(order[0]))[order], rtol=1e-12)
+    for unit in (0, int(renumbered.incomplete[0]), columns.n_units - 1):
+        for new_part, old_part in zip(renumbered.unit_weights(unit), columns.unit_weights(int(order[unit]))):
+            np.testing.assert_array_equal(new_part, old_part)
 
 
 def test_the_column_cache_keeps_the_first_columns_when_the_subset_outgrows_it(monkeypatch):

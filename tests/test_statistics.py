@@ -246,6 +246,14 @@ def test_a_network_fitted_on_one_sample_is_recognised_and_warned_about():
                               (bf.learn(pd.concat([A, B]), schema=schema), None),
                               (bf.learn(A, schema=schema, pseudocount=0.5), 0)]:
         assert fitted_on_one_sample(network, network.encode(A).codes, network.encode(B).codes) == expected
+    # Only complete rows are counted: rows with a missing cell added to either sample change nothing.
+    network = bf.learn(A, schema=schema)
+    codes_a, codes_b = network.encode(A).codes, network.encode(B).codes
+    holes = np.vstack([codes_b[:50], codes_a[:50]])
+    holes[np.arange(100), np.arange(100) % holes.shape[1]] = -1
+    assert fitted_on_one_sample(network, np.vstack([codes_a, holes]), codes_b) == 0
+    assert fitted_on_one_sample(network, codes_a, np.vstack([codes_b, holes])) == 0
+    assert fitted_on_one_sample(network, holes, holes) is None
     with pytest.warns(DataWarning, match="fitted on X alone"):
         bf.mmd_test(bf.FisherKernel(bf.learn(A, schema=schema)), A, B, n_permutations=10, random_state=0)
     with warnings.catch_warnings():

@@ -101,8 +101,8 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     copies of each distinct row sent to the first sample (a multivariate
     hypergeometric draw: the same null as permuting rows), and every family's count
     table is a weighted sum over distinct rows (one cell per complete family, the
-    posterior where values are missing).  A batch of draws is one sparse x dense
-    product per family, and yields every family's statistic at once.
+    posterior where values are missing).  A batch of draws is one pass over the
+    distinct rows' cells, and yields every family's statistic at once.
 
     Parameters
     ----------
@@ -148,13 +148,17 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     full_statistic = None
     limit = check_positive_int(max_rows, "max_rows")
     samples = []  # per sample: (codes in the kernel's order, copies of each of those rows)
+    given: list[np.ndarray | None] = []  # per sample: each given row's distinct row (for a witness row by row)
     for data in (X, Y):
+        given.append(None)
         if isinstance(data, DistinctRows):  # reduced already (drift reduces its reference once)
             samples.append((kernel.encode(data.encoded).codes, data.copies))
             continue
-        if in_memory(data):
-            codes = kernel.encode(data).codes
-            samples.append((codes, np.ones(codes.shape[0], dtype=np.int64)))
+        if in_memory(data):  # reduced here, a block at a time: no pooled copy of the rows
+            rows = DistinctRows.of(kernel.encode(data), with_inverse=witness)
+            samples.append((rows.encoded.codes, rows.copies))
+            given[-1] = rows.inverse
+            del rows  # (its codes go with `samples`, once pooled)
             continue
         # Distributed rows: a group-by to distinct rows and counts, which is all the test needs.
         provider = kernel.provider(data)
@@ -186,15 +190,17 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     multiplicity = np.bincount(units.inverse, weights=np.concatenate([copies_x, copies_y]),
                                minlength=units.n_units).astype(np.int64)
     observed = np.bincount(units.inverse[: copies_x.size], weights=copies_x, minlength=units.n_units).astype(np.int64)
-    self_kernel = units.diag  # K(x, x) of every distinct row (its expected features' squared norm if incomplete)
-    # Counts are sums of 0/1 weights below 2**24 for complete rows: exact in float32, at half the memory traffic.
-    exact32 = units.incomplete.size == 0 and n_x + n_y < 2**24
-    # Distinct rows in order of multiplicity: split_draws then fills contiguous blocks.
+    # Every side's count tables sum copies of distinct rows: exact in float64, and in float32 (half the memory
+    # traffic) below 2**24 copies, posterior weights aside.
+    dtype = np.float32 if units.incomplete.size == 0 and max(n_x, n_y) < 2**24 else np.float64
+    observed_counts = units.weighted_cells(observed.astype(np.float64))
+    pooled_counts = units.weighted_cells(multiplicity.astype(np.float64))
+    # Distinct rows in order of multiplicity: split_draws then fills contiguous blocks, and the count tables read the
+    # cell index front to back.
     order = np.argsort(multiplicity, kind="stable")
-    # cells x distinct rows, by columns: the product reads each draw row once (cache friendly, ~10x CSR).
-    matrix = units.cell_matrix(np.float32 if exact32 else np.float64, order=order)
-    multiplicity, observed, self_kernel = multiplicity[order], observed[order], self_kernel[order]
-    pooled_counts = (matrix @ multiplicity.astype(matrix.dtype)).astype(np.float64)
+    units.renumber(order)
+    multiplicity, observed = multiplicity[order], observed[order]
+    self_kernel = units.diag  # K(x, x) of every distinct row (its expected features' squared norm if incomplete)
     active = units.active
     # Pooled marginal frequency of each family's child (the weights of the per-column Pearson statistics).
     inverse_marginal, columns_df = [], []
@@ -203,19 +209,26 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
             pooled_marginal), where=pooled_marginal > 0))
         columns_df.append(max(int(np.sum(pooled_marginal > 0)) - 1, 0))
 
+    # Draws in batches of up to 2**25 cells (their random streams fix the p-values: keep the batches), count tables of
+    # 64 draws at a time (benchmarks/permutations.py).
+    batch = int(max(1, min(n_permutations, _BATCH_CELLS // max(units.n_units, 1))))
+    width = min(batch, 64)
+    count_buffer = np.empty((units.n_cells + 1, width), dtype=dtype)
+
     def parts(draws: np.ndarray) -> tuple:
-        """Per-family MMD², per-column Pearson and overlap MMD² of every column of ``draws`` (copies sent first)."""
-        counts_x = (matrix @ np.ascontiguousarray(draws, dtype=matrix.dtype)).astype(np.float64)  # cells x batch
+        """Per-family MMD², per-column Pearson and overlap MMD² of every row of ``draws`` (copies sent first)."""
+        counts_x = units.cell_sums(draws, dtype=dtype,
+                                   out=count_buffer if draws.shape[0] == width else None).astype(np.float64)
         difference = counts_x * (1 / n_x + 1 / n_y) - (pooled_counts / n_y)[:, None]  # counts_x/n_x - counts_y/n_y
         marginal = units.marginals(difference)
         columns = np.stack([np.sum(m**2 * w, axis=0) for m, w in zip(marginal, inverse_marginal)], axis=1) \
-            if marginal else np.zeros((draws.shape[1], 0))
-        overlap = sum((np.sum(m**2, axis=0) for m in marginal), np.zeros(draws.shape[1]))
+            if marginal else np.zeros((draws.shape[0], 0))
+        overlap = sum((np.sum(m**2, axis=0) for m in marginal), np.zeros(draws.shape[0]))
         return units.mmd2_by_family(difference), columns, overlap
 
-    observed_parts, observed_columns, observed_overlap = (part[0] for part in parts(observed[:, None]))
-    counts_x, counts_y = [None] * len(kernel.families), [None] * len(kernel.families)
-    observed_counts = (matrix @ observed.astype(matrix.dtype)).astype(np.float64)  # no float64 copy of the matrix
+    observed_parts, observed_columns, observed_overlap = (part[0] for part in parts(observed[None, :]))
+    counts_x: list = [None] * len(kernel.families)
+    counts_y: list = [None] * len(kernel.families)
     for k, i in enumerate(active):
         counts_x[i] = observed_counts[units.offsets[k]: units.offsets[k + 1]]
         counts_y[i] = pooled_counts[units.offsets[k]: units.offsets[k + 1]] - counts_x[i]
@@ -226,9 +239,7 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
         difference = mean_x - mean_y
         cell_witness = np.concatenate([_cell_witness(kernel, i, difference) for i in active]) if active else \
             np.zeros(0)
-        unit_witness = np.empty(units.n_units)
-        unit_witness[order] = matrix.T @ cell_witness  # float64 result from the float32 matrix, no copy of it
-        values = unit_witness[units.inverse]
+        values = units.inner(cell_witness)[units.inverse]
     trace_x = float(self_kernel @ observed)
     trace_y = float(self_kernel @ (multiplicity - observed))
     # sum_{i != j} k(x_i, x_j) = ||sum_i phi(x_i)||^2 - sum_i k(x_i, x_i)
@@ -236,42 +247,38 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     within_y = (n_y**2 * float(mean_y @ mean_y) - trace_y) / (n_y * (n_y - 1))
     unbiased = within_x + within_y - 2 * float(mean_x @ mean_y)
     # Random re-splits: the copies of each distinct row sent first follow a multivariate hypergeometric law (the
-    # same null as permuting rows); a batch of draws is one sparse x dense product.
+    # same null as permuting rows); a batch of draws is one pass over the distinct rows' cells.
     check_allocation(8.0 * n_permutations * len(active), f"{n_permutations} permutations' statistics",
                      "use fewer permutations (`n_permutations`; 1,000-10,000 resolve p-values to 0.1-0.01%).")
     null_parts = np.empty((n_permutations, len(active)))
     null_columns = np.empty((n_permutations, len(active)))
     null_overlap = np.empty(n_permutations)
-    # Draws in batches of up to 2**25 cells (their random streams fix the p-values: keep the batches), products of 64
-    # draws at a time: as fast as more (benchmarks/permutations.py), and two buffers reused rather than fresh arrays,
-    # whose page faults can cost more than the draws.
-    # On two cores the next batch is drawn while this one's products run (one stream, drawn in the same order:
-    # the same p-values on any number of cores), into two buffers in turn.
-    batch = int(max(1, min(n_permutations, _BATCH_CELLS // max(units.n_units, 1))))
-    width = min(batch, 64)
+    # Buffers reused rather than fresh arrays, whose page faults can cost more than the draws. On two cores the next
+    # batch is drawn while this one's count tables are computed (one stream, drawn in the same order: the same
+    # p-values on any number of cores), into two buffers in turn.
     starts = range(0, n_permutations, batch)
     split_buffers = [np.empty((batch, units.n_units), dtype=np.int32) for _ in range(min(2, len(starts)))]
-    draw_buffer = np.empty((units.n_units, width), dtype=matrix.dtype)
 
     def draw(position: int) -> np.ndarray:
         size = min(batch, n_permutations - starts[position])
         return split_draws(multiplicity, n_x, size, random_state=rng, out=split_buffers[position % 2][:size])
 
     for start, splits in zip(starts, prefetch(draw, range(len(starts)))):
-        size = splits.shape[1]
+        splits = splits.T  # a split per row, as drawn
+        size = splits.shape[0]
         for first in range(0, size, width):
             k = min(width, size - first)
-            draws = draw_buffer if k == width else np.empty((units.n_units, k), dtype=matrix.dtype)
-            np.copyto(draws, splits[:, first: first + k])
             block = slice(start + first, start + first + k)
-            null_parts[block], null_columns[block], null_overlap[block] = parts(draws)
+            null_parts[block], null_columns[block], null_overlap[block] = parts(splits[first: first + k])
     if not (np.all(np.isfinite(observed_parts)) and np.all(np.isfinite(null_parts))):
         raise DataError("The MMD² is not finite (a cell of probability ~0 under the network); no p-value is given "
                         "for it. Refit the network's CPTs with a pseudocount.")
     return PermutationStatistics(list(active), observed_parts, null_parts, unbiased, full_statistic, mean_x, mean_y,
                                  observed_columns, null_columns, np.asarray(columns_df), float(observed_overlap),
                                  null_overlap, counts_x, counts_y, n_x, n_y,
-                                 *((None, None) if values is None else (values[:given_x], values[given_x:])))
+                                 *((None, None) if values is None else
+                                   (part if inverse is None else part[inverse]
+                                    for part, inverse in zip((values[:given_x], values[given_x:]), given))))
 
 
 def _cell_witness(kernel: FamilyKernel, i: int, difference: np.ndarray) -> np.ndarray:

@@ -119,8 +119,10 @@ def mmd_test(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_s
     *distinct* row go to the first sample -- a multivariate hypergeometric draw
     over the distinct rows with their multiplicities, the same null distribution
     as row permutations.  eq. 10 is a function of the resulting count tables, so a
-    batch of draws costs one sparse (cells x distinct rows) times dense (distinct
-    rows x batch) product per family (:func:`permutation_statistics`).
+    batch of draws costs one pass over the distinct rows' cells
+    (:func:`permutation_statistics`).  Each sample is reduced to its distinct rows
+    first, a block of rows at a time, so the working memory follows the distinct
+    rows, not the rows.
 
     Parameters
     ----------

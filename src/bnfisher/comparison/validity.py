@@ -20,6 +20,7 @@ import numpy as np
 
 from bnfisher._validation import check_random_state
 from bnfisher.bn.network import BayesianNetwork
+from bnfisher.data.counts import count_block
 from bnfisher.exceptions import OptionError
 
 __all__ = ["fitted_on_one_sample", "one_sample_warning", "reference_split"]
@@ -28,18 +29,24 @@ __all__ = ["fitted_on_one_sample", "one_sample_warning", "reference_split"]
 _PSEUDOCOUNTS = (0.0, 0.5, 1.0)
 
 
-def _matches(network: BayesianNetwork, codes: np.ndarray, alpha: float) -> bool:
-    """Whether every CPT equals ``(N + alpha) / (N_j + r alpha)`` of ``codes`` (complete rows), cells seen."""
-    cards = network.cardinalities
-    complete = codes[np.all(codes >= 0, axis=1)]
-    if complete.shape[0] == 0:
+def _tables(network: BayesianNetwork, codes: np.ndarray) -> list | None:
+    """Every family's count table over the complete rows of ``codes`` (None when no row is complete)."""
+    complete = codes.min(axis=1) >= 0 if codes.shape[1] else np.ones(codes.shape[0], dtype=bool)
+    if not complete.any():
+        return None
+    if not complete.all():
+        codes = codes[complete]
+    families = [list(parents) + [i] for i, parents in enumerate(network.parent_indices())]
+    return [table.astype(np.float64) for table in count_block(codes, families, network.cardinalities, n_jobs=-1)]
+
+
+def _matches(network: BayesianNetwork, tables: list | None, alpha: float) -> bool:
+    """Whether every CPT equals ``(N + alpha) / (N_j + r alpha)`` of the count ``tables``, cells seen."""
+    if tables is None:
         return False
-    for i, parents in enumerate(network.parent_indices()):
-        r = int(cards[i])
-        columns = list(parents) + [i]
-        shape = [int(cards[c]) for c in columns]
-        counts = np.bincount(np.ravel_multi_index(complete[:, columns].T, shape),
-                             minlength=int(np.prod(shape))).reshape(-1, r).astype(np.float64)
+    for i, table in enumerate(tables):
+        r = int(network.cardinalities[i])
+        counts = table.reshape(-1, r)
         theta = np.asarray(network.cpts[network.variables[i]], dtype=np.float64).reshape(-1, r)
         seen = counts.sum(axis=1) > 0
         expected = (counts[seen] + alpha) / (counts[seen].sum(axis=1, keepdims=True) + r * alpha)
@@ -76,12 +83,15 @@ def fitted_on_one_sample(network: BayesianNetwork, first: np.ndarray, second: np
     recorded = getattr(network, "learning_", None) or {}
     candidates = tuple(dict.fromkeys([float(recorded["pseudocount"])] if "pseudocount" in recorded else [])) \
         + _PSEUDOCOUNTS
-    pool = np.vstack([first, second])
+    # The pool's tables are the sum of the samples': no pooled copy of the rows.
+    samples = [_tables(network, codes) for codes in (first, second)]
+    present = [tables for tables in samples if tables is not None]
+    pool = [sum(parts) for parts in zip(*present)] if present else None
     for alpha in candidates:
         if _matches(network, pool, alpha):
             return None
-        for k, codes in enumerate((first, second)):
-            if _matches(network, codes, alpha):
+        for k, tables in enumerate(samples):
+            if _matches(network, tables, alpha):
                 return k
     return None
 

@@ -76,7 +76,7 @@ def _expected_partition(frame: pd.DataFrame, network, families: list) -> list:
 
 
 def _distinct_codes(codes: np.ndarray, cardinalities, max_rows: int | None):
-    first, inverse, multiplicity = distinct_rows(codes, cardinalities)
+    first, _, multiplicity = distinct_rows(codes, cardinalities, with_inverse=False)
     if max_rows is not None and first.size > max_rows:
         return None
     small = np.int8 if int(np.max(cardinalities, initial=1)) < 127 else np.int32

@@ -41,7 +41,7 @@ def _window_partition(frame: pd.DataFrame, schema: Schema, time: str | None, sta
     out = {}
     for key, rows in group_rows(keys):
         block, absent = codes[rows], int(missing[rows].sum())
-        first, _, counts = distinct_rows(block, schema.cardinalities)
+        first, _, counts = distinct_rows(block, schema.cardinalities, with_inverse=False)
         times = stamps.iloc[rows] if time is not None else None
         out[key] = (block[first], counts, absent, int((block < 0).sum()) - absent,
                     None if times is None else times.min(), None if times is None else times.max())

@@ -16,6 +16,7 @@ is the in-memory provider; :class:`bnfisher.dask.DaskCounts` (optional extra
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal, overload
 
 import numpy as np
 
@@ -167,7 +168,7 @@ def count_family(
     return counts.reshape(shape)
 
 
-def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalities: Sequence[int],
+def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalities: Sequence[int] | np.ndarray,
                 weights: np.ndarray | None = None, *, n_jobs: int | None = 1) -> list:
     """Count tables of many families over one block of rows.
 
@@ -239,12 +240,30 @@ def sample_positions(n_rows: int, n: int, *, random_state=None) -> np.ndarray:
     return np.sort(rng.choice(n_rows, size=min(n, n_rows), replace=False))
 
 
-def distinct_rows(codes: np.ndarray, cardinalities: Sequence[int] | np.ndarray | None = None):
+#: Rows sorted at a time: the temporaries of a block (about 40 bytes a row) stay near 40 MB whatever the table.
+BLOCK_ROWS = 2**20
+
+
+@overload
+def distinct_rows(codes: np.ndarray, cardinalities: Sequence[int] | np.ndarray | None = None, *,
+                  with_inverse: Literal[True] = ..., n_jobs: int | None = -1
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+
+@overload
+def distinct_rows(codes: np.ndarray, cardinalities: Sequence[int] | np.ndarray | None = None, *,
+                  with_inverse: bool, n_jobs: int | None = -1) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]: ...
+
+
+def distinct_rows(codes, cardinalities=None, *, with_inverse=True, n_jobs=-1):
     """Distinct rows of ``codes``, numbered by first occurrence, with the row-to-distinct map and multiplicities.
 
     Rows are packed into 64-bit words by mixed radix (as few words as the
     cardinalities allow), so the sort runs on one or a few integer keys rather than
-    on whole rows.  Missing values (code -1) are a state of their own here.
+    on whole rows.  Missing values (code -1) are a state of their own here.  Blocks of
+    :data:`BLOCK_ROWS` rows are reduced on their own (on every core) and their distinct
+    rows merged, so the working memory beyond the result is that of a block and of the
+    distinct rows, not of the table.
 
     Parameters
     ----------
@@ -252,14 +271,24 @@ def distinct_rows(codes: np.ndarray, cardinalities: Sequence[int] | np.ndarray |
         Integer codes, -1 for missing.
     cardinalities : sequence of int, optional
         Default: ``codes.max(axis=0) + 1``.
+    with_inverse : bool, default=True
+        Whether to return each row's distinct row (8 bytes a row).
+    n_jobs : int or None, default=-1
+        Threads for the blocks (-1: every core); the result does not depend on it.
 
     Returns
     -------
     first : ndarray of int, shape (n_distinct,)
         Row position of each distinct row's first occurrence (increasing).
-    inverse : ndarray of int, shape (n_rows,)
-        Distinct row of every row: ``codes[first][inverse] == codes``.
+    inverse : ndarray of int, shape (n_rows,), or None
+        Distinct row of every row: ``codes[first][inverse] == codes`` (None unless
+        ``with_inverse``).
     multiplicity : ndarray of int, shape (n_distinct,)
+
+    Raises
+    ------
+    DataError
+        When a column holds a code at or beyond its cardinality.
 
     Examples
     --------
@@ -268,11 +297,13 @@ def distinct_rows(codes: np.ndarray, cardinalities: Sequence[int] | np.ndarray |
     >>> first.tolist(), inverse.tolist(), counts.tolist()
     ([0, 1], [0, 1, 0], [2, 1])
     """
+    from bnfisher._parallel import map_threads, threads_for
+
     codes = np.asarray(codes)
-    n_rows, n_variables = codes.shape
+    n_rows = codes.shape[0]
     if n_rows == 0:
         empty = np.zeros(0, dtype=np.intp)
-        return empty, empty, empty
+        return empty, (empty if with_inverse else None), empty
     largest = codes.max(axis=0)
     if cardinalities is None:
         cardinalities = largest + 1
@@ -280,24 +311,68 @@ def distinct_rows(codes: np.ndarray, cardinalities: Sequence[int] | np.ndarray |
         column = int(np.argmax(largest >= np.asarray(cardinalities)))
         raise DataError(f"Column {column} holds code {int(largest[column])}, beyond its cardinality "
                         f"{int(cardinalities[column])}.")
-    radix = [int(r) + 1 for r in cardinalities]  # + 1: the missing code -1 shifts to 0
-    words, current, width = [], [], 1
+    # A column with missing cells has one value more (-1, shifted to 0): often one 64-bit word for all columns.
+    shift = (codes.min(axis=0) < 0).astype(int)
+    words = _words([int(r) + int(s) for r, s in zip(cardinalities, shift)], shift)
+    if n_rows <= BLOCK_ROWS:
+        first, inverse, multiplicity = _distinct_keys(_pack(codes, words))
+        return first, (inverse if with_inverse else None), multiplicity
+    # Each block: its distinct rows' keys, their first rows and copies, and (in place) its rows' local numbers.
+    starts = range(0, n_rows, BLOCK_ROWS)
+    inverse = np.empty(n_rows, dtype=np.intp) if with_inverse else None
+
+    def reduce(start: int) -> tuple:
+        keys = _pack(codes[start: start + BLOCK_ROWS], words)
+        first, local, multiplicity = _distinct_keys(keys)
+        if inverse is not None:
+            inverse[start: start + local.size] = local
+        return keys[first], first + start, multiplicity
+
+    threads = threads_for(n_rows * codes.shape[1], n_jobs)
+    keys, first, multiplicity = (list(part) for part in zip(*map_threads(reduce, starts, n_jobs=threads)))
+    # The blocks' distinct rows in block order, each block's by first occurrence: the first occurrence of a row
+    # among them is its first occurrence in the table, so merging numbers the rows as one sort of the table would.
+    merged_first, merged, _ = _distinct_keys(np.concatenate(keys))
+    offsets = np.concatenate([[0], np.cumsum([part.size for part in first])])
+    if inverse is not None:
+        for start, offset in zip(starts, offsets):
+            block = inverse[start: start + BLOCK_ROWS]
+            block[:] = merged[offset + block]
+    copies = np.bincount(merged, weights=np.concatenate(multiplicity), minlength=merged_first.size)
+    return np.concatenate(first)[merged_first], inverse, copies.astype(np.intp)
+
+
+def _words(radix: list[int], shift) -> list[list[tuple[int, int, int]]]:
+    """``(column, radix, shift)`` of the columns packed into each 64-bit word: as many as fit, in order."""
+    words: list = [[]]
+    width = 1
     for column, r in enumerate(radix):
-        if current and width * r > _MAX_INDEX:
-            words.append(current)
-            current, width = [], 1
-        current.append(column)
+        if words[-1] and width * r > _MAX_INDEX:
+            words.append([])
+            width = 1
+        words[-1].append((column, r, int(shift[column])))
         width *= r
-    words.append(current)
-    keys = np.empty((n_rows, len(words)), dtype=np.int64)
+    return words
+
+
+def _pack(codes: np.ndarray, words: list) -> np.ndarray:
+    """Mixed-radix keys of the rows, one int64 column per word."""
+    keys = np.zeros((codes.shape[0], len(words)), dtype=np.int64)
     for w, columns in enumerate(words):
         key = keys[:, w]
-        key[:] = 0
-        for column in columns:
-            key *= radix[column]
-            key += codes[:, column].astype(np.int64) + 1
+        for column, r, shift in columns:
+            key *= r
+            key += codes[:, column]
+            if shift:
+                key += shift
+    return keys
+
+
+def _distinct_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`distinct_rows` of packed keys: first rows, each row's distinct row, copies; by first occurrence."""
+    n_rows = keys.shape[0]
     # One stable sort over the packed words (lexicographic); runs of equal keys are the distinct rows.
-    order = np.lexsort(keys.T[::-1]) if len(words) > 1 else np.argsort(keys[:, 0], kind="stable")
+    order = np.lexsort(keys.T[::-1]) if keys.shape[1] > 1 else np.argsort(keys[:, 0], kind="stable")
     ordered = keys[order]
     starts = np.ones(n_rows, dtype=bool)
     starts[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
@@ -305,6 +380,7 @@ def distinct_rows(codes: np.ndarray, cardinalities: Sequence[int] | np.ndarray |
     group = np.cumsum(starts) - 1
     inverse = np.empty(n_rows, dtype=np.intp)
     inverse[order] = group
+    del group
     boundaries = np.flatnonzero(starts)
     first = order[boundaries]  # stable sort: the smallest row of each run
     multiplicity = np.diff(np.append(boundaries, n_rows))

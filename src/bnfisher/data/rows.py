@@ -28,7 +28,7 @@ class DistinctRows:
     copies : ndarray of int64, shape (n_distinct,)
     inverse : ndarray of intp, shape (n_rows,), or None
         Each row's distinct row: ``encoded.codes[inverse]`` is the table (None when only
-        the distinct rows are known: a window of data beyond memory).
+        the distinct rows are known: a window of data beyond memory, or when not asked for).
 
     Examples
     --------
@@ -45,18 +45,20 @@ class DistinctRows:
     inverse: np.ndarray | None
 
     @classmethod
-    def of(cls, encoded: EncodedData) -> DistinctRows:
-        """Reduce an encoded table to its distinct rows (one sort of packed row keys).
+    def of(cls, encoded: EncodedData, *, with_inverse: bool = True) -> DistinctRows:
+        """Reduce an encoded table to its distinct rows (sorts of packed row keys, :func:`distinct_rows`).
 
         Parameters
         ----------
         encoded : EncodedData
+        with_inverse : bool, default=True
+            Whether to keep each row's distinct row (8 bytes a row).
 
         Returns
         -------
         DistinctRows
         """
-        first, inverse, copies = distinct_rows(encoded.codes, encoded.cardinalities)
+        first, inverse, copies = distinct_rows(encoded.codes, encoded.cardinalities, with_inverse=with_inverse)
         codes = np.asfortranarray(encoded.codes[first])
         return cls(EncodedData(codes, encoded.variables, dict(encoded.states), encoded.schema),
                    copies.astype(np.int64), inverse)

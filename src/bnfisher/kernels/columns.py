@@ -49,6 +49,48 @@ def _gather_rows(cells, table, out, start, stop):  # pragma: no cover - compiled
         out[u] = total
 
 
+def _numpy_scatter(cells, weights, out):
+    """:func:`_scatter_rows` in NumPy: one ``bincount`` per family over every (unit, weighting) pair."""
+    k = weights.shape[0]
+    flat = np.empty((cells.shape[0], k), dtype=np.intp)
+    values = weights.T.ravel()
+    out[:] = 0
+    for a in range(cells.shape[1]):
+        np.add(cells[:, a].astype(np.intp)[:, None] * k, np.arange(k), out=flat)
+        out += np.bincount(flat.ravel(), weights=values, minlength=out.size).reshape(out.shape)
+
+
+def _scatter_cost(cells, weights, out) -> float:
+    """Estimated seconds of :func:`_numpy_scatter` (about 5 ns per unit, family and weighting)."""
+    return 5e-9 * weights.size * cells.shape[1]
+
+
+@compiled(nogil=True, fallback=_numpy_scatter, cost=_scatter_cost)
+def _scatter_rows(cells, weights, out):  # pragma: no cover - compiled
+    """``out[c, j] = sum of weights[j, u]`` over the units ``u`` that fall in cell ``c``.
+
+    The count tables of a batch of permutations (a row of ``weights`` each, as they are
+    drawn): 256 units at a time are turned into a small (units x weightings) block in
+    ``out``'s type, then each unit's row of cells is read once and its row of the block
+    added to each of its cells' rows (``out`` has a last row for the placeholder cell of
+    incomplete units).  No (cells x units) matrix and no transposed copy of the draws
+    (``python benchmarks/permutations.py``, (b)).
+    """
+    out[:] = 0
+    k = weights.shape[0]
+    block = np.empty((256, k), dtype=out.dtype)
+    for start in range(0, cells.shape[0], 256):
+        stop = min(cells.shape[0], start + 256)
+        for j in range(k):
+            for u in range(start, stop):
+                block[u - start, j] = weights[j, u]
+        for u in range(start, stop):
+            for a in range(cells.shape[1]):
+                row = out[cells[u, a]]
+                for j in range(k):
+                    row[j] += block[u - start, j]
+
+
 class KernelColumns:
     r"""The rows of a data set as cells of a kernel's families: kernel columns by gathers, in ``O(N n)``.
 
@@ -105,7 +147,9 @@ class KernelColumns:
         self.n_rows = codes.shape[0]
         self.first, self.inverse, self.multiplicity = distinct_rows(codes, cards)
         self.n_units = self.first.size
-        units = np.ascontiguousarray(codes[self.first])
+        units = np.empty((self.n_units, codes.shape[1]), dtype=codes.dtype, order="F")  # read column by column
+        for column in range(codes.shape[1]):
+            np.take(codes[:, column], self.first, out=units[:, column])
         active = [i for i in range(len(kernel.families)) if kernel.block_width(i)]
         sizes = [kernel.cell_features(i).shape[0] for i in active]
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
@@ -148,8 +192,10 @@ class KernelColumns:
         check_allocation(float(self.cells.nbytes), f"The cell index of {self.n_units} distinct rows",
                          "summarise a uniform sample of the rows.")
         done = np.flatnonzero(complete)
+        every = done.size == self.n_units  # (then no copy of the units and no fancy indexing)
+        complete_units = units if every else units[done]
         for a, i in enumerate(active):
-            self.cells[done, a] = offsets[a] + kernel.cell_index(units[done], i)
+            self.cells[slice(None) if every else done, a] = offsets[a] + kernel.cell_index(complete_units, i)
         # Posterior cell weights of incomplete units (the marginalized kernel), one sparse row each.
         self.incomplete_weights = sp.csr_matrix((self.incomplete.size, self.n_cells))
         if self.incomplete.size and active:  # (no active family: no feature, nothing to weigh)
@@ -203,6 +249,28 @@ class KernelColumns:
             start, stop = W.indptr[position], W.indptr[position + 1]
             return W.indices[start:stop].astype(np.int64), W.data[start:stop]
         return self.cells[unit].astype(np.int64), np.full(self.cells.shape[1], self.scale[unit])
+
+    def renumber(self, order: np.ndarray) -> None:
+        """Renumber the units in place: unit ``p`` becomes the former unit ``order[p]``.
+
+        Every unit-indexed attribute follows (the cell index is rewritten in the new
+        order, so passes over it in unit order read it front to back).
+
+        Parameters
+        ----------
+        order : ndarray of int, shape (n_units,)
+            A permutation of the units.
+        """
+        order = np.asarray(order)
+        rank = np.empty(self.n_units, dtype=np.intp)
+        rank[order] = np.arange(self.n_units)
+        self.cells = self.cells[order]
+        self.first, self.multiplicity = self.first[order], self.multiplicity[order]
+        self.diag, self.scale = self.diag[order], self.scale[order]
+        self.inverse = rank[self.inverse]
+        moved = rank[self.incomplete]
+        by_unit = np.argsort(moved, kind="stable")
+        self.incomplete, self.incomplete_weights = moved[by_unit], self.incomplete_weights[by_unit]
 
     def inner(self, lookup: np.ndarray) -> np.ndarray:
         """``sum_c w_u(c) lookup[c]`` for every unit (``lookup`` over the cells).
@@ -274,42 +342,36 @@ class KernelColumns:
                 counts = counts + (indicator @ self.incomplete_weights).toarray()
         return counts
 
-    def cell_matrix(self, dtype=np.float64, order: np.ndarray | None = None) -> sp.csc_matrix:
-        """Return the ``(n_cells, n_units)`` matrix of every unit's cell weights (a count table is one product).
+    def cell_sums(self, weights: np.ndarray, *, dtype=np.float64, out: np.ndarray | None = None) -> np.ndarray:
+        """Return the summed cell weights of every weighting of the units: column ``j`` is ``sum_u weights[j, u] w_u``.
 
-        Rows ``offsets[a]:offsets[a + 1]`` are the cells of family ``active[a]``.  Built
-        column by column from :attr:`cells` (a complete unit's column holds its cells), with
-        no triplets: its memory is the matrix's own.
+        A batch of count tables (a weighting per permutation, the copies of each distinct
+        row it sends to the first sample) in one pass over the cell index (compiled),
+        without a (cells x units) matrix; the incomplete units' posterior weights are
+        added by one sparse product.
 
         Parameters
         ----------
-        dtype : numpy dtype, default=float64
-        order : ndarray of int, shape (n_units,), optional
-            The units in the order of the matrix's columns (default: unit order).
+        weights : ndarray of shape (k, n_units)
+            A weighting per row (integer copies or floats), rows contiguous.
+        dtype : float32 or float64, default=float64
+            Of the sums; float32 sums of integer weights are exact below 2**24.
+        out : ndarray of shape (n_cells + 1, k), optional
+            Scratch of ``dtype`` (its last row collects incomplete units' placeholder cell).
 
         Returns
         -------
-        scipy.sparse.csc_matrix
+        ndarray of shape (n_cells, k)
+            A view of ``out``.
         """
-        n_active = self.cells.shape[1]
-        units = np.arange(self.n_units) if order is None else np.asarray(order)
-        complete = np.ones(self.n_units, dtype=bool)
-        complete[self.incomplete] = False
-        complete = complete[units]
-        cells = self.cells[units[complete]] if self.incomplete.size or order is not None else self.cells
-        lengths = np.where(complete, n_active, 0)
-        indptr = np.concatenate([[0], np.cumsum(lengths)])
-        index_type = np.int32 if indptr[-1] < 2**31 else np.int64
-        matrix = sp.csc_matrix((np.repeat(self.scale[units[complete]].astype(dtype), n_active),
-                                cells.ravel().astype(index_type), indptr.astype(index_type)),
-                               shape=(self.n_cells, units.size), dtype=dtype)
+        if out is None:
+            out = np.empty((self.n_cells + 1, weights.shape[0]), dtype=dtype)
+        # (incomplete units point at the placeholder cell; their posterior weights are scaled already)
+        _scatter_rows(self.cells, weights * self.scale if self.kernel.normalize else weights, out)
+        counts = out[: self.n_cells]
         if self.incomplete.size:
-            position = np.empty(self.n_units, dtype=np.int64)
-            position[units] = np.arange(units.size)
-            W = self.incomplete_weights.tocoo()
-            matrix = matrix + sp.csc_matrix((W.data.astype(dtype), (W.col, position[self.incomplete[W.row]])),
-                                            shape=matrix.shape, dtype=dtype)
-        return matrix
+            counts += self.incomplete_weights.T @ weights[:, self.incomplete].T
+        return counts
 
     def weighted_cells(self, weights: np.ndarray) -> np.ndarray:
         """``sum_u weights[u] w_u``: the cell vector of a weighted set of units.
