@@ -300,11 +300,20 @@ def test_posterior_modes_match_the_junction_tree_for_one_and_several_missing_val
     np.testing.assert_array_equal(posterior_modes(network, codes), expected)
 
 
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("seed", range(3))
-def test_expected_feature_map_is_the_weighted_sum_of_the_cells_feature_rows(seed):
-    """The CSR assembly (no sort, duplicates summed per parent configuration) against the definition
-    ``E[Phi | x] = sum_cells weight * Phi(cell)`` accumulated densely, on random weight triples with repeated,
-    unsorted cells."""
+def test_expected_feature_map_is_the_weighted_sum_of_the_cells_feature_rows(seed, compiled, monkeypatch):
+    """The CSR assembly (no sort, duplicates summed per parent configuration; its entries written by the
+    compiled loop or by NumPy) against the definition ``E[Phi | x] = sum_cells weight * Phi(cell)`` accumulated
+    densely, on random weight triples with repeated, unsorted cells."""
+    from bnfisher._jit import _materialise
+    from bnfisher.kernels import expected
+
+    if compiled:
+        _materialise()
+        assert expected._fill.__class__.__name__ != "_Deferred"  # noqa: SLF001 - numba's dispatcher
+    else:
+        monkeypatch.setattr(expected, "_fill", expected._numpy_fill)  # noqa: SLF001
     rng = np.random.default_rng(seed)
     network = random_network(rng, n_vars=5, max_parents=2, max_states=4)
     kernel = FisherKernel(network)

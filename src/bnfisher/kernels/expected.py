@@ -4,10 +4,33 @@ from __future__ import annotations
 
 import numpy as np
 
+from bnfisher._jit import compiled
 from bnfisher._lazy import sparse as sp
 from bnfisher._memory import check_allocation
 
 __all__ = ["expected_feature_map"]
+
+
+def _numpy_fill(position, columns, values, data, indices):
+    """:func:`_fill` in NumPy: one scatter per feature of the block."""
+    for k in range(values.shape[1]):
+        data[position + k] = values[:, k]
+        indices[position + k] = columns + k
+
+
+def _fill_cost(position, columns, values, data, indices) -> float:
+    """Estimated seconds of :func:`_numpy_fill` (about 15 ns per non-zero, measured on alarm)."""
+    return 1.5e-8 * values.size
+
+
+@compiled(nogil=True, fallback=_numpy_fill, cost=_fill_cost)
+def _fill(position, columns, values, data, indices):  # pragma: no cover - compiled
+    """Write entry ``e``'s feature row at ``data[position[e]:]``, its columns from ``columns[e]`` on."""
+    for e in range(position.shape[0]):
+        slot = position[e]
+        for k in range(values.shape[1]):
+            data[slot + k] = values[e, k]
+            indices[slot + k] = columns[e] + k
 
 
 def expected_feature_map(tables: list, cardinalities, block_offsets: np.ndarray, n_features: int, weights: list,
@@ -66,10 +89,7 @@ def expected_feature_map(tables: list, cardinalities, block_offsets: np.ndarray,
             if not once:  # rows with several entries: each after the row's earlier ones
                 first = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_rows))])
                 position += (np.arange(rows.size) - first[rows]) * d
-            columns = (block_offsets[i] + configurations * d).astype(index_dtype)
-            for k in range(d):
-                data[position + k] = values[:, k]
-                indices[position + k] = columns + k
+            _fill(position, (block_offsets[i] + configurations * d).astype(index_dtype), values, data, indices)
         filled += count * d
     matrix = sp.csr_matrix((data, indices, indptr.astype(index_dtype)), shape=(n_rows, n_features))
     matrix.has_sorted_indices = True
