@@ -50,19 +50,20 @@ def _gather_rows(cells, table, out, start, stop):  # pragma: no cover - compiled
 
 
 def _numpy_scatter(cells, weights, out):
-    """:func:`_scatter_rows` in NumPy: one ``bincount`` per family over every (unit, weighting) pair."""
-    k = weights.shape[0]
-    flat = np.empty((cells.shape[0], k), dtype=np.intp)
-    values = weights.T.ravel()
-    out[:] = 0
-    for a in range(cells.shape[1]):
-        np.add(cells[:, a].astype(np.intp)[:, None] * k, np.arange(k), out=flat)
-        out += np.bincount(flat.ravel(), weights=values, minlength=out.size).reshape(out.shape)
+    """:func:`_scatter_rows` with SciPy: the (cells x units) indicator matrix times the weightings."""
+    n_units, width = cells.shape
+    indicator = sp.csc_matrix((np.ones(n_units * width), cells.ravel(), np.arange(0, n_units * width + 1, width)),
+                              shape=(out.shape[0], n_units))
+    out[:] = indicator @ np.ascontiguousarray(weights.T, dtype=np.float64)
 
 
 def _scatter_cost(cells, weights, out) -> float:
-    """Estimated seconds of :func:`_numpy_scatter` (about 5 ns per unit, family and weighting)."""
-    return 5e-9 * weights.size * cells.shape[1]
+    """Estimated seconds of :func:`_numpy_scatter` (about 0.3 ns per unit, family and weighting, measured on alarm).
+
+    Infinite beyond 2**22 (unit, family) pairs, whose indicator matrix (12 bytes a pair) is not worth its memory:
+    such a job compiles at once.
+    """
+    return float("inf") if cells.size > 2**22 else 3e-10 * weights.size * cells.shape[1]
 
 
 @compiled(nogil=True, fallback=_numpy_scatter, cost=_scatter_cost)
