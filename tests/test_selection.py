@@ -429,6 +429,15 @@ def test_split_draws_are_multivariate_hypergeometric():
                                ).pvalue > 1e-3
     # and the joint law: covariances between distinct rows agree with the exact sampler's
     np.testing.assert_allclose(np.cov(ours.T), np.cov(reference.T), atol=0.05)
+    # Deferred (the engine evens the splits out on another thread): the same splits, unsorted rows included.
+    from bnfisher.comparison.permutation import _even_out
+
+    for rows in (multiplicity, np.sort(multiplicity)):
+        whole = split_draws(rows, n_first, 500, random_state=5)
+        splits, picks = split_draws(rows, n_first, 500, random_state=5, defer=True)
+        assert picks and not np.array_equal(splits, whole)  # some splits needed evening out
+        _even_out(splits.T, rows, picks)
+        np.testing.assert_array_equal(splits, whole)
 
 
 def test_selection_on_dask_data_that_fits_is_the_in_memory_selection():

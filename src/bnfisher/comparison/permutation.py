@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 
@@ -259,12 +260,16 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     starts = range(0, n_permutations, batch)
     split_buffers = [np.empty((batch, units.n_units), dtype=np.int32) for _ in range(min(2, len(starts)))]
 
-    def draw(position: int) -> np.ndarray:
+    def draw(position: int) -> tuple:
         size = min(batch, n_permutations - starts[position])
-        return split_draws(multiplicity, n_x, size, random_state=rng, out=split_buffers[position % 2][:size])
+        return split_draws(multiplicity, n_x, size, random_state=rng, out=split_buffers[position % 2][:size],
+                           defer=True)
 
-    for start, splits in zip(starts, prefetch(draw, range(len(starts)))):
+    # The draws (one random stream) take longer than the count tables: the splits' last step, which draws nothing,
+    # runs here rather than on the drawing thread.
+    for start, (splits, picks) in zip(starts, prefetch(draw, range(len(starts)))):
         splits = splits.T  # a split per row, as drawn
+        _even_out(splits, multiplicity, picks)
         size = splits.shape[0]
         for first in range(0, size, width):
             k = min(width, size - first)
@@ -341,8 +346,17 @@ _BATCH_CELLS = 1 << 25
 _BERNOULLI_COPIES = 16
 
 
+@overload
 def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_state=None,
-                out: np.ndarray | None = None) -> np.ndarray:
+                out: np.ndarray | None = None, defer: Literal[False] = ...) -> np.ndarray: ...
+
+
+@overload
+def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_state=None,
+                out: np.ndarray | None = None, defer: Literal[True]) -> tuple[np.ndarray, list]: ...
+
+
+def split_draws(multiplicity, n_first, size, *, random_state=None, out=None, defer=False):
     """Random splits of pooled rows, as copies of each distinct row sent to the first sample.
 
     Each column is one uniformly random ``n_first``-subset of the pooled rows, counted by
@@ -364,6 +378,10 @@ def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_sta
     random_state : None, int or Generator
     out : ndarray of int32, shape (size, n_distinct), optional
         Where to write the splits (a buffer reused across calls saves the page faults of a fresh one).
+    defer : bool, default=False
+        Return the splits before their last, deterministic step, with what it needs:
+        ``(splits, picks)``, completed by ``_even_out(splits.T, multiplicity, picks)``
+        (the permutation engine runs that step on another thread than the draws).
 
     Returns
     -------
@@ -412,16 +430,24 @@ def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_sta
         rows[:, begin:] = rng.binomial(ordered[begin:], p, size=(size, ordered.size - begin))
     if np.any(np.diff(order) != 1):
         rows[:] = rows[:, np.argsort(order)]
-        ordered = multiplicity
-    for draw in rows:
-        excess = int(draw.sum(dtype=np.int64)) - n_first
-        if excess == 0:
-            continue
-        # Remove |excess| rows of the first sample, or add them from the rest, uniformly among those rows.
-        cumulative = np.cumsum(draw if excess > 0 else ordered - draw)
-        picked = rng.choice(int(cumulative[-1]), size=abs(excess), replace=False)
-        np.add.at(draw, np.searchsorted(cumulative, picked, side="right"), -1 if excess > 0 else 1)
+    # Remove |excess| rows of the first sample, or add them from the rest, uniformly among those rows: which rows
+    # is drawn here, in split order (the same stream as drawing each when it is applied); applying them needs no
+    # random number (`_even_out`), so the permutation engine does it on the thread that uses the splits.
+    excess = rows.sum(axis=1, dtype=np.int64) - n_first
+    picks = [(k, int(e), rng.choice(int(sums) if e > 0 else n_total - int(sums), size=abs(int(e)), replace=False))
+             for k, (e, sums) in enumerate(zip(excess, excess + n_first)) if e]
+    if defer:
+        return rows.T, picks
+    _even_out(rows, multiplicity, picks)
     return rows.T
+
+
+def _even_out(rows: np.ndarray, multiplicity: np.ndarray, picks: list) -> None:
+    """Apply :func:`split_draws`' drawn corrections: in split ``k``, take or give back the rows ``picked``."""
+    for k, excess, picked in picks:
+        draw = rows[k]
+        cumulative = np.cumsum(draw if excess > 0 else multiplicity - draw)
+        np.add.at(draw, np.searchsorted(cumulative, picked, side="right"), -1 if excess > 0 else 1)
 
 
 def _bernoulli_sums(uniforms: np.ndarray, p: np.float32, out: np.ndarray) -> None:
