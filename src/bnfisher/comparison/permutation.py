@@ -194,8 +194,7 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     # Every side's count tables sum copies of distinct rows: exact in float64, and in float32 (half the memory
     # traffic) below 2**24 copies, posterior weights aside.
     dtype = np.float32 if units.incomplete.size == 0 and max(n_x, n_y) < 2**24 else np.float64
-    observed_counts = units.weighted_cells(observed.astype(np.float64))
-    pooled_counts = units.weighted_cells(multiplicity.astype(np.float64))
+    observed_counts, pooled_counts = units.cell_sums(np.stack([observed, multiplicity]).astype(np.float64)).T
     # Distinct rows in order of multiplicity: split_draws then fills contiguous blocks, and the count tables read the
     # cell index front to back.
     order = np.argsort(multiplicity, kind="stable")

@@ -375,7 +375,7 @@ class KernelColumns:
         return counts
 
     def weighted_cells(self, weights: np.ndarray) -> np.ndarray:
-        """``sum_u weights[u] w_u``: the cell vector of a weighted set of units.
+        """``sum_u weights[u] w_u``: the cell vector of a weighted set of units (:meth:`cell_sums` of one weighting).
 
         Parameters
         ----------
@@ -385,14 +385,7 @@ class KernelColumns:
         -------
         ndarray of shape (n_cells,)
         """
-        scaled = weights * self.scale
-        total = np.zeros(self.n_cells + 1)
-        for a in range(self.cells.shape[1]):
-            total += np.bincount(self.cells[:, a], weights=scaled, minlength=self.n_cells + 1)
-        total = total[: self.n_cells]
-        if self.incomplete.size:
-            total += self.incomplete_weights.T @ weights[self.incomplete]
-        return total
+        return self.cell_sums(np.asarray(weights, dtype=np.float64)[None, :])[:, 0].copy()
 
     def mmd2_by_family(self, difference: np.ndarray) -> np.ndarray:
         """Per-family squared MMD (eq. 10) of cell-frequency differences (:func:`~bnfisher.kernels.mmd.family_mmd2`).
