@@ -3,6 +3,7 @@
 import gzip
 import os
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -114,6 +115,24 @@ def test_compiled_functions_fall_back_to_no_cache_where_none_can_be_kept(monkeyp
         return 2 * x
 
     assert double(21) == 42
+
+
+def test_a_compiled_function_is_replaced_in_every_module_that_imported_it():
+    """A compiled loop calling one imported from another module (the pair scores call the family kernel) finds the
+    numba dispatcher under the imported name, and runs compiled (fresh process)."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np; from bnfisher.bn import _pair_scores as p; from bnfisher._jit import _materialise; "
+            "_materialise(); print(type(p._family_score).__name__, type(p._dense_value).__name__); "
+            "codes = np.array([[0, 1, 1], [1, 0, 1]], dtype=np.int8); "
+            "print(p.pair_scores(codes, np.array([2, 2]), score='ll', ess=1.0).round(4).tolist())")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split("\n")
+    assert out[0] == "CPUDispatcher CPUDispatcher"
+    # ll of a column alone: 1 log(1/3) + 2 log(2/3); of one given the other: 2 log(1/2) (one pair of rows split)
+    alone = round(float(np.log(1 / 3) + 2 * np.log(2 / 3)), 4)
+    given = round(float(2 * np.log(1 / 2)), 4)
+    assert out[1] == str([[alone, given], [given, alone]])
 
 
 def test_import_leaves_the_heavy_dependencies_for_first_use():

@@ -1,6 +1,8 @@
 import math
 import tempfile
 import warnings
+from collections import Counter
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -138,6 +140,8 @@ def test_score_rejects_bad_input():
         score({"a": ["b"], "b": ["a"]}, data)
     with pytest.raises(ValueError, match=r"absent from the data"):
         score({"a": ["zzz"]}, data)
+    with pytest.raises(ValueError, match=r"Variable 'b' lists a parent twice: \('a', 'a'\)"):
+        score({"a": [], "b": ["a", "a"]}, data)  # a silently different penalty before
     with pytest.raises(ValueError, match="structure_prior"):
         score({"a": []}, data, structure_prior=2.0)
     assert encode(data).n_rows == 2
@@ -215,7 +219,7 @@ def test_the_numpy_fallback_equals_brute_force_and_the_compiled_kernel(score_nam
     offsets = np.cumsum([0] + [len(ps) for _, ps in families]).astype(np.int64)
     cells = np.empty(4096 if path == "dense" else 4, dtype=np.int32)
     arguments = (codes, cards, children, members, offsets, SCORE_KINDS.index(score_name), 2.0, cells, 0.5,
-                 _xlogx_table(400))
+                 _xlogx_table(400), np.zeros(0, dtype=np.int64), 400)
     ours = _numpy_batch(*arguments)
     expected = [_brute_force(codes[c].tolist(), [codes[p].tolist() for p in ps], score_name, ess=2.0) + 0.5 * len(ps)
                 for c, ps in families]
@@ -286,3 +290,149 @@ def test_pair_scores_are_the_single_parent_family_scores_on_every_scorer():
             for v in range(6):
                 assert pairs[u, v] == pytest.approx(scorer(v, () if u == v else (u,)), rel=1e-12)
     np.testing.assert_allclose(scorers[0].pair_scores(), scorers[1].pair_scores(), rtol=1e-12)
+
+
+def _mixed_codes(seed: int, n_rows: int = 300):
+    """Codes (variables x rows, int8) with repeated rows, small tables and one of 120 states (tables too large to
+    count densely: scored by sorting); every state occurs, so the brute force reads the cardinalities off the codes."""
+    rng = np.random.default_rng(seed)
+    cards = np.array([2, 3, 4, 3, 2, 120], dtype=np.int64)
+    codes = np.stack([rng.integers(0, c, size=n_rows) for c in cards])
+    half = n_rows // 2
+    codes[:4, :half] = codes[:4, half:2 * half]  # repeated rows over the small columns
+    codes[5, :120] = np.arange(120)
+    for v, c in enumerate(cards):
+        codes[v, :c] = np.arange(c) if c < 120 else codes[v, :c]
+    return np.ascontiguousarray(codes.astype(np.int8)), cards
+
+
+@pytest.mark.parametrize("score_name", ["ll", "bic", "aic", "bdeu", "k2"])
+def test_pair_scores_count_each_pair_once_and_score_both_ways_as_the_family_kernel(score_name):
+    """pair_scores (one table per pair of columns, read by rows and by columns; pairs too large for two dense tables
+    through the family kernel) against the family kernel bit for bit, the brute force from the definitions, and
+    its NumPy fallback; on one thread and on two."""
+    from bnfisher._jit import _materialise
+    from bnfisher.bn._family_scores import SCORE_KINDS, family_scores
+    from bnfisher.bn._pair_scores import _numpy_pair_rows, pair_scores
+
+    codes, cards = _mixed_codes(1)
+    n = cards.size
+    _materialise()
+    families = [(v, (u,) if u != v else ()) for u in range(n) for v in range(n)]
+    kernel = family_scores(codes, cards, families, score=score_name, ess=2.0, n_threads=1).reshape(n, n)
+    kernel += 0.25 * (1 - np.eye(n))
+    for threads in (1, 2):
+        ours = pair_scores(codes, cards, score=score_name, ess=2.0, log_prior=0.25, n_threads=threads)
+        np.testing.assert_array_equal(ours, kernel)
+    expected = np.array([[_brute_force(codes[v].tolist(), [codes[u].tolist()] if u != v else [], score_name, ess=2.0)
+                          for v in range(n)] for u in range(n)]) + 0.25 * (1 - np.eye(n))
+    np.testing.assert_allclose(ours, expected, rtol=1e-12)
+    fallback = np.empty((n, n))
+    _numpy_pair_rows(codes, cards, 0, n, SCORE_KINDS.index(score_name), 2.0, None, None, 0.25, fallback)
+    np.testing.assert_allclose(fallback, expected, rtol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n_rows=st.integers(120, 400), score_name=st.sampled_from(["bic", "bdeu", "k2"]))
+def test_projected_scores_on_distinct_rows_equal_the_scores_on_all_rows(seed, n_rows, score_name):
+    """Families counted on the distinct rows of a few columns with their multiplicities: the family kernel's scores
+    on all rows bit for bit (tables too large for a dense count go to all rows), and the NumPy fallbacks (hash-free
+    projection, weighted bincount) equal to the definitions."""
+    from bnfisher._jit import _materialise
+    from bnfisher._parallel import PARALLEL_WORK
+    from bnfisher.bn._family_scores import (
+        SCORE_KINDS,
+        _numpy_project,
+        _numpy_projected_batch,
+        _project,
+        family_scores,
+        projected_scores,
+    )
+
+    rng = np.random.default_rng(seed)
+    codes, cards = _mixed_codes(seed, n_rows=n_rows)
+    columns = sorted(rng.choice(6, size=int(rng.integers(1, 7)), replace=False).tolist())
+    families = []
+    for _ in range(12):
+        child = int(rng.choice(columns))
+        others = [c for c in columns if c != child]
+        parents = tuple(int(p) for p in rng.permutation(others)[:int(rng.integers(0, min(3, len(others)) + 1))])
+        families.append((child, parents))
+    _materialise()
+    # One group, and the same families split into groups over their own columns (in parts for two threads).
+    ours = projected_scores(codes, cards, [(families, columns)], score=score_name, ess=2.0, log_prior=-0.5)
+    split = [(families[k:k + 3], {v for c, ps in families[k:k + 3] for v in (c, *ps)}) for k in range(0, 12, 3)]
+    theirs = family_scores(codes, cards, families, score=score_name, ess=2.0, log_prior=-0.5, n_threads=1)
+    np.testing.assert_array_equal(ours, theirs)
+    for work in (PARALLEL_WORK, 0):  # one thread, and two whatever the work
+        with mock.patch("bnfisher._parallel.PARALLEL_WORK", work):
+            np.testing.assert_array_equal(projected_scores(codes, cards, split, score=score_name, ess=2.0,
+                                                           log_prior=-0.5, n_threads=2), theirs)
+    # The projection: every distinct row once, with its count, in the compiled and the NumPy version.
+    for rows, weights in (_project(codes, np.array(columns), cards), _numpy_project(codes, np.array(columns), cards)):
+        assert weights.sum() == codes.shape[1]
+        seen = {tuple(row): int(w) for row, w in zip(rows.T.tolist(), weights.tolist())}
+        assert len(seen) == rows.shape[1]
+        assert seen == Counter(map(tuple, codes[columns].T.tolist()))
+    local = {c: k for k, c in enumerate(columns)}
+    picked = [(local[c], tuple(local[p] for p in ps)) for c, ps in families]
+    children = np.array([c for c, _ in picked], dtype=np.int64)
+    members = np.array([p for _, ps in picked for p in ps], dtype=np.int64)
+    offsets = np.cumsum([0] + [len(ps) for _, ps in picked]).astype(np.int64)
+    fallback = _numpy_projected_batch(codes, cards, np.array(columns), np.array([0, len(columns)]), children, members,
+                                      offsets, np.array([0, len(families)]), SCORE_KINDS.index(score_name), 2.0,
+                                      None, -0.5, None)
+    expected = [_brute_force(codes[c].tolist(), [codes[p].tolist() for p in ps], score_name, ess=2.0) - 0.5 * len(ps)
+                for c, ps in families]
+    np.testing.assert_allclose(fallback, expected, rtol=1e-11, atol=1e-9)
+    np.testing.assert_allclose(ours, expected, rtol=1e-11, atol=1e-9)
+
+
+def test_projected_scores_count_large_tables_and_overflowing_keys_on_all_rows():
+    """A family whose table is too large to count densely, and columns whose mixed-radix key would overflow an int64:
+    scored on all rows instead of the distinct ones, to the same scores."""
+    from bnfisher._jit import _materialise
+    from bnfisher.bn._family_scores import _dense_cells, family_scores, projected_scores
+
+    rng = np.random.default_rng(5)
+    cards = np.array([100] * 9 + [4, 4], dtype=np.int64)  # 100**9 * 16 > 2**62
+    codes = np.ascontiguousarray(np.stack([rng.integers(0, c, size=300) for c in cards]).astype(np.int8))
+    big = (0, (1, 2))  # 10**6 cells
+    assert 100 ** 3 > _dense_cells(300)
+    _materialise()
+    for columns, families in (([0, 1, 2, 9, 10], [big, (9, (10,)), (10, ())]),
+                              (list(range(11)), [(9, (10,)), (10, (9, 0)), big])):
+        ours = projected_scores(codes, cards, [(families, columns)], score="bic", ess=1.0)
+        np.testing.assert_array_equal(ours, family_scores(codes, cards, families, score="bic", ess=1.0, n_threads=1))
+
+
+def test_grouped_scores_and_cached_pairs_are_the_family_scores_on_every_scorer():
+    """Groups of families (candidate parent sets), counted on their columns' distinct rows by LocalScorer, batched
+    by ProviderScorer and by LocalScorer with missing cells, and the cached single-parent families: each the
+    scorer's own one-family scores of a fresh scorer."""
+    from bnfisher.bn.scores import ProviderScorer
+    from bnfisher.data.providers import NumpyCounts
+    from bnfisher.data.schema import Schema
+
+    rng = np.random.default_rng(8)
+    codes = rng.integers(0, 3, size=(500, 6))
+    codes[:, 2] = (codes[:, 0] + codes[:, 1] * (rng.random(500) < 0.7)) % 3
+    holed = codes.copy()
+    holed[rng.random(holed.shape) < 0.1] = -1
+    schema = Schema({f"v{i}": [0, 1, 2] for i in range(6)})
+    groups = [([(2, ()), (2, (0,)), (2, (0, 1)), (2, (1,))], {0, 1, 2}),
+              ([(5, (3, 4)), (5, ()), (5, (4,))], {3, 4, 5}),
+              ([(0, (1, 2, 3))], {0, 1, 2, 3})]
+    makers = [lambda: LocalScorer(codes, [3] * 6, "bic", structure_prior=0.5),
+              lambda: ProviderScorer(NumpyCounts(codes, schema), "bic", structure_prior=0.5),
+              lambda: LocalScorer(holed, [3] * 6, "bdeu", ess=3.0)]
+    for make in makers:
+        scorer, fresh = make(), make()
+        scorer.prefetch([(2, (0,))])  # one family cached before: looked up, not scored again
+        for (families, _), values in zip(groups, scorer.grouped_scores(groups)):
+            np.testing.assert_array_equal(values, [fresh(c, ps) for c, ps in families])
+        paired, fresh = make(), make()
+        paired.cache_pairs()
+        for v in range(6):
+            for u in range(6):
+                assert paired(v, (u,) if u != v else ()) == fresh(v, (u,) if u != v else ())

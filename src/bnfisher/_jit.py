@@ -91,15 +91,23 @@ def _njit(function: Callable[..., Any], options: dict[str, Any]) -> Any:
 
 
 def _materialise() -> None:
-    """Hand every declared function to numba and replace its stand-in in its module."""
+    """Hand every declared function to numba and replace its stand-in in the package's modules.
+
+    A compiled function that calls one imported from another module finds the dispatcher
+    under the imported name too, so numba types the call.
+    """
     with _lock:
+        fresh = {}
         for deferred in _pending:
             if deferred.dispatcher is None:
                 deferred.dispatcher = _njit(deferred.function, deferred.options)
-                module = sys.modules[deferred.function.__module__]
-                name = deferred.function.__name__
-                if getattr(module, name, None) is deferred:
-                    setattr(module, name, deferred.dispatcher)
+                fresh[id(deferred)] = deferred
+        package = __name__.partition(".")[0]
+        for module_name, module in list(sys.modules.items()):
+            if fresh and module is not None and module_name.partition(".")[0] == package:
+                for name, value in list(vars(module).items()):
+                    if id(value) in fresh and value is fresh[id(value)]:
+                        setattr(module, name, value.dispatcher)
 
 
 def compiled(*, fallback: Any = None, cost: Callable[..., float] | None = None,

@@ -17,6 +17,7 @@ prior adds ``|parents| log c``.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import numpy as np
@@ -25,7 +26,7 @@ from bnfisher._jit import compiled
 from bnfisher._parallel import map_threads, threads_for
 from bnfisher.bn.local_scores import SCORES, local_score
 
-__all__ = ["SCORE_KINDS", "family_scores", "packed_scores"]
+__all__ = ["SCORE_KINDS", "family_scores", "packed_scores", "projected_scores"]
 
 #: Score names in the order of the compiled kernel's ``kind`` codes.
 SCORE_KINDS = SCORES
@@ -148,16 +149,37 @@ def _key_value(key, span, x, r, kind, alpha, cells, xlogx):  # pragma: no cover 
 
 
 @compiled(nogil=True)
-def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind, ess, key, cells,
-                  xlogx):  # pragma: no cover - compiled
-    """Score one family, ``base`` holding the configuration key of all its parents but the last."""
+def _weighted_value(x, last, c, base, span, r, weights, kind, alpha, cells, xlogx):  # pragma: no cover - compiled
+    """Return the sum over the table of (``base``, ``last``, child ``x``), row ``t`` counted ``weights[t]`` times."""
+    cells[:span * c * r] = 0
+    for t in range(x.size):
+        cells[(base[t] * c + last[t]) * r + x[t]] += weights[t]
+    return _dense_value(cells, span * c, r, kind, alpha, xlogx)
+
+
+@compiled(nogil=True)
+def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind, ess, key, cells, xlogx,
+                  weights, n_total):  # pragma: no cover - compiled
+    """Score one family, ``base`` holding the configuration key of all its parents but the last.
+
+    With ``weights`` (distinct rows, each counted ``weights[t]`` times; empty: every row once) the
+    family's whole table is counted densely: the caller makes sure it fits ``cells``.  ``n_total``
+    is the number of rows (the weights' sum) in the penalty.
+    """
     r = cardinalities[child]
     q = 1.0  # all parent configurations (float: the product may exceed int64)
     for p in parents:
         q *= cardinalities[p]
     alpha = 1.0 if kind == 4 else ess / (q * r)
     x = codes_t[child]
-    if parents.size == 0:
+    if weights.size > 0:
+        key[:] = 0
+        if parents.size == 0:
+            value = _weighted_value(x, key, 1, key, 1, r, weights, kind, alpha, cells, xlogx)
+        else:
+            value = _weighted_value(x, codes_t[parents[-1]], cardinalities[parents[-1]], base, base_span, r,
+                                    weights, kind, alpha, cells, xlogx)
+    elif parents.size == 0:
         key[:] = 0
         value = _key_value(key, np.int64(1), x, r, kind, alpha, cells, xlogx)
     else:
@@ -194,15 +216,22 @@ def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind,
             for t in range(x.size):
                 key[t] = key[t] * c + last[t]
             value = _key_value(key, span * c, x, r, kind, alpha, cells, xlogx)
+    return _penalised(value, q, r, kind, n_total)
+
+
+@compiled(nogil=True)
+def _penalised(value, q, r, kind, n_total):  # pragma: no cover - compiled
+    """Return a family's sum over its table less the penalty of ``q`` parent configurations (BIC, AIC)."""
     free = q * (r - 1)
-    if kind == 1 and x.size > 0:
-        value -= 0.5 * math.log(x.size) * free
+    if kind == 1 and n_total > 0:
+        value -= 0.5 * math.log(n_total) * free
     elif kind == 2:
         value -= free
     return value
 
 
-def _numpy_batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells, log_prior, xlogx):
+def _numpy_batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells, log_prior, xlogx, weights,
+                 n_total):
     """Return the scores of :func:`_batch`, family by family with NumPy (no compiler: its fallback; ``xlogx`` unused).
 
     Each family is counted (densely, or by one ``np.unique`` when its table is large next to the data) and its
@@ -224,7 +253,10 @@ def _numpy_batch(codes_t, cardinalities, children, members, offsets, kind, ess, 
             key = key * c + codes_t[p]
             span *= c
         cell = key * r + codes_t[child]
-        if span * r <= cells.size:
+        if weights.size:  # distinct rows with their multiplicities (whole numbers, exact in float64)
+            table = np.bincount(cell, weights=weights, minlength=span * r).reshape(span, r).astype(np.int64)
+            table = table[table.any(axis=1)]
+        elif span * r <= cells.size:
             table = np.bincount(cell, minlength=span * r).reshape(span, r)
             table = table[table.any(axis=1)]  # the observed parent configurations only
         else:  # the observed parent configurations, by one sort
@@ -233,7 +265,7 @@ def _numpy_batch(codes_t, cardinalities, children, members, offsets, kind, ess, 
             table = np.zeros((int(configuration.max()) + 1 if found.size else 1, r))
             table[configuration.reshape(-1), found % r] = counts
         q = math.prod(int(cardinalities[p]) for p in parents)
-        out[f] = local_score(table, SCORE_KINDS[kind], n_rows=n_rows, ess=ess, n_configurations=q)
+        out[f] = local_score(table, SCORE_KINDS[kind], n_rows=n_total, ess=ess, n_configurations=q)
         out[f] += log_prior * parents.size
     return out
 
@@ -261,8 +293,8 @@ def _xlogx_table(n_rows: int) -> np.ndarray:
 
 
 @compiled(nogil=True, fallback=_numpy_batch, cost=_batch_cost)
-def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells, log_prior,
-           xlogx):  # pragma: no cover - compiled
+def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells, log_prior, xlogx, weights,
+           n_total):  # pragma: no cover - compiled
     n_rows = codes_t.shape[1]
     base = np.zeros(n_rows, np.int64)
     key = np.empty(n_rows, np.int64)
@@ -281,13 +313,24 @@ def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells,
                 base_span = _parent_key(codes_t, cardinalities, prefix, base)
                 base_first, base_size = offsets[f], prefix.size
         out[f] = _family_score(codes_t, cardinalities, children[f], parents, base, base_span, kind, ess, key,
-                               cells, xlogx)
+                               cells, xlogx, weights, n_total)
         out[f] += log_prior * parents.size
     return out
 
 
+def _packed(families) -> tuple:
+    """Return ``(child, parents)`` pairs as the arrays of :func:`packed_scores`: children, members, offsets."""
+    children = np.array([child for child, _ in families], dtype=np.int64)
+    parent_sets = [parents for _, parents in families]
+    offsets = np.zeros(len(families) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, parent_sets), dtype=np.int64, count=len(families)), out=offsets[1:])
+    members = np.fromiter(itertools.chain.from_iterable(parent_sets), dtype=np.int64, count=int(offsets[-1]))
+    return children, members, offsets
+
+
 def family_scores(codes_t: np.ndarray, cardinalities: np.ndarray, families, *, score: str, ess: float,
-                  log_prior: float = 0.0, n_threads: int | None = None) -> np.ndarray:
+                  log_prior: float = 0.0, n_threads: int | None = None,
+                  weights: np.ndarray | None = None) -> np.ndarray:
     """Local scores of ``families`` over complete integer codes.
 
     Parameters
@@ -303,44 +346,225 @@ def family_scores(codes_t: np.ndarray, cardinalities: np.ndarray, families, *, s
     n_threads : int, optional
         Threads for a large batch (rows x families of at least
         :data:`bnfisher._parallel.PARALLEL_WORK`; default: every core).
+    weights : ndarray of int64, optional
+        How often each column of ``codes_t`` occurs (distinct rows; see :func:`projected_scores`).
 
     Returns
     -------
     ndarray of shape (len(families),)
     """
-    children = np.fromiter((c for c, _ in families), dtype=np.int64, count=len(families))
-    sizes = np.fromiter((len(ps) for _, ps in families), dtype=np.int64, count=len(families))
-    offsets = np.zeros(len(families) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    members = np.fromiter((p for _, ps in families for p in ps), dtype=np.int64, count=int(offsets[-1]))
+    children, members, offsets = _packed(families)
     return packed_scores(codes_t, cardinalities, children, members, offsets, score=score, ess=ess,
-                         log_prior=log_prior, n_threads=n_threads)
+                         log_prior=log_prior, n_threads=n_threads, weights=weights)
+
+
+def _dense_cells(n_rows: int) -> int:
+    """Cells of a dense count table for a family over ``n_rows`` rows (larger tables are counted by sorting)."""
+    return min(DENSE_CELLS_PER_ROW * n_rows + 4096, _MAX_DENSE_CELLS)
 
 
 def packed_scores(codes_t: np.ndarray, cardinalities: np.ndarray, children: np.ndarray, members: np.ndarray,
                   offsets: np.ndarray, *, score: str, ess: float, log_prior: float = 0.0,
-                  n_threads: int | None = None) -> np.ndarray:
+                  n_threads: int | None = None, weights: np.ndarray | None = None) -> np.ndarray:
     """Return :func:`family_scores` of families given as arrays.
 
     Family ``f`` is ``children[f]`` with the parents ``members[offsets[f]:offsets[f + 1]]``
     (int64); consecutive families sharing all parents but the last share a pass over the rows.
+    With ``weights`` (int64, one per column of ``codes_t``: distinct rows and how often each
+    occurs) every family's whole table must have at most ``_dense_cells(weights.sum())`` cells.
     """
     kind = SCORE_KINDS.index(score)
-    n_rows = codes_t.shape[1]
-    dense_cells = min(DENSE_CELLS_PER_ROW * n_rows + 4096, _MAX_DENSE_CELLS)
+    n_rows = codes_t.shape[1] if weights is None else int(weights.sum())
+    weights = np.zeros(0, dtype=np.int64) if weights is None else weights
+    dense_cells = _dense_cells(n_rows)
     # Dense count tables (scratch, one per thread): 32-bit counts unless the rows could overflow them.
     cell_type = np.int32 if n_rows < 2**31 else np.int64
-    threads = min(threads_for(n_rows * (children.size + members.size), n_threads or -1), children.size)
+    threads = min(threads_for(codes_t.shape[1] * (children.size + members.size), n_threads or -1), children.size)
     xlogx = _xlogx_table(n_rows)
     if threads <= 1:
         return _batch(codes_t, cardinalities, children, members, offsets, kind, float(ess),
-                      np.empty(dense_cells, cell_type), float(log_prior), xlogx)
+                      np.empty(dense_cells, cell_type), float(log_prior), xlogx, weights, n_rows)
     bounds = np.linspace(0, children.size, threads + 1).astype(np.int64)
 
     def run(part):
         lo, hi = bounds[part], bounds[part + 1]
         return _batch(codes_t, cardinalities, children[lo:hi], members[offsets[lo]:offsets[hi]],
                       offsets[lo:hi + 1] - offsets[lo], kind, float(ess), np.empty(dense_cells, cell_type),
-                      float(log_prior), xlogx)
+                      float(log_prior), xlogx, weights, n_rows)
 
     return np.concatenate(list(map_threads(run, range(threads), n_jobs=threads)))
+
+
+def _numpy_project(codes_t, columns, cardinalities):
+    """Return :func:`_project`'s distinct rows and weights with NumPy (its fallback; the rows in another order)."""
+    key = np.zeros(codes_t.shape[1], dtype=np.int64)
+    for column in columns:
+        key = key * cardinalities[column] + codes_t[column]
+    _, first, weights = np.unique(key, return_index=True, return_counts=True)
+    return np.ascontiguousarray(codes_t[columns][:, first]), weights.astype(np.int64)
+
+
+def _project_cost(codes_t, columns, *_args) -> float:
+    """Estimated seconds of :func:`_numpy_project` (a sort of the keys dominates)."""
+    return 2e-8 * codes_t.shape[1] * (columns.size + 5)
+
+
+@compiled(nogil=True, fallback=_numpy_project, cost=_project_cost)
+def _project(codes_t, columns, cardinalities):  # pragma: no cover - compiled
+    """Return the distinct rows of ``codes_t[columns]`` (one column each, by first occurrence) and their counts.
+
+    One pass over the rows with an open-addressing hash table of the rows' mixed-radix keys (the
+    caller makes sure the product of the columns' cardinalities fits an int64).
+    """
+    n_rows = codes_t.shape[1]
+    bits = 1
+    while (1 << bits) < 2 * n_rows:
+        bits += 1
+    slot_mask = (1 << bits) - 1
+    slots = np.full(1 << bits, -1, np.int64)
+    keys = np.empty(n_rows, np.int64)
+    first = np.empty(n_rows, np.int64)
+    weights = np.zeros(n_rows, np.int64)
+    distinct = 0
+    shift = np.uint64(64 - bits)
+    for t in range(n_rows):
+        key = np.int64(0)
+        for k in range(columns.size):
+            key = key * cardinalities[columns[k]] + codes_t[columns[k], t]
+        slot = np.int64((np.uint64(key) * np.uint64(11400714819323198485)) >> shift)  # Fibonacci hashing
+        while True:
+            found = slots[slot]
+            if found < 0:
+                slots[slot] = distinct
+                keys[distinct] = key
+                first[distinct] = t
+                weights[distinct] = 1
+                distinct += 1
+                break
+            if keys[found] == key:
+                weights[found] += 1
+                break
+            slot = (slot + 1) & slot_mask
+    rows = np.empty((columns.size, distinct), codes_t.dtype)
+    for k in range(columns.size):
+        column = codes_t[columns[k]]
+        for d in range(distinct):
+            rows[k, d] = column[first[d]]
+    return rows, weights[:distinct].copy()
+
+
+def _numpy_projected_batch(codes_t, cardinalities, columns, column_offsets, children, members, offsets,
+                           family_offsets, kind, ess, cells, log_prior, xlogx):
+    """Return :func:`_projected_batch`'s scores with NumPy (its fallback): the same steps, group by group."""
+    out = np.empty(children.size)
+    for g in range(column_offsets.size - 1):
+        lo, hi = family_offsets[g], family_offsets[g + 1]
+        if hi > lo:
+            own = columns[column_offsets[g]:column_offsets[g + 1]]
+            rows, weights = _numpy_project(codes_t, own, cardinalities)
+            out[lo:hi] = _numpy_batch(rows, cardinalities[own], children[lo:hi], members[offsets[lo]:offsets[hi]],
+                                      offsets[lo:hi + 1] - offsets[lo], kind, ess, cells, log_prior, xlogx, weights,
+                                      codes_t.shape[1])
+    return out
+
+
+def _projected_batch_cost(codes_t, cardinalities, columns, column_offsets, children, members, *_args) -> float:
+    """Estimated seconds of :func:`_numpy_projected_batch`: the projections, and the families on (at most) all rows."""
+    return (_project_cost(codes_t, columns) + 5e-6 * column_offsets.size
+            + _batch_cost(codes_t, cardinalities, children, members))
+
+
+@compiled(nogil=True, fallback=_numpy_projected_batch, cost=_projected_batch_cost)
+def _projected_batch(codes_t, cardinalities, columns, column_offsets, children, members, offsets, family_offsets,
+                     kind, ess, cells, log_prior, xlogx):  # pragma: no cover - compiled
+    """Score groups of families, each counted on the distinct rows of its columns (local indices in the families).
+
+    Group ``g`` owns the columns ``columns[column_offsets[g]:column_offsets[g + 1]]`` and the
+    families ``family_offsets[g]:family_offsets[g + 1]``, whose variables are positions among them.
+    """
+    out = np.empty(children.size)
+    for g in range(column_offsets.size - 1):
+        lo, hi = family_offsets[g], family_offsets[g + 1]
+        if hi > lo:
+            own = columns[column_offsets[g]:column_offsets[g + 1]]
+            rows, weights = _project(codes_t, own, cardinalities)
+            out[lo:hi] = _batch(rows, cardinalities[own], children[lo:hi], members[offsets[lo]:offsets[hi]],
+                                offsets[lo:hi + 1] - offsets[lo], kind, ess, cells, log_prior, xlogx, weights,
+                                codes_t.shape[1])
+    return out
+
+
+def projected_scores(codes_t: np.ndarray, cardinalities: np.ndarray, groups, *, score: str, ess: float,
+                     log_prior: float = 0.0, n_threads: int | None = None) -> np.ndarray:
+    """Return :func:`family_scores` of groups of families, each group counted on the distinct rows of a few columns.
+
+    The rows of a group's columns are reduced to the distinct ones, each with its count, in one
+    pass; the group's families are then counted over the distinct rows, their cells incremented
+    by the counts.  The count tables are those of all rows, so the scores are the same, bit for
+    bit (the cells are summed in the same order).  A family is scored on all rows instead when its
+    table is too large to count densely or its group's keys would overflow an int64.
+
+    Parameters
+    ----------
+    codes_t : ndarray of shape (n_variables, n_rows)
+    cardinalities : ndarray of int64
+    groups : sequence of (families, columns)
+        ``families``: (child, parents) pairs whose variables all lie in ``columns``.
+    score, ess, log_prior, n_threads
+        As :func:`family_scores`.
+
+    Returns
+    -------
+    ndarray
+        The scores of all the groups' families, group after group.
+    """
+    n_variables, n_rows = codes_t.shape
+    children, members, offsets = _packed([family for families, _ in groups for family in families])
+    sizes = np.diff(offsets)
+    group_columns = [sorted(set(map(int, columns))) for _, columns in groups]
+    columns = np.array([c for own in group_columns for c in own], dtype=np.int64)
+    column_offsets = np.concatenate([[0], np.cumsum([len(own) for own in group_columns])]).astype(np.int64)
+    group = np.repeat(np.arange(len(groups)), [len(families) for families, _ in groups])
+    # log2 of each family's table size (with a margin: a table at the limit is counted on all rows, to the same score)
+    logs = np.log2(cardinalities.astype(np.float64))
+    within = np.concatenate([[0.0], np.cumsum(logs[members])])
+    fits = logs[children] + within[offsets[1:]] - within[offsets[:-1]] <= math.log2(_dense_cells(n_rows)) - 1e-6
+    key_bits = np.add.reduceat(logs[columns], column_offsets[:-1]) if columns.size else np.zeros(0)
+    fits &= (key_bits < 62 - 1e-6)[group]  # the group's mixed-radix keys must fit an int64
+    out = np.empty(children.size)
+    if fits.any():
+        # Each variable's position among its group's columns: ``group * n + column`` is sorted across the groups.
+        positions = np.repeat(np.arange(len(groups)), np.diff(column_offsets)) * n_variables + columns
+
+        def local(variables, owners):
+            return np.searchsorted(positions, owners * n_variables + variables) - column_offsets[owners]
+
+        chosen, kept = np.flatnonzero(fits), np.repeat(fits, sizes)
+        local_children = local(children[chosen], group[chosen])
+        local_members = local(members[kept], np.repeat(group, sizes)[kept])
+        local_offsets = np.concatenate([[0], np.cumsum(sizes[chosen])]).astype(np.int64)
+        family_offsets = np.searchsorted(group[chosen], np.arange(len(groups) + 1)).astype(np.int64)
+        kind, xlogx = SCORE_KINDS.index(score), _xlogx_table(n_rows)
+        cell_type = np.int32 if n_rows < 2**31 else np.int64
+        work = n_rows * (column_offsets.size + chosen.size)
+        threads = min(threads_for(work, n_threads or -1), len(groups))
+        # Parts of about equal numbers of families, whole groups each.
+        bounds = np.searchsorted(family_offsets, np.linspace(0, chosen.size, threads + 1))
+        bounds[0], bounds[-1] = 0, len(groups)
+
+        def run(part):
+            first, stop = int(bounds[part]), int(bounds[part + 1])
+            lo, hi = family_offsets[first], family_offsets[stop]
+            return _projected_batch(codes_t, cardinalities, columns, column_offsets[first:stop + 1],
+                                    local_children[lo:hi], local_members[local_offsets[lo]:local_offsets[hi]],
+                                    local_offsets[lo:hi + 1] - local_offsets[lo],
+                                    family_offsets[first:stop + 1] - lo, kind, float(ess),
+                                    np.empty(_dense_cells(n_rows), cell_type), float(log_prior), xlogx)
+
+        out[chosen] = np.concatenate([np.zeros(0)] + list(map_threads(run, range(threads), n_jobs=threads)))
+    if not fits.all():
+        others, kept = np.flatnonzero(~fits), np.repeat(~fits, sizes)
+        out[others] = packed_scores(codes_t, cardinalities, children[others], members[kept],
+                                    np.concatenate([[0], np.cumsum(sizes[others])]).astype(np.int64), score=score,
+                                    ess=ess, log_prior=log_prior, n_threads=n_threads)
+    return out

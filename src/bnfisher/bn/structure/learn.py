@@ -528,9 +528,8 @@ def _scorer(provider, options: dict, singles: bool = True):
     """Return the cached scorer of ``provider``; ``singles``: every family of at most one parent scored in one batch."""
     scorer = make_scorer(provider, structure_score=options.get("structure_score", "bic"),
                          ess=options.get("ess", 1.0), structure_prior=options.get("structure_prior"))
-    n = len(provider.variables)
     if singles:
-        scorer.prefetch([(i, (j,)) for i in range(n) for j in range(n) if i != j] + [(i, ()) for i in range(n)])
+        scorer.cache_pairs()
     return scorer
 
 

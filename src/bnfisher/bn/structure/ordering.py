@@ -21,7 +21,7 @@ References
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import chain, combinations
 
 import numpy as np
 
@@ -61,20 +61,24 @@ class CandidateSets:
     def __init__(self, sets: list, scores: list, n_variables: int):
         self.n_variables = n_variables
         self.n_words = (n_variables + 63) // 64
-        masks, values, offsets = [], [], [0]
+        sizes = np.array([len(sets[v]) for v in range(n_variables)], dtype=np.int64)
+        owner = np.repeat(np.arange(n_variables), sizes)
+        value = np.concatenate([np.zeros(0)] + [np.asarray(scores[v], dtype=np.float64) for v in range(n_variables)])
+        # Each variable's sets by score, best first (ties in the given order: lexsort is stable).
+        order = np.lexsort((-value, owner))
+        mask = _masks([ps for v in range(n_variables) for ps in sets[v]], self.n_words)[order]
+        value = value[order]
+        keep = np.ones(value.size, dtype=bool)
+        bounds = np.concatenate([[0], np.cumsum(sizes)])
         for v in range(n_variables):
-            mask = _masks(sets[v], self.n_words)
-            order = np.argsort(-np.asarray(scores[v], dtype=np.float64), kind="stable")
-            mask, value = mask[order], np.asarray(scores[v], dtype=np.float64)[order]
+            own = mask[bounds[v]:bounds[v + 1]]
             # A set with a better-scoring subset earlier in the list can never be chosen: drop it.
-            inside = np.all((mask[:, None, :] & ~mask[None, :, :]) == 0, axis=2)  # inside[a, b]: a within b
-            dominated = np.triu(inside, k=1).any(axis=0) if len(mask) else np.zeros(0, dtype=bool)
-            masks.append(mask[~dominated])
-            values.append(value[~dominated])
-            offsets.append(offsets[-1] + int((~dominated).sum()))
-        self.masks = np.concatenate(masks) if masks else np.zeros((0, self.n_words), dtype=np.uint64)
-        self.scores = np.concatenate(values) if values else np.zeros(0)
-        self.offsets = np.asarray(offsets, dtype=np.int64)
+            inside = np.all((own[:, None, :] & ~own[None, :, :]) == 0, axis=2)  # inside[a, b]: a within b
+            keep[bounds[v]:bounds[v + 1]] = ~np.triu(inside, k=1).any(axis=0)
+        self.masks = mask[keep]
+        self.scores = value[keep]
+        self.offsets = np.concatenate([[0], np.cumsum(np.bincount(owner[keep], minlength=n_variables))])
+        self.offsets = self.offsets.astype(np.int64)
 
     def parents(self, index: int) -> tuple:
         """Return the parent set (sorted column indices) of set number ``index``.
@@ -93,8 +97,8 @@ class CandidateSets:
 
 def _masks(sets: list, n_words: int) -> np.ndarray:
     """Bit masks of parent sets: (len(sets), n_words) words of 64 bits."""
-    rows = np.repeat(np.arange(len(sets)), [len(ps) for ps in sets])
-    members = np.fromiter((u for ps in sets for u in ps), dtype=np.int64, count=rows.size)
+    rows = np.repeat(np.arange(len(sets)), np.fromiter(map(len, sets), dtype=np.int64, count=len(sets)))
+    members = np.fromiter(chain.from_iterable(sets), dtype=np.int64, count=rows.size)
     bits = np.zeros((len(sets), n_words * 64), dtype=np.uint8)
     bits[rows, members] = 1
     return np.packbits(bits, axis=1, bitorder="little").view(np.uint64).reshape(len(sets), n_words)
@@ -140,13 +144,14 @@ def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = N
         first += len(allowed[v])
         ranked = [allowed[v][k] for k in np.argsort(-gains, kind="stable")[:n_candidates]]
         pool = sorted(set(ranked).union(*(start[v] for start in starts)) - set(required[v]) - banned[v])
-        chosen = {tuple(sorted(required[v] + list(extra)))
-                  for k in range(max(size - len(required[v]), 0) + 1) for extra in combinations(pool, k)}
+        extras = chain.from_iterable(combinations(pool, k) for k in range(max(size - len(required[v]), 0) + 1))
+        # Combinations of the sorted pool are sorted; with whitelisted parents, each set is sorted anew.
+        chosen = {tuple(sorted(required[v] + list(extra))) for extra in extras} if required[v] else set(extras)
         chosen.update(tuple(sorted((set(start[v]) | set(required[v])) - banned[v])) for start in starts)
         sets.append(sorted(chosen))
-    values = scorer.family_scores([(v, s) for v in range(n) for s in sets[v]])
-    bounds = np.cumsum([0] + [len(s) for s in sets])
-    return CandidateSets(sets, [values[bounds[v]:bounds[v + 1]] for v in range(n)], n)
+    # Each variable's sets lie among a few columns: counted on their distinct rows (the same scores).
+    values = scorer.grouped_scores([([(v, s) for s in sets[v]], {v}.union(*sets[v])) for v in range(n)])
+    return CandidateSets(sets, values, n)
 
 
 def _search_cost(order, masks, scores, offsets, max_passes) -> float:
