@@ -239,6 +239,36 @@ def test_permutations_drawn_ahead_on_a_second_thread_give_the_same_statistics(mo
         np.testing.assert_array_equal(getattr(outcomes[1], name), getattr(outcomes[2], name))
 
 
+def test_cores_are_bounded_by_a_containers_cpu_quota(tmp_path, monkeypatch):
+    """cgroup v2 (``cpu.max``) and v1 (``cfs_quota_us`` / ``cfs_period_us``) quotas read in cores, none when
+    unlimited or absent; ``n_jobs=-1`` then asks for the quota's cores (rounded up), not the machine's."""
+    from bnfisher import _parallel
+    from bnfisher._parallel import _cgroup_cpus
+
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v2" / "cpu.max").write_text("150000 100000\n")
+    (tmp_path / "unlimited").mkdir()
+    (tmp_path / "unlimited" / "cpu.max").write_text("max 100000\n")
+    (tmp_path / "v1" / "cpu").mkdir(parents=True)
+    (tmp_path / "v1" / "cpu" / "cpu.cfs_quota_us").write_text("300000\n")
+    (tmp_path / "v1" / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    (tmp_path / "v1none" / "cpu").mkdir(parents=True)
+    (tmp_path / "v1none" / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    (tmp_path / "v1none" / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert _cgroup_cpus(tmp_path / "v2") == 1.5
+    assert _cgroup_cpus(tmp_path / "unlimited") is None
+    assert _cgroup_cpus(tmp_path / "v1") == 3.0
+    assert _cgroup_cpus(tmp_path / "v1none") is None
+    assert _cgroup_cpus(tmp_path / "absent") is None
+    monkeypatch.setattr(_parallel.os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    for quota, expected in ((1.5, 2), (None, 64), (0.2, 1), (100.0, 64)):
+        monkeypatch.setattr(_parallel, "_cgroup_cpus", lambda quota=quota: quota)
+        _parallel.available_cores.cache_clear()
+        assert _parallel.available_cores() == expected
+        assert _parallel.resolve_jobs(-1) == expected and _parallel.resolve_jobs(-2) == max(1, expected - 1)
+    _parallel.available_cores.cache_clear()
+
+
 def test_prefetch_yields_in_order_and_reraises():
     from bnfisher._parallel import prefetch
 

@@ -7,14 +7,17 @@ data into other processes.
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from bnfisher.exceptions import OptionError, OptionTypeError
 
-__all__ = ["PARALLEL_WORK", "map_threads", "prefetch", "resolve_jobs", "threads_for"]
+__all__ = ["PARALLEL_WORK", "available_cores", "map_threads", "prefetch", "resolve_jobs", "threads_for"]
 
 _PREFIX = "bnfisher-pool"
 
@@ -45,8 +48,46 @@ def resolve_jobs(n_jobs: int | None) -> int:
         raise OptionTypeError(f"`n_jobs` must be an integer or None; got {n_jobs!r}.")
     if n_jobs == 0:
         raise OptionError("`n_jobs` must not be 0: give 1 for one thread, -1 for all cores.")
-    cores = os.cpu_count() or 1
-    return n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs)
+    return n_jobs if n_jobs > 0 else max(1, available_cores() + 1 + n_jobs)
+
+
+def _cgroup_cpus(root: Path = Path("/sys/fs/cgroup")) -> float | None:
+    """Return the CPU quota of the process's control group in cores (None: no quota, or none found).
+
+    cgroup v2 writes ``"<quota> <period>"`` (or ``"max <period>"``) in ``cpu.max``; v1 writes the
+    quota (-1: none) and the period in microseconds in ``cpu/cpu.cfs_quota_us`` and ``cpu.cfs_period_us``.
+    """
+    try:
+        limit, interval = (root / "cpu.max").read_text().split()[:2]
+        return None if limit == "max" else int(limit) / int(interval)
+    except (OSError, ValueError):
+        pass
+    try:
+        quota = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
+        period = int((root / "cpu" / "cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
+    return quota / period if quota > 0 and period > 0 else None
+
+
+@functools.lru_cache(maxsize=1)
+def available_cores() -> int:
+    """Return the cores this process may use: its CPU affinity, bounded by a container's CPU quota.
+
+    ``os.cpu_count()`` counts the machine's cores; a container limited to 2 CPUs on a 64-core host
+    would otherwise start 64 threads that share 2.  A fractional quota rounds up (1.5 CPUs: 2
+    threads), as joblib does.  Read once per process.
+
+    Returns
+    -------
+    int
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    quota = _cgroup_cpus()
+    return max(1, min(cores, math.ceil(quota))) if quota is not None else max(1, cores)
 
 
 

@@ -14,7 +14,6 @@ the "practical" identity-information kernel and under the overlap (Hamming) kern
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from bnfisher._parallel import available_cores
 from bnfisher._validation import check_option, check_positive_int, check_random_state
 from bnfisher.bn.inference.posterior import ClassPosterior
 from bnfisher.bn.network import BayesianNetwork, cpt_from_counts
@@ -108,7 +108,7 @@ class _Evaluator:
 
         # Blocks run on threads: the sparse products and ufuncs release the GIL.
         starts = range(0, subsets.shape[0], block)
-        with ThreadPoolExecutor(max_workers=min(len(starts), os.cpu_count() or 1, 4)) as pool:
+        with ThreadPoolExecutor(max_workers=min(len(starts), available_cores(), 4)) as pool:
             blocks = list(pool.map(evaluate_block, starts))
         metrics: dict = {}
         for values in blocks:

@@ -170,11 +170,9 @@ def score_forest_parents(scorer, n_variables: int) -> list:
         Parent column indices of every variable.
     """
     n = n_variables
-    weights = np.zeros((n, n))  # weights[j, i] = gain of the arc j -> i
-    for i in range(n):
-        others = [j for j in range(n) if j != i]
-        if others:
-            weights[others, i] = scorer.scores_adding(i, (), others) - scorer(i, ())
+    pairs = scorer.pair_scores()  # pairs[j, i]: i with the parent j; pairs[i, i]: i alone
+    weights = pairs - np.diag(pairs)[None, :]  # weights[j, i] = gain of the arc j -> i
+    np.fill_diagonal(weights, 0.0)
     if np.allclose(weights, weights.T, rtol=1e-9, atol=1e-9):
         return spanning_forest_parents(np.maximum(weights, weights.T))
     graph = nx.DiGraph()

@@ -547,7 +547,7 @@ def _named_parents(provider, structure: str, options: dict, variables) -> list:
     if structure == "chow-liu":
         return chow_liu_parents(provider)
     if structure == "forest":
-        return score_forest_parents(_scorer(provider, options), len(variables))
+        return score_forest_parents(_scorer(provider, options, singles=False), len(variables))
     class_index = _class_index(options, variables, structure)
     if structure == "naive-bayes":
         return naive_bayes_parents(len(variables), class_index)
