@@ -128,6 +128,19 @@ def test_learn_with_missing_values_reports_and_stays_close_to_the_complete_data_
     assert available.learning_["missing"] == "available-case"
 
 
+def test_structural_em_reports_what_its_search_did():
+    """learning_ of structural EM keeps the last round's search report beside EM's (max_candidates for hc, the
+    optimum for exact), as learning without missing cells does."""
+    from bnfisher.datasets import load
+
+    frame = load("nursery").iloc[::6, :6].astype(object)
+    holed = frame.mask(np.random.default_rng(1).random(frame.shape) < 0.05)
+    hc = bf.learn(holed, "hc", missing="em", max_candidates=2).learning_
+    assert hc["missing"] == "em" and hc["max_candidates"] == 2 and "sem_rounds" in hc
+    exact = bf.learn(holed, "exact", missing="em").learning_
+    assert exact["structure"] == "exact" and np.isfinite(exact["optimum"]) and exact["sem_rounds"] >= 1
+
+
 def test_hidden_variables_are_fitted_by_em_and_marginalized_by_the_kernel(tmp_path):
     truth = bf.BayesianNetwork(
         {"A": ["H"], "B": ["H"], "C": ["H"]},

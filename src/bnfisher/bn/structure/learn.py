@@ -402,10 +402,10 @@ restarts, perturb, max_iter, max_time, max_local_scores, max_candidates, progres
         result = fit_em_distributed(provider, parents, pseudocount=pseudocount)
         network = result.network
         network.learning_ = {"missing": "em", "n_missing_cells": None, "em_iterations": result.n_iter,
-                             "em_converged": result.converged, "largest_cpt_change": result.objective[-1]}
+                             "em_converged": result.converged, "largest_cpt_change": result.objective[-1], **report}
         return network
     if missing == "em" and isinstance(structure, str):
-        return _structural_em(encoded, structure, parents, pseudocount, options)
+        return _structural_em(encoded, structure, parents, pseudocount, options, report)
     if missing == "em":
         from bnfisher.bn.em import fit_em
 
@@ -438,9 +438,12 @@ def _resolve_missing(data, schema) -> str:
     return "em" if codes.dtype.kind in "iu" and codes.size and codes.min() < 0 else "error"
 
 
-def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, options: dict,
+def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, options: dict, report: dict,
                    max_rounds: int = 5) -> BayesianNetwork:
-    """Structural EM by imputation (bnlearn's ``structural.em``): impute by posterior modes, re-learn, re-fit."""
+    """Structural EM by imputation (bnlearn's ``structural.em``): impute by posterior modes, re-learn, re-fit.
+
+    ``report`` is what the first search reported; each round's search replaces it (``learning_`` keeps the last).
+    """
     import warnings
 
     from bnfisher.bn.em import fit_em
@@ -464,7 +467,7 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
         imputed = EncodedData(np.asfortranarray(completed), network.variables, dict(network.states),
                               schema=Schema({v: network.states[v] for v in network.variables}))
         provider = NumpyCounts.from_encoded(imputed)
-        parent_index, _ = _structure_parents(provider, structure, dict(options))
+        parent_index, report = _structure_parents(provider, structure, dict(options))
         new_parents = {v: tuple(network.variables[p] for p in parent_index[i]) for i, v in enumerate(network.variables)}
         changed = any(set(new_parents[v]) != set(network.parents[v]) for v in network.variables)
         moved = sum(len(set(new_parents[v]) ^ set(network.parents[v])) for v in network.variables)
@@ -496,7 +499,7 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
     network.learning_ = {"missing": "em", "n_missing_cells": result.n_missing, "sem_rounds": rounds,
                          "sem_converged": not changed, "sem_cycle": cycle, "arcs_per_round": history,
                          "em_iterations": result.n_iter, "em_converged": result.converged,
-                         "objective": result.objective[-1]}
+                         "objective": result.objective[-1], **report}
     return network
 
 
