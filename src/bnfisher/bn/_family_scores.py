@@ -24,6 +24,7 @@ import numpy as np
 
 from bnfisher._jit import compiled
 from bnfisher._parallel import map_threads, threads_for
+from bnfisher.bn._bit_counts import GROUPS, bit_table, groups_of
 from bnfisher.bn.local_scores import SCORES, local_score
 
 __all__ = ["SCORE_KINDS", "family_scores", "packed_scores", "projected_scores"]
@@ -37,6 +38,9 @@ DENSE_CELLS_PER_ROW = 4
 _MAX_DENSE_CELLS = 1 << 22
 #: Tables of at most this many cells are counted in four interleaved copies.
 _SMALL_TABLE = 1024
+#: A family is counted from bit sets of the rows (:mod:`bnfisher.bn._bit_counts`) when its table has at most
+#: this many cells: a cell costs ``n_rows / 64`` words ANDed and counted, where a pass costs a few operations a row.
+BIT_CELLS = 1024
 #: ``n log n`` is looked up for counts below this.
 _XLOGX_TABLE = 1 << 20
 
@@ -231,8 +235,8 @@ def _penalised(value, q, r, kind, n_total):  # pragma: no cover - compiled
 
 
 def _numpy_batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells, log_prior, xlogx, weights,
-                 n_total):
-    """Return the scores of :func:`_batch`, family by family with NumPy (no compiler: its fallback; ``xlogx`` unused).
+                 n_total, bits=None, first=None):
+    """Return the scores of :func:`_batch` family by family with NumPy (its fallback; xlogx and the bits unused).
 
     Each family is counted (densely, or by one ``np.unique`` when its table is large next to the data) and its
     observed parent configurations (the others add nothing) scored by :func:`bnfisher.bn.local_scores.local_score`;
@@ -292,16 +296,55 @@ def _xlogx_table(n_rows: int) -> np.ndarray:
     return table
 
 
+@compiled(nogil=True)
+def _bit_family_score(bits, first, cardinalities, child, parents, groups, index, count, span, kind, ess, cells,
+                      xlogx, n_total):  # pragma: no cover - compiled
+    """Score one family from bit sets, ``groups`` holding (configuration of all parents but the last, child state)."""
+    r = cardinalities[child]
+    q = 1.0
+    for p in parents:
+        q *= cardinalities[p]
+    alpha = 1.0 if kind == 4 else ess / (q * r)
+    last = parents[-1] if parents.size > 0 else -1
+    c = cardinalities[last] if parents.size > 0 else 1
+    bit_table(bits, first, last, c, groups, index, count, r, cells, span * c * r)
+    return _penalised(_dense_value(cells, span * c, r, kind, alpha, xlogx), q, r, kind, n_total)
+
+
 @compiled(nogil=True, fallback=_numpy_batch, cost=_batch_cost)
 def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells, log_prior, xlogx, weights,
-           n_total):  # pragma: no cover - compiled
+           n_total, bits, first):  # pragma: no cover - compiled
     n_rows = codes_t.shape[1]
     base = np.zeros(n_rows, np.int64)
     key = np.empty(n_rows, np.int64)
     out = np.empty(children.size)
     base_span, base_first, base_size = 1, 0, -1  # base holds members[base_first:base_first + base_size]
+    use_bits = bits.shape[0] > 0 and weights.size == 0
+    groups = np.empty((GROUPS if use_bits else 0, bits.shape[1]), np.uint64)
+    index = np.empty(GROUPS if use_bits else 0, np.int64)
+    group_child, group_first, group_size, group_count = -1, 0, -1, 0  # groups of members[group_first:...]
     for f in range(children.size):
         parents = members[offsets[f]:offsets[f + 1]]
+        if use_bits:
+            r = cardinalities[children[f]]
+            span = 1
+            for k in range(parents.size - 1):
+                span *= cardinalities[parents[k]]
+            c = cardinalities[parents[-1]] if parents.size > 0 else 1
+            if span * r <= GROUPS and span * c * r <= min(BIT_CELLS, cells.size):
+                same = group_child == children[f] and group_size == max(parents.size - 1, 0)
+                for k in range(parents.size - 1):
+                    if not same:
+                        break
+                    same = members[group_first + k] == parents[k]
+                if not same:
+                    group_count = groups_of(bits, first, cardinalities, parents[:max(parents.size - 1, 0)],
+                                            children[f], groups, index)
+                    group_child, group_first, group_size = children[f], offsets[f], max(parents.size - 1, 0)
+                out[f] = _bit_family_score(bits, first, cardinalities, children[f], parents, groups, index,
+                                           group_count, span, kind, ess, cells, xlogx, n_total)
+                out[f] += log_prior * parents.size
+                continue
         if parents.size > 0:
             prefix = parents[:-1]
             same = base_size == prefix.size
@@ -330,7 +373,7 @@ def _packed(families) -> tuple:
 
 def family_scores(codes_t: np.ndarray, cardinalities: np.ndarray, families, *, score: str, ess: float,
                   log_prior: float = 0.0, n_threads: int | None = None,
-                  weights: np.ndarray | None = None) -> np.ndarray:
+                  weights: np.ndarray | None = None, bits: tuple | None = None) -> np.ndarray:
     """Local scores of ``families`` over complete integer codes.
 
     Parameters
@@ -348,6 +391,9 @@ def family_scores(codes_t: np.ndarray, cardinalities: np.ndarray, families, *, s
         :data:`bnfisher._parallel.PARALLEL_WORK`; default: every core).
     weights : ndarray of int64, optional
         How often each column of ``codes_t`` occurs (distinct rows; see :func:`projected_scores`).
+    bits : tuple, optional
+        :func:`bnfisher.bn._bit_counts.row_bits` of complete ``codes_t``: families with small
+        tables are counted from them (the same counts).
 
     Returns
     -------
@@ -355,7 +401,7 @@ def family_scores(codes_t: np.ndarray, cardinalities: np.ndarray, families, *, s
     """
     children, members, offsets = _packed(families)
     return packed_scores(codes_t, cardinalities, children, members, offsets, score=score, ess=ess,
-                         log_prior=log_prior, n_threads=n_threads, weights=weights)
+                         log_prior=log_prior, n_threads=n_threads, weights=weights, bits=bits)
 
 
 def _dense_cells(n_rows: int) -> int:
@@ -365,13 +411,15 @@ def _dense_cells(n_rows: int) -> int:
 
 def packed_scores(codes_t: np.ndarray, cardinalities: np.ndarray, children: np.ndarray, members: np.ndarray,
                   offsets: np.ndarray, *, score: str, ess: float, log_prior: float = 0.0,
-                  n_threads: int | None = None, weights: np.ndarray | None = None) -> np.ndarray:
+                  n_threads: int | None = None, weights: np.ndarray | None = None,
+                  bits: tuple | None = None) -> np.ndarray:
     """Return :func:`family_scores` of families given as arrays.
 
     Family ``f`` is ``children[f]`` with the parents ``members[offsets[f]:offsets[f + 1]]``
     (int64); consecutive families sharing all parents but the last share a pass over the rows.
     With ``weights`` (int64, one per column of ``codes_t``: distinct rows and how often each
     occurs) every family's whole table must have at most ``_dense_cells(weights.sum())`` cells.
+    ``bits``: :func:`bnfisher.bn._bit_counts.row_bits` of ``codes_t`` (complete codes), for small tables.
     """
     kind = SCORE_KINDS.index(score)
     n_rows = codes_t.shape[1] if weights is None else int(weights.sum())
@@ -381,16 +429,17 @@ def packed_scores(codes_t: np.ndarray, cardinalities: np.ndarray, children: np.n
     cell_type = np.int32 if n_rows < 2**31 else np.int64
     threads = min(threads_for(codes_t.shape[1] * (children.size + members.size), n_threads or -1), children.size)
     xlogx = _xlogx_table(n_rows)
+    bits, first = bits if bits is not None else (np.zeros((0, 0), dtype=np.uint64), np.zeros(1, dtype=np.int64))
     if threads <= 1:
         return _batch(codes_t, cardinalities, children, members, offsets, kind, float(ess),
-                      np.empty(dense_cells, cell_type), float(log_prior), xlogx, weights, n_rows)
+                      np.empty(dense_cells, cell_type), float(log_prior), xlogx, weights, n_rows, bits, first)
     bounds = np.linspace(0, children.size, threads + 1).astype(np.int64)
 
     def run(part):
         lo, hi = bounds[part], bounds[part + 1]
         return _batch(codes_t, cardinalities, children[lo:hi], members[offsets[lo]:offsets[hi]],
                       offsets[lo:hi + 1] - offsets[lo], kind, float(ess), np.empty(dense_cells, cell_type),
-                      float(log_prior), xlogx, weights, n_rows)
+                      float(log_prior), xlogx, weights, n_rows, bits, first)
 
     return np.concatenate(list(map_threads(run, range(threads), n_jobs=threads)))
 
@@ -483,6 +532,7 @@ def _projected_batch(codes_t, cardinalities, columns, column_offsets, children, 
     families ``family_offsets[g]:family_offsets[g + 1]``, whose variables are positions among them.
     """
     out = np.empty(children.size)
+    no_bits, no_first = np.zeros((0, 0), np.uint64), np.zeros(1, np.int64)
     for g in range(column_offsets.size - 1):
         lo, hi = family_offsets[g], family_offsets[g + 1]
         if hi > lo:
@@ -490,7 +540,7 @@ def _projected_batch(codes_t, cardinalities, columns, column_offsets, children, 
             rows, weights = _project(codes_t, own, cardinalities)
             out[lo:hi] = _batch(rows, cardinalities[own], children[lo:hi], members[offsets[lo]:offsets[hi]],
                                 offsets[lo:hi + 1] - offsets[lo], kind, ess, cells, log_prior, xlogx, weights,
-                                codes_t.shape[1])
+                                codes_t.shape[1], no_bits, no_first)
     return out
 
 

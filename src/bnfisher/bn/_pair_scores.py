@@ -13,7 +13,16 @@ import numpy as np
 
 from bnfisher._jit import compiled
 from bnfisher._parallel import map_threads, threads_for
-from bnfisher.bn._family_scores import SCORE_KINDS, _dense_cells, _dense_value, _family_score, _penalised, _xlogx_table
+from bnfisher.bn._bit_counts import pair_table, state_counts
+from bnfisher.bn._family_scores import (
+    BIT_CELLS,
+    SCORE_KINDS,
+    _dense_cells,
+    _dense_value,
+    _family_score,
+    _penalised,
+    _xlogx_table,
+)
 from bnfisher.bn.local_scores import local_score
 
 __all__ = ["pair_scores"]
@@ -40,8 +49,8 @@ def _count_pair(x, y, r_y, cells, size):  # pragma: no cover - compiled
             cells[x[t] * r_y + y[t]] += 1
 
 
-def _numpy_pair_rows(codes_t, cardinalities, lo, hi, kind, ess, cells, xlogx, log_prior, out):
-    """Fill :func:`_pair_rows`' entries with NumPy (its fallback): one ``bincount`` per pair, scored both ways."""
+def _numpy_pair_rows(codes_t, cardinalities, lo, hi, kind, ess, cells, xlogx, log_prior, out, bits=None, first=None):
+    """Fill :func:`_pair_rows`' entries with NumPy (its fallback; ``bits`` unused): a ``bincount`` per pair."""
     n, n_rows = codes_t.shape
     for u in range(lo, hi):
         r_u = int(cardinalities[u])
@@ -63,13 +72,15 @@ def _pair_rows_cost(codes_t, cardinalities, lo, hi, *_args) -> float:
 
 
 @compiled(nogil=True, fallback=_numpy_pair_rows, cost=_pair_rows_cost)
-def _pair_rows(codes_t, cardinalities, lo, hi, kind, ess, cells, xlogx, log_prior, out):  # pragma: no cover
+def _pair_rows(codes_t, cardinalities, lo, hi, kind, ess, cells, xlogx, log_prior, out, bits,
+               first):  # pragma: no cover - compiled
     """Fill ``out[u, u]`` and ``out[u, v]``, ``out[v, u]`` (``v > u``) for ``u`` in ``lo:hi``: one count per pair.
 
     The table of (u, v) is counted once and read twice: by rows for ``v`` with the parent ``u``,
     by columns (copied transposed) for ``u`` with the parent ``v``: the cells summed in the order
     :func:`_family_score` sums them, so the same scores.  A pair whose two tables do not fit
-    ``cells`` is scored by :func:`_family_score`.
+    ``cells`` is scored by :func:`_family_score`.  With bit sets of the rows (``bits``: not empty), a
+    table of at most ``BIT_CELLS`` cells is counted from them, the same counts.
     """
     n, n_rows = codes_t.shape
     base = np.zeros(n_rows, np.int64)
@@ -79,8 +90,13 @@ def _pair_rows(codes_t, cardinalities, lo, hi, kind, ess, cells, xlogx, log_prio
     for u in range(lo, hi):
         r_u = cardinalities[u]
         x = codes_t[u]
-        out[u, u] = _family_score(codes_t, cardinalities, u, none, base, 1, kind, ess, key, cells, xlogx, none,
-                                  n_rows)
+        if bits.shape[0] > 0:  # the family without parents, as _family_score sums its table
+            state_counts(bits, first, u, r_u, cells)
+            alpha = 1.0 if kind == 4 else ess / (1.0 * r_u)
+            out[u, u] = _penalised(_dense_value(cells, 1, r_u, kind, alpha, xlogx), 1.0, r_u, kind, n_rows)
+        else:
+            out[u, u] = _family_score(codes_t, cardinalities, u, none, base, 1, kind, ess, key, cells, xlogx, none,
+                                      n_rows)
         for v in range(u + 1, n):
             r_v = cardinalities[v]
             size = r_u * r_v
@@ -92,7 +108,10 @@ def _pair_rows(codes_t, cardinalities, lo, hi, kind, ess, cells, xlogx, log_prio
                 out[v, u] = _family_score(codes_t, cardinalities, u, one, base, 1, kind, ess, key, cells,
                                           xlogx, none, n_rows) + log_prior
                 continue
-            _count_pair(x, codes_t[v], r_v, cells, size)
+            if bits.shape[0] > 0 and size <= BIT_CELLS:
+                pair_table(bits, first, u, v, r_u, r_v, cells)
+            else:
+                _count_pair(x, codes_t[v], r_v, cells, size)
             alpha = 1.0 if kind == 4 else ess / (r_u * r_v)  # the same q * r either way
             value = _dense_value(cells, r_u, r_v, kind, alpha, xlogx)
             out[u, v] = _penalised(value, float(r_u), r_v, kind, n_rows) + log_prior
@@ -104,7 +123,7 @@ def _pair_rows(codes_t, cardinalities, lo, hi, kind, ess, cells, xlogx, log_prio
 
 
 def pair_scores(codes_t: np.ndarray, cardinalities: np.ndarray, *, score: str, ess: float,
-                log_prior: float = 0.0, n_threads: int | None = None) -> np.ndarray:
+                log_prior: float = 0.0, n_threads: int | None = None, bits: tuple | None = None) -> np.ndarray:
     """Return every variable's local score alone and with each single parent, counting each pair of columns once.
 
     Parameters
@@ -116,6 +135,8 @@ def pair_scores(codes_t: np.ndarray, cardinalities: np.ndarray, *, score: str, e
         As :func:`family_scores`.
     n_threads : int, optional
         As :func:`family_scores`.
+    bits : tuple, optional
+        :func:`bnfisher.bn._bit_counts.row_bits` of ``codes_t``: small tables counted from them.
 
     Returns
     -------
@@ -135,9 +156,11 @@ def pair_scores(codes_t: np.ndarray, cardinalities: np.ndarray, *, score: str, e
     bounds = np.searchsorted(load, np.linspace(0, load[-1], threads + 1)).astype(np.int64)
     bounds[0], bounds[-1] = 0, n
 
+    bits, first = bits if bits is not None else (np.zeros((0, 0), dtype=np.uint64), np.zeros(1, dtype=np.int64))
+
     def run(part):
         _pair_rows(codes_t, cardinalities, int(bounds[part]), int(bounds[part + 1]), kind, float(ess),
-                   np.empty(cells, cell_type), xlogx, float(log_prior), out)
+                   np.empty(cells, cell_type), xlogx, float(log_prior), out, bits, first)
 
     list(map_threads(run, range(threads), n_jobs=threads))
     return out

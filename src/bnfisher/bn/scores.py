@@ -243,6 +243,22 @@ class LocalScorer(_CachedScorer):
         super().__init__(cardinalities, self.codes.shape[0], score, ess, structure_prior)
         #: Columns with missing cells (-1): families over them are scored on the rows where they are observed.
         self.holes = frozenset(np.flatnonzero((self.codes < 0).any(axis=0)).tolist() if self.codes.size else ())
+        self._bits: tuple | None = None
+
+    @property
+    def bits(self) -> tuple | None:
+        """The bit sets of every (column, state) of complete codes, built on first use (or None).
+
+        :func:`bnfisher.bn._bit_counts.row_bits`; None with missing cells, or when they would take
+        more memory than both the codes and 64 MiB.
+        """
+        if self._bits is None and not self.holes and self.codes.size:
+            from bnfisher.bn._bit_counts import row_bits
+
+            size = 8 * int(self.cardinalities.sum()) * ((self.n_rows + 63) // 64)
+            if size <= max(self.codes.nbytes, 1 << 26):
+                self._bits = row_bits(self.codes.T, self.cardinalities)
+        return self._bits
 
     def pair_scores(self) -> np.ndarray:
         """As :meth:`_CachedScorer.pair_scores`; on complete codes each pair of columns counted once, for both families.
@@ -259,7 +275,7 @@ class LocalScorer(_CachedScorer):
             return super().pair_scores()
         self.n_evaluations += self.cardinalities.size ** 2
         return pair_scores(self.codes.T, self.cardinalities, score=self.score_name, ess=self.ess,
-                           log_prior=self.log_prior)
+                           log_prior=self.log_prior, bits=self.bits)
 
     def cache_pairs(self) -> None:
         """As :meth:`_CachedScorer.cache_pairs`, from :meth:`pair_scores` on complete codes."""
@@ -313,7 +329,8 @@ class LocalScorer(_CachedScorer):
         from bnfisher.bn._family_scores import family_scores
 
         if not self.holes:
-            return family_scores(self.codes.T, self.cardinalities, families, score=self.score_name, ess=self.ess)
+            return family_scores(self.codes.T, self.cardinalities, families, score=self.score_name, ess=self.ess,
+                                 bits=self.bits)
         # Available-case scores: families grouped by the incomplete columns they hold, each group scored in one
         # batch on the rows where those columns are observed (as ProviderScorer scores the available-case tables).
         groups: dict = {}
