@@ -68,13 +68,7 @@ class CandidateSets:
         order = np.lexsort((-value, owner))
         mask = _masks([ps for v in range(n_variables) for ps in sets[v]], self.n_words)[order]
         value = value[order]
-        keep = np.ones(value.size, dtype=bool)
-        bounds = np.concatenate([[0], np.cumsum(sizes)])
-        for v in range(n_variables):
-            own = mask[bounds[v]:bounds[v + 1]]
-            # A set with a better-scoring subset earlier in the list can never be chosen: drop it.
-            inside = np.all((own[:, None, :] & ~own[None, :, :]) == 0, axis=2)  # inside[a, b]: a within b
-            keep[bounds[v]:bounds[v + 1]] = ~np.triu(inside, k=1).any(axis=0)
+        keep = _undominated(mask, np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64))
         self.masks = mask[keep]
         self.scores = value[keep]
         self.offsets = np.concatenate([[0], np.cumsum(np.bincount(owner[keep], minlength=n_variables))])
@@ -93,6 +87,38 @@ class CandidateSets:
         """
         bits = np.unpackbits(self.masks[index].view(np.uint8), bitorder="little")
         return tuple(int(u) for u in np.flatnonzero(bits))
+
+
+def _numpy_undominated(masks, bounds):
+    """Return :func:`_undominated` with NumPy (its fallback): every pair of a variable's sets at once."""
+    keep = np.ones(masks.shape[0], dtype=bool)
+    for v in range(bounds.size - 1):
+        own = masks[bounds[v]:bounds[v + 1]]
+        inside = np.all((own[:, None, :] & ~own[None, :, :]) == 0, axis=2)  # inside[a, b]: a within b
+        keep[bounds[v]:bounds[v + 1]] = ~np.triu(inside, k=1).any(axis=0)
+    return keep
+
+
+@compiled(nogil=True, fallback=_numpy_undominated, cost=lambda masks, bounds: 5e-5 * bounds.size)
+def _undominated(masks, bounds):  # pragma: no cover - compiled
+    """Flag the sets no earlier set of the same variable lies inside (variable ``v`` owns ``bounds[v]:bounds[v+1]``).
+
+    Sets come best first: a set with a better-scoring subset earlier in the list can never
+    be chosen, so the order search need not look at it.
+    """
+    keep = np.ones(masks.shape[0], np.bool_)
+    for v in range(bounds.size - 1):
+        for b in range(bounds[v], bounds[v + 1]):
+            for a in range(bounds[v], b):
+                inside = True
+                for w in range(masks.shape[1]):
+                    if masks[a, w] & ~masks[b, w]:
+                        inside = False
+                        break
+                if inside:
+                    keep[b] = False
+                    break
+    return keep
 
 
 def _masks(sets: list, n_words: int) -> np.ndarray:
@@ -138,19 +164,20 @@ def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = N
     banned = [{u for u in range(n) if (u, v) in black} for v in range(n)]
     singles = scorer.family_scores([(v, (u,)) for v in range(n) for u in allowed[v]])
     size = max_size if max_parents is None else min(max_size, max_parents)
-    sets, first = [], 0
+    sets, columns, first = [], [], 0
     for v in range(n):
         gains = singles[first:first + len(allowed[v])]
         first += len(allowed[v])
         ranked = [allowed[v][k] for k in np.argsort(-gains, kind="stable")[:n_candidates]]
         pool = sorted(set(ranked).union(*(start[v] for start in starts)) - set(required[v]) - banned[v])
+        columns.append([v, *pool, *required[v]])  # every set lies among these
         extras = chain.from_iterable(combinations(pool, k) for k in range(max(size - len(required[v]), 0) + 1))
         # Combinations of the sorted pool are sorted; with whitelisted parents, each set is sorted anew.
         chosen = {tuple(sorted(required[v] + list(extra))) for extra in extras} if required[v] else set(extras)
         chosen.update(tuple(sorted((set(start[v]) | set(required[v])) - banned[v])) for start in starts)
         sets.append(sorted(chosen))
     # Each variable's sets lie among a few columns: counted on their distinct rows (the same scores).
-    values = scorer.grouped_scores([([(v, s) for s in sets[v]], {v}.union(*sets[v])) for v in range(n)])
+    values = scorer.grouped_scores([([(v, s) for s in sets[v]], columns[v]) for v in range(n)])
     return CandidateSets(sets, values, n)
 
 
