@@ -341,14 +341,8 @@ def test_projected_scores_on_distinct_rows_equal_the_scores_on_all_rows(seed, n_
     projection, weighted bincount) equal to the definitions."""
     from bnfisher._jit import _materialise
     from bnfisher._parallel import PARALLEL_WORK
-    from bnfisher.bn._family_scores import (
-        SCORE_KINDS,
-        _numpy_project,
-        _numpy_projected_batch,
-        _project,
-        family_scores,
-        projected_scores,
-    )
+    from bnfisher.bn._family_scores import SCORE_KINDS, _numpy_batch, family_scores
+    from bnfisher.bn._projected_scores import _numpy_project, _project, projected_scores
 
     rng = np.random.default_rng(seed)
     codes, cards = _mixed_codes(seed, n_rows=n_rows)
@@ -380,9 +374,9 @@ def test_projected_scores_on_distinct_rows_equal_the_scores_on_all_rows(seed, n_
     children = np.array([c for c, _ in picked], dtype=np.int64)
     members = np.array([p for _, ps in picked for p in ps], dtype=np.int64)
     offsets = np.cumsum([0] + [len(ps) for _, ps in picked]).astype(np.int64)
-    fallback = _numpy_projected_batch(codes, cards, np.array(columns), np.array([0, len(columns)]), children, members,
-                                      offsets, np.array([0, len(families)]), SCORE_KINDS.index(score_name), 2.0,
-                                      None, -0.5, None)
+    rows, weights = _numpy_project(codes, np.array(columns), cards)  # the steps' fallbacks, as a small job runs them
+    fallback = _numpy_batch(rows, cards[columns], children, members, offsets, SCORE_KINDS.index(score_name), 2.0,
+                            None, -0.5, None, weights, codes.shape[1])
     expected = [_brute_force(codes[c].tolist(), [codes[p].tolist() for p in ps], score_name, ess=2.0) - 0.5 * len(ps)
                 for c, ps in families]
     np.testing.assert_allclose(fallback, expected, rtol=1e-11, atol=1e-9)
@@ -393,7 +387,8 @@ def test_projected_scores_count_large_tables_and_overflowing_keys_on_all_rows():
     """A family whose table is too large to count densely, and columns whose mixed-radix key would overflow an int64:
     scored on all rows instead of the distinct ones, to the same scores."""
     from bnfisher._jit import _materialise
-    from bnfisher.bn._family_scores import _dense_cells, family_scores, projected_scores
+    from bnfisher.bn._family_scores import _dense_cells, family_scores
+    from bnfisher.bn._projected_scores import projected_scores
 
     rng = np.random.default_rng(5)
     cards = np.array([100] * 9 + [4, 4], dtype=np.int64)  # 100**9 * 16 > 2**62

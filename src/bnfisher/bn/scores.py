@@ -227,10 +227,11 @@ class LocalScorer(_CachedScorer):
     Notes
     -----
     Scores are cached by child and parent set.  A batch of uncached
-    families is scored by one call of a compiled loop (:mod:`bnfisher._family_scores`):
-    a family is counted densely when its table is small next to the data, and by
-    one sort of its rows otherwise; both give the same score.  With missing cells,
-    one call per set of incomplete columns the families hold.
+    families is scored by one call of a compiled loop (:mod:`bnfisher.bn._family_scores`):
+    on complete codes a family whose table has at most 1,024 cells is counted from bit
+    sets of the rows (:attr:`bits`); otherwise densely when its table is small next to
+    the data, and by one sort of its rows beyond that; all give the same score.  With
+    missing cells, one call per set of incomplete columns the families hold.
     """
 
     def __init__(self, codes: np.ndarray, cardinalities: Sequence[int], score: str = "bic", ess: float = 1.0,
@@ -290,7 +291,7 @@ class LocalScorer(_CachedScorer):
     def grouped_scores(self, groups) -> list:
         """As :meth:`_CachedScorer.grouped_scores`; on complete codes, each group counted on its columns' distinct rows.
 
-        The uncached families are scored by :func:`bnfisher.bn._family_scores.projected_scores`:
+        The uncached families are scored by :func:`bnfisher.bn._projected_scores.projected_scores`:
         the same scores, bit for bit, from fewer rows (a variable's candidate parent sets lie
         among 9 columns, which hold 300 distinct rows of alarm's 5,000 in the median, 2,000 of
         insurance's 50,000), the groups on every core.
@@ -303,7 +304,7 @@ class LocalScorer(_CachedScorer):
         -------
         list of ndarray
         """
-        from bnfisher.bn._family_scores import projected_scores
+        from bnfisher.bn._projected_scores import projected_scores
 
         if self.holes:
             return super().grouped_scores(groups)
