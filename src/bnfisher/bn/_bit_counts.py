@@ -17,10 +17,11 @@ import numpy as np
 
 from bnfisher._jit import compiled
 
-__all__ = ["GROUPS", "bit_table", "groups_of", "pair_table", "row_bits", "state_counts"]
+__all__ = ["GROUPS", "GROUP_BYTES", "bit_table", "groups_of", "pair_table", "row_bits", "state_counts"]
 
-#: The largest number of (configuration of all parents but the last, child state) bit sets kept for a batch.
-GROUPS = 1024
+#: The largest number of (configuration of all parents but the last, child state) bit sets kept for a batch, and
+#: the most memory they may take (so a batch over 10^7 rows keeps at most about 50 of them).
+GROUPS, GROUP_BYTES = 1024, 1 << 26
 
 
 @compiled(nogil=True)

@@ -24,7 +24,7 @@ import numpy as np
 
 from bnfisher._jit import compiled
 from bnfisher._parallel import map_threads, threads_for
-from bnfisher.bn._bit_counts import GROUPS, bit_table, groups_of
+from bnfisher.bn._bit_counts import GROUP_BYTES, GROUPS, bit_table, groups_of
 from bnfisher.bn.local_scores import SCORES, local_score
 
 __all__ = ["SCORE_KINDS", "family_scores", "packed_scores"]
@@ -320,8 +320,9 @@ def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells,
     out = np.empty(children.size)
     base_span, base_first, base_size = 1, 0, -1  # base holds members[base_first:base_first + base_size]
     use_bits = bits.shape[0] > 0 and weights.size == 0
-    groups = np.empty((GROUPS if use_bits else 0, bits.shape[1]), np.uint64)
-    index = np.empty(GROUPS if use_bits else 0, np.int64)
+    capacity = min(GROUPS, max(16, GROUP_BYTES // (8 * max(bits.shape[1], 1)))) if use_bits else 0
+    groups = np.empty((capacity, bits.shape[1]), np.uint64)
+    index = np.empty(capacity, np.int64)
     group_child, group_first, group_size, group_count = -1, 0, -1, 0  # groups of members[group_first:...]
     for f in range(children.size):
         parents = members[offsets[f]:offsets[f + 1]]
@@ -331,7 +332,7 @@ def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells,
             for k in range(parents.size - 1):
                 span *= cardinalities[parents[k]]
             c = cardinalities[parents[-1]] if parents.size > 0 else 1
-            if span * r <= GROUPS and span * c * r <= min(BIT_CELLS, cells.size):
+            if span * r <= capacity and span * c * r <= min(BIT_CELLS, cells.size):
                 same = group_child == children[f] and group_size == max(parents.size - 1, 0)
                 for k in range(parents.size - 1):
                     if not same:
