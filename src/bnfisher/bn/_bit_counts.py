@@ -17,7 +17,7 @@ import numpy as np
 
 from bnfisher._jit import compiled
 
-__all__ = ["GROUPS", "GROUP_BYTES", "bit_table", "groups_of", "pair_table", "row_bits", "state_counts"]
+__all__ = ["GROUPS", "GROUP_BYTES", "bit_table", "groups_of", "no_bits", "pair_table", "row_bits", "state_counts"]
 
 #: The largest number of (configuration of all parents but the last, child state) bit sets kept for a batch, and
 #: the most memory they may take (so a batch over 10^7 rows keeps at most about 50 of them).
@@ -55,6 +55,11 @@ def _row_bits(codes_t, cardinalities, first):  # pragma: no cover - compiled
         for t in range(n_rows):
             bits[first[column] + codes[t], t >> 6] |= np.uint64(1) << np.uint64(t & 63)
     return bits
+
+
+def no_bits() -> tuple:
+    """Return the stand-in for "no bit sets" that the compiled loops take (an empty set array and its offsets)."""
+    return np.zeros((0, 0), dtype=np.uint64), np.zeros(1, dtype=np.int64)
 
 
 def row_bits(codes_t: np.ndarray, cardinalities: np.ndarray) -> tuple:

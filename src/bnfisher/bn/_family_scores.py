@@ -24,7 +24,7 @@ import numpy as np
 
 from bnfisher._jit import compiled
 from bnfisher._parallel import map_threads, threads_for
-from bnfisher.bn._bit_counts import GROUP_BYTES, GROUPS, bit_table, groups_of
+from bnfisher.bn._bit_counts import GROUP_BYTES, GROUPS, bit_table, groups_of, no_bits
 from bnfisher.bn.local_scores import SCORES, local_score
 
 __all__ = ["SCORE_KINDS", "family_scores", "packed_scores"]
@@ -162,6 +162,16 @@ def _weighted_value(x, last, c, base, span, r, weights, kind, alpha, cells, xlog
 
 
 @compiled(nogil=True)
+def _family_constants(cardinalities, child, parents, kind, ess):  # pragma: no cover - compiled
+    """Return a family's child states ``r``, parent configurations ``q`` and BDeu's ``alpha`` (K2: 1)."""
+    r = cardinalities[child]
+    q = 1.0  # all parent configurations (float: the product may exceed int64)
+    for p in parents:
+        q *= cardinalities[p]
+    return r, q, 1.0 if kind == 4 else ess / (q * r)
+
+
+@compiled(nogil=True)
 def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind, ess, key, cells, xlogx,
                   weights, n_total):  # pragma: no cover - compiled
     """Score one family, ``base`` holding the configuration key of all its parents but the last.
@@ -170,11 +180,7 @@ def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind,
     family's whole table is counted densely: the caller makes sure it fits ``cells``.  ``n_total``
     is the number of rows (the weights' sum) in the penalty.
     """
-    r = cardinalities[child]
-    q = 1.0  # all parent configurations (float: the product may exceed int64)
-    for p in parents:
-        q *= cardinalities[p]
-    alpha = 1.0 if kind == 4 else ess / (q * r)
+    r, q, alpha = _family_constants(cardinalities, child, parents, kind, ess)
     x = codes_t[child]
     if weights.size > 0:
         key[:] = 0
@@ -300,11 +306,7 @@ def _xlogx_table(n_rows: int) -> np.ndarray:
 def _bit_family_score(bits, first, cardinalities, child, parents, groups, index, count, span, kind, ess, cells,
                       xlogx, n_total):  # pragma: no cover - compiled
     """Score one family from bit sets, ``groups`` holding (configuration of all parents but the last, child state)."""
-    r = cardinalities[child]
-    q = 1.0
-    for p in parents:
-        q *= cardinalities[p]
-    alpha = 1.0 if kind == 4 else ess / (q * r)
+    r, q, alpha = _family_constants(cardinalities, child, parents, kind, ess)
     last = parents[-1] if parents.size > 0 else -1
     c = cardinalities[last] if parents.size > 0 else 1
     bit_table(bits, first, last, c, groups, index, count, r, cells, span * c * r)
@@ -430,7 +432,7 @@ def packed_scores(codes_t: np.ndarray, cardinalities: np.ndarray, children: np.n
     cell_type = np.int32 if n_rows < 2**31 else np.int64
     threads = min(threads_for(codes_t.shape[1] * (children.size + members.size), n_threads or -1), children.size)
     xlogx = _xlogx_table(n_rows)
-    bits, first = bits if bits is not None else (np.zeros((0, 0), dtype=np.uint64), np.zeros(1, dtype=np.int64))
+    bits, first = bits if bits is not None else no_bits()
     if threads <= 1:
         return _batch(codes_t, cardinalities, children, members, offsets, kind, float(ess),
                       np.empty(dense_cells, cell_type), float(log_prior), xlogx, weights, n_rows, bits, first)

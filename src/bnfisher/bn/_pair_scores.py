@@ -13,7 +13,7 @@ import numpy as np
 
 from bnfisher._jit import compiled
 from bnfisher._parallel import map_threads, threads_for
-from bnfisher.bn._bit_counts import pair_table, state_counts
+from bnfisher.bn._bit_counts import no_bits, pair_table, state_counts
 from bnfisher.bn._family_scores import (
     BIT_CELLS,
     SCORE_KINDS,
@@ -156,7 +156,7 @@ def pair_scores(codes_t: np.ndarray, cardinalities: np.ndarray, *, score: str, e
     bounds = np.searchsorted(load, np.linspace(0, load[-1], threads + 1)).astype(np.int64)
     bounds[0], bounds[-1] = 0, n
 
-    bits, first = bits if bits is not None else (np.zeros((0, 0), dtype=np.uint64), np.zeros(1, dtype=np.int64))
+    bits, first = bits if bits is not None else no_bits()
 
     def run(part):
         _pair_rows(codes_t, cardinalities, int(bounds[part]), int(bounds[part + 1]), kind, float(ess),

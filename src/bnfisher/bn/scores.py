@@ -113,18 +113,25 @@ class _CachedScorer:
         ndarray of shape (len(families),)
         """
         cache = self.cache
-        bit = _BITS.__getitem__ if self.cardinalities.size <= len(_BITS) else _bit
-        keys = [(child, sum(map(bit, parents))) for child, parents in families]
+        keys = self._keys(families)
         values = list(map(cache.get, keys))
         if None in values:  # score the uncached families (each once) in one batch
             todo = {key: (family[0], tuple(family[1])) for key, family, value in zip(keys, families, values)
                     if value is None}
-            scored = self._score_new(list(todo.values()))
-            for (key, (_, parents)), value in zip(todo.items(), scored.tolist()):
-                cache[key] = value + self.log_prior * len(parents)
-            self.n_evaluations += len(todo)
+            self._remember(todo, self._score_new(list(todo.values())).tolist())
             values = list(map(cache.__getitem__, keys))
         return np.array(values, dtype=np.float64)
+
+    def _keys(self, families) -> list:
+        """Return the cache keys of ``(child, parents)`` families: the child and the sum of its parents' bits."""
+        bit = _BITS.__getitem__ if self.cardinalities.size <= len(_BITS) else _bit
+        return [(child, sum(map(bit, parents))) for child, parents in families]
+
+    def _remember(self, todo: dict, scores: list) -> None:
+        """Cache the scores (without the prior) of the families ``todo`` maps keys to, adding the structure prior."""
+        for (key, (_, parents)), value in zip(todo.items(), scores):
+            self.cache[key] = value + self.log_prior * len(parents)
+        self.n_evaluations += len(todo)
 
     def grouped_scores(self, groups) -> list:
         """Return the local scores of groups of families, each group's variables among a few columns.
@@ -189,7 +196,7 @@ class _CachedScorer:
 
     def __call__(self, child: int, parents) -> float:
         """Return the (cached) local score of ``child`` with ``parents`` (column indices)."""
-        value = self.cache.get((child, sum(map(_bit, parents))))
+        value = self.cache.get(self._keys([(child, parents)])[0])
         return self.family_scores([(child, parents)])[0] if value is None else value
 
     def scores_adding(self, child: int, parents, candidates) -> np.ndarray:
@@ -308,8 +315,8 @@ class LocalScorer(_CachedScorer):
 
         if self.holes:
             return super().grouped_scores(groups)
-        cache, bit = self.cache, _BITS.__getitem__ if self.cardinalities.size <= len(_BITS) else _bit
-        keys = [[(child, sum(map(bit, parents))) for child, parents in families] for families, _ in groups]
+        cache = self.cache
+        keys = [self._keys(families) for families, _ in groups]
         work = []
         for (families, columns), group_keys in zip(groups, keys):
             todo = {key: (family[0], tuple(family[1])) for key, family in zip(group_keys, families) if key not in cache}
@@ -320,10 +327,8 @@ class LocalScorer(_CachedScorer):
                                   score=self.score_name, ess=self.ess).tolist()
         first = 0
         for todo, _ in work:
-            for (key, (_, parents)), value in zip(todo.items(), scored[first:first + len(todo)]):
-                cache[key] = value + self.log_prior * len(parents)
+            self._remember(todo, scored[first:first + len(todo)])
             first += len(todo)
-            self.n_evaluations += len(todo)
         return [np.array(list(map(cache.__getitem__, group_keys)), dtype=np.float64) for group_keys in keys]
 
     def _score_new(self, families: list) -> np.ndarray:
