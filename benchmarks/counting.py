@@ -1,10 +1,12 @@
-"""One counting pass over in-memory codes beside its per-core bound, on one thread and two.
+"""One counting pass over in-memory codes beside its per-core bound and the former pass, on one thread and two.
 
 Data: 10^7 rows sampled from alarm (37 variables), encoded as ``bnfisher.encode`` keeps them (int8 codes).  The
 pass counts the 37 families of the network (``bnfisher.data.count_block``, the kernel every in-memory counts
 provider uses).  The bound: ``np.bincount`` alone over a precomputed configuration index of the same length, once
 per family (what counting costs when the index is free).  Two threads: ``count_block(..., n_jobs=2)``, the
-families split between two threads (in-memory counts providers use every core for a block this large).
+rows split between two threads (in-memory counts providers use every core for a block this large).  The
+former pass, in the same run: a mixed-radix index and an ``np.bincount`` per family (``count_family``), the
+families split between two threads.
 Goals (issue "performance"): a counting pass within 3x of the per-core bound; at least 1.7x on 2 cores against
 1, the same tables.
 
@@ -19,10 +21,22 @@ from pathlib import Path
 import numpy as np
 
 import bnfisher as bf
-from bnfisher.data.counts import configuration_index, count_block
+from bnfisher._parallel import map_threads
+from bnfisher.data.counts import configuration_index, count_block, count_family
 from kernel import best_of  # benchmarks/kernel.py: the best of 3 wall times
 
 BIF = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif" / "alarm.bif.gz"
+
+
+def per_family(codes, families, cards, threads: int) -> list:
+    """The former pass: one index and one ``np.bincount`` per family, the families dealt to ``threads`` threads."""
+
+    def part(start: int) -> list:
+        buffer = np.empty(codes.shape[0], dtype=np.intp)
+        return [count_family(codes, families[k], cards, buffer=buffer) for k in range(start, len(families), threads)]
+
+    parts = list(map_threads(part, range(threads), n_jobs=threads))
+    return [parts[k % threads][k // threads] for k in range(len(families))]
 
 
 def main() -> None:
@@ -37,8 +51,11 @@ def main() -> None:
     bound = best_of(lambda: [np.bincount(index, minlength=64) for _ in families])[0]
     one = best_of(lambda: count_block(codes, families, cards, n_jobs=1))[0]
     two = best_of(lambda: count_block(codes, families, cards, n_jobs=2))[0]
-    same = all(np.array_equal(a, b) for a, b in zip(count_block(codes, families, cards, n_jobs=1),
-                                                    count_block(codes, families, cards, n_jobs=2)))
+    former_one = best_of(lambda: per_family(codes, families, cards, 1))[0]
+    former_two = best_of(lambda: per_family(codes, families, cards, 2))[0]
+    tables = count_block(codes, families, cards, n_jobs=1)
+    same = all(np.array_equal(a, b) and np.array_equal(a, c) for a, b, c in
+               zip(tables, count_block(codes, families, cards, n_jobs=2), per_family(codes, families, cards, 1)))
     increments = len(families) * args.rows
     print(f"alarm, {args.rows:,} rows x {codes.shape[1]} columns ({codes.dtype} codes), {len(families)} families")
     print(f"  bound (np.bincount over a ready index, per family): {bound:.3f} s "
@@ -46,6 +63,8 @@ def main() -> None:
     print(f"  count_block, one thread:  {one:.3f} s ({increments / one:.2e} increments/s) = "
           f"{one / bound:.2f}x the bound (goal <= 3x)")
     print(f"  count_block, two threads: {two:.3f} s = {one / two:.2f}x one thread (goal >= 1.7x); same tables: {same}")
+    print(f"  former pass (an index and np.bincount per family): one thread {former_one:.3f} s "
+          f"({former_one / one:.1f}x count_block's), two threads {former_two:.3f} s ({former_one / former_two:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -6,12 +6,16 @@ Rows are sampled from alarm (37 variables) and written to Parquet in 1M-row row 
 * single-process NumPy: pyarrow reads one row group at a time, ``encode`` + ``count_block``
   (the same block-counting kernel), tables summed in the process;
 * Dask: ``DaskCounts`` over the Parquet path (its tasks read row groups with pyarrow) and, for
-  comparison, over ``dask.dataframe.read_parquet`` of the same file, on a LocalCluster of 2 worker
-  processes (1 thread each), per-partition tables summed in a tree.
+  comparison, over ``dask.dataframe.read_parquet`` of the same file, on the local cluster of
+  ``bnfisher.dask.dask_client`` (2 worker processes, 1 thread each; what the command line starts),
+  per-partition tables summed in a tree; and the same pass on a ``LocalCluster`` with Dask's default
+  worker environment.
 
-Measured: (a) one batched pass of 50 families; (b) MMD between the two halves (37 families per
-half); (c) hill climbing (BIC) end to end, every iteration's families in one pass.  Peak memory:
-the benchmark process's max RSS and the workers' max RSS.
+Measured: (a) one batched pass of 50 families, beside the same pass dealt to plain worker
+processes (``concurrent.futures``, no Dask: what two processes gain on this machine at all);
+(b) MMD between the two halves (37 families per half); (c) hill climbing (BIC) end to end,
+every iteration's families in one pass.  Peak memory: the benchmark process's max RSS and
+the workers' max RSS.
 
 Run:  python benchmarks/scale.py --rows 10000000 [--hc-rows 2000000]
 """
@@ -94,6 +98,34 @@ def row_group_steps(path: str, group: int, schema, families) -> tuple:
     return read - start, encoded - read, time.perf_counter() - encoded
 
 
+def row_group_tables(path: str, groups: list, states: dict, families: list) -> list:
+    """Read, encode and count the row groups ``groups`` in this process: one plain worker's share of a pass."""
+    import pyarrow.parquet as pq
+
+    _jit.FALLBACK_BUDGET = 0.0
+    file, schema = pq.ParquetFile(path), bf.Schema(states)
+    total = None
+    for group in groups:
+        tables = count_block(schema.encode(file.read_row_group(group).to_pandas()).codes, families,
+                             schema.cardinalities)
+        total = tables if total is None else [a + b for a, b in zip(total, tables)]
+    return total
+
+
+def plain_processes_pass(pool, path: str, n_groups: int, workers: int, states: dict, families: list) -> list:
+    """The same pass with the row groups dealt to ``workers`` plain processes (no Dask), tables summed here."""
+    shares = [list(range(k, n_groups, workers)) for k in range(workers)]
+    parts = list(pool.map(row_group_tables, [path] * workers, shares, [states] * workers, [families] * workers))
+    return [sum(tables) for tables in zip(*parts)]
+
+
+def timed(function) -> tuple:
+    """Return the seconds ``function()`` takes, and its result."""
+    begin = time.perf_counter()
+    result = function()
+    return time.perf_counter() - begin, result
+
+
 def max_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -107,7 +139,7 @@ def main() -> None:
     import dask.dataframe as dd
     from distributed import Client, LocalCluster
 
-    from bnfisher.dask import DaskCounts
+    from bnfisher.dask import DaskCounts, dask_client
 
     network = bf.read_bif(BIF_DIR / "alarm.bif.gz")
     states = {v: tuple(range(len(network.states[v]))) for v in network.variables}
@@ -120,37 +152,60 @@ def main() -> None:
     n = len(states)
     families = [(i, j) for i in range(n) for j in range(n) if i != j][:50]
     numpy_provider = StreamingNumpyCounts(path, states)
+    # In this order: the reference and the plain processes before any cluster, since Dask's nanny writes its
+    # workers' allocator variables into this process's environment, which later processes would inherit.
+    runs_numpy = [timed(lambda: numpy_provider.counts(families)) for _ in range(3)]
+    t_numpy, reference = min(runs_numpy, key=lambda run: run[0])
+    # The machine's own ceiling for two processes: the same pass split between plain processes (no Dask), with
+    # the allocator setting of dask_client's workers.
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from bnfisher.dask.client import MMAP_THRESHOLD
+
+    n_groups = numpy_provider.file.num_row_groups
+    os.environ["MALLOC_MMAP_THRESHOLD_"] = str(MMAP_THRESHOLD)  # the allocator setting of dask_client's workers
+    with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn")) as pool:
+        plain_processes_pass(pool, path, n_groups, args.workers, states, families)  # imports and compiles
+        runs_plain = [timed(lambda: plain_processes_pass(pool, path, n_groups, args.workers, states, families))
+                      for _ in range(3)]
+    del os.environ["MALLOC_MMAP_THRESHOLD_"]
+    t_plain, plain = min(runs_plain, key=lambda run: run[0])
+    # A LocalCluster with Dask's default worker environment (MALLOC_TRIM_THRESHOLD_ alone).
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=None) as cluster, Client(cluster):
+        default_provider = DaskCounts(path, bf.Schema(states))
+        default_provider.counts(families)
+        t_default, by_default = min([timed(lambda: default_provider.counts(families)) for _ in range(3)],
+                                    key=lambda run: run[0])
+    with dask_client(n_workers=args.workers) as client:  # the local cluster bnfisher's command line starts
         dask_provider = DaskCounts(path, bf.Schema(states))
         reader_provider = DaskCounts(dd.read_parquet(path, split_row_groups=True), bf.Schema(states))
-
-        def timed(function):
-            begin = time.perf_counter()
-            result = function()
-            return time.perf_counter() - begin, result
-
         # The first pass also starts the workers' Python (imports of pandas, scipy, bnfisher): time it apart,
         # then the best of three passes of each engine (the steady state of repeated passes).
         t_cold, _ = timed(lambda: dask_provider.counts(families))
-        runs_numpy = [timed(lambda: numpy_provider.counts(families)) for _ in range(3)]
         runs_dask = [timed(lambda: dask_provider.counts(families)) for _ in range(3)]
         reader_provider.counts(families)
         runs_reader = [timed(lambda: reader_provider.counts(families)) for _ in range(3)]
-        t_numpy, reference = min(runs_numpy, key=lambda run: run[0])
         t_dask, ours = min(runs_dask, key=lambda run: run[0])
         t_reader, theirs = min(runs_reader, key=lambda run: run[0])
-        assert all(np.array_equal(a, b) and np.array_equal(a, c) for a, b, c in zip(reference, ours, theirs))
+        assert all(np.array_equal(a, b) and np.array_equal(a, c) and np.array_equal(a, d) and np.array_equal(a, e)
+                   for a, b, c, d, e in zip(reference, ours, theirs, plain, by_default))
         print(f"(a) one pass, 50 families (best of 3):  NumPy 1 process {t_numpy:7.2f} s | Dask {args.workers} "
               f"workers {t_dask:7.2f} s | speed-up {t_numpy / t_dask:.2f}x (goal 1.5x); Dask's first pass, "
               f"with the workers' imports: {t_cold:.2f} s")
         print(f"    the same pass over dask.dataframe.read_parquet of the file: {t_reader:.2f} s "
               f"({t_numpy / t_reader:.2f}x)")
+        print(f"    the same pass with Dask's default worker environment (MALLOC_TRIM_THRESHOLD_ alone, no "
+              f"MALLOC_MMAP_THRESHOLD_): {t_default:.2f} s ({t_numpy / t_default:.2f}x)")
+        print(f"    the same pass in {args.workers} plain processes (no Dask, the workers' allocator setting; the "
+              f"machine's ceiling): {t_plain:.2f} s "
+              f"({t_numpy / t_plain:.2f}x); Dask against it: {t_plain / t_dask:.2f}x")
         # Where a pass goes: one row group's steps alone in this process, and in the workers while both run.
         import dask
 
         schema = bf.Schema(states)
-        alone = np.mean([row_group_steps(path, g, schema, families) for g in range(3)], axis=0)
+        alone = np.mean([row_group_steps(path, g, schema, families) for g in range(min(3, n_groups))], axis=0)
         groups = len(dask_provider.partition_offsets) - 1
         in_workers = np.mean(dask.compute(*[dask.delayed(row_group_steps)(path, g, schema, families)
                                             for g in range(groups)]), axis=0)

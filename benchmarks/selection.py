@@ -31,7 +31,7 @@ import numpy as np
 import bnfisher as bf
 from bnfisher import _jit, _parallel
 from bnfisher._jit import _materialise
-from bnfisher._parallel import resolve_jobs
+from bnfisher._parallel import map_threads, resolve_jobs
 from bnfisher.datasets import load, train_test_split
 from bnfisher.kernels.columns import _gather_rows, _numpy_gather
 from bnfisher.summary import random_subsets, select_representatives
@@ -124,6 +124,15 @@ def summarize(rows: int) -> None:
           f"({t_numpy / t_one:.1f}x); KernelColumns.inner on one thread {1e3 * t_serial:.1f} ms, on "
           f"{resolve_jobs(-1)} threads {1e3 * t_all:.1f} ms ({t_serial / t_all:.2f}x); the same values: "
           f"{np.array_equal(reference, both)}")
+    # The machine's ceiling for work that reads those cells: the read alone (np.max) on one thread and on all.
+    cells, threads = columns.cells, resolve_jobs(-1)
+    bounds = np.linspace(0, n_units, threads + 1).astype(int)
+    t_read_one, _ = best_of(np.max, cells)
+    t_read_all, _ = best_of(lambda: list(map_threads(lambda k: cells[bounds[k]:bounds[k + 1]].max(), range(threads),
+                                                     n_jobs=threads)))
+    print(f"  reading those cells alone (np.max, {cells.nbytes / 1e6:.0f} MB): one thread {1e3 * t_read_one:.1f} ms "
+          f"({cells.nbytes / t_read_one / 1e9:.1f} GB/s), {threads} threads {1e3 * t_read_all:.1f} ms "
+          f"({t_read_one / t_read_all:.2f}x): the memory's ceiling for the gathers")
 
 
 def main() -> None:

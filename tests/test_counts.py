@@ -130,6 +130,67 @@ def test_a_large_block_counted_on_threads_gives_the_same_tables(monkeypatch):
         assert [t.shape for t in two] == [tuple([3] * len(f)) for f in families]
 
 
+@settings(max_examples=60, deadline=None)
+@given(n_rows=st.integers(0, 400), seed=st.integers(0, 2**31 - 1), dtype=st.sampled_from(["int8", "int16", "int64"]),
+       weighted=st.booleans(), threads=st.integers(1, 3), small_runs=st.booleans())
+def test_the_row_pass_equals_counting_each_row_by_hand(n_rows, seed, dtype, weighted, threads, small_runs):
+    """count_block's one pass over the rows (compiled and its NumPy fallback, runs of rows on threads, several
+    runs of families, tables too large for the pass) against a dictionary of each row's cell."""
+    from collections import defaultdict
+
+    from bnfisher import _jit, _parallel
+    from bnfisher.data import _row_counts, counts
+
+    rng = np.random.default_rng(seed)
+    cards = rng.integers(1, 5, size=6)
+    cards[5] = 100  # a family holding it and a column of 3 or more states exceeds the pass's table limit below
+    codes = np.column_stack([rng.integers(0, r, size=n_rows) for r in cards]).astype(dtype).reshape(n_rows, 6)
+    families = [tuple(int(c) for c in rng.choice(6, size=rng.integers(0, 4), replace=False)) for _ in range(8)]
+    weights = rng.random(n_rows) if weighted else None
+    expected = []
+    for family in families:
+        cells = defaultdict(float)
+        for t in range(n_rows):
+            cells[tuple(int(codes[t, c]) for c in family)] += 1.0 if weights is None else weights[t]
+        table = np.zeros([int(cards[c]) for c in family])
+        for cell, value in cells.items():
+            table[cell] += value
+        expected.append(table)
+    with pytest.MonkeyPatch.context() as patch:  # the settings of this example only
+        patch.setattr(_parallel, "PARALLEL_WORK", 1)
+        patch.setattr(_row_counts, "ROW_PASS_CELLS", 300)
+        if small_runs:
+            patch.setattr(_row_counts, "RUN_CELLS", 10)
+        _jit._materialise()  # noqa: SLF001
+        compiled = counts.count_block(codes, families, cards, weights, n_jobs=threads)
+        patch.setattr(_row_counts, "_count", _row_counts._numpy_count)  # noqa: SLF001
+        fallback = counts.count_block(codes, families, cards, weights, n_jobs=threads)
+    for ours in (compiled, fallback):
+        for table, reference in zip(ours, expected):
+            assert table.shape == reference.shape and table.dtype == (np.int64 if weights is None else np.float64)
+            if weights is None:
+                np.testing.assert_array_equal(table, reference)
+            else:
+                np.testing.assert_allclose(table, reference, rtol=1e-12)
+    for a, b in zip(compiled, fallback):  # the same additions in the same order: bit for bit
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_code_outside_its_states_is_refused_before_any_cell_is_written(monkeypatch):
+    from bnfisher import _jit
+    from bnfisher.data import _row_counts, counts
+
+    codes = np.array([[0, 1], [1, 1], [1, -1], [0, 2]], dtype=np.int8)
+    _jit._materialise()  # noqa: SLF001
+    for path in ("compiled", "fallback"):
+        if path == "fallback":
+            monkeypatch.setattr(_row_counts, "_count", _row_counts._numpy_count)  # noqa: SLF001
+        with pytest.raises(ValueError, match=r"Row 2 holds code -1 in column 1, outside its 2 states"):
+            counts.count_block(codes, [(0,), (0, 1)], [2, 2])
+        with pytest.raises(ValueError, match=r"Row 3 holds code 2 in column 1"):
+            counts.count_block(codes[[0, 1, 0, 3]], [(1,)], [2, 2])
+
+
 def test_a_pool_inside_a_pool_runs_serially():
     """map_threads called from one of its own threads runs there (no nested pools oversubscribing the cores)."""
     import threading

@@ -2,8 +2,9 @@
 
 A *family* is a tuple of column indices ``(p_1, ..., p_m, c)``; its count table is
 an array of shape ``(r_{p_1}, ..., r_{p_m}, r_c)`` (C order, the last index
-fastest), i.e. the layout of a CPT.  Counting is one mixed-radix index per family
-and one ``np.bincount`` -- never a Python loop over rows.
+fastest), i.e. the layout of a CPT.  :func:`count_family` counts one family by a
+mixed-radix index and ``np.bincount``; :func:`count_block` counts many in one
+compiled pass that reads each row once (``bnfisher.data._row_counts``).
 
 Every module that needs data asks for a *counts provider* (:class:`CountsProvider`,
 declared here once) and gets one from :func:`as_provider`, the single entry that
@@ -163,8 +164,7 @@ def count_family(
     if rows is not None:
         index, weights = index[rows], None if weights is None else weights[rows]
     counts = np.bincount(index, weights=weights, minlength=size)
-    if weights is None:
-        counts = counts.astype(np.int64, copy=False)
+    counts = counts.astype(np.int64 if weights is None else np.float64, copy=False)  # no rows: bincount gives ints
     return counts.reshape(shape)
 
 
@@ -183,14 +183,25 @@ def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalit
     weights : ndarray of shape (n_rows,), optional
     n_jobs : int or None, default=1
         Threads for a large block (rows x families of at least
-        :data:`bnfisher._parallel.PARALLEL_WORK`):
-        the families are split between them (NumPy releases the GIL while counting),
-        and the tables are the same.  None or -1: every core.
+        :data:`bnfisher._parallel.PARALLEL_WORK`); the tables are the same.
+        None or -1: every core.
 
     Returns
     -------
     list of ndarray
         One table per family, as :func:`count_family`.
+
+    Raises
+    ------
+    ValueError
+        When a code of a family's column lies outside ``0..r-1`` (e.g. a missing
+        value's -1); the message names the row and the column.
+
+    Notes
+    -----
+    Families of at most 16,384 cells are counted together in one pass that reads each
+    row once (compiled; ``bnfisher.data._row_counts``), on runs of rows per thread;
+    larger ones by a mixed-radix index and ``np.bincount`` each, split between threads.
 
     Examples
     --------
@@ -200,23 +211,40 @@ def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalit
     >>> [table.tolist() for table in count_block(codes, [(0,), (0, 1)], [2, 2])]
     [[1, 2], [[0, 1], [1, 1]]]
     """
-    # One index buffer for every family of the block: no large temporary per family (with
-    # Dask's nanny setting MALLOC_TRIM_THRESHOLD_, such temporaries are returned to the OS and
-    # re-faulted every time).
-    from bnfisher._parallel import map_threads, threads_for
+    from bnfisher._parallel import threads_for
+    from bnfisher.data._row_counts import ROW_PASS_CELLS, RUN_CELLS, check_codes, count_tables, dealt
 
-    threads = min(threads_for(codes.shape[0] * len(families), -1 if n_jobs is None else n_jobs), len(families))
-    if threads > 1:
-        parts = [list(range(start, len(families), threads)) for start in range(threads)]  # round robin
-        tables: list = [None] * len(families)
-        for part, counted in zip(parts, map_threads(
-                lambda part: count_block(codes, [families[k] for k in part], cardinalities, weights), parts,
-                n_jobs=threads)):
-            for k, table in zip(part, counted):
-                tables[k] = table
-        return tables
-    buffer = np.empty(codes.shape[0], dtype=np.intp)
-    return [count_family(codes, family, cardinalities, weights, buffer=buffer) for family in families]
+    threads = threads_for(codes.shape[0] * len(families), -1 if n_jobs is None else n_jobs)
+    tables: list = [None] * len(families)
+    small = [k for k, family in enumerate(families) if n_configurations(cardinalities, family) <= ROW_PASS_CELLS]
+    if codes.dtype.kind not in "iu":
+        small = []
+    run: list = []
+    cells = 0
+    for k in small + [None]:  # runs of families whose tables together stay small, each run one pass over the rows
+        size = 0 if k is None else n_configurations(cardinalities, families[k])
+        if run and (k is None or cells + size > RUN_CELLS):
+            for index, table in zip(run, count_tables(codes, [families[j] for j in run], cardinalities, weights,
+                                                      threads=threads)):
+                tables[index] = table
+            run, cells = [], 0
+        if k is not None:
+            run.append(k)
+            cells += size
+    large = [k for k in range(len(families)) if tables[k] is None]
+    if large:  # an index and np.bincount per family, the families dealt to the threads
+        check_codes(codes, [c for k in large for c in families[k]], cardinalities)
+        threads = min(threads, len(large))
+
+        def count(part: list) -> list:
+            # One index buffer for all: no large temporary per family (with Dask's nanny setting
+            # MALLOC_TRIM_THRESHOLD_, such temporaries are returned to the OS and re-faulted every time).
+            buffer = np.empty(codes.shape[0], dtype=np.intp)
+            return [count_family(codes, families[k], cardinalities, weights, buffer=buffer) for k in part]
+
+        for k, table in zip(large, dealt(count, large, threads)):
+            tables[k] = table
+    return tables
 
 
 def sample_positions(n_rows: int, n: int, *, random_state=None) -> np.ndarray:
