@@ -131,7 +131,7 @@ def test_a_large_block_counted_on_threads_gives_the_same_tables(monkeypatch):
 
 
 @settings(max_examples=60, deadline=None)
-@given(n_rows=st.integers(0, 400), seed=st.integers(0, 2**31 - 1), dtype=st.sampled_from(["int8", "int16", "int64"]),
+@given(n_rows=st.integers(0, 400), seed=st.integers(0, 2**31 - 1), dtype=st.sampled_from(["int8", "int64"]),
        weighted=st.booleans(), threads=st.integers(1, 3), small_runs=st.booleans())
 def test_the_row_pass_equals_counting_each_row_by_hand(n_rows, seed, dtype, weighted, threads, small_runs):
     """count_block's one pass over the rows (compiled and its NumPy fallback, runs of rows on threads, several
@@ -145,6 +145,8 @@ def test_the_row_pass_equals_counting_each_row_by_hand(n_rows, seed, dtype, weig
     cards = rng.integers(1, 5, size=6)
     cards[5] = 100  # a family holding it and a column of 3 or more states exceeds the pass's table limit below
     codes = np.column_stack([rng.integers(0, r, size=n_rows) for r in cards]).astype(dtype).reshape(n_rows, 6)
+    # int8 column by column, as encode keeps codes; int64 row by row (each dtype and layout is compiled apart)
+    codes = np.asfortranarray(codes) if dtype == "int8" else np.ascontiguousarray(codes)
     families = [tuple(int(c) for c in rng.choice(6, size=rng.integers(0, 4), replace=False)) for _ in range(8)]
     weights = rng.random(n_rows) if weighted else None
     expected = []
