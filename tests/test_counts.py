@@ -1,5 +1,7 @@
 """The counts-provider protocol and ``as_provider`` (Dask forms are tested in test_scale.py)."""
 
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -130,6 +132,17 @@ def test_a_large_block_counted_on_threads_gives_the_same_tables(monkeypatch):
         assert [t.shape for t in two] == [tuple([3] * len(f)) for f in families]
 
 
+@functools.lru_cache
+def _dispatcher(function):
+    """The numba dispatcher of one of the package's compiled functions, compiled alone: the process's other
+    functions keep running their fallbacks (``bnfisher._jit._materialise`` would switch them all)."""
+    from bnfisher import _jit
+
+    deferred = function if hasattr(function, "function") else None
+    return function if deferred is None else deferred.dispatcher or _jit._njit(deferred.function,  # noqa: SLF001
+                                                                              deferred.options)
+
+
 @settings(max_examples=60, deadline=None)
 @given(n_rows=st.integers(0, 400), seed=st.integers(0, 2**31 - 1), dtype=st.sampled_from(["int8", "int64"]),
        weighted=st.booleans(), threads=st.integers(1, 3), small_runs=st.booleans())
@@ -138,7 +151,7 @@ def test_the_row_pass_equals_counting_each_row_by_hand(n_rows, seed, dtype, weig
     runs of families, tables too large for the pass) against a dictionary of each row's cell."""
     from collections import defaultdict
 
-    from bnfisher import _jit, _parallel
+    from bnfisher import _parallel
     from bnfisher.data import _row_counts, counts
 
     rng = np.random.default_rng(seed)
@@ -163,7 +176,7 @@ def test_the_row_pass_equals_counting_each_row_by_hand(n_rows, seed, dtype, weig
         patch.setattr(_row_counts, "ROW_PASS_CELLS", 300)
         if small_runs:
             patch.setattr(_row_counts, "RUN_CELLS", 10)
-        _jit._materialise()  # noqa: SLF001
+        patch.setattr(_row_counts, "_count", _dispatcher(_row_counts._count))  # noqa: SLF001
         compiled = counts.count_block(codes, families, cards, weights, n_jobs=threads)
         patch.setattr(_row_counts, "_count", _row_counts._numpy_count)  # noqa: SLF001
         fallback = counts.count_block(codes, families, cards, weights, n_jobs=threads)
@@ -179,14 +192,11 @@ def test_the_row_pass_equals_counting_each_row_by_hand(n_rows, seed, dtype, weig
 
 
 def test_a_code_outside_its_states_is_refused_before_any_cell_is_written(monkeypatch):
-    from bnfisher import _jit
     from bnfisher.data import _row_counts, counts
 
     codes = np.array([[0, 1], [1, 1], [1, -1], [0, 2]], dtype=np.int8)
-    _jit._materialise()  # noqa: SLF001
-    for path in ("compiled", "fallback"):
-        if path == "fallback":
-            monkeypatch.setattr(_row_counts, "_count", _row_counts._numpy_count)  # noqa: SLF001
+    for kernel in (_dispatcher(_row_counts._count), _row_counts._numpy_count):  # noqa: SLF001
+        monkeypatch.setattr(_row_counts, "_count", kernel)
         with pytest.raises(ValueError, match=r"Row 2 holds code -1 in column 1, outside its 2 states"):
             counts.count_block(codes, [(0,), (0, 1)], [2, 2])
         with pytest.raises(ValueError, match=r"Row 3 holds code 2 in column 1"):
