@@ -135,6 +135,34 @@ def test_a_compiled_function_is_replaced_in_every_module_that_imported_it():
     assert out[1] == str([[alone, given], [given, alone]])
 
 
+def test_no_thread_can_compile_against_a_stand_in_while_the_modules_are_updated():
+    """While ``_materialise`` replaces the stand-ins in the package's modules, no stand-in shows its dispatcher yet
+    and numba's compiler lock is held, so a thread that reaches a new dispatcher waits to compile it (it compiled
+    against a stand-in once, when two threads scored candidate sets as the process switched to compiled code).
+    Each replacement is observed through the module's ``setattr`` (fresh process)."""
+    import subprocess
+    import sys
+
+    code = ("import builtins, threading; import bnfisher._jit as J; from bnfisher.bn import _projected_scores; "
+            "from numba.core.compiler_lock import global_compiler_lock as lock\n"
+            "seen = []\n"
+            "def free():\n"
+            "    got = lock._lock.acquire(blocking=False)\n"
+            "    got and lock._lock.release()\n"
+            "    return got\n"
+            "def spy(module, name, value):\n"
+            "    published = any(d.dispatcher is not None for d in J._pending)\n"
+            "    other = []; thread = threading.Thread(target=lambda: other.append(free()))\n"
+            "    thread.start(); thread.join()\n"
+            "    seen.append((published, other[0]))\n"
+            "    builtins.setattr(module, name, value)\n"
+            "J.setattr = spy; J._materialise()\n"
+            "print(len(seen) > 10, any(p for p, _ in seen), any(f for _, f in seen), "
+            "all(d.dispatcher is not None for d in J._pending))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert out == ["True", "False", "False", "True"]
+
+
 def test_import_leaves_the_heavy_dependencies_for_first_use():
     """``import bnfisher`` imports neither pandas, SciPy, numba, networkx nor Dask; using them imports them."""
     import subprocess

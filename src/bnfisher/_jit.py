@@ -94,20 +94,28 @@ def _materialise() -> None:
     """Hand every declared function to numba and replace its stand-in in the package's modules.
 
     A compiled function that calls one imported from another module finds the dispatcher
-    under the imported name too, so numba types the call.
+    under the imported name too, so numba types the call.  No thread compiles against a
+    stand-in: the modules are updated under numba's compiler lock, and the stand-ins learn
+    their dispatchers last (a thread that calls one meanwhile runs its fallback, or waits).
     """
     with _lock:
-        fresh = {}
-        for deferred in _pending:
-            if deferred.dispatcher is None:
-                deferred.dispatcher = _njit(deferred.function, deferred.options)
-                fresh[id(deferred)] = deferred
-        package = __name__.partition(".")[0]
-        for module_name, module in list(sys.modules.items()):
-            if fresh and module is not None and module_name.partition(".")[0] == package:
-                for name, value in list(vars(module).items()):
-                    if id(value) in fresh and value is fresh[id(value)]:
-                        setattr(module, name, value.dispatcher)
+        fresh = {id(deferred): (deferred, _njit(deferred.function, deferred.options))
+                 for deferred in _pending if deferred.dispatcher is None}
+        if not fresh:
+            return
+        from numba.core.compiler_lock import global_compiler_lock
+
+        # Another thread that reaches a new dispatcher meanwhile (through a module already updated) waits for
+        # numba's compiler lock to compile it, so it types the calls in it once every module is updated.
+        with global_compiler_lock:
+            package = __name__.partition(".")[0]
+            for module_name, module in list(sys.modules.items()):
+                if module is not None and module_name.partition(".")[0] == package:
+                    for name, value in list(vars(module).items()):
+                        if id(value) in fresh and value is fresh[id(value)][0]:
+                            setattr(module, name, fresh[id(value)][1])
+            for deferred, dispatcher in fresh.values():  # the stand-ins last
+                deferred.dispatcher = dispatcher
 
 
 def compiled(*, fallback: Any = None, cost: Callable[..., float] | None = None,
