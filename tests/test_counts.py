@@ -143,7 +143,7 @@ def _dispatcher(function):
                                                                               deferred.options)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(n_rows=st.integers(0, 400), seed=st.integers(0, 2**31 - 1), dtype=st.sampled_from(["int8", "int64"]),
        weighted=st.booleans(), threads=st.integers(1, 3), small_runs=st.booleans())
 def test_the_row_pass_equals_counting_each_row_by_hand(n_rows, seed, dtype, weighted, threads, small_runs):
@@ -161,7 +161,7 @@ def test_the_row_pass_equals_counting_each_row_by_hand(n_rows, seed, dtype, weig
     # int8 column by column, as encode keeps codes; int64 row by row (each dtype and layout is compiled apart)
     codes = np.asfortranarray(codes) if dtype == "int8" else np.ascontiguousarray(codes)
     families = [tuple(int(c) for c in rng.choice(6, size=rng.integers(0, 4), replace=False)) for _ in range(8)]
-    weights = rng.random(n_rows) if weighted else None
+    weights = rng.random(n_rows) if weighted and dtype == "int8" else None  # each case compiles apart: three
     expected = []
     for family in families:
         cells = defaultdict(float)
