@@ -257,10 +257,10 @@ def test_parquet_files_are_read_by_row_group_in_the_tasks_with_the_same_results(
         np.testing.assert_array_equal(direct.distinct()[1], through_dask.distinct()[1])
 
 
-def test_the_local_cluster_takes_temporaries_from_the_heap_unless_configured_otherwise(monkeypatch):
-    """dask_client's workers get MALLOC_MMAP_THRESHOLD_ (64 MiB) beside Dask's trim threshold; a value set in
-    Dask's configuration is kept.  (Dask's nanny also writes its workers' variables into this process's
-    environment, which then overrides the configuration: each cluster starts from an environment without it.)"""
+def test_the_local_cluster_takes_temporaries_from_the_heap_unless_configured_otherwise():
+    """dask_client's workers get MALLOC_MMAP_THRESHOLD_ (64 MiB) beside Dask's trim threshold, and this process's
+    environment is left without it (Dask's nanny writes its workers' variables there too); a value set in Dask's
+    configuration is kept."""
     import os
 
     import dask
@@ -270,11 +270,13 @@ def test_the_local_cluster_takes_temporaries_from_the_heap_unless_configured_oth
     def environment():
         return os.environ.get("MALLOC_MMAP_THRESHOLD_"), os.environ.get("MALLOC_TRIM_THRESHOLD_")
 
-    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "0")  # recorded as before the test, restored after it
-    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_")
+    assert "MALLOC_MMAP_THRESHOLD_" not in os.environ
     with dask_client(n_workers=1) as client:
         assert list(client.run(environment).values()) == [(str(64 * 2**20), "65536")]
-    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
-    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_": 1 << 20}), \
-            dask_client(n_workers=1) as client:
-        assert list(client.run(environment).values()) == [(str(1 << 20), "65536")]
+        assert "MALLOC_MMAP_THRESHOLD_" not in os.environ
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_": 1 << 20}), \
+                dask_client(n_workers=1) as client:
+            assert list(client.run(environment).values()) == [(str(1 << 20), "65536")]
+    finally:  # Dask's nanny wrote the configured value here
+        os.environ.pop("MALLOC_MMAP_THRESHOLD_", None)

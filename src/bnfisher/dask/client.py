@@ -93,14 +93,18 @@ def dask_client(scheduler: str | None = None, *, n_workers: int = 2, timeout: fl
 
     n_workers = check_positive_int(n_workers, "n_workers")
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
-    if "MALLOC_MMAP_THRESHOLD_" not in environ and "MALLOC_MMAP_THRESHOLD_" not in os.environ:
+    ours = "MALLOC_MMAP_THRESHOLD_" not in environ and "MALLOC_MMAP_THRESHOLD_" not in os.environ
+    if ours:
         # Dask's nanny sets MALLOC_TRIM_THRESHOLD_, which also turns off glibc's adaptive mmap threshold: every
         # temporary above 128 kB is then mapped and unmapped, and its pages faulted in anew each time (a pass over
         # Parquet row groups took 1.3-1.5x as long).  Up to 64 MiB they come from the heap; its top is still trimmed.
         environ["MALLOC_MMAP_THRESHOLD_"] = MMAP_THRESHOLD
     with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-        return Client(LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None))
+        client = Client(LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                     dashboard_address=None))
+    if ours:  # the nanny also writes its workers' variables into this process's environment: not this one
+        os.environ.pop("MALLOC_MMAP_THRESHOLD_", None)
+    return client
 
 
 def _connect(client_class, scheduler: str, timeout: float):
