@@ -4,10 +4,10 @@ Data: rows sampled from the *alarm* network (tests/data/bif; 37 variables, label
 integers), written once to a Parquet file of --rows rows in row groups of --window rows (kept in
 --cache for later runs).  The reference: --reference-rows more rows of the same network, in memory.
 ``bnfisher.drift`` cuts the Parquet data into --rows / --window windows of consecutive rows in one
-pass on a LocalCluster of 2 worker processes (1 thread each; each window reduced to its distinct rows
-with counts), then tests every window on the client with --permutations permutations and both cores
-(``n_jobs=-1``).  The issue's goal: 10^8 rows in 100 windows under 10 minutes, memory bounded by the
-partition size.  No drift is planted.
+pass on the local cluster of ``bnfisher.dask.dask_client`` (2 worker processes, 1 thread each; each
+window reduced to its distinct rows with counts), then tests every window on the client with
+--permutations permutations and both cores (``n_jobs=-1``).  The issue's goal: 10^8 rows in 100
+windows under 10 minutes, memory bounded by the partition size.  No drift is planted.
 
 Then (the other half of the scale goal of the performance issue) ``mmd_test`` between the file's two
 halves, 1,000 permutations: each half is reduced to its distinct rows with counts by a distributed
@@ -64,7 +64,8 @@ def main() -> None:
     args = parser.parse_args()
     import dask.dataframe as dd
     import pyarrow.parquet as pq
-    from distributed import Client, LocalCluster
+
+    from bnfisher.dask import dask_client
 
     network = bf.read_network(ROOT / "tests" / "data" / "bif" / "alarm.bif.gz")
     states = {v: tuple(range(len(network.states[v]))) for v in network.variables}
@@ -87,8 +88,7 @@ def main() -> None:
         file.read_row_group(group).to_pandas()
     floor = time.perf_counter() - started
     print(f"reference: reading every row group into pandas, one process: {floor:.1f} s")
-    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None) \
-            as cluster, Client(cluster) as client:
+    with dask_client(n_workers=args.workers) as client:  # the local cluster `bnfisher drift --engine dask` starts
         data = dd.read_parquet(path, split_row_groups=True)
         started = time.perf_counter()
         result = bf.drift(reference, data, window=args.window, n_permutations=args.permutations, random_state=0,
