@@ -42,12 +42,13 @@ BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # ship
 
 
 class StreamingNumpyCounts:
-    """Reference provider: one process, one Parquet row group at a time."""
+    """Reference provider: one process, one Parquet row group at a time (all of them, or ``groups``)."""
 
-    def __init__(self, path, states):
+    def __init__(self, path, states, groups=None):
         import pyarrow.parquet as pq
 
         self.file = pq.ParquetFile(path)
+        self.groups = range(self.file.num_row_groups) if groups is None else groups
         self.schema = bf.Schema(states)
         self.states = self.schema.states
         self.variables = self.schema.variables
@@ -55,7 +56,7 @@ class StreamingNumpyCounts:
         self.n_rows = self.file.metadata.num_rows
 
     def _blocks(self):
-        for group in range(self.file.num_row_groups):
+        for group in self.groups:
             yield self.schema.encode(self.file.read_row_group(group).to_pandas()).codes
 
     def counts(self, families):
@@ -100,16 +101,8 @@ def row_group_steps(path: str, group: int, schema, families) -> tuple:
 
 def row_group_tables(path: str, groups: list, states: dict, families: list) -> list:
     """Read, encode and count the row groups ``groups`` in this process: one plain worker's share of a pass."""
-    import pyarrow.parquet as pq
-
     _jit.FALLBACK_BUDGET = 0.0
-    file, schema = pq.ParquetFile(path), bf.Schema(states)
-    total = None
-    for group in groups:
-        tables = count_block(schema.encode(file.read_row_group(group).to_pandas()).codes, families,
-                             schema.cardinalities)
-        total = tables if total is None else [a + b for a, b in zip(total, tables)]
-    return total
+    return StreamingNumpyCounts(path, states, groups).counts(families)
 
 
 def plain_processes_pass(pool, path: str, n_groups: int, workers: int, states: dict, families: list) -> list:

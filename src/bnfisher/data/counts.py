@@ -216,13 +216,12 @@ def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalit
 
     threads = threads_for(codes.shape[0] * len(families), -1 if n_jobs is None else n_jobs)
     tables: list = [None] * len(families)
-    small = [k for k, family in enumerate(families) if n_configurations(cardinalities, family) <= ROW_PASS_CELLS]
-    if codes.dtype.kind not in "iu":
-        small = []
+    sizes = [n_configurations(cardinalities, family) for family in families]
+    small = [k for k, size in enumerate(sizes) if size <= ROW_PASS_CELLS] if codes.dtype.kind in "iu" else []
     run: list = []
     cells = 0
     for k in small + [None]:  # runs of families whose tables together stay small, each run one pass over the rows
-        size = 0 if k is None else n_configurations(cardinalities, families[k])
+        size = 0 if k is None else sizes[k]
         if run and (k is None or cells + size > RUN_CELLS):
             for index, table in zip(run, count_tables(codes, [families[j] for j in run], cardinalities, weights,
                                                       threads=threads)):
