@@ -11,11 +11,12 @@ import functools
 import math
 import os
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from bnfisher.exceptions import OptionError, OptionTypeError
+from bnfisher.exceptions import DataWarning, OptionError, OptionTypeError
 
 __all__ = ["PARALLEL_WORK", "available_cores", "map_threads", "prefetch", "resolve_jobs", "threads_for"]
 
@@ -41,6 +42,11 @@ def resolve_jobs(n_jobs: int | None) -> int:
     ------
     OptionTypeError, OptionError
         For a non-integer or 0.
+
+    Warns
+    -----
+    DataWarning
+        For a negative number beyond the cores (``-100`` on 8 cores): 1 thread.
     """
     if n_jobs is None:
         return 1
@@ -48,7 +54,11 @@ def resolve_jobs(n_jobs: int | None) -> int:
         raise OptionTypeError(f"`n_jobs` must be an integer or None; got {n_jobs!r}.")
     if n_jobs == 0:
         raise OptionError("`n_jobs` must not be 0: give 1 for one thread, -1 for all cores.")
-    return n_jobs if n_jobs > 0 else max(1, available_cores() + 1 + n_jobs)
+    cores = available_cores()
+    if n_jobs < -cores:  # legal (a script written for a larger machine), but it leaves no core here
+        warnings.warn(f"`n_jobs` {n_jobs} asks for all cores but {-n_jobs - 1}, and this process may use {cores}: "
+                      "running on 1 thread. Give -1 (all cores) or a positive number.", DataWarning, stacklevel=3)
+    return n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs)
 
 
 def _cgroup_cpus(root: Path = Path("/sys/fs/cgroup")) -> float | None:

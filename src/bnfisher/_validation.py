@@ -54,3 +54,31 @@ def check_option(value, name: str, options) -> str:
         listed = ", ".join(repr(o) for o in options)
         raise OptionError(f"`{name}` must be one of {listed}; got {value!r}.")
     return value
+
+
+def free_name(name: str, taken) -> str:
+    """Return ``name``, or ``name`` with as many trailing ``_`` as make it differ from every name in ``taken``.
+
+    A result's own columns (``row``, ``sample``, ``witness``, ``copies``) stand beside the
+    user's columns; a user column of that name keeps its name and the result's column
+    takes the next free one.
+
+    Parameters
+    ----------
+    name : str
+    taken : iterable
+        The user's column names.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> free_name("row", ["row", "row_", "age"])
+    'row__'
+    """
+    used = {str(t) for t in taken}
+    while name in used:
+        name += "_"
+    return name

@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from bnfisher._lazy import pandas as pd
+from bnfisher._validation import free_name
 from bnfisher.cli.parser import UsageError, build_parser
 
 
@@ -117,10 +118,11 @@ def _write_subset(frame: pd.DataFrame, rows, output, meaning: str) -> None:
     from bnfisher.data.io import write_table
 
     out = frame.reset_index(drop=True).copy()
-    out.insert(0, "row", np.asarray(rows))
+    column = free_name("row", out.columns)
+    out.insert(0, column, np.asarray(rows))
     if output:
         write_table(out, output)
-        print(f"Wrote {output} (column 'row' holds {meaning})")
+        print(f"Wrote {output} (column {column!r} holds {meaning})")
         return
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(out.head(10).to_string(index=False))
@@ -277,8 +279,7 @@ def _write_result(result, args) -> None:
 
 
 def _command_learn(args) -> None:
-    from bnfisher.bn.formats.bif import check_bif_names
-    from bnfisher.bn.formats.files import write_network
+    from bnfisher.bn.formats.files import check_network_file, write_network
     from bnfisher.bn.scores import score
     from bnfisher.bn.structure.learn import learn
     from bnfisher.data.io import check_outputs, read_table
@@ -287,8 +288,8 @@ def _command_learn(args) -> None:
     check_outputs([args.output, args.schema], inputs=[args.data])
     frame = read_table(args.data, na_values=args.na_values)
     schema = Schema.from_data(frame, bins=args.bins, na_values=args.na_values or (), missing="allow")
-    if args.output and str(args.output).lower().endswith((".bif", ".bif.gz")):  # BIF names: checked up front
-        check_bif_names(schema.states)  # before learning, not after
+    if args.output:  # the format's names and labels: checked before learning, not after
+        check_network_file(args.output, schema.states)
     structure, options, pseudocount = _structure_options(args)
     started = time.perf_counter()
     training = schema.encode(frame, missing="allow")
@@ -480,8 +481,11 @@ def main(argv=None) -> int:
     """
     from bnfisher.exceptions import BnfisherError
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        print("bnfisher: interrupted", file=sys.stderr)
+        return 130
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _one_line_warning(args.command)

@@ -34,6 +34,7 @@ from bnfisher._validation import check_random_state
 from bnfisher.comparison.attribution import FamilyTests, conditional_family_tests, holm
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.data.providers import in_memory
+from bnfisher.exceptions import DataError
 from bnfisher.kernels.base import FamilyKernel
 
 __all__ = ["mmd_by_family", "family_table", "top_cells", "witness", "explain_rows", "sample_codes"]
@@ -342,7 +343,12 @@ def explain_rows(kernel: FamilyKernel, rows) -> pd.DataFrame:
         missing), ``given`` (its parents' values), ``kernel_self`` and ``neg_log_p``;
         within each row, largest ``neg_log_p`` first.  ``kernel_self`` sums over a row's
         families to ``kernel.diag(row)`` and ``neg_log_p`` (complete rows) to
-        ``-network.log_likelihood(row)``.
+        ``-network.log_likelihood(row)``.  Every value is finite.
+
+    Raises
+    ------
+    DataError
+        For a row in a cell the network gives probability 0 (naming the row and the fix).
 
     Examples
     --------
@@ -366,9 +372,16 @@ def explain_rows(kernel: FamilyKernel, rows) -> pd.DataFrame:
     kernel_self = np.asarray((embedding.multiply(embedding) @ to_family).todense())
     neg_log_p = np.zeros((n_rows, len(kernel.families)))
     for i, (positions, cells, weights) in enumerate(kernel.cell_weights(encoded)):
-        theta = np.asarray(network.cpts[network.variables[i]], dtype=float).reshape(-1)
-        with np.errstate(divide="ignore"):  # a cell of probability 0 is infinitely surprising
-            neg_log_p[:, i] = np.bincount(positions, weights=-weights * np.log(theta[cells]), minlength=n_rows)
+        theta = np.asarray(network.cpts[network.variables[i]], dtype=float).reshape(-1)[cells]
+        impossible = (theta <= 0) & (weights > 0)
+        if impossible.any():  # -log 0: no finite explanation (and no finite Fisher feature) exists
+            row = int(positions[np.flatnonzero(impossible)[0]])
+            raise DataError(f"Row {row} falls in a cell of {network.variables[i]!r} that the network gives "
+                            "probability 0, so it has no finite explanation; refit the network with a pseudocount "
+                            "(learn(..., pseudocount=1)) or leave the row out.")
+        surprise = np.zeros_like(theta)
+        np.negative(np.log(theta, out=surprise, where=weights > 0), out=surprise, where=weights > 0)
+        neg_log_p[:, i] = np.bincount(positions, weights=weights * surprise, minlength=n_rows)
     records = []
     for row in range(n_rows):
         for i, family in enumerate(kernel.families):

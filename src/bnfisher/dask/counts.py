@@ -16,6 +16,7 @@ This is the only module that knows about Dask; the core reaches it through
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 from collections.abc import Sequence
 
@@ -28,7 +29,7 @@ from bnfisher.data.counts import count_block, distinct_rows, sample_positions
 from bnfisher.data.labels import sorted_states
 from bnfisher.data.providers import NumpyCounts
 from bnfisher.data.schema import Schema
-from bnfisher.exceptions import BnfisherError, DataError, OptionTypeError
+from bnfisher.exceptions import BnfisherError, DataError, OptionTypeError, SchedulerError
 
 __all__ = ["DaskCounts", "embed_distributed"]
 
@@ -114,11 +115,38 @@ def _compute(source: str, *tasks):
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataError(f"Reading {source} failed ({type(exc).__name__}: {message}); a file may be corrupt or "
                         "lack a column. Check it (e.g. read it with pandas) or leave it out.") from None
-    except Exception as exc:  # pyarrow raises its own classes (ArrowInvalid) for corrupt Parquet files
-        if type(exc).__module__.split(".")[0] == "pyarrow":
-            raise DataError(f"Reading {source} failed ({type(exc).__name__}: {str(exc).splitlines()[0]}); a "
-                            "Parquet part may be corrupt.") from None
+    except Exception as exc:
+        origin = type(exc).__module__.split(".")[0]
+        if origin == "pyarrow":  # pyarrow raises its own classes (ArrowInvalid) for corrupt Parquet files
+            part = _unreadable_part(source)
+            raise DataError(f"Reading {source} failed ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
+                            + (f"its part {part!r} is corrupt (its footer cannot be read): fix or remove it."
+                               if part else "a Parquet part may be corrupt.")) from None
+        if origin == "distributed" or isinstance(exc, concurrent.futures.CancelledError):
+            # The scheduler or its workers went away mid-run (FutureCancelledError, KilledWorker, CommClosedError).
+            reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+            raise SchedulerError(f"The Dask cluster stopped while working on {source} ({type(exc).__name__}"
+                                 f"{': ' + reason if reason else ''}); nothing was written. Check the scheduler and "
+                                 "its workers, then run again.") from None
         raise
+
+
+def _unreadable_part(source: str) -> str | None:
+    """Return the first Parquet file under ``source`` (a quoted path, folder or glob) whose footer cannot be read."""
+    import glob
+
+    import pyarrow.parquet as pq
+
+    path = source.strip("'\"")
+    files = sorted(glob.glob(os.path.join(path, "**", "*"), recursive=True)) if os.path.isdir(path) else \
+        sorted(glob.glob(path))
+    for name in files:
+        if os.path.isfile(name) and not os.path.basename(name).startswith((".", "_")):
+            try:
+                pq.ParquetFile(name)
+            except Exception:  # noqa: BLE001 - pyarrow's classes: any failure to read the footer names the part
+                return name
+    return None
 
 
 def _tree_sum(tasks: list, source: str) -> list:
@@ -211,8 +239,11 @@ class DaskCounts:
             except BnfisherError:
                 raise
             except (OSError, KeyError, ValueError, TypeError) as exc:
+                part = _unreadable_part(self.source) if len(paths) == 1 else None
                 raise DataError(f"Cannot read {self.source} with Dask ({type(exc).__name__}: "
-                                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}).") from None
+                                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''})"
+                                + (f": its part {part!r} is corrupt (its footer cannot be read); fix or remove it."
+                                   if part else ".")) from None
         if not is_distributed(data) or not hasattr(data, "to_delayed"):
             raise OptionTypeError(f"`data` must be a Dask DataFrame or Parquet/CSV path(s); "
                                   f"got {type(data).__name__}.")

@@ -15,13 +15,13 @@ import numpy as np
 from bnfisher._lazy import pandas as pd
 from bnfisher.data.counts import distinct_rows
 from bnfisher.data.schema import Schema
-from bnfisher.data.windows import WindowRows, check_window, group_rows, time_bins, window_label, window_of
+from bnfisher.data.windows import TimeGrid, WindowRows, check_window, group_rows, parse_times
 from bnfisher.exceptions import DataError
 
 __all__ = ["dask_windows"]
 
 
-def _window_partition(frame: pd.DataFrame, schema: Schema, time: str | None, starts, offset: int,
+def _window_partition(frame: pd.DataFrame, schema: Schema, time: str | None, grid: TimeGrid | None, offset: int,
                       size: int | None) -> dict:
     """One partition: ``{window key: (distinct codes, counts, missing cells, unseen cells, first, last time)}``."""
     features = frame[list(schema.variables)]
@@ -29,12 +29,12 @@ def _window_partition(frame: pd.DataFrame, schema: Schema, time: str | None, sta
     missing = (features.isna() | features.isin(list(schema.na_values))).to_numpy() if len(frame) else \
         np.zeros(codes.shape, dtype=bool)
     if time is not None:
-        stamps = pd.to_datetime(frame[time], errors="coerce")
-        if stamps.isna().any():
-            row = int(np.flatnonzero(stamps.isna().to_numpy())[0])
-            raise DataError(f"Column {time!r}: {frame[time].iloc[row]!r} (row {row} of a partition) is not a date or "
-                            "time; a row without a time belongs to no window. Fix or drop such rows.")
-        keys = window_of(stamps, starts)
+        try:
+            stamps = parse_times(frame[time], time)
+        except DataError as exc:
+            raise DataError(f"In a partition: {exc}") from None
+        assert grid is not None  # time windows
+        keys = grid.keys(stamps)
     else:
         assert size is not None  # rows windows
         keys = (offset + np.arange(len(frame))) // size
@@ -46,6 +46,31 @@ def _window_partition(frame: pd.DataFrame, schema: Schema, time: str | None, sta
         out[key] = (block[first], counts, absent, int((block < 0).sum()) - absent,
                     None if times is None else times.min(), None if times is None else times.max())
     return out
+
+
+def _partition_span(frame: pd.DataFrame, time: str) -> tuple | None:
+    """Return one partition's first and last time (None for an empty partition), checked as the table's would be."""
+    try:
+        stamps = parse_times(frame[time], time)
+    except DataError as exc:
+        raise DataError(f"In a partition: {exc}") from None
+    return (stamps.min(), stamps.max()) if len(stamps) else None
+
+
+def _time_span(source: str, parts: list, time: str) -> tuple:
+    """Return the first and last time of all the partitions (refusing times with an offset beside times without)."""
+    import dask
+
+    from bnfisher.dask.counts import _compute
+
+    spans = [span for span in _compute(source, *[dask.delayed(_partition_span)(part, time) for part in parts])
+             if span is not None]
+    if not spans:
+        raise DataError(f"Column {time!r} holds no date or time: the data has no rows.")
+    if len({span[0].tz is None for span in spans}) > 1:
+        raise DataError(f"Column {time!r} holds times with a UTC offset in some partitions and without one in others: "
+                        "give every time an offset, or none.")
+    return min(span[0] for span in spans), max(span[1] for span in spans)
 
 
 def dask_windows(data, schema: Schema, *, time: str | None = None, window=None) -> tuple[list, str]:
@@ -102,19 +127,14 @@ def dask_windows(data, schema: Schema, *, time: str | None = None, window=None) 
                         f"{', '.join(map(str, list(data.columns)[:8]))}).")
     frame = data[columns]
     parts = frame.to_delayed()
-    starts, offsets = None, np.zeros(len(parts), dtype=np.int64)
+    grid, offsets = None, np.zeros(len(parts), dtype=np.int64)
     if time is not None:  # the windows follow from the first and last time of all the data
-        import dask.dataframe as dd
-
-        stamps = dd.to_datetime(frame[time], errors="coerce")
-        first, last = _compute(source, stamps.min(), stamps.max())
-        if pd.isna(first):
-            raise DataError(f"Column {time!r} holds no date or time.")
-        starts = time_bins(pd.Timestamp(first), pd.Timestamp(last), frequency)
+        first, last = _time_span(source, parts, time)
+        grid = TimeGrid(first, last, frequency)
     else:
         (lengths,) = _compute(source, [dask.delayed(len)(part) for part in parts])
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    results = _compute(source, *[dask.delayed(_window_partition)(part, schema, time, starts, int(offset), size)
+    results = _compute(source, *[dask.delayed(_window_partition)(part, schema, time, grid, int(offset), size)
                                  for part, offset in zip(parts, offsets)])
     merged: dict = {}
     for result in results:
@@ -131,8 +151,8 @@ def dask_windows(data, schema: Schema, *, time: str | None = None, window=None) 
                           sum(p[3] for p in pieces))
         if time is not None:
             start, end = min(p[4] for p in pieces), max(p[5] for p in pieces)
-            assert starts is not None
-            label = window_label(starts[key], frequency)
+            assert grid is not None
+            label = grid.label(key)
         else:
             assert size is not None
             start = end = None

@@ -273,7 +273,8 @@ def write_bytes(path: str | os.PathLike, content: bytes) -> None:
     Raises
     ------
     OutputError
-        When the folder is missing or not writable, or ``path`` is a folder.
+        When the folder is missing or not writable, ``path`` is a folder, or the write
+        fails (a full disk), naming ``path``; the file is then left as it was.
 
     Parameters
     ----------
@@ -283,15 +284,19 @@ def write_bytes(path: str | os.PathLike, content: bytes) -> None:
     check_outputs([path])
     text = os.fspath(path)
     target = os.path.realpath(text)
-    if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
-        # A device, FIFO or socket (/dev/null, /dev/stdout, a named pipe): stream into it, as every Unix tool
-        # does; a rename would replace the node itself by a regular file.
-        with open(target, "wb") as stream:
-            stream.write(content)
-        return
-    folder = os.path.dirname(target) or "."
-    with _interruptible():
-        _write_replace(folder, target, content)
+    try:
+        if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
+            # A device, FIFO or socket (/dev/null, /dev/stdout, a named pipe): stream into it, as every Unix tool
+            # does; a rename would replace the node itself by a regular file.
+            with open(target, "wb") as stream:
+                stream.write(content)
+            return
+        with _interruptible():
+            _write_replace(os.path.dirname(target) or ".", target, content)
+    except OSError as exc:  # a full disk, a quota, a folder gone read-only: name the output (nothing was replaced)
+        reason = exc.strerror or type(exc).__name__
+        raise OutputError(f"Output {text!r} could not be written ({reason}); it is left as it was. Free some space "
+                          "or choose another folder.") from None
 
 
 class _Terminated(BaseException):

@@ -9,25 +9,21 @@ and :func:`bnfisher.compare` accept a profile wherever they accept a reference t
 
 from __future__ import annotations
 
-import io
-import json
 import os
-import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from bnfisher._lazy import pandas as pd
-from bnfisher._version import __version__
+from bnfisher._memory import check_allocation
 from bnfisher.data.counts import distinct_rows
+from bnfisher.data.profile_file import FORMAT, FORMAT_VERSION, read_profile_file, write_profile_file
 from bnfisher.data.providers import backend_for
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ReferenceProfile", "merge_profiles", "profile", "read_profile"]
 
-#: The file's format name and the version this bnfisher writes and reads.
-FORMAT, FORMAT_VERSION = "bnfisher-profile", 1
 
 
 @dataclass(frozen=True)
@@ -58,6 +54,7 @@ class ReferenceProfile:
     schema: Schema
     codes: np.ndarray
     counts: np.ndarray
+    source: str | None = field(default=None, compare=False)
 
     @property
     def n_rows(self) -> int:
@@ -78,6 +75,11 @@ class ReferenceProfile:
             bins), rows in the profile's canonical order (not the table's original
             order, which a profile does not keep).
         """
+        name = f"The profile {self.source}" if self.source else "The profile"
+        check_allocation(float(self.n_rows) * (8 + 48 * len(self.schema.variables)),
+                         f"{name} stands for {self.n_rows:,} rows; its table of labels",
+                         "compare and drift expand a profile to its rows, so profile a sample of the reference "
+                         "(fewer rows) instead.")
         rows = np.repeat(np.arange(len(self.counts)), self.counts)
         columns = {}
         for i, variable in enumerate(self.schema.variables):
@@ -133,14 +135,7 @@ class ReferenceProfile:
         ----------
         path : str or path-like
         """
-        from bnfisher.data.io import write_bytes
-
-        header = {"format": FORMAT, "format_version": FORMAT_VERSION, "bnfisher": __version__,
-                  "rows": self.n_rows, "schema": self.schema.to_dict()}
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, codes=self.codes, counts=self.counts,
-                            header=np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8))
-        write_bytes(path, buffer.getvalue())
+        write_profile_file(path, self.schema, self.codes, self.counts)
 
 
 def profile(*data, bins: int | None = None, na_values=()) -> ReferenceProfile:
@@ -240,8 +235,12 @@ def merge_profiles(profiles) -> ReferenceProfile:
                               "bin them with the same edges first (Schema.discretize).")
     distinct = [_distinct_frame(p) for p in profiles]
     labels = Schema.from_data(*distinct, na_values=tuple(first.na_values), missing="allow")
-    # Binned columns keep every bin of the edges, in order (the labels alone would lose the edges).
-    schema = Schema({v: first.states[v] if v in first.bin_edges else labels.states[v] for v in labels.variables},
+    # Binned columns keep every bin of the edges, in order (the labels alone would lose the edges); a column whose
+    # labels every profile declares alike keeps them, unused ones included, as profile() of the union does (pandas
+    # keeps a categorical's categories when every table has the same).
+    same = {v for v in labels.variables if all(p.schema.states[v] == first.states[v] for p in profiles)}
+    schema = Schema({v: first.states[v] if v in first.bin_edges or v in same else labels.states[v]
+                     for v in labels.variables},
                     bin_edges=dict(first.bin_edges), na_values=tuple(first.na_values))
     codes = np.vstack([schema.encode(frame, missing="allow").codes for frame in distinct])
     counts = np.concatenate([p.counts for p in profiles])
@@ -278,24 +277,8 @@ def read_profile(path: str | os.PathLike) -> ReferenceProfile:
     648
     """
     name = os.fspath(path)
-    try:
-        with np.load(name, allow_pickle=False) as content:
-            header = json.loads(bytes(content["header"]).decode("utf-8"))
-            codes, counts = content["codes"], content["counts"]
-    except (zipfile.BadZipFile, ValueError, KeyError, UnicodeDecodeError, json.JSONDecodeError):
-        raise DataError(f"{name} is not a bnfisher profile (make one with `bnfisher profile TABLE -o "
-                        f"{os.path.basename(name)}`).") from None
-    if header.get("format") != FORMAT:
-        raise DataError(f"{name} is not a bnfisher profile (its format is {header.get('format')!r}).")
-    if header.get("format_version") != FORMAT_VERSION:
-        raise DataError(f"{name} is a profile of format version {header.get('format_version')} (written by bnfisher "
-                        f"{header.get('bnfisher')}); this bnfisher ({__version__}) reads version {FORMAT_VERSION}: "
-                        "use a matching bnfisher, or profile the table again.")
-    schema = Schema.from_dict(header["schema"])
-    if codes.ndim != 2 or codes.shape[1] != len(schema.variables) or counts.shape != (codes.shape[0],):
-        raise DataError(f"{name}: its rows do not match its schema ({codes.shape} codes, {counts.shape} counts, "
-                        f"{len(schema.variables)} columns); the file is damaged.")
-    return ReferenceProfile(schema, codes, counts.astype(np.int64))
+    schema, codes, counts = read_profile_file(name)
+    return ReferenceProfile(schema, codes.astype(np.int64, copy=False), counts.astype(np.int64), source=name)
 
 
 def tables_of(tables, *, bins: int | None) -> list:

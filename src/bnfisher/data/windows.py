@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from bnfisher._lazy import pandas as pd
 from bnfisher.data.schema import Schema
-from bnfisher.exceptions import DataError, OptionError, OptionTypeError
+from bnfisher.exceptions import DataError, OptionError, OptionTypeError, ResourceError
 
-__all__ = ["WindowRows", "split_windows", "check_window", "time_bins", "window_of", "window_label", "group_rows"]
+__all__ = ["MAX_CALENDAR_WINDOWS", "TimeGrid", "WindowRows", "check_window", "group_rows", "parse_times",
+           "split_windows", "window_label"]
 
 
 @dataclass(frozen=True)
@@ -78,10 +80,13 @@ def check_window(time: str | None, window) -> tuple:
             raise OptionError(f"With `time`, `window` is a pandas frequency such as '1W', '7D' or 'MS'; got "
                               f"{window!r}.")
         try:
-            return pd.tseries.frequencies.to_offset(window), None
+            frequency = pd.tseries.frequencies.to_offset(window)
         except (TypeError, ValueError):
             raise OptionError(f"`window` {window!r} is not a pandas frequency; use e.g. '1D', '1W', '2W', 'MS' "
                               "(month start) or 'QS'.") from None
+        if frequency.n <= 0:
+            raise OptionError(f"`window` {window!r} is not a positive frequency; use e.g. '1D', '1W' or 'MS'.")
+        return frequency, None
     if window is None:
         raise OptionError("Say how to cut `data` into windows: window=<rows per window> (an int), or time=<column> "
                           "with window=<frequency> such as '1W'; or pass a list of tables.")
@@ -91,40 +96,173 @@ def check_window(time: str | None, window) -> tuple:
     return None, int(window)
 
 
-def time_bins(first, last, frequency) -> pd.DatetimeIndex:
-    """Return the starts of the time windows from ``first`` to ``last`` (closed on the left, as pandas resamples).
+@dataclass(frozen=True)
+class TimeGrid:
+    """The time windows of one frequency from a first time on: each time's window start, without listing the span.
 
-    The windows depend only on the first and last time, so a partition of the data
-    finds its rows' windows from these starts (``searchsorted``) and agrees with the
-    whole table.
+    Windows are closed on the left (``[start, next start)``) and aligned as pandas
+    resamples them (fixed frequencies from midnight of the first day; calendar frequencies
+    on their calendar boundaries).  A fixed frequency (days, hours, ...) finds each
+    time's start by arithmetic, so two rows ten years apart in windows of a second cost
+    two windows, not 3 * 10^8; a calendar frequency (weeks, months, business days) lists its
+    starts over the span, at most :data:`MAX_CALENDAR_WINDOWS`.  The windows depend only
+    on the first and last time, so a partition of the data finds its rows' windows from
+    the grid and agrees with the whole table.
 
     Parameters
     ----------
     first, last : Timestamp
+        The first and last time of all the data (naive, or in UTC).
     frequency : pandas offset
+        Positive (checked by :func:`check_window`).
 
-    Returns
-    -------
-    DatetimeIndex
+    Examples
+    --------
+    >>> second = pd.tseries.frequencies.to_offset("1s")
+    >>> grid = TimeGrid(pd.Timestamp("2020-01-01 10:00"), pd.Timestamp("2030-01-01"), second)
+    >>> times = pd.to_datetime(["2020-01-01 10:00:00.5", "2030-01-01"], format="ISO8601")
+    >>> [str(pd.Timestamp(k)) for k in grid.keys(times)]
+    ['2020-01-01 10:00:00', '2030-01-01 00:00:00']
     """
-    ends = pd.Series([0, 0], index=pd.DatetimeIndex([first, last]))
-    return ends.resample(frequency, label="left", closed="left").size().index
+
+    first: pd.Timestamp
+    last: pd.Timestamp
+    frequency: Any
+
+    def keys(self, stamps) -> np.ndarray:
+        """Return each time's window, as its start in nanoseconds since the epoch (UTC for aware times).
+
+        Parameters
+        ----------
+        stamps : Series or DatetimeIndex
+            Times between ``first`` and ``last``, of the same kind (naive, or UTC).
+
+        Returns
+        -------
+        ndarray of int64
+        """
+        values = pd.DatetimeIndex(stamps).as_unit("ns").asi8
+        step = _fixed_step(self.frequency)
+        if step:
+            origin = self.first.normalize().as_unit("ns").value  # resample's origin="start_day"
+            return origin + (values - origin) // step * step
+        starts = self._calendar_starts()
+        return starts[np.searchsorted(starts, values, side="right") - 1]
+
+    def _calendar_starts(self) -> np.ndarray:
+        first, last = self.first.as_unit("ns"), self.last.as_unit("ns")
+        span = last.value - first.value  # integers: a span of centuries overflows a Timedelta
+        nominal = (first + self.frequency).as_unit("ns").value - first.value  # one window's length near the start
+        if nominal <= 0:
+            raise OptionError(f"`window` {self.frequency.freqstr!r} does not move forward in time; use a positive "
+                              "frequency such as '1D' or '1W'.")
+        if span / nominal > MAX_CALENDAR_WINDOWS:
+            raise ResourceError(f"`window` {self.frequency.freqstr!r} cuts the time from {first} to {last} into "
+                                f"about {span / nominal:.3g} windows (at most {MAX_CALENDAR_WINDOWS:,} calendar "
+                                "windows); use a longer window.")
+        ends = pd.Series([0, 0], index=pd.DatetimeIndex([self.first, self.last]).as_unit("ns"))
+        return ends.resample(self.frequency, label="left", closed="left").size().index.as_unit("ns").asi8
+
+    def label(self, key: int) -> str:
+        """Return a window's label: its start (its date, for windows of a day or more).
+
+        Parameters
+        ----------
+        key : int
+            From :meth:`keys`.
+
+        Returns
+        -------
+        str
+        """
+        return window_label(pd.Timestamp(int(key), unit="ns", tz=self.first.tz), self.frequency)
 
 
-def window_of(stamps, starts: pd.DatetimeIndex) -> np.ndarray:
-    """Each time's window: the position in ``starts`` of the last start at or before it.
+#: The most windows a calendar frequency (weeks, months, business days) may cut a span into.
+MAX_CALENDAR_WINDOWS = 100_000
+
+
+def _fixed_step(frequency) -> int:
+    """Nanoseconds of a fixed-length frequency (hours, ..., and days: times are naive or UTC); 0 for calendar ones."""
+    if isinstance(frequency, pd.tseries.offsets.Tick):
+        return int(frequency.nanos)
+    if type(frequency) is pd.tseries.offsets.Day:  # no daylight saving in naive or UTC times: n * 24 hours
+        return int(frequency.n) * 86_400_000_000_000
+    return 0
+
+
+def _to_datetime(values: pd.Series, **options) -> pd.Series:
+    try:
+        return pd.to_datetime(values, errors="coerce", **options)
+    except (ValueError, TypeError):  # mixed UTC offsets: one instant each, converted to UTC
+        stamps = pd.to_datetime(values, errors="coerce", utc=True, **options)
+    # ... unless some times have no offset at all: UTC would be a guess.
+    for position, value in zip(*np.unique(values.astype(str).to_numpy(), return_index=True)[::-1]):
+        try:
+            naive = not pd.isna(stamps.iloc[position]) and pd.Timestamp(value).tzinfo is None
+        except (ValueError, TypeError):  # a cell of another format: judged (and named) by the caller
+            continue
+        if naive:
+            raise DataError(f"Column {values.name!r} mixes times with a UTC offset and times without one (row "
+                            f"{position}: {value!r} has none): give every time an offset, or none.")
+    return stamps
+
+
+def parse_times(values: pd.Series, column) -> pd.Series:
+    """Return a time column as times (UTC where the times carry offsets), refusing what is not a time.
 
     Parameters
     ----------
-    stamps : Series or DatetimeIndex
-    starts : DatetimeIndex
-        From :func:`time_bins`.
+    values : Series
+        The column as read.
+    column
+        Its name (for the messages).
 
     Returns
     -------
-    ndarray of int
+    Series of datetime64[ns] or datetime64[ns, UTC]
+        Times with UTC offsets converted to UTC (mixed offsets included).
+
+    Raises
+    ------
+    DataError
+        For numbers (epoch seconds would be read as nanoseconds), cells that are not
+        times, empty cells, times with and without an offset in one column, and times
+        beyond 1677-2262.
+
+    Examples
+    --------
+    >>> parse_times(pd.Series(["2020-01-01T00:00+01:00", "2020-01-01T00:00+02:00"]), "t").tolist()
+    [Timestamp('2019-12-31 23:00:00+0000', tz='UTC'), Timestamp('2019-12-31 22:00:00+0000', tz='UTC')]
     """
-    return np.searchsorted(starts.asi8, pd.DatetimeIndex(stamps).as_unit(starts.unit).asi8, side="right") - 1
+    if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
+        raise DataError(f"Time column {column!r} holds numbers ({values.dtype}), not dates or times: numbers would be "
+                        "read as nanoseconds since 1970. Convert it first, e.g. pd.to_datetime(data[column], "
+                        "unit='s') for seconds since 1970, or write the times as ISO dates (2024-05-31T12:00).")
+    stamps = _to_datetime(values)
+    bad = stamps.isna() & values.notna()
+    if bad.any():  # pandas infers one format from the first cell: read cells of other formats one by one
+        stamps = _to_datetime(values, format="mixed")
+        bad = stamps.isna() & values.notna()
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        if getattr(stamps.dt, "tz", None) is not None and not pd.isna(
+                pd.to_datetime(values.iloc[[row]], errors="coerce").iloc[0]):
+            raise DataError(f"Column {column!r} mixes times with a UTC offset and times without one (row {row}: "
+                            f"{values.iloc[row]!r} has none): give every time an offset, or none.")
+        raise DataError(f"Column {column!r}, row {row}: {values.iloc[row]!r} is not a date or time; fix or drop such "
+                        "rows.")
+    if stamps.isna().any():
+        row = int(np.flatnonzero(stamps.isna().to_numpy())[0])
+        raise DataError(f"Column {column!r} has {int(stamps.isna().sum())} empty cell(s) (first at row {row}): a row "
+                        "without a time belongs to no window; drop such rows or fill in their time.")
+    if getattr(stamps.dt, "tz", None) is not None:
+        stamps = stamps.dt.tz_convert("UTC")
+    try:
+        return stamps.dt.as_unit("ns")
+    except (OverflowError, ValueError, pd.errors.OutOfBoundsDatetime):
+        raise DataError(f"Column {column!r} holds times before 1677 or after 2262, which pandas cannot hold in "
+                        "nanoseconds; fix or drop such rows.") from None
 
 
 def group_rows(keys: np.ndarray) -> list:
@@ -229,23 +367,16 @@ def _by_time(data: pd.DataFrame, time: str, window) -> tuple[list, str]:
         raise DataError(f"Time column {time!r} is not in the data (columns: {', '.join(map(str, data.columns[:8]))}"
                         f"{', ...' if data.shape[1] > 8 else ''}).")
     frequency, _ = check_window(time, window)
-    stamps = pd.to_datetime(data[time], errors="coerce")
-    bad = stamps.isna() & data[time].notna()
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DataError(f"Column {time!r}, row {row}: {data[time].iloc[row]!r} is not a date or time; fix or drop "
-                        "such rows.")
-    if stamps.isna().any():
-        row = int(np.flatnonzero(stamps.isna().to_numpy())[0])
-        raise DataError(f"Column {time!r} has {int(stamps.isna().sum())} empty cell(s) (first at row {row}): a row "
-                        "without a time belongs to no window; drop such rows or fill in their time.")
+    stamps = parse_times(data[time], time)
     features = data.drop(columns=[time])
     out = []
-    starts = time_bins(stamps.min(), stamps.max(), frequency)
-    for key, rows in group_rows(window_of(stamps, starts)):
-        times = stamps.iloc[rows]
-        out.append((window_label(starts[key], frequency), times.min(), times.max(), features.iloc[rows]))
-    return out, f"{len(out)} non-empty windows of {frequency.freqstr} on column {time!r}"
+    if len(stamps):
+        grid = TimeGrid(stamps.min(), stamps.max(), frequency)
+        for key, rows in group_rows(grid.keys(stamps)):
+            times = stamps.iloc[rows]
+            out.append((grid.label(key), times.min(), times.max(), features.iloc[rows]))
+    utc = " (times with UTC offsets, in UTC)" if getattr(stamps.dt, "tz", None) is not None else ""
+    return out, f"{len(out)} non-empty windows of {frequency.freqstr} on column {time!r}{utc}"
 
 
 def _daily(frequency) -> bool:

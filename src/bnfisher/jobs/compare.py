@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bnfisher._lazy import pandas as pd
-from bnfisher._validation import check_option, check_random_state
+from bnfisher._validation import check_option, check_random_state, free_name
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.comparison.attribution import conditional_family_tests
 from bnfisher.comparison.explain import ADJUSTMENT, cells_from_counts, family_table
@@ -110,19 +110,25 @@ class ComparisonResult(JobResult):
         DataFrame
             Columns ``sample``, ``row`` (0-based position), ``witness``, then the row's values
             (after ``copies`` when a sample is known by its distinct rows: ``row`` is then
-            the distinct row's position).
+            the distinct row's position).  Where the data has a column of one of these
+            names, the result's column takes a trailing ``_`` (:func:`free_name`).
         """
         parts = []
-        for name, frame, values, copies, sign in zip(self.names, self.samples, self.witness, self.copies, (1, -1)):
-            order = np.argsort(-sign * values, kind="stable")[:n]
+        for name, frame, order, values, copies in self._typical(n):
             shown = frame.iloc[order].reset_index(drop=True)
+            own = {key: free_name(key, frame.columns) for key in ("sample", "row", "witness", "copies")}
             if copies is not None:  # a sample known by its distinct rows: each shown row stands for its copies
-                shown.insert(0, "copies", copies[order])
-            shown.insert(0, "witness", values[order])
-            shown.insert(0, "row", order)
-            shown.insert(0, "sample", name)
+                shown.insert(0, own["copies"], copies[order])
+            shown.insert(0, own["witness"], values[order])
+            shown.insert(0, own["row"], order)
+            shown.insert(0, own["sample"], name)
             parts.append(shown)
         return pd.concat(parts, ignore_index=True)
+
+    def _typical(self, n: int):
+        """Each sample's name, table, its ``n`` most typical rows' positions, its witness values and copies."""
+        for name, frame, values, copies, sign in zip(self.names, self.samples, self.witness, self.copies, (1, -1)):
+            yield name, frame, np.argsort(-sign * values, kind="stable")[:n], values, copies
 
     def verdict(self, alpha: float = 0.05) -> str:
         """One sentence a non-statistician can act on.
@@ -218,11 +224,9 @@ class ComparisonResult(JobResult):
         -------
         dict
         """
-        typical = self.typical_rows(min(self.top, 5))
-        values = [c for c in typical.columns if c not in ("sample", "row", "witness", "copies")]
-        rows = [{"sample": r["sample"], "row": int(r["row"]), "witness": float(r["witness"]),
-                 "values": {str(k): (None if pd.isna(r[k]) else str(r[k])) for k in values}}
-                for _, r in typical.iterrows()]
+        rows = [{"sample": name, "row": int(i), "witness": float(values[i]),
+                 "values": {str(k): (None if pd.isna(v) else str(v)) for k, v in frame.iloc[int(i)].items()}}
+                for name, frame, order, values, _ in self._typical(min(self.top, 5)) for i in order]
         return {
             "kind": "comparison",
             "verdict": self.verdict(),
@@ -327,7 +331,10 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     A, B = tables_of([A, B], bins=bins)
     for name, frame in (("A", A), ("B", B)):
         if not isinstance(frame, pd.DataFrame):
-            raise OptionTypeError(f"`{name}` must be a pandas DataFrame; got {type(frame).__name__}.")
+            kind = f"{type(frame).__module__.split('.')[0]}.{type(frame).__name__}"
+            raise OptionTypeError(f"`{name}` must be a pandas DataFrame or a ReferenceProfile; got {kind}"
+                                  + (": compute it first (.compute()), or compare on a Dask engine with mmd_test."
+                                     if kind.startswith("dask") else "."))
     given = network is not None
     network, (encoded_a, encoded_b), notes, advice = prepare([A, B], network=network, structure=structure,
                                                              bins=bins, na_values=na_values,

@@ -42,6 +42,9 @@ from bnfisher.jobs.result import JobResult
 
 __all__ = ["DriftResult", "drift"]
 
+#: The fewest rows a window needs to be tested (a permutation test compares two samples of at least 2 rows).
+MIN_WINDOW_ROWS = 2
+
 #: How the window p-values are adjusted, and why that controls the family-wise rate.
 WINDOW_ADJUSTMENT = ("Holm's step-down procedure over the windows: the probability that any window without drift is "
                      "flagged is at most alpha, whichever windows drifted and however the windows' tests depend on "
@@ -62,8 +65,10 @@ class DriftResult(JobResult):
         ``p_adjusted`` (Holm over windows), ``drift`` (``p_adjusted <= alpha``), and the
         window's clearest family: ``family``, ``parents``, ``share`` and
         ``family_p_adjusted`` (Holm over the families of that window).
-    comparisons : list of ComparisonResult
-        The full comparison of each window (families, cells, typical rows, witness).
+    comparisons : list of ComparisonResult or None
+        The full comparison of each window (families, cells, typical rows, witness);
+        None for a window with fewer than :data:`MIN_WINDOW_ROWS` rows, which is listed
+        with empty p-values and not tested.
     network : BayesianNetwork
         The structure, learned on the reference's fitting part (each window refits its CPTs).
     reference : dict
@@ -118,7 +123,10 @@ class DriftResult(JobResult):
         if window not in labels:
             raise KeyError(f"No window {window!r}; the windows are {', '.join(labels[:6])}"
                            f"{', ...' if len(labels) > 6 else ''}.")
-        return self.comparisons[labels.index(window)]
+        found = self.comparisons[labels.index(window)]
+        if found is None:
+            raise KeyError(f"Window {window!r} has fewer than {MIN_WINDOW_ROWS} rows and was not tested.")
+        return found
 
     def verdict(self) -> str:
         """One or two sentences a non-statistician can act on.
@@ -127,18 +135,21 @@ class DriftResult(JobResult):
         -------
         str
         """
-        n = len(self.windows)
+        n = int(self.windows["p_value"].notna().sum())
+        untested = len(self.windows) - n
+        skipped = (f" ({untested} window{'s' if untested != 1 else ''} too small to test)" if untested else "")
         flagged = self.flagged
         if flagged.empty:
             best = self.windows.loc[self.windows["p_adjusted"].idxmin()]
-            return (f"No window differs from the reference: {n} window{'s' if n != 1 else ''} tested, smallest "
-                    f"adjusted p = {best['p_adjusted']:.3g} (window {best['window']}).")
+            return (f"No window differs from the reference: {n} window{'s' if n != 1 else ''} tested{skipped}, "
+                    f"smallest adjusted p = {best['p_adjusted']:.3g} (window {best['window']}).")
         first = flagged.iloc[0]
         where = (f"; the clearest change is in {first['family']}"
                  + (f" given {first['parents']}" if first["parents"] else "")
                  + f" (adjusted p = {first['family_p_adjusted']:.3g})" if first["family"] else "")
         others = ", ".join(flagged["window"].iloc[1:4]) + (", ..." if len(flagged) > 4 else "")
-        return (f"{len(flagged)} of {n} windows differ from the reference (adjusted p ≤ {self.alpha:g}). The first is "
+        return (f"{len(flagged)} of {n} windows tested differ from the reference (adjusted p ≤ {self.alpha:g})"
+                f"{skipped}. The first is "
                 f"{first['window']} (adjusted p = {first['p_adjusted']:.3g}){where}."
                 + (f" Also: {others}." if others else ""))
 
@@ -340,6 +351,11 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
             raise DataError("The data has no rows: there is no window to compare.")
     if n_permutations is None:
         n_permutations = max(999, int(np.ceil(4 * len(windows) / alpha)) - 1)
+        if n_permutations > 999:
+            advice.append(f"The default permutations grow with the windows ({n_permutations} per window for "
+                          f"{len(windows)} windows, so that Holm's adjustment can reach alpha), so the work grows as "
+                          f"the square of the windows: {n_permutations * len(windows):,} permutations in all. Pass "
+                          "n_permutations (--permutations) to bound it, at the cost of a coarser p-value floor.")
     options = dict(learn_options or {})
     pseudocount = options.pop("pseudocount", 1.0)
     progress_structure = options.pop("progress", False)
@@ -359,6 +375,9 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     if schema.bin_edges:
         notes.append(f"Binned {len(schema.bin_edges)} numeric column(s) into at most {bins} bins, edges from the "
                      "reference's fitting part.")
+    if len(rest) < MIN_WINDOW_ROWS:
+        raise DataError(f"The reference has {len(reference)} rows: {len(fit)} fit the network, leaving {len(rest)} to "
+                        f"compare the windows with; give the reference at least {2 * MIN_WINDOW_ROWS} rows.")
     encoded_rest, _, unseen_rest = _encode(schema, rest, "the reference's test part")
     if unseen_rest:
         notes.append(f"{unseen_rest} cells of the reference's test part hold labels its fitting part never showed: "
@@ -383,38 +402,72 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
                                  notes=[], advice=[])
         return result, missing, unseen
 
-    comparisons, rows = [], []
-    outcomes = map_threads(compare_window, range(len(windows)), n_jobs=n_jobs)
-    bar = progress_bar(zip(windows, outcomes), total=len(windows), desc="drift", unit="window", leave=False,
-                       disable=None if progress else True)
-    for (label, start, end, frame), (result, missing, unseen) in bar:
-        comparisons.append(result)
-        lead = result.families.iloc[0]
-        changed = bool(lead["p_adjusted"] <= alpha)
-        size = frame.n_rows if isinstance(frame, WindowRows) else len(frame)
-        rows.append({"window": label, "start": start, "end": end, "rows": size, "missing_cells": missing,
-                     "unseen_cells": unseen, "mmd2": result.test.statistic, "p_value": result.test.p_value,
-                     "family": str(lead["variable"]) if changed else "",
-                     "parents": str(lead["parents"]) if changed and lead["parents"] not in ("", "-") else "",
-                     "share": float(lead["share"]) if changed else 0.0,
-                     "family_p_adjusted": float(lead["p_adjusted"])})
-    table = pd.DataFrame(rows)
-    table.insert(table.columns.get_loc("p_value") + 1, "p_adjusted", holm(table["p_value"].to_numpy()))
-    table.insert(table.columns.get_loc("p_adjusted") + 1, "drift", table["p_adjusted"] <= alpha)
-    # A window that did not drift has no "clearest family": its family tests are not looked at.
-    table.loc[~table["drift"], ["family", "parents"]] = ""
-    table.loc[~table["drift"], "share"] = 0.0
-    small = table.loc[table["rows"] < 30, "window"].tolist()
-    if small:
-        advice.append(f"{len(small)} window(s) have fewer than 30 rows ({', '.join(small[:3])}"
-                      f"{', ...' if len(small) > 3 else ''}): their tests are exact but can only see large changes; "
-                      "use longer windows.")
+    sizes = [frame.n_rows if isinstance(frame, WindowRows) else len(frame) for *_, frame in windows]
+    tested = [k for k, size in enumerate(sizes) if size >= MIN_WINDOW_ROWS]
+    if not tested:
+        raise DataError(f"Every window has fewer than {MIN_WINDOW_ROWS} rows ({len(windows)} window(s), "
+                        f"{max(sizes)} row(s) at most): there is nothing to test; use longer windows.")
+    outcomes = dict(zip(tested, map_threads(compare_window, tested, n_jobs=n_jobs)))
+    comparisons, table = _window_table(windows, sizes, outcomes, alpha=alpha, advice=advice, progress=progress)
     warn(advice)
     return DriftResult(windows=table, comparisons=comparisons, network=network,
                        reference={"rows": len(reference), "fit_rows": len(fit), "test_rows": len(rest),
                                   "columns": int(reference.shape[1]),
                                   "missing_cells": int(reference.isna().sum().sum())},
                        alpha=alpha, notes=notes, advice=advice, top=top)
+
+
+def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, advice: list, progress: bool) -> tuple:
+    """Return each window's comparison (None: too small to test) and the window table; append the warnings."""
+    comparisons: list = []
+    rows: list = []
+    bar = progress_bar(enumerate(windows), total=len(windows), desc="drift", unit="window", leave=False,
+                       disable=None if progress else True)
+    for k, (label, start, end, _) in bar:
+        row = {"window": label, "start": start, "end": end, "rows": sizes[k]}
+        if k not in outcomes:  # too few rows to test: reported, not tested
+            comparisons.append(None)
+            rows.append(row | {"missing_cells": 0, "unseen_cells": 0, "mmd2": np.nan, "p_value": np.nan,
+                               "family": "", "parents": "", "share": 0.0, "family_p_adjusted": np.nan})
+            continue
+        result, missing, unseen = outcomes[k]
+        comparisons.append(result)
+        lead = result.families.iloc[0] if len(result.families) else None
+        changed = lead is not None and bool(lead["p_adjusted"] <= alpha)
+        clearest = {"family": "", "parents": "", "share": 0.0, "family_p_adjusted": np.nan}
+        if lead is not None:
+            clearest["family_p_adjusted"] = float(lead["p_adjusted"])
+            if changed:
+                clearest.update(family=str(lead["variable"]), share=float(lead["share"]),
+                                parents=str(lead["parents"]) if lead["parents"] not in ("", "-") else "")
+        rows.append(row | {"missing_cells": missing, "unseen_cells": unseen, "mmd2": result.test.statistic,
+                           "p_value": result.test.p_value} | clearest)
+    table = pd.DataFrame(rows)
+    adjusted = np.full(len(table), np.nan)
+    tested = sorted(outcomes)
+    adjusted[tested] = holm(table["p_value"].to_numpy()[tested])  # over the windows tested
+    table.insert(table.columns.get_loc("p_value") + 1, "p_adjusted", adjusted)
+    table.insert(table.columns.get_loc("p_adjusted") + 1, "drift", table["p_adjusted"] <= alpha)
+    # A window that did not drift has no "clearest family": its family tests are not looked at.
+    table.loc[~table["drift"], ["family", "parents"]] = ""
+    table.loc[~table["drift"], "share"] = 0.0
+    untested = [str(windows[k][0]) for k in range(len(windows)) if k not in outcomes]
+    if untested:
+        advice.append(f"{len(untested)} window(s) have fewer than {MIN_WINDOW_ROWS} rows and were not tested "
+                      f"({', '.join(untested[:3])}{', ...' if len(untested) > 3 else ''}): their p-values are "
+                      "empty; use longer windows, or leave such windows out.")
+    unseen = table.loc[table["unseen_cells"] > 0]
+    if len(unseen):
+        advice.append(f"{len(unseen)} window(s) hold labels the reference never showed ("
+                      + ", ".join(f"{w}: {c} cells" for w, c in zip(unseen["window"][:3], unseen["unseen_cells"][:3]))
+                      + (", ..." if len(unseen) > 3 else "") + "): the tests marginalize them like missing cells, so "
+                      "they cannot see a new label; a new label is a change by itself (column unseen_cells).")
+    small = table.loc[(table["rows"] < 30) & (table["rows"] >= MIN_WINDOW_ROWS), "window"].tolist()
+    if small:
+        advice.append(f"{len(small)} window(s) have fewer than 30 rows ({', '.join(small[:3])}"
+                      f"{', ...' if len(small) > 3 else ''}): their tests are exact but can only see large changes; "
+                      "use longer windows.")
+    return comparisons, table
 
 
 def _inputs(reference, data, *, time, window, bins) -> tuple:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bnfisher._lazy import pandas as pd
-from bnfisher._validation import check_positive_int, check_random_state
+from bnfisher._validation import check_positive_int, check_random_state, free_name
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import OptionError, OptionTypeError
@@ -85,9 +85,12 @@ class SummaryResult(JobResult):
 
     @property
     def subset(self) -> pd.DataFrame:
-        """The selected rows, as the user gave them, with a leading ``row`` column (their 0-based positions)."""
+        """The selected rows, as the user gave them, with a leading ``row`` column (their 0-based positions).
+
+        Named ``row_`` (or with more ``_``) when the data has a column ``row``.
+        """
         out = self.data.iloc[self.indices].reset_index(drop=True)
-        out.insert(0, "row", self.indices)
+        out.insert(0, free_name("row", out.columns), self.indices)
         return out
 
     def incomplete_share(self) -> tuple[float, float]:

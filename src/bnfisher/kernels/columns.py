@@ -52,6 +52,9 @@ def _gather_rows(cells, table, out, start, stop):  # pragma: no cover - compiled
 def _numpy_scatter(cells, weights, out):
     """:func:`_scatter_rows` with SciPy: the (cells x units) indicator matrix times the weightings."""
     n_units, width = cells.shape
+    if width == 0:  # no family has a feature (every column constant): every cell sum is 0
+        out[:] = 0
+        return
     indicator = sp.csc_matrix((np.ones(n_units * width, dtype=out.dtype), cells.ravel(),
                                np.arange(0, n_units * width + 1, width)), shape=(out.shape[0], n_units))
     out[:] = indicator @ np.ascontiguousarray(weights.T, dtype=out.dtype)

@@ -108,8 +108,8 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         try:
             y = column_or_1d(y, warn=True)
             check_classification_targets(y)
-        except ValueError as exc:  # scikit-learn's own checks: keep their words, in bnfisher's error class
-            raise DataError(f"`y`: {exc}") from None
+        except (ValueError, TypeError) as exc:  # scikit-learn's own checks (bytes labels are a TypeError there):
+            raise DataError(f"`y`: {exc}") from None  # keep their words, in bnfisher's error class
         if len(y) != len(frame):
             raise DataError(f"`y` must be 1-D with one label per row of X ({len(frame)}); got shape {y.shape}.")
         if len(frame) == 0:

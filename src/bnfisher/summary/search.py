@@ -408,7 +408,8 @@ def complete_candidates(kernel: FamilyKernel, encoded: EncodedData) -> tuple:
         return encoded.take(rows), rows, columns.weighted_cells(columns.multiplicity.astype(np.float64)) / len(
             encoded.codes)
     counts, n_rows = kernel.frequency_counts(encoded)
-    target = np.concatenate([np.ravel(counts[i]) for i in range(len(kernel.families)) if kernel.block_width(i)])
+    target = np.concatenate([np.ravel(counts[i]) for i in range(len(kernel.families)) if kernel.block_width(i)]
+                            or [np.zeros(0)])  # no family with a feature: an empty target
     return encoded.take(rows), rows, target / n_rows
 
 

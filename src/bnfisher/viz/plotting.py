@@ -6,6 +6,7 @@ written atomically, like every other output.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 
@@ -36,6 +37,21 @@ def pyplot():
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("Plotting needs matplotlib: pip install 'bnfisher[plot]'.") from exc
     return plt
+
+
+def plain_text(function):
+    """Draw with ``$`` taken as a character, not as the start of mathtext (``US$``, ``$5``, ``50$/h``).
+
+    Matplotlib's text property ``parse_math`` is fixed when a text is made, so the
+    figure's texts keep it however the user's matplotlib settings change later; the
+    user's settings themselves are left as they were.
+    """
+    @functools.wraps(function)
+    def wrapped(*args, **kwargs):
+        with pyplot().rc_context({"text.parse_math": False}):
+            return function(*args, **kwargs)
+
+    return wrapped
 
 
 def save_figure(figure, path, *, dpi: int = 100) -> None:
@@ -87,6 +103,7 @@ def summary_marginals(encoded, subset_rows: np.ndarray) -> dict:
     return out
 
 
+@plain_text
 def plot_summary(result, encoded, subset_rows: np.ndarray, path=None, *, baseline: tuple | None = None):
     """Objective per sweep (with the random baseline), and every variable's marginal in the subset vs the data.
 
@@ -231,6 +248,7 @@ def network_layout(network) -> dict:
     return {v: (float(depth[v]), -rank[v]) for v in network.variables}
 
 
+@plain_text
 def plot_network(network, *, highlight=None, ax=None):
     """Draw the DAG in layers from left to right (no system graphviz needed), optionally shading families.
 
@@ -284,6 +302,7 @@ def plot_network(network, *, highlight=None, ax=None):
     return figure
 
 
+@plain_text
 def plot_family_shares(table: pd.DataFrame, *, top: int = 15, ax=None):
     """Bar chart of each family's excess over chance (its conditional statistic minus its null mean).
 
@@ -345,6 +364,7 @@ def plot_family_shares(table: pd.DataFrame, *, top: int = 15, ax=None):
     return figure
 
 
+@plain_text
 def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y"), weights=(None, None), ax=None):
     """Histograms of the witness values of the two samples' rows.
 
@@ -384,6 +404,7 @@ def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y")
     return figure
 
 
+@plain_text
 def plot_comparison(result, path=None):
     """Draw the family chart above the witness histograms: which conditionals changed, how the rows separate.
 

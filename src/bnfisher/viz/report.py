@@ -13,6 +13,7 @@ import html
 import json
 
 from bnfisher._lazy import pandas as pd
+from bnfisher._validation import free_name
 
 __all__ = ["comparison_figures", "summary_figures", "render_html", "write_report"]
 
@@ -159,9 +160,12 @@ def _with_profiles(families: list, profiles: list, names: tuple) -> list:
 def _rows_table(rows: list, extra: str | None = None) -> str:
     if not rows:
         return "<p class='note'>none</p>"
-    columns = ["row"] + ([extra] if extra else []) + list(rows[0]["values"])
-    records = [{"row": r["row"], **({extra: r[extra]} if extra else {}), **r["values"]} for r in rows]
-    return _table(records, columns, numeric=("row", extra))
+    values = list(rows[0]["values"])
+    row = free_name("row", values)  # a user column named "row" keeps its name
+    own = free_name(extra, values) if extra else None
+    columns = [row] + ([own] if own else []) + values
+    records = [{row: r["row"], **({own: r[extra]} if own else {}), **r["values"]} for r in rows]
+    return _table(records, columns, numeric=(row, own))
 
 
 def render_html(content: dict, figures: dict, *, title: str = "bnfisher report") -> str:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher.viz.plotting import _short, pyplot
+from bnfisher.viz.plotting import _short, plain_text, pyplot
 
 __all__ = ["plot_drift"]
 
 _COLOURS = ("#4a6fa5", "#e08a2e", "#3c9a5f", "#b5485d", "#8468b0", "#8c6d46", "#c2a01e")
 
 
+@plain_text
 def plot_drift(result, *, ax=None):
     """Draw a :class:`~bnfisher.jobs.DriftResult`: the timeline of MMD² and the families that changed per window.
 

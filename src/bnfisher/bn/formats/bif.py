@@ -28,11 +28,15 @@ import re
 import numpy as np
 
 from bnfisher._memory import check_allocation
+from bnfisher.bn.formats._shared import warn_text_names
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError, NetworkFileError, OptionTypeError, SchemaError
 
-__all__ = ["read_bif", "parse_bif", "write_bif", "check_bif_names"]
+__all__ = ["EXTENSIONS", "read_bif", "parse_bif", "write_bif", "check_bif_names"]
+
+#: File endings read and written as BIF.
+EXTENSIONS = (".bif", ".bif.gz")
 
 _BLOCK = re.compile(r"(network|variable|probability)\b", re.S)
 _VARIABLE = re.compile(
@@ -415,6 +419,7 @@ def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *
     if not isinstance(network, BayesianNetwork):
         raise OptionTypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
     check_bif_names({str(v): network.states[v] for v in network.variables})
+    warn_text_names(network, "BIF")
     if not isinstance(name, str) or not name or _FORBIDDEN.search(name) or "//" in name or "/*" in name:
         raise OptionTypeError(f"`name` must be a BIF name (no whitespace, //, /* or , ; {{ }} ( ) [ ] | \"); "
                               f"got {name!r}.")

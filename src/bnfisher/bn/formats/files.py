@@ -1,29 +1,75 @@
 """One entry point for model files: the format follows the file name.
 
-``.bif``: BIF; ``.xml`` / ``.xmlbif`` / ``.bifxml``: XMLBIF; ``.net``: Hugin NET; ``.uai``: UAI;
-anything else: bnfisher's own JSON format (the only one that keeps everything).
+``.json``: bnfisher's own format (the only one that keeps everything); ``.bif``: BIF;
+``.xml`` / ``.xmlbif`` / ``.bifxml``: XMLBIF; ``.net``: Hugin NET; ``.uai``: UAI.  Any
+other ending is refused, naming these: a model is never written in a format its name
+does not say.  Each format module declares its endings (``EXTENSIONS``), its reader and
+writer; :func:`check_network_file` checks, before any learning, that a network over
+given labels can be written to a path.
 """
 
 from __future__ import annotations
 
 import os
 
-from bnfisher.bn.formats.bif import read_bif, write_bif
-from bnfisher.bn.formats.exchange import read_net, read_uai, read_xmlbif, write_net, write_uai, write_xmlbif
-from bnfisher.bn.formats.native import read_model, write_model
+from bnfisher.bn.formats import bif, native, net, uai, xmlbif
 from bnfisher.bn.network import BayesianNetwork
+from bnfisher.exceptions import OptionError
 
-__all__ = ["read_network", "write_network"]
+__all__ = ["check_network_file", "read_network", "write_network"]
 
 
-#: File endings of the exchange formats, with their reader and writer.
-_FORMATS = {(".bif", ".bif.gz"): (read_bif, write_bif), (".xml", ".xmlbif", ".bifxml"): (read_xmlbif, write_xmlbif),
-            (".net",): (read_net, write_net), (".uai",): (read_uai, write_uai)}
+def _no_check(states) -> None:
+    """Accept any label (bnfisher's own format; UAI, which keeps no label)."""
+
+
+#: Each format: its endings, reader, writer and the check of names and labels it can hold.
+_FORMATS = (
+    (native.EXTENSIONS, native.read_model, native.write_model, _no_check),
+    (bif.EXTENSIONS, bif.read_bif, bif.write_bif, lambda states: bif.check_bif_names(
+        {str(v): labels for v, labels in states.items()})),
+    (xmlbif.EXTENSIONS, xmlbif.read_xmlbif, xmlbif.write_xmlbif, xmlbif.check_xmlbif_names),
+    (net.EXTENSIONS, net.read_net, net.write_net, net.check_net_names),
+    (uai.EXTENSIONS, uai.read_uai, uai.write_uai, _no_check),
+)
 
 
 def _format(path) -> tuple:
     lower = os.fspath(path).lower()
-    return next((codec for endings, codec in _FORMATS.items() if lower.endswith(endings)), (read_model, write_model))
+    for endings, *codec in _FORMATS:
+        if lower.endswith(endings):
+            return tuple(codec)
+    known = ", ".join(ending for endings, *_ in _FORMATS for ending in endings)
+    raise OptionError(f"{os.fspath(path)}: a model file's name says its format; its ending is none of {known}. Use "
+                      ".json for bnfisher's own format (it keeps everything).")
+
+
+def check_network_file(path: str | os.PathLike, states) -> None:
+    """Refuse, before any learning, a model path whose format cannot hold these names and labels.
+
+    Parameters
+    ----------
+    path : str or path-like
+    states : mapping of variable to labels
+        E.g. a schema's ``states``.
+
+    Raises
+    ------
+    OptionError
+        For a file ending that names no format.
+    SchemaError
+        For a name or label the format cannot hold (naming bnfisher's own format).
+
+    Examples
+    --------
+    >>> check_network_file("model.net", {"colour": ("dark red", "green")})
+    >>> try:
+    ...     check_network_file("model.bif", {"colour": ("dark red", "green")})
+    ... except ValueError as error:
+    ...     print(type(error).__name__)
+    SchemaError
+    """
+    _format(path)[2](states)
 
 
 def read_network(path: str | os.PathLike) -> BayesianNetwork:
@@ -39,6 +85,8 @@ def read_network(path: str | os.PathLike) -> BayesianNetwork:
 
     Raises
     ------
+    OptionError
+        For a file ending that names no format.
     NetworkFileError
         Naming the file, when it is not a model file of its kind.
 
@@ -65,6 +113,13 @@ def write_network(network: BayesianNetwork, path: str | os.PathLike) -> None:
     network : BayesianNetwork
     path : str or path-like
         Written atomically.
+
+    Raises
+    ------
+    OptionError
+        For a file ending that names no format.
+    SchemaError
+        For a name or label the format cannot hold.
 
     Examples
     --------

@@ -20,7 +20,10 @@ from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError, NetworkFileError, OptionTypeError, SchemaError
 
-__all__ = ["FORMAT", "VERSION", "model_from_dict", "model_to_dict", "read_model", "write_model"]
+__all__ = ["EXTENSIONS", "FORMAT", "VERSION", "model_from_dict", "model_to_dict", "read_model", "write_model"]
+
+#: File endings read and written in bnfisher's own format.
+EXTENSIONS = (".json",)
 
 #: The ``format`` field of every model file.
 FORMAT = "bnfisher-model"

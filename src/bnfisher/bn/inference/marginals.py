@@ -96,7 +96,8 @@ def marginal(network: BayesianNetwork, variables: Sequence[str], method: str = "
     Parameters
     ----------
     network : BayesianNetwork
-    variables : sequence of str
+    variables : sequence of str, or str
+        One name is one variable (not the sequence of its letters).
         Distinct variable names.
     method : str, default="exact"
         As in :func:`parent_marginals`.
@@ -119,9 +120,13 @@ def marginal(network: BayesianNetwork, variables: Sequence[str], method: str = "
     array([0.333, 0.333, 0.333])
     """
     index = {v: i for i, v in enumerate(network.variables)}
+    if np.ndim(variables) == 0:  # one name ("class"), not a sequence of its letters
+        variables = [variables]  # type: ignore[list-item]
     unknown = [v for v in variables if v not in index]
     if unknown:
-        raise OptionError(f"Unknown variable(s) {unknown}.")
+        more = ", ..." if len(network.variables) > 8 else ""
+        raise OptionError(f"Unknown variable(s) {unknown}; the network's variables are "
+                          f"{', '.join(map(str, network.variables[:8]))}{more}.")
     if len(set(variables)) != len(variables):
         raise OptionError(f"`variables` has duplicates: {list(variables)}.")
     query = tuple(index[v] for v in variables)
