@@ -259,3 +259,24 @@ def wide_frame(n_vars: int, n_rows: int, seed: int = 0):
         value = data[:, chosen].max(axis=1) if chosen.size else rng.integers(0, 2, n_rows)
         data[:, j] = np.where(rng.random(n_rows) < 0.15, 1 - value, value)
     return pd.DataFrame(data, columns=[f"V{j}" for j in range(n_vars)])
+
+
+def add_fuzz_counts(path: str, outcomes: dict) -> None:
+    """Add a fuzz module's outcome counts to the JSON report at ``path`` (under a lock: xdist workers share it)."""
+    import collections
+    import fcntl
+    import json
+    import os
+
+    with open(path + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = {}
+        if os.path.exists(path):
+            with open(path) as handle:
+                found = json.load(handle)
+        for kind, counts in outcomes.items():
+            merged = collections.Counter(found.get(kind, {}))
+            merged.update(counts)
+            found[kind] = dict(merged)
+        with open(path, "w") as handle:
+            json.dump(found, handle, indent=1)

@@ -2,7 +2,6 @@
 
 import ast
 import pathlib
-import warnings
 
 import pytest
 
@@ -113,8 +112,7 @@ def test_the_core_imports_no_shell_even_inside_a_function():
         for module, _ in _imports(path):
             if any(module == shell or module.startswith(shell + ".") for shell in SHELLS):
                 offences.append((name, module))
-    # BayesianNetwork.plot (deprecated in 0.2, removed in 0.3) forwards to bnfisher.viz.plot_network.
-    assert offences == [("bnfisher.bn.network", "bnfisher.viz.plotting")]
+    assert offences == []
 
 
 def test_only_the_dask_shell_imports_dask():
@@ -138,30 +136,19 @@ def test_no_module_imports_private_names_from_another_room():
     assert not offences
 
 
-@pytest.mark.parametrize("old, new, name", [
-    ("bnfisher.kernel", "bnfisher.kernels", "FisherKernel"),
-    ("bnfisher.selection", "bnfisher.summary", "select_representatives"),
-    ("bnfisher.selection", "bnfisher.comparison", "mmd_test"),
-    ("bnfisher.encoding", "bnfisher.data", "Schema"),
-    ("bnfisher.counts", "bnfisher.data.counts", "distinct_rows"),
-    ("bnfisher.inference", "bnfisher.bn.inference", "query"),
-    ("bnfisher.explain", "bnfisher.comparison", "mmd_by_family"),
-    ("bnfisher.embedding", "bnfisher.sklearn", "FisherEmbedding"),
-    ("bnfisher.scale", "bnfisher.dask", "DaskCounts"),
-    ("bnfisher.structure.hill_climb", "bnfisher.bn.structure.hill_climb", "hill_climb"),
-])
-def test_old_import_paths_still_work_with_a_deprecation_warning(old, new, name):
+@pytest.mark.parametrize("old", ["bnfisher.kernel", "bnfisher.selection", "bnfisher.encoding", "bnfisher.scale"])
+def test_the_import_paths_of_0_1_are_gone(old):
+    """0.2 kept them for one release with a DeprecationWarning; 0.3 removed them (CHANGELOG, "Removed")."""
     import importlib
-    import sys
 
-    sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
-        module = importlib.import_module(old)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert getattr(module, name) is getattr(importlib.import_module(new), name)
-    with pytest.raises(AttributeError, match="moved"):
-        module.no_such_name  # noqa: B018
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
+
+
+def test_the_removed_calls_of_0_2_are_gone():
+    assert not hasattr(bnfisher.BayesianNetwork, "plot")  # bnfisher.viz.plot_network draws a network
+    with pytest.raises(TypeError, match="score"):
+        bnfisher.learn(__import__("pandas").DataFrame({"a": list("xy")}), score="bic")
 
 
 def test_the_version_has_one_source():

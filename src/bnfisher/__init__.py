@@ -15,7 +15,6 @@ Where things live: ``bnfisher.data`` (schema, counts, providers, I/O),
 ``bnfisher.viz`` and ``bnfisher.cli``.
 """
 
-from . import _compat
 from . import dask as _dask  # noqa: F401 - registers the Dask backend (Dask itself is imported only for Dask data)
 from ._version import __version__
 from .bn import (
@@ -49,8 +48,6 @@ from .exceptions import BnfisherError, ConvergenceWarning
 from .jobs import ComparisonResult, DriftResult, SummaryResult, compare, drift, summarize
 from .kernels import FisherKernel, OverlapKernel
 from .summary import select_representatives
-
-_compat.install()
 
 __all__ = [
     "BayesianNetwork",

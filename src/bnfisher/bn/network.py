@@ -349,27 +349,6 @@ class BayesianNetwork:
             f"n_parameters={self.n_parameters})"
         )
 
-    def plot(self, *, highlight=None, ax=None):
-        """Draw the DAG (deprecated: use :func:`bnfisher.viz.plot_network`; removed in 0.3).
-
-        Parameters
-        ----------
-        highlight : mapping, optional
-            ``{variable: weight in [0, 1]}``, e.g. each family's share of an MMD.
-        ax : matplotlib Axes, optional
-
-        Returns
-        -------
-        matplotlib.figure.Figure
-        """
-        import warnings
-
-        warnings.warn("BayesianNetwork.plot is deprecated; use bnfisher.viz.plot_network(network) (the model "
-                      "does not draw itself). It will be removed in 0.3.", DeprecationWarning, stacklevel=2)
-        from bnfisher.viz.plotting import plot_network
-
-        return plot_network(self, highlight=highlight, ax=ax)
-
     def _repr_html_(self) -> str:
         import html
 

@@ -187,6 +187,9 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     given_x = codes_x.shape[0]
     del samples, codes_x, codes_y
     units = kernel.columns(pooled)
+    representative = np.empty(units.n_units, dtype=np.intp)  # each distinct row's first place in the pool
+    representative[units.inverse[::-1]] = np.arange(units.inverse.size - 1, -1, -1)
+    unit_codes = pooled.codes[representative]
     del pooled
     multiplicity = np.bincount(units.inverse, weights=np.concatenate([copies_x, copies_y]),
                                minlength=units.n_units).astype(np.int64)
@@ -196,8 +199,10 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     dtype = np.float32 if units.incomplete.size == 0 and max(n_x, n_y) < 2**24 else np.float64
     observed_counts, pooled_counts = units.cell_sums(np.stack([observed, multiplicity]).astype(np.float64)).T
     # Distinct rows in order of multiplicity: split_draws then fills contiguous blocks, and the count tables read the
-    # cell index front to back.
-    order = np.argsort(multiplicity, kind="stable")
+    # cell index front to back. Ties go by the rows' codes, so the draws, and the p-values, depend on the samples
+    # as multisets of rows: not on the rows' order, and a profile gives its table's answer.
+    order = np.lexsort(np.vstack([unit_codes.T[::-1], multiplicity[None, :]]))
+    del unit_codes
     units.renumber(order)
     multiplicity, observed = multiplicity[order], observed[order]
     self_kernel = units.diag  # K(x, x) of every distinct row (its expected features' squared norm if incomplete)

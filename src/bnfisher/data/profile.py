@@ -71,9 +71,10 @@ class ReferenceProfile:
         Returns
         -------
         DataFrame
-            One column per variable (binned columns as ordered categoricals of their
-            bins), rows in the profile's canonical order (not the table's original
-            order, which a profile does not keep).
+            One categorical column per variable over its declared labels (unused ones
+            included; binned columns ordered, in increasing order), missing cells NaN,
+            rows in the profile's canonical order (not the table's original order, which
+            a profile does not keep).
         """
         name = f"The profile {self.source}" if self.source else "The profile"
         check_allocation(float(self.n_rows) * (8 + 48 * len(self.schema.variables)),
@@ -81,16 +82,11 @@ class ReferenceProfile:
                          "compare and drift expand a profile to its rows, so profile a sample of the reference "
                          "(fewer rows) instead.")
         rows = np.repeat(np.arange(len(self.counts)), self.counts)
-        columns = {}
-        for i, variable in enumerate(self.schema.variables):
-            states = list(self.schema.states[variable])
-            if variable in self.schema.bin_edges:  # bins in increasing order, as Schema.discretize gives them
-                columns[variable] = pd.Categorical.from_codes(self.codes[rows, i], categories=states, ordered=True)
-                continue
-            labels = np.empty(len(states) + 1, dtype=object)
-            labels[:-1] = states
-            labels[-1] = np.nan  # code -1
-            columns[variable] = labels[self.codes[rows, i]]
+        # Categoricals over the declared labels, unused ones included: a table and its profile learn one schema
+        # (binned columns ordered, in increasing order, as Schema.discretize gives them).
+        columns = {variable: pd.Categorical.from_codes(self.codes[rows, i], categories=pd.Index(
+                       list(self.schema.states[variable])), ordered=variable in self.schema.bin_edges)
+                   for i, variable in enumerate(self.schema.variables)}
         return pd.DataFrame(columns)
 
     def discretize(self, data: pd.DataFrame) -> pd.DataFrame:

@@ -6,6 +6,7 @@ what comes out is a list of ``(label, start, end, frame)`` that inner code trust
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, ResourceError
 
 __all__ = ["MAX_CALENDAR_WINDOWS", "TimeGrid", "WindowRows", "check_window", "group_rows", "parse_times",
-           "split_windows", "window_label"]
+           "split_windows"]
 
 
 @dataclass(frozen=True)
@@ -146,9 +147,10 @@ class TimeGrid:
         if step:
             origin = self.first.normalize().as_unit("ns").value  # resample's origin="start_day"
             return origin + (values - origin) // step * step
-        starts = self._calendar_starts()
+        starts = self._calendar_starts
         return starts[np.searchsorted(starts, values, side="right") - 1]
 
+    @functools.cached_property
     def _calendar_starts(self) -> np.ndarray:
         first, last = self.first.as_unit("ns"), self.last.as_unit("ns")
         span = last.value - first.value  # integers: a span of centuries overflows a Timedelta
@@ -160,11 +162,22 @@ class TimeGrid:
             raise ResourceError(f"`window` {self.frequency.freqstr!r} cuts the time from {first} to {last} into "
                                 f"about {span / nominal:.3g} windows (at most {MAX_CALENDAR_WINDOWS:,} calendar "
                                 "windows); use a longer window.")
-        ends = pd.Series([0, 0], index=pd.DatetimeIndex([self.first, self.last]).as_unit("ns"))
-        return ends.resample(self.frequency, label="left", closed="left").size().index.as_unit("ns").asi8
+        ends = pd.Series([0, 0], index=pd.DatetimeIndex([first, last]))
+        try:
+            return ends.resample(self.frequency, label="left", closed="left").size().index.as_unit("ns").asi8
+        except ValueError:  # pandas cannot resample some offsets (business hours): their dates from the one before
+            anchor = self.frequency.rollback(first.normalize())
+            return pd.date_range(anchor, last, freq=self.frequency).as_unit("ns").asi8
+
+    @functools.cached_property
+    def daily(self) -> bool:
+        """Whether every window starts at midnight (then a window is labelled by its date)."""
+        step = _fixed_step(self.frequency)
+        starts = np.array([step]) if step else self._calendar_starts
+        return bool(np.all(starts % _DAY == 0))
 
     def label(self, key: int) -> str:
-        """Return a window's label: its start (its date, for windows of a day or more).
+        """Return a window's label: its start (its date, when every window starts at midnight).
 
         Parameters
         ----------
@@ -175,11 +188,14 @@ class TimeGrid:
         -------
         str
         """
-        return window_label(pd.Timestamp(int(key), unit="ns", tz=self.first.tz), self.frequency)
+        start = pd.Timestamp(int(key), unit="ns", tz=self.first.tz)
+        return str(start.date()) if self.daily else str(start)
 
 
 #: The most windows a calendar frequency (weeks, months, business days) may cut a span into.
 MAX_CALENDAR_WINDOWS = 100_000
+
+_DAY = 86_400_000_000_000  # nanoseconds
 
 
 def _fixed_step(frequency) -> int:
@@ -187,7 +203,7 @@ def _fixed_step(frequency) -> int:
     if isinstance(frequency, pd.tseries.offsets.Tick):
         return int(frequency.nanos)
     if type(frequency) is pd.tseries.offsets.Day:  # no daylight saving in naive or UTC times: n * 24 hours
-        return int(frequency.n) * 86_400_000_000_000
+        return int(frequency.n) * _DAY
     return 0
 
 
@@ -288,21 +304,6 @@ def group_rows(keys: np.ndarray) -> list:
     return [(int(k), positions) for k, positions in zip(unique, np.split(order, starts[1:]))]
 
 
-def window_label(start, frequency) -> str:
-    """Return a time window's label: its start (its date, for windows of a day or more).
-
-    Parameters
-    ----------
-    start : Timestamp
-    frequency : pandas offset
-
-    Returns
-    -------
-    str
-    """
-    return str(pd.Timestamp(start).date()) if _daily(frequency) else str(pd.Timestamp(start))
-
-
 def split_windows(data, *, time: str | None = None, window=None) -> tuple[list, str]:
     """Return the windows of ``data`` and one sentence saying how they were cut.
 
@@ -377,11 +378,3 @@ def _by_time(data: pd.DataFrame, time: str, window) -> tuple[list, str]:
             out.append((grid.label(key), times.min(), times.max(), features.iloc[rows]))
     utc = " (times with UTC offsets, in UTC)" if getattr(stamps.dt, "tz", None) is not None else ""
     return out, f"{len(out)} non-empty windows of {frequency.freqstr} on column {time!r}{utc}"
-
-
-def _daily(frequency) -> bool:
-    """Whether windows of this frequency start at midnight (then a window is labelled by its date)."""
-    try:
-        return pd.Timedelta(frequency) >= pd.Timedelta("1D")
-    except ValueError:  # calendar frequencies (weeks anchored on a day, months, quarters, years)
-        return True

@@ -25,6 +25,9 @@ __all__ = ["EXTENSIONS", "check_net_names", "read_net", "write_net"]
 #: File endings read and written as NET.
 EXTENSIONS = (".net",)
 
+#: The deepest nesting of lists a NET file may hold (a table nests one list per parent).
+MAX_DEPTH = 64
+
 #: Characters a NET label cannot hold (beside control characters): other readers take them as syntax.
 FORBIDDEN = '"%{}();'
 
@@ -140,15 +143,17 @@ class _Parser:
             self.fail(offset, f"expected a name, found {value[:40]!r}.")
         return value
 
-    def value(self):
+    def value(self, depth: int = 0):
         """One attribute value: a string, a word, or a parenthesised list of values (nested)."""
         kind, value, offset = self.take()
         if value == "(":
+            if depth >= MAX_DEPTH:
+                self.fail(offset, f"lists nested more than {MAX_DEPTH} deep.")
             items = []
             while self.peek()[1] != ")":
                 if self.peek()[0] == "end":
                     self.fail(offset, "a '(' is never closed.")
-                items.append(self.value())
+                items.append(self.value(depth + 1))
             self.take(")")
             return items
         if kind == "string":

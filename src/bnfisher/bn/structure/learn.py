@@ -217,7 +217,7 @@ def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schem
           max_tabu: int | None = None, restarts: int | None = None, perturb: int | None = None,
           max_iter: int | None = None, max_time: float | None = None, max_local_scores: int | None = None,
           max_candidates: int | str | None = None, progress: bool | None = None,
-          class_variable=None, k: int | None = None, score: str | None = None) -> BayesianNetwork:
+          class_variable=None, k: int | None = None) -> BayesianNetwork:
     """Learn a Bayesian network (structure and CPTs) from categorical data.
 
     Parameters
@@ -308,8 +308,6 @@ restarts, perturb, max_iter, max_time, max_local_scores, max_candidates, progres
         The options of the named structures, as listed under ``structure``; None
         leaves the learner's default.  An option that the structure does not take
         raises a TypeError naming the ones it does.
-    score : str, optional
-        The former name of ``structure_score`` (deprecated).
 
     Returns
     -------
@@ -332,10 +330,6 @@ restarts, perturb, max_iter, max_time, max_local_scores, max_candidates, progres
     >>> learn(df, "naive-bayes", class_variable="c").edges
     [('c', 'a'), ('c', 'b')]
     """
-    if score is not None:
-        warnings.warn("`score` is deprecated; use `structure_score` (the name the estimators use).",
-                      FutureWarning, stacklevel=2)
-        structure_score = score
     given = {"structure_score": structure_score, "ess": ess, "structure_prior": structure_prior,
              "max_parents": max_parents, "whitelist": whitelist, "blacklist": blacklist, "start": start,
              "search": search, "tabu": tabu, "max_tabu": max_tabu, "restarts": restarts, "perturb": perturb,
@@ -444,8 +438,6 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
 
     ``report`` is what the first search reported; each round's search replaces it (``learning_`` keeps the last).
     """
-    import warnings
-
     from bnfisher.bn.em import fit_em
     from bnfisher.bn.inference.evidence import posterior_modes
     from bnfisher.exceptions import ConvergenceWarning
