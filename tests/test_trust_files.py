@@ -102,6 +102,7 @@ def test_net_files_that_do_not_make_sense_are_refused_with_the_line(tmp_path, te
     ("BAYES\n2\n2 2\n2\n1 0\n1 0\n2\n.5 .5\n2\n.5 .5\n", "two tables"),
     ("BAYES\n2\n2 2\n1\n1 0\n2\n.5 .5\n", "number of tables"),
     ("BAYES\n1\n2\n1\n1 0\n9\n0.5 0.5\n", "size of table"),
+    ("BAYES\n1\n2\n1\n1 0\n2\n0.5\n", "tokens more"),  # found by the fuzzer: a table cut short
 ])
 def test_uai_counts_are_checked_before_anything_is_made(tmp_path, text, match):
     path = tmp_path / "m.uai"
@@ -302,3 +303,17 @@ def test_merging_profiles_keeps_declared_categories_as_profiling_the_union_does(
     assert merged.schema.states == union.schema.states and "unused" in merged.schema.states["x"]
     np.testing.assert_array_equal(merged.codes, union.codes)
     np.testing.assert_array_equal(merged.counts, union.counts)
+
+
+@pytest.mark.parametrize("flag", [0x20, 0x01])  # compressed patched data (unsupported); encrypted
+def test_an_archive_with_features_zipfile_cannot_read_is_a_damaged_profile(tmp_path, flag):
+    """Found by the fuzzer: zipfile raises NotImplementedError / RuntimeError for these."""
+    bf.profile(pd.DataFrame({"a": list("xyxz")})).save(tmp_path / "p.bnfp")
+    data = bytearray((tmp_path / "p.bnfp").read_bytes())
+    central = data.index(b"PK\x01\x02")
+    data[central + 8] |= flag  # the general-purpose flags of the first member in the central directory
+    local = data.index(b"PK\x03\x04")
+    data[local + 6] |= flag
+    (tmp_path / "p.bnfp").write_bytes(bytes(data))
+    with pytest.raises(DataError, match="p.bnfp"):
+        bf.read_profile(tmp_path / "p.bnfp")

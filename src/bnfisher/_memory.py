@@ -17,16 +17,16 @@ __all__: list[str] = []
 FRACTION = 0.8
 
 
-_CACHE = [-1.0, 0]  # (time read, bytes): /proc/meminfo is read at most every 0.2 s (a read costs ~20 us)
+_CACHE: list = [-1.0, 0]  # (time read, bytes): /proc/meminfo is read at most every 0.2 s (a read costs ~20 us)
 
 
 def available_memory() -> int:
     """Bytes of memory available now: the tightest of ``MemAvailable``, a cgroup limit and ``ulimit -v``."""
     now = time.monotonic()
     if now - _CACHE[0] < 0.2:
-        return _CACHE[1]
+        return int(_CACHE[1])
     _CACHE[0], _CACHE[1] = now, _read_available()
-    return _CACHE[1]
+    return int(_CACHE[1])
 
 
 def _read_available() -> int:

@@ -95,11 +95,11 @@ def quantile_cuts(counts: np.ndarray, bins: int) -> np.ndarray:
     return np.asarray(cuts, dtype=np.intp)
 
 
-def interval_labels(edges: Sequence[float]) -> tuple:
+def interval_labels(edges: Sequence[float] | np.ndarray) -> tuple:
     """``"lo~hi"`` for the bin ``(lo, hi]``: short, unique, and safe in BIF files and CSV."""
-    edges = np.asarray(edges, dtype=np.float64)
+    values = np.asarray(edges, dtype=np.float64)
     for digits in range(4, 18):
-        labels = [f"{lo:.{digits}g}{BIN_SEPARATOR}{hi:.{digits}g}" for lo, hi in zip(edges[:-1], edges[1:])]
+        labels = [f"{lo:.{digits}g}{BIN_SEPARATOR}{hi:.{digits}g}" for lo, hi in zip(values[:-1], values[1:])]
         if len(set(labels)) == len(labels):
             return tuple(labels)
     return tuple(f"bin{k}" for k in range(len(edges) - 1))  # pragma: no cover - edges are distinct

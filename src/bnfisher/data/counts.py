@@ -35,7 +35,7 @@ MAX_TABLE_CELLS = 2**31
 _MAX_INDEX = 2**62
 
 
-def configuration_index(codes: np.ndarray, columns: Sequence[int], cardinalities: Sequence[int],
+def configuration_index(codes: np.ndarray, columns: Sequence[int], cardinalities: Sequence[int] | np.ndarray,
                         out: np.ndarray | None = None) -> np.ndarray:
     """Mixed-radix index of each row's configuration of ``columns``.
 
@@ -77,7 +77,7 @@ def configuration_index(codes: np.ndarray, columns: Sequence[int], cardinalities
     return index
 
 
-def n_configurations(cardinalities: Sequence[int], columns: Sequence[int] = None) -> int:
+def n_configurations(cardinalities: Sequence[int] | np.ndarray, columns: Sequence[int] | None = None) -> int:
     """Return the number of joint configurations ``prod(cardinalities[c] for c in columns)``, as a Python int.
 
     Python integers do not overflow, so the count of a large family is exact
@@ -122,7 +122,7 @@ def _table_size(columns: Sequence[int], cardinalities: Sequence[int]) -> int:
 def count_family(
     codes: np.ndarray,
     columns: Sequence[int],
-    cardinalities: Sequence[int],
+    cardinalities: Sequence[int] | np.ndarray,
     weights: np.ndarray | None = None,
     buffer: np.ndarray | None = None,
     rows: np.ndarray | None = None,

@@ -17,7 +17,9 @@ import hashlib
 import io
 import json
 import os
+import struct
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -31,6 +33,11 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "MAX_HEADER_BYTES", "read_profile_file", 
 #: The file's format name and the version this bnfisher writes; it reads every version up to it (version 2 adds a
 #: checksum of the schema and the rows, so a hand-edited order of labels cannot relabel rows silently).
 FORMAT, FORMAT_VERSION = "bnfisher-profile", 2
+
+#: What reading a damaged archive raises: zipfile's own error, zlib's, a truncated stream, an unsupported feature
+#: (flag bits, compression methods: NotImplementedError), an encrypted member (RuntimeError), a bad structure.
+_UNREADABLE = (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError, NotImplementedError, RuntimeError,
+               KeyError, struct.error)
 
 #: The largest header a profile may hold (its schema, as JSON).
 MAX_HEADER_BYTES = 64 * 1024 * 1024
@@ -109,7 +116,7 @@ def _read_arrays(name: str) -> dict:
                             f"{os.path.basename(name)}`).")
     try:
         archive = zipfile.ZipFile(name)
-    except (zipfile.BadZipFile, OSError, ValueError):
+    except _UNREADABLE:
         raise not_profile from None
     with archive:
         members = {info.filename: info for info in archive.infolist()}
@@ -140,7 +147,7 @@ def _read_array(name: str, archive: zipfile.ZipFile, key: str, kinds: str) -> np
             data = handle.read(size)
             if len(data) != size:
                 raise DataError(f"{name}: its {key} are cut short; the file is damaged.")
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+    except _UNREADABLE as exc:  # zipfile's and zlib's many ways to say "damaged" (or "not supported")
         if isinstance(exc, DataError):
             raise
         raise DataError(f"{name}: its {key} cannot be read ({exc}); the file is damaged.") from None

@@ -56,7 +56,7 @@ def load(name: str, bins: int = 4) -> pd.DataFrame:
     """
     check_option(name, "name", tuple(DATASETS))
     filename, _ = DATASETS[name]
-    with resources.files(__package__).joinpath("data", filename).open("rb") as handle:
+    with resources.files(__package__).joinpath("data").joinpath(filename).open("rb") as handle:
         raw = pd.read_csv(handle, compression="gzip", dtype={"class": str}, keep_default_na=False)
     numeric = [c for c in raw.columns if c != "class" and pd.api.types.is_numeric_dtype(raw[c].dtype)]
     numeric = [c for c in numeric if raw[c].nunique() > bins]

@@ -14,7 +14,7 @@ from bnfisher.experiments.summarization import CRITERIA, MODELS, ExperimentResul
 __all__ = ["run_experiment"]
 
 
-def run_experiment(output: str, *, datasets: Sequence[str] = DATASETS, models: Sequence[str] = MODELS,
+def run_experiment(output: str, *, datasets: Sequence[str] = tuple(DATASETS), models: Sequence[str] = MODELS,
                    sizes: Sequence[int] = (200, 400, 600, 1000), n_random: int = 1000, seeds: Sequence[int] = (0,),
                    criteria: Sequence[str] = CRITERIA, progress: bool = False) -> ExperimentResult:
     """Run :func:`run_summarization` for every data set, model and seed, and write the report.

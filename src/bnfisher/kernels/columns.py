@@ -409,7 +409,7 @@ class KernelColumns:
             out[:, a] = family_mmd2(table, difference[self.offsets[a]: self.offsets[a + 1]])
         return out
 
-    def marginals(self, difference: np.ndarray) -> np.ndarray:
+    def marginals(self, difference: np.ndarray) -> list:
         """Each family's child marginal from cell values (summed over parent configurations).
 
         Parameters

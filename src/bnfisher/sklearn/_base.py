@@ -18,7 +18,7 @@ try:
 except ImportError:  # pragma: no cover - exercised only without scikit-learn
     HAVE_SKLEARN = False
 
-    class BaseEstimator:  # noqa: D101 - stand-in
+    class BaseEstimator:  # type: ignore[no-redef]  # noqa: D101 - stand-in
         def __init__(self, *args, **kwargs):
             raise ImportError("bnfisher's estimators need scikit-learn: pip install 'bnfisher[sklearn]'.")
 

@@ -125,6 +125,7 @@ def check_k(k, n_rows: int) -> int:
         raise OptionTypeError(f"`k` must be an integer; got {k!r}.")
     if n_rows == 0:
         raise DataError("Cannot select representatives from empty data.")
+    k = int(k)
     if not 0 < k < n_rows:
         raise OptionError(f"`k` must satisfy 0 < k < n_rows = {n_rows}; got {k}.")
-    return int(k)
+    return k

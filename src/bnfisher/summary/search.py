@@ -434,7 +434,7 @@ def _criticisms(columns, prototypes: np.ndarray, count: int, target) -> tuple[np
     taken = np.zeros(columns.inverse.size, dtype=bool)
     taken[prototypes] = True
     free = columns.multiplicity - np.bincount(inverse[prototypes], minlength=columns.n_units)
-    basis = []
+    basis: list = []
     chosen = []
     for _ in range(count):
         with np.errstate(divide="ignore"):  # a row already spanned by the criticisms has log 0 = -inf

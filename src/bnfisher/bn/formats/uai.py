@@ -145,9 +145,9 @@ def read_uai(path: str | os.PathLike) -> BayesianNetwork:
         if len(set(scope)) < len(scope):
             counts.fail(f"the scope of table {k} names a variable twice.")
         wanted = math.prod(cards[i] for i in scope)
-        if wanted > counts.left():
-            counts.fail(f"table {k} needs {wanted:,} numbers; the file holds {counts.left():,} tokens more.")
         size = counts.count(f"the size of table {k}", low=wanted, high=wanted)
+        if size > counts.left():
+            counts.fail(f"table {k} needs {size:,} numbers; the file holds {counts.left():,} tokens more.")
         table_size([size], source, f"table {k}")
         parents[child] = [names[i] for i in scope[:-1]]
         tables[child] = counts.tokens[counts.position: counts.position + size]

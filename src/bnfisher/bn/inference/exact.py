@@ -39,7 +39,7 @@ class _TableTooLarge(Exception):
 # --------------------------------------------------------------------- graph helpers
 def _moral_adjacency(parent_index: Sequence[tuple], nodes: Sequence[int]) -> dict:
     node_set = set(nodes)
-    adjacency = {v: set() for v in nodes}
+    adjacency: dict[int, set] = {v: set() for v in nodes}
     for v in nodes:
         family = [p for p in parent_index[v] if p in node_set] + [v]
         for a in family:
@@ -55,7 +55,7 @@ def _elimination_order(adjacency: dict, log_cards: np.ndarray, eliminate: set) -
     Returns the order and, for each eliminated node, its clique ``{v} | neighbours``
     at elimination time.  ``adjacency`` is modified (fill-in edges, removals).
     """
-    log_cards = [float(x) for x in log_cards]
+    weights = [float(x) for x in log_cards]
 
     def fill(v):
         neighbours = adjacency[v]
@@ -63,7 +63,7 @@ def _elimination_order(adjacency: dict, log_cards: np.ndarray, eliminate: set) -
         # Neighbour a misses (degree - 1 - |adj(a) & N(v)|) edges inside N(v); each is counted twice.
         shared = sum(map(len, map(neighbours.intersection, map(adjacency.__getitem__, neighbours))))
         missing = (degree * (degree - 1) - shared) // 2
-        weight = log_cards[v] + sum(map(log_cards.__getitem__, neighbours))
+        weight = weights[v] + sum(map(weights.__getitem__, neighbours))
         return (missing, weight, v)
 
     scores = {v: fill(v) for v in eliminate}
