@@ -194,8 +194,9 @@ def test_permutation_statistics_match_pairwise_definitions():
     # Every null value is the MMD of a real split: reproduce the draws (copies of each distinct row sent to
     # the first sample) from the same seed and compute that split's MMD from the Gram matrix.
     pooled = np.vstack([X, Y])
-    _, inverse, multiplicity = distinct_rows(pooled)
-    order = np.argsort(multiplicity, kind="stable")  # the engine draws distinct rows by multiplicity
+    first, inverse, multiplicity = distinct_rows(pooled)
+    # The engine draws distinct rows by multiplicity, ties by the rows' codes (so the order of rows does not matter).
+    order = np.lexsort(np.vstack([pooled[first].T[::-1], multiplicity[None, :]]))
     draws = np.empty((len(multiplicity), 20), dtype=int)
     draws[order] = split_draws(multiplicity[order], 30, 20, random_state=np.random.default_rng(0))
     draws = draws.T

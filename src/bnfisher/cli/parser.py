@@ -109,18 +109,29 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
     """
+    from bnfisher._version import __version__
     from bnfisher.datasets import DATASETS
-    from bnfisher.experiments.summarization import CRITERIA, MODELS
 
     data, learning, run = _data_options(), _learning_options(), _run_options()
     parser = _parser(prog="bnfisher", description="Fisher kernel of discrete Bayesian networks for categorical "
                                                   "data.")
-    from bnfisher._version import __version__
-
     parser.add_argument("--version", action="version", version=f"bnfisher {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     datasets = list(DATASETS)
+    _add_demo(sub, datasets=datasets)
+    _add_mmd(sub, data=data, learning=learning)
+    _add_compare(sub, data=data, learning=learning, run=run)
+    _add_drift(sub, data=data, run=run)
+    _add_profile(sub)
+    _add_learn(sub, data=data)
+    _add_summarize(sub, data=data, learning=learning, run=run, datasets=datasets)
+    _add_experiment(sub, datasets=datasets)
+    _add_hmm(sub)
+    return parser
 
+
+def _add_demo(sub, *, datasets) -> None:
+    """Add the ``demo`` command: the bundled-data demonstration."""
     demo = sub.add_parser("demo", allow_abbrev=False,
                           help="learn a network on a bundled data set and show the kernel and MMD",
                           description="Learn a Chow-Liu network on a bundled data set, print it, the Fisher "
@@ -129,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0, help="seed of the random halves (default 0)")
     demo.set_defaults(command_name="demo")
 
+
+def _add_mmd(sub, *, data, learning) -> None:
+    """Add the ``mmd`` command: the MMD between two tables."""
     mmd = sub.add_parser("mmd", parents=[data, learning, _run_options(seed=False)], allow_abbrev=False,
                          help="squared MMD between two CSV/Parquet files",
                          description="Squared MMD (eq. 10) between two tables under the Fisher kernel of a network "
@@ -139,6 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     mmd.add_argument("--normalize", action="store_true", help="use the cosine-normalised kernel")
     mmd.set_defaults(command_name="mmd")
 
+
+def _add_compare(sub, *, data, learning, run) -> None:
+    """Add the ``compare`` command: the two-sample test."""
     compare = sub.add_parser("compare", parents=[data, learning, run], allow_abbrev=False,
                              help="MMD permutation two-sample test between two tables",
                              description="Permutation test (from count tables) of whether two tables come from "
@@ -160,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--json", help="write the report's content as JSON to this file")
     compare.set_defaults(command_name="compare")
 
+
+def _add_drift(sub, *, data, run) -> None:
+    """Add the ``drift`` command: drift over windows."""
     drift = sub.add_parser(
         "drift", parents=[data, _learning_options(network=False), run], allow_abbrev=False,
         help="a reference table against each window of later data: which windows drifted, and where",
@@ -192,6 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     drift.add_argument("--plot", help="write the timeline as a PNG to this file")
     drift.set_defaults(command_name="drift")
 
+
+def _add_profile(sub) -> None:
+    """Add the ``profile`` command: reference profiles."""
     profile = sub.add_parser(
         "profile", parents=[_run_options(seed=False)], allow_abbrev=False,
         help="store a reference table's schema and distinct rows with counts in one file, for compare and drift",
@@ -210,17 +233,24 @@ def build_parser() -> argparse.ArgumentParser:
                               "instead of reading them into memory")
     profile.set_defaults(command_name="profile")
 
+
+def _add_learn(sub, *, data) -> None:
+    """Add the ``learn`` command: learning a network."""
     learn = sub.add_parser("learn", parents=[data, _learning_options(network=False), _run_options(seed=False)],
                            allow_abbrev=False, help="learn a network from a CSV/Parquet file and write it",
                            description="Learn the structure and CPTs of a Bayesian network; print it and its "
-                                       "scores, and optionally write it: bnfisher's JSON (.json) or BIF "
-                                       "(.bif), the schema inside either.")
+                                       "scores, and optionally write it: bnfisher's JSON (.json, the schema inside), "
+                                       "or BIF, XMLBIF, NET or UAI for other tools.")
     learn.add_argument("data", help="table (.csv, .csv.gz, .tsv or .parquet)")
-    learn.add_argument("-o", "--output", help="write the network to this file: bnfisher's own format (.json, keeps "
-                                              "everything), or .bif for other tools")
+    learn.add_argument("-o", "--output", help="write the network to this file, in the format its ending names: "
+                                              "bnfisher's own (.json, keeps everything), or .bif, .xml (XMLBIF), "
+                                              ".net (Hugin) or .uai for other tools")
     learn.add_argument("--schema", help="also write the schema (states, bin edges, missing markers) as JSON")
     learn.set_defaults(command_name="learn")
 
+
+def _add_summarize(sub, *, data, learning, run, datasets) -> None:
+    """Add the ``summarize`` command: representative rows (the main job)."""
     summarize = sub.add_parser(
         "summarize", parents=[data, learning, run], allow_abbrev=False,
         help="select k representative rows (the main job)",
@@ -253,6 +283,11 @@ def build_parser() -> argparse.ArgumentParser:
                            help="dask engine: candidate rows sampled into memory (default 100000)")
     summarize.set_defaults(command_name="summarize")
 
+
+def _add_experiment(sub, *, datasets) -> None:
+    """Add the ``experiment`` command: the paper's experiments."""
+    from bnfisher.experiments.summarization import CRITERIA, MODELS
+
     experiment = sub.add_parser("experiment", allow_abbrev=False, help="reproduce the paper's experiments",
                                 description="Reproduce the paper's experiments.")
     experiment_sub = experiment.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
@@ -276,6 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
     summarization.add_argument("-o", "--output", required=True, help="output directory")
     summarization.set_defaults(command_name="experiment", datasets=datasets)
 
+
+def _add_hmm(sub) -> None:
+    """Add the ``hmm-kernel`` command: the HMM Fisher kernel."""
     hmm = sub.add_parser("hmm-kernel", parents=[_run_options()], allow_abbrev=False,
                          help="Fisher kernel of a Gaussian HMM between time series",
                          description="Fit a Gaussian HMM to sequences and write their Fisher kernel (.npy). The "
@@ -294,4 +332,3 @@ def build_parser() -> argparse.ArgumentParser:
                      help="EM iterations between the checks that abandon hopeless starts; 'none' runs every start "
                           "to the end (default 10)")
     hmm.set_defaults(command_name="hmm_kernel")
-    return parser

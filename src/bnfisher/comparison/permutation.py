@@ -146,148 +146,193 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
         raise OptionError("mmd_test needs a kernel without normalize=True (the MMD must come from counts).")
     rng = check_random_state(random_state)
     n_permutations = check_positive_int(n_permutations, "n_permutations")
-    full_statistic = None
     limit = check_positive_int(max_rows, "max_rows")
-    samples = []  # per sample: (codes in the kernel's order, copies of each of those rows)
-    given: list[np.ndarray | None] = []  # per sample: each given row's distinct row (for a witness row by row)
-    for data in (X, Y):
-        given.append(None)
-        if isinstance(data, DistinctRows):  # reduced already (drift reduces its reference once)
-            samples.append((kernel.encode(data.encoded).codes, data.copies))
-            continue
-        if in_memory(data):  # reduced here, a block at a time: no pooled copy of the rows
-            rows = DistinctRows.of(kernel.encode(data), with_inverse=witness)
-            samples.append((rows.encoded.codes, rows.copies))
-            given[-1] = rows.inverse
-            del rows  # (its codes go with `samples`, once pooled)
-            continue
-        # Distributed rows: a group-by to distinct rows and counts, which is all the test needs.
-        provider = kernel.provider(data)
-        grouped = provider.distinct(max_rows=limit) if hasattr(provider, "distinct") else None
-        if grouped is None:
-            warnings.warn(f"A sample has more than max_rows={limit} distinct rows, too many to hold in memory: "
-                          f"the permutation test runs on a uniform subsample of {limit} rows of each sample "
-                          "(`full_statistic` holds eq. 10 of the whole samples). Raise `max_rows` if memory allows.",
-                          UserWarning, stacklevel=3)
-            full_statistic = kernel.mmd(kernel.provider(X) if not in_memory(X) else X,
-                                        kernel.provider(Y) if not in_memory(Y) else Y)
-            codes = kernel.encode(provider.sample(limit, random_state=rng)).codes
-            samples.append((codes, np.ones(codes.shape[0], dtype=np.int64)))
-        else:
-            distinct, copies = grouped  # columns in the declared order: encode puts them in the kernel's
-            samples.append((kernel.encode(distinct).codes, copies))
-    n_x, n_y = (int(copies.sum()) for _, copies in samples)
-    if n_x < 2 or n_y < 2:
-        raise DataError(f"Each sample needs at least 2 rows; got {n_x} and {n_y}.")
-    # Statistics depend on the rows only through how many copies of each distinct row each side holds: work on
-    # distinct rows (one inference per distinct row when values are missing) with their multiplicities.
-    (codes_x, copies_x), (codes_y, copies_y) = samples
-    pooled = EncodedData(np.vstack([codes_x, codes_y]), kernel.network.variables, dict(kernel.network.states),
-                         schema=kernel.schema)
-    given_x = codes_x.shape[0]
-    del samples, codes_x, codes_y
-    units = kernel.columns(pooled)
-    representative = np.empty(units.n_units, dtype=np.intp)  # each distinct row's first place in the pool
-    representative[units.inverse[::-1]] = np.arange(units.inverse.size - 1, -1, -1)
-    unit_codes = pooled.codes[representative]
-    del pooled
-    multiplicity = np.bincount(units.inverse, weights=np.concatenate([copies_x, copies_y]),
-                               minlength=units.n_units).astype(np.int64)
-    observed = np.bincount(units.inverse[: copies_x.size], weights=copies_x, minlength=units.n_units).astype(np.int64)
-    # Every side's count tables sum copies of distinct rows: exact in float64, and in float32 (half the memory
-    # traffic) below 2**24 copies, posterior weights aside.
-    dtype = np.float32 if units.incomplete.size == 0 and max(n_x, n_y) < 2**24 else np.float64
-    observed_counts, pooled_counts = units.cell_sums(np.stack([observed, multiplicity]).astype(np.float64)).T
-    # Distinct rows in order of multiplicity: split_draws then fills contiguous blocks, and the count tables read the
-    # cell index front to back. Ties go by the rows' codes, so the draws, and the p-values, depend on the samples
-    # as multisets of rows: not on the rows' order, and a profile gives its table's answer.
-    order = np.lexsort(np.vstack([unit_codes.T[::-1], multiplicity[None, :]]))
-    del unit_codes
-    units.renumber(order)
-    multiplicity, observed = multiplicity[order], observed[order]
-    self_kernel = units.diag  # K(x, x) of every distinct row (its expected features' squared norm if incomplete)
-    active = units.active
-    # Pooled marginal frequency of each family's child (the weights of the per-column Pearson statistics).
-    inverse_marginal, columns_df = [], []
-    for pooled_marginal in units.marginals(pooled_counts[:, None] / (n_x + n_y)):
-        inverse_marginal.append(n_x * n_y / (n_x + n_y) * np.divide(1.0, pooled_marginal, out=np.zeros_like(
-            pooled_marginal), where=pooled_marginal > 0))
-        columns_df.append(max(int(np.sum(pooled_marginal > 0)) - 1, 0))
-
-    # Draws in batches of up to 2**25 cells (their random streams fix the p-values: keep the batches), count tables of
-    # 64 draws at a time (benchmarks/permutations.py).
-    batch = int(max(1, min(n_permutations, _BATCH_CELLS // max(units.n_units, 1))))
-    width = min(batch, 64)
-    count_buffer = np.empty((units.n_cells + 1, width), dtype=dtype)
-
-    def parts(draws: np.ndarray) -> tuple:
-        """Per-family MMD², per-column Pearson and overlap MMD² of every row of ``draws`` (copies sent first)."""
-        counts_x = units.cell_sums(draws, dtype=dtype,
-                                   out=count_buffer if draws.shape[0] == width else None).astype(np.float64)
-        difference = counts_x * (1 / n_x + 1 / n_y) - (pooled_counts / n_y)[:, None]  # counts_x/n_x - counts_y/n_y
-        marginal = units.marginals(difference)
-        columns = np.stack([np.sum(m**2 * w, axis=0) for m, w in zip(marginal, inverse_marginal)], axis=1) \
-            if marginal else np.zeros((draws.shape[0], 0))
-        overlap = sum((np.sum(m**2, axis=0) for m in marginal), np.zeros(draws.shape[0]))
-        return units.mmd2_by_family(difference), columns, overlap
-
-    observed_parts, observed_columns, observed_overlap = (part[0] for part in parts(observed[None, :]))
-    counts_x: list = [None] * len(kernel.families)
-    counts_y: list = [None] * len(kernel.families)
-    for k, i in enumerate(active):
-        counts_x[i] = observed_counts[units.offsets[k]: units.offsets[k + 1]]
-        counts_y[i] = pooled_counts[units.offsets[k]: units.offsets[k + 1]] - counts_x[i]
-    mean_x = kernel.mean_embedding_from_counts(counts_x, n_x)
-    mean_y = kernel.mean_embedding_from_counts(counts_y, n_y)
-    values = None
-    if witness:  # of every distinct row: <Phi(u), mu_X - mu_Y> = sum over its cells of <F[cell], mu_X - mu_Y>
-        difference = mean_x - mean_y
-        cell_witness = np.concatenate([_cell_witness(kernel, i, difference) for i in active]) if active else \
-            np.zeros(0)
-        values = units.inner(cell_witness)[units.inverse]
-    trace_x = float(self_kernel @ observed)
-    trace_y = float(self_kernel @ (multiplicity - observed))
-    # sum_{i != j} k(x_i, x_j) = ||sum_i phi(x_i)||^2 - sum_i k(x_i, x_i)
-    within_x = (n_x**2 * float(mean_x @ mean_x) - trace_x) / (n_x * (n_x - 1))
-    within_y = (n_y**2 * float(mean_y @ mean_y) - trace_y) / (n_y * (n_y - 1))
-    unbiased = within_x + within_y - 2 * float(mean_x @ mean_y)
-    # Random re-splits: the copies of each distinct row sent first follow a multivariate hypergeometric law (the
-    # same null as permuting rows); a batch of draws is one pass over the distinct rows' cells.
-    check_allocation(8.0 * n_permutations * len(active), f"{n_permutations} permutations' statistics",
-                     "use fewer permutations (`n_permutations`; 1,000-10,000 resolve p-values to 0.1-0.01%).")
-    null_parts = np.empty((n_permutations, len(active)))
-    null_columns = np.empty((n_permutations, len(active)))
-    null_overlap = np.empty(n_permutations)
-    # Buffers reused rather than fresh arrays, whose page faults can cost more than the draws. On two cores the next
-    # batch is drawn while this one's count tables are computed (one stream, drawn in the same order: the same
-    # p-values on any number of cores), into two buffers in turn.
-    starts = range(0, n_permutations, batch)
-    split_buffers = [np.empty((batch, units.n_units), dtype=np.int32) for _ in range(min(2, len(starts)))]
-
-    def draw(position: int) -> tuple:
-        size = min(batch, n_permutations - starts[position])
-        return split_draws(multiplicity, n_x, size, random_state=rng, out=split_buffers[position % 2][:size],
-                           defer=True)
-
-    # The draws (one random stream) take longer than the count tables: the splits' last step, which draws nothing,
-    # runs here rather than on the drawing thread.
-    for start, (splits, picks) in zip(starts, prefetch(draw, range(len(starts)))):
-        splits = splits.T  # a split per row, as drawn
-        _even_out(splits, multiplicity, picks)
-        size = splits.shape[0]
-        for first in range(0, size, width):
-            k = min(width, size - first)
-            block = slice(start + first, start + first + k)
-            null_parts[block], null_columns[block], null_overlap[block] = parts(splits[first: first + k])
-    if not (np.all(np.isfinite(observed_parts)) and np.all(np.isfinite(null_parts))):
+    samples, full_statistic = _samples(kernel, X, Y, limit=limit, witness=witness, rng=rng)
+    pool = _Pool(kernel, *samples)
+    observed = pool.observed(witness=witness)
+    null_parts, null_columns, null_overlap = pool.null(n_permutations, rng)
+    if not (np.all(np.isfinite(observed["observed"])) and np.all(np.isfinite(null_parts))):
         raise DataError("The MMD² is not finite (a cell of probability ~0 under the network); no p-value is given "
                         "for it. Refit the network's CPTs with a pseudocount.")
-    return PermutationStatistics(list(active), observed_parts, null_parts, unbiased, full_statistic, mean_x, mean_y,
-                                 observed_columns, null_columns, np.asarray(columns_df), float(observed_overlap),
-                                 null_overlap, counts_x, counts_y, n_x, n_y,
-                                 *((None, None) if values is None else
-                                   (part if inverse is None else part[inverse]
-                                    for part, inverse in zip((values[:given_x], values[given_x:]), given))))
+    return PermutationStatistics(families=list(pool.units.active), null=null_parts, columns_null=null_columns,
+                                 overlap_null=null_overlap, full_statistic=full_statistic, **observed)
+
+
+@dataclass(frozen=True)
+class _Sample:
+    """One sample as the engine takes it: distinct rows, their copies, and each given row's distinct row.
+
+    ``codes`` are in the kernel's order; ``given`` serves a witness row by row (None when the rows were given
+    distinct).
+    """
+
+    codes: np.ndarray
+    copies: np.ndarray
+    given: np.ndarray | None = None
+
+
+def _samples(kernel: FamilyKernel, X, Y, *, limit: int, witness: bool, rng) -> tuple[tuple, float | None]:
+    """Resolve both samples to distinct rows with copies (tables in memory, DistinctRows, or data beyond memory).
+
+    Data beyond memory is grouped where it lies; a sample with more than ``limit`` distinct rows is subsampled
+    (with a warning), and then ``full_statistic`` is eq. 10 of the whole samples.
+    """
+    full_statistic = None
+    samples = []
+    for data in (X, Y):
+        if isinstance(data, DistinctRows):  # reduced already (drift reduces its reference once)
+            samples.append(_Sample(kernel.encode(data.encoded).codes, data.copies))
+        elif in_memory(data):  # reduced here, a block at a time: no pooled copy of the rows
+            rows = DistinctRows.of(kernel.encode(data), with_inverse=witness)
+            samples.append(_Sample(rows.encoded.codes, rows.copies, rows.inverse))
+        else:  # distributed rows: a group-by to distinct rows and counts, which is all the test needs
+            provider = kernel.provider(data)
+            grouped = provider.distinct(max_rows=limit) if hasattr(provider, "distinct") else None
+            if grouped is None:
+                warnings.warn(f"A sample has more than max_rows={limit} distinct rows, too many to hold in memory: "
+                              f"the permutation test runs on a uniform subsample of {limit} rows of each sample "
+                              "(`full_statistic` holds eq. 10 of the whole samples). Raise `max_rows` if memory "
+                              "allows.", UserWarning, stacklevel=4)
+                full_statistic = kernel.mmd(kernel.provider(X) if not in_memory(X) else X,
+                                            kernel.provider(Y) if not in_memory(Y) else Y)
+                codes = kernel.encode(provider.sample(limit, random_state=rng)).codes
+                samples.append(_Sample(codes, np.ones(codes.shape[0], dtype=np.int64)))
+            else:
+                distinct, copies = grouped  # columns in the declared order: encode puts them in the kernel's
+                samples.append(_Sample(kernel.encode(distinct).codes, copies))
+    n_x, n_y = (int(sample.copies.sum()) for sample in samples)
+    if n_x < 2 or n_y < 2:
+        raise DataError(f"Each sample needs at least 2 rows; got {n_x} and {n_y}.")
+    return tuple(samples), full_statistic
+
+
+class _Pool:
+    """The pooled distinct rows of two samples (*units*) with their copies, and the statistics of any split of them.
+
+    ``multiplicity`` counts each unit's copies in the pool, ``first`` in the first sample.
+    Statistics depend on the rows only through how many copies of each distinct row each side holds: the engine
+    works on distinct rows (one inference per distinct row when values are missing) with their multiplicities.
+    """
+
+    def __init__(self, kernel: FamilyKernel, x: _Sample, y: _Sample):
+        self.kernel, self.x, self.y = kernel, x, y
+        self.n_x, self.n_y = int(x.copies.sum()), int(y.copies.sum())
+        pooled = EncodedData(np.vstack([x.codes, y.codes]), kernel.network.variables, dict(kernel.network.states),
+                             schema=kernel.schema)
+        self.units = units = kernel.columns(pooled)
+        representative = np.empty(units.n_units, dtype=np.intp)  # each distinct row's first place in the pool
+        representative[units.inverse[::-1]] = np.arange(units.inverse.size - 1, -1, -1)
+        unit_codes = pooled.codes[representative]
+        del pooled
+        multiplicity = np.bincount(units.inverse, weights=np.concatenate([x.copies, y.copies]),
+                                   minlength=units.n_units).astype(np.int64)
+        observed = np.bincount(units.inverse[: x.copies.size], weights=x.copies,
+                               minlength=units.n_units).astype(np.int64)
+        # Every side's count tables sum copies of distinct rows: exact in float64, and in float32 (half the memory
+        # traffic) below 2**24 copies, posterior weights aside.
+        self.dtype = np.float32 if units.incomplete.size == 0 and max(self.n_x, self.n_y) < 2**24 else np.float64
+        self.observed_counts, self.pooled_counts = units.cell_sums(
+            np.stack([observed, multiplicity]).astype(np.float64)).T
+        # Distinct rows in order of multiplicity: split_draws then fills contiguous blocks, and the count tables read
+        # the cell index front to back. Ties go by the rows' codes, so the draws, and the p-values, depend on the
+        # samples as multisets of rows: not on the rows' order, and a profile gives its table's answer.
+        order = np.lexsort(np.vstack([unit_codes.T[::-1], multiplicity[None, :]]))
+        units.renumber(order)
+        self.multiplicity, self.first = multiplicity[order], observed[order]
+        # Pooled marginal frequency of each family's child (the weights of the per-column Pearson statistics).
+        n = self.n_x + self.n_y
+        self.inverse_marginal, self.columns_df = [], []
+        for pooled_marginal in units.marginals(self.pooled_counts[:, None] / n):
+            self.inverse_marginal.append(self.n_x * self.n_y / n * np.divide(
+                1.0, pooled_marginal, out=np.zeros_like(pooled_marginal), where=pooled_marginal > 0))
+            self.columns_df.append(max(int(np.sum(pooled_marginal > 0)) - 1, 0))
+
+    def parts(self, draws: np.ndarray, out: np.ndarray | None = None) -> tuple:
+        """Return the per-family MMD², per-column Pearson and overlap MMD² of every row of ``draws``."""
+        n_x, n_y = self.n_x, self.n_y
+        counts_x = self.units.cell_sums(draws, dtype=self.dtype, out=out).astype(np.float64)
+        difference = counts_x * (1 / n_x + 1 / n_y) - (self.pooled_counts / n_y)[:, None]  # counts_x/n_x - .._y/n_y
+        marginal = self.units.marginals(difference)
+        columns = np.stack([np.sum(m**2 * w, axis=0) for m, w in zip(marginal, self.inverse_marginal)], axis=1) \
+            if marginal else np.zeros((draws.shape[0], 0))
+        overlap = sum((np.sum(m**2, axis=0) for m in marginal), np.zeros(draws.shape[0]))
+        return self.units.mmd2_by_family(difference), columns, overlap
+
+    def observed(self, *, witness: bool) -> dict:
+        """Return the observed split's statistics, by the names of :class:`PermutationStatistics`' fields."""
+        kernel, units, active = self.kernel, self.units, self.units.active
+        observed_parts, observed_columns, observed_overlap = (part[0] for part in self.parts(self.first[None, :]))
+        counts_x: list = [None] * len(kernel.families)
+        counts_y: list = [None] * len(kernel.families)
+        for k, i in enumerate(active):
+            counts_x[i] = self.observed_counts[units.offsets[k]: units.offsets[k + 1]]
+            counts_y[i] = self.pooled_counts[units.offsets[k]: units.offsets[k + 1]] - counts_x[i]
+        mean_x = kernel.mean_embedding_from_counts(counts_x, self.n_x)
+        mean_y = kernel.mean_embedding_from_counts(counts_y, self.n_y)
+        return {"observed": observed_parts, "columns_observed": observed_columns,
+                "overlap_observed": float(observed_overlap), "columns_df": np.asarray(self.columns_df),
+                "unbiased": self._unbiased(mean_x, mean_y), "mean_x": mean_x, "mean_y": mean_y,
+                "counts_x": counts_x, "counts_y": counts_y, "n_x": self.n_x, "n_y": self.n_y,
+                **dict(zip(("witness_x", "witness_y"), self._witness(mean_x - mean_y) if witness else (None, None)))}
+
+    def _unbiased(self, mean_x: np.ndarray, mean_y: np.ndarray) -> float:
+        """Return ``MMD^2_u`` (``sum_{i != j} k(x_i, x_j) = ||sum_i phi(x_i)||^2 - sum_i k(x_i, x_i)``, so for Y)."""
+        n_x, n_y, self_kernel = self.n_x, self.n_y, self.units.diag  # K(x, x) of every distinct row
+        within_x = (n_x**2 * float(mean_x @ mean_x) - float(self_kernel @ self.first)) / (n_x * (n_x - 1))
+        within_y = (n_y**2 * float(mean_y @ mean_y) - float(self_kernel @ (self.multiplicity - self.first))) / (
+            n_y * (n_y - 1))
+        return within_x + within_y - 2 * float(mean_x @ mean_y)
+
+    def _witness(self, difference: np.ndarray) -> tuple:
+        """Return ``<Phi(x), mu_X - mu_Y>`` of every row as given (its distinct row's cells' witness, summed)."""
+        active = self.units.active
+        cell_witness = np.concatenate([_cell_witness(self.kernel, i, difference) for i in active]) if active else \
+            np.zeros(0)
+        values = self.units.inner(cell_witness)[self.units.inverse]
+        parts = (values[: self.x.codes.shape[0]], values[self.x.codes.shape[0]:])
+        return tuple(part if sample.given is None else part[sample.given]
+                     for part, sample in zip(parts, (self.x, self.y)))
+
+    def null(self, n_permutations: int, rng) -> tuple:
+        """Return the statistics of ``n_permutations`` random re-splits of the copies (one stream, in batches).
+
+        The copies of each distinct row sent first follow a multivariate hypergeometric law (the same null as
+        permuting rows); a batch of draws is one pass over the distinct rows' cells.
+        """
+        units, active = self.units, self.units.active
+        check_allocation(8.0 * n_permutations * len(active), f"{n_permutations} permutations' statistics",
+                         "use fewer permutations (`n_permutations`; 1,000-10,000 resolve p-values to 0.1-0.01%).")
+        null_parts = np.empty((n_permutations, len(active)))
+        null_columns = np.empty((n_permutations, len(active)))
+        null_overlap = np.empty(n_permutations)
+        # Draws in batches of up to 2**25 cells (their random streams fix the p-values: keep the batches), count
+        # tables of 64 draws at a time (benchmarks/permutations.py). Buffers are reused rather than fresh arrays,
+        # whose page faults can cost more than the draws. On two cores the next batch is drawn while this one's count
+        # tables are computed (one stream, drawn in the same order: the same p-values on any number of cores), into
+        # two buffers in turn.
+        batch = int(max(1, min(n_permutations, _BATCH_CELLS // max(units.n_units, 1))))
+        width = min(batch, 64)
+        count_buffer = np.empty((units.n_cells + 1, width), dtype=self.dtype)
+        starts = range(0, n_permutations, batch)
+        split_buffers = [np.empty((batch, units.n_units), dtype=np.int32) for _ in range(min(2, len(starts)))]
+
+        def draw(position: int) -> tuple:
+            size = min(batch, n_permutations - starts[position])
+            return split_draws(self.multiplicity, self.n_x, size, random_state=rng,
+                               out=split_buffers[position % 2][:size], defer=True)
+
+        # The draws (one random stream) take longer than the count tables: the splits' last step, which draws
+        # nothing, runs here rather than on the drawing thread.
+        for start, (splits, picks) in zip(starts, prefetch(draw, range(len(starts)))):
+            splits = splits.T  # a split per row, as drawn
+            _even_out(splits, self.multiplicity, picks)
+            size = splits.shape[0]
+            for first in range(0, size, width):
+                k = min(width, size - first)
+                block = slice(start + first, start + first + k)
+                null_parts[block], null_columns[block], null_overlap[block] = self.parts(
+                    splits[first: first + k], out=count_buffer if k == width else None)
+        return null_parts, null_columns, null_overlap
 
 
 def _cell_witness(kernel: FamilyKernel, i: int, difference: np.ndarray) -> np.ndarray:

@@ -341,6 +341,9 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     advice = check_tables([reference] + [frame for *_, frame in windows], na_values=na,
                           binned=bins is not None or binned is not None)
     fit, rest = reference_split(reference, fraction=fit_fraction, random_state=rng)
+    if len(rest) < MIN_WINDOW_ROWS:
+        raise DataError(f"The reference has {len(reference)} rows: {len(fit)} fit the network, leaving {len(rest)} to "
+                        f"compare the windows with; give the reference at least {2 * MIN_WINDOW_ROWS} rows.")
     schema = Schema.from_data(fit, bins=bins, na_values=na, missing="allow")
     if binned is not None:  # the profile's bins, with their edges: every window's numbers are binned with them
         schema = Schema({v: binned.schema.states[v] if v in binned.schema.bin_edges else schema.states[v]
@@ -350,12 +353,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         if not windows:
             raise DataError("The data has no rows: there is no window to compare.")
     if n_permutations is None:
-        n_permutations = max(999, int(np.ceil(4 * len(windows) / alpha)) - 1)
-        if n_permutations > 999:
-            advice.append(f"The default permutations grow with the windows ({n_permutations} per window for "
-                          f"{len(windows)} windows, so that Holm's adjustment can reach alpha), so the work grows as "
-                          f"the square of the windows: {n_permutations * len(windows):,} permutations in all. Pass "
-                          "n_permutations (--permutations) to bound it, at the cost of a coarser p-value floor.")
+        n_permutations = _default_permutations(len(windows), alpha, advice)
     options = dict(learn_options or {})
     pseudocount = options.pop("pseudocount", 1.0)
     progress_structure = options.pop("progress", False)
@@ -368,16 +366,10 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
              "window; each window's CPTs are refitted on it and those rows pooled, so each p-value is exact."]
     columns = [c for c in data.columns if c != time] if distributed is not None else \
         [c for *_, frame in windows for c in frame.columns]
-    extra = sorted({str(c) for c in columns if c not in reference.columns})
-    if extra:
-        advice.append(f"Column(s) {', '.join(extra[:5])}{', ...' if len(extra) > 5 else ''} of the data are not in "
-                      "the reference and are left out of the comparison; drop them, or add them to the reference.")
+    _advise_extra_columns(columns, reference.columns, advice)
     if schema.bin_edges:
         notes.append(f"Binned {len(schema.bin_edges)} numeric column(s) into at most {bins} bins, edges from the "
                      "reference's fitting part.")
-    if len(rest) < MIN_WINDOW_ROWS:
-        raise DataError(f"The reference has {len(reference)} rows: {len(fit)} fit the network, leaving {len(rest)} to "
-                        f"compare the windows with; give the reference at least {2 * MIN_WINDOW_ROWS} rows.")
     encoded_rest, _, unseen_rest = _encode(schema, rest, "the reference's test part")
     if unseen_rest:
         notes.append(f"{unseen_rest} cells of the reference's test part hold labels its fitting part never showed: "
@@ -415,6 +407,25 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
                                   "columns": int(reference.shape[1]),
                                   "missing_cells": int(reference.isna().sum().sum())},
                        alpha=alpha, notes=notes, advice=advice, top=top)
+
+
+def _default_permutations(n_windows: int, alpha: float, advice: list) -> int:
+    """``max(999, 4 W / alpha - 1)``: Holm's adjustment over W windows can then reach ``alpha``; say when it grows."""
+    n_permutations = max(999, int(np.ceil(4 * n_windows / alpha)) - 1)
+    if n_permutations > 999:
+        advice.append(f"The default permutations grow with the windows ({n_permutations} per window for {n_windows} "
+                      "windows, so that Holm's adjustment can reach alpha), so the work grows as the square of the "
+                      f"windows: {n_permutations * n_windows:,} permutations in all. Pass n_permutations "
+                      "(--permutations) to bound it, at the cost of a coarser p-value floor.")
+    return n_permutations
+
+
+def _advise_extra_columns(columns, reference_columns, advice: list) -> None:
+    """Warn about the data's columns that the reference lacks (left out of the comparison)."""
+    extra = sorted({str(c) for c in columns if c not in reference_columns})
+    if extra:
+        advice.append(f"Column(s) {', '.join(extra[:5])}{', ...' if len(extra) > 5 else ''} of the data are not in "
+                      "the reference and are left out of the comparison; drop them, or add them to the reference.")
 
 
 def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, advice: list, progress: bool) -> tuple:

@@ -193,7 +193,7 @@ def _greedy(criterion, subset: np.ndarray, max_sweeps, progress: bool, tol: floa
     return np.sort(subset), history, n_swaps, sweep, converged, swaps_per_sweep
 
 
-def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRIBUTING.md)
+def select_representatives(
     kernel: FamilyKernel,
     data,
     k: int,
@@ -290,20 +290,7 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
         max_sweeps = check_positive_int(max_sweeps, "max_sweeps")
     pool, target = None, None
     if not in_memory(data):
-        provider = kernel.provider(data)
-        pool_size = check_positive_int(pool_size, "pool_size")
-        if provider.n_rows <= pool_size and hasattr(provider, "rows"):
-            # Every row fits in the pool: read them all, in order, and search as in memory (the same rows).
-            data = provider.rows()
-        else:
-            if criterion != "mmd":
-                raise OptionError("Data beyond memory supports criterion='mmd' only.")
-            # Candidates: a uniform sample that fits in memory; target: the full data's cell frequencies.
-            pool = provider.sample(pool_size, random_state=rng)
-            counts, n_target = kernel.frequency_counts(provider)
-            target = np.concatenate([np.ravel(counts[i]) for i in range(len(kernel.families))
-                                     if kernel.block_width(i)]) / n_target
-            data = pool
+        data, pool, target = _beyond_memory(kernel, data, pool_size=pool_size, criterion=criterion, rng=rng)
     encoded = kernel.encode(data)  # rows with missing values get their expected embedding
     candidate_rows = None  # positions of the candidates among the rows, when not every row is one
     if check_option(candidates, "candidates", ("complete", "all")) == "complete" and not isinstance(
@@ -318,36 +305,8 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
                         "values.")
     n_rows = encoded.n_rows
     k = check_k(k, n_rows)
-    if isinstance(criterion, Criterion) and not isinstance(criterion, str):
-        evaluator = criterion  # built by the caller on these rows (e.g. to reuse its kernel columns)
-    elif isinstance(criterion, str):
-        if criterion == "mmd":
-            evaluator = MMDCriterion(kernel, encoded, target)
-        elif criterion == "chi2":
-            evaluator = Chi2Criterion(encoded.codes, encoded.cardinalities)
-        else:
-            raise OptionError(f"`criterion` must be 'mmd', 'chi2' or a callable; got {criterion!r}.")
-    elif callable(criterion):
-        evaluator = _CallableCriterion(criterion, n_rows)
-    else:
-        raise OptionTypeError(f"`criterion` must be 'mmd', 'chi2' or a callable; got {type(criterion).__name__}.")
-    if isinstance(init, str):
-        if init == "best-random":
-            n_init = check_positive_int(n_init, "n_init")
-            subsets = random_subsets(n_rows, k, n_init, random_state=rng)
-            values = _evaluate_with_progress(evaluator, subsets, progress)
-            start = subsets[int(np.argmin(values))]
-        elif init == "random":
-            start = random_subsets(n_rows, k, 1, random_state=rng)[0]
-        else:
-            raise OptionError(f"`init` must be 'best-random', 'random' or row positions; got {init!r}.")
-    else:
-        start = np.asarray(init)
-        if start.ndim != 1 or start.size != k or start.dtype.kind not in "iu":
-            raise OptionError(f"`init` must be {k} integer row positions; got shape {start.shape}, "
-                              f"dtype {start.dtype}.")
-        if np.unique(start).size != k or start.min() < 0 or start.max() >= n_rows:
-            raise OptionError(f"`init` must hold {k} distinct row positions in [0, {n_rows}).")
+    evaluator = _evaluator(criterion, kernel, encoded, target)
+    start = _start(init, evaluator, n_rows=n_rows, k=k, n_init=n_init, rng=rng, progress=progress)
     indices, history, n_swaps, n_sweeps, converged, per_sweep = _greedy(
         evaluator, np.sort(np.asarray(start, dtype=np.intp)), max_sweeps, progress, tol
     )
@@ -371,6 +330,57 @@ def select_representatives(  # noqa: C901 - to be split in 0.3 (listed in CONTRI
         result.indices = rows[result.indices]
         result.criticisms = rows[result.criticisms]
     return result
+
+
+def _beyond_memory(kernel: FamilyKernel, data, *, pool_size: int, criterion, rng) -> tuple:
+    """Return the rows to search, the pool they were sampled into (or None) and the target's cell frequencies.
+
+    Every row, in order, when they fit in the pool (then the search is the one in memory); else a uniform sample
+    that fits, with the whole data's cell frequencies as the target.
+    """
+    provider = kernel.provider(data)
+    pool_size = check_positive_int(pool_size, "pool_size")
+    if provider.n_rows <= pool_size and hasattr(provider, "rows"):
+        return provider.rows(), None, None
+    if criterion != "mmd":
+        raise OptionError("Data beyond memory supports criterion='mmd' only.")
+    pool = provider.sample(pool_size, random_state=rng)
+    counts, n_target = kernel.frequency_counts(provider)
+    target = np.concatenate([np.ravel(counts[i]) for i in range(len(kernel.families)) if kernel.block_width(i)])
+    return pool, pool, target / n_target
+
+
+def _evaluator(criterion, kernel: FamilyKernel, encoded: EncodedData, target) -> Criterion:
+    """Return the criterion's evaluator on these rows: a name, a :class:`Criterion` or a callable of a subset."""
+    if isinstance(criterion, Criterion) and not isinstance(criterion, str):
+        return criterion  # built by the caller on these rows (e.g. to reuse its kernel columns)
+    named: dict[str, Callable[[], Criterion]] = {
+        "mmd": lambda: MMDCriterion(kernel, encoded, target),
+        "chi2": lambda: Chi2Criterion(encoded.codes, encoded.cardinalities)}
+    if isinstance(criterion, str):
+        if criterion not in named:
+            raise OptionError(f"`criterion` must be 'mmd', 'chi2' or a callable; got {criterion!r}.")
+        return named[criterion]()
+    if callable(criterion):
+        return _CallableCriterion(criterion, encoded.n_rows)
+    raise OptionTypeError(f"`criterion` must be 'mmd', 'chi2' or a callable; got {type(criterion).__name__}.")
+
+
+def _start(init, evaluator: Criterion, *, n_rows: int, k: int, n_init: int, rng, progress: bool) -> np.ndarray:
+    """Return the search's first subset: the best of ``n_init`` random ones, one random one, or the given rows."""
+    if isinstance(init, str):
+        if init == "best-random":
+            subsets = random_subsets(n_rows, k, check_positive_int(n_init, "n_init"), random_state=rng)
+            return subsets[int(np.argmin(_evaluate_with_progress(evaluator, subsets, progress)))]
+        if init == "random":
+            return random_subsets(n_rows, k, 1, random_state=rng)[0]
+        raise OptionError(f"`init` must be 'best-random', 'random' or row positions; got {init!r}.")
+    start = np.asarray(init)
+    if start.ndim != 1 or start.size != k or start.dtype.kind not in "iu":
+        raise OptionError(f"`init` must be {k} integer row positions; got shape {start.shape}, dtype {start.dtype}.")
+    if np.unique(start).size != k or start.min() < 0 or start.max() >= n_rows:
+        raise OptionError(f"`init` must hold {k} distinct row positions in [0, {n_rows}).")
+    return start
 
 
 def complete_candidates(kernel: FamilyKernel, encoded: EncodedData) -> tuple:

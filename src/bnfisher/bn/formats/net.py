@@ -180,6 +180,32 @@ class _Parser:
         return found
 
 
+    def node(self, keyword: str) -> tuple:
+        """``[discrete] node NAME { states = (...); ... }``: the name and its labels."""
+        _, _, offset = self.peek()
+        if keyword == "discrete":
+            self.take("node")
+        name = self.name()
+        found = self.attributes().get("states")
+        if not isinstance(found, list) or any(isinstance(item, list) for item in found):
+            self.fail(offset, f"node {name!r} has no list of states.")
+        return name, tuple(label for _, label in found)
+
+    def potential(self) -> tuple:
+        """``potential (NAME | PARENTS) { data = (...); ... }``: the name, its parents and its numbers."""
+        _, _, offset = self.take("(")
+        name = self.name()
+        given = []
+        if self.peek()[1] == "|":
+            self.take("|")
+            while self.peek()[1] != ")":
+                given.append(self.name())
+        self.take(")")
+        data = self.attributes().get("data")
+        if data is None:
+            self.fail(offset, f"the potential of {name!r} has no data.")
+        return name, given, _flat(data)
+
 def _flat(value) -> list:
     """Every word of a nested list, in order (a table's numbers)."""
     out, stack = [], [value]
@@ -231,30 +257,15 @@ def read_net(path: str | os.PathLike) -> BayesianNetwork:
         if keyword == "net":
             parser.attributes()
         elif keyword in ("node", "discrete"):
-            if keyword == "discrete":
-                parser.take("node")
-            name = parser.name()
+            name, labels = parser.node(keyword)
             if name in states:
                 parser.fail(offset, f"node {name!r} is declared twice.")
-            found = parser.attributes().get("states")
-            if not isinstance(found, list) or any(isinstance(item, list) for item in found):
-                parser.fail(offset, f"node {name!r} has no list of states.")
-            states[name] = tuple(label for _, label in found)
+            states[name] = labels
         elif keyword == "potential":
-            parser.take("(")
-            name = parser.name()
-            given = []
-            if parser.peek()[1] == "|":
-                parser.take("|")
-                while parser.peek()[1] != ")":
-                    given.append(parser.name())
-            parser.take(")")
+            name, given, table = parser.potential()
             if name in tables:
                 parser.fail(offset, f"node {name!r} has two potentials.")
-            data = parser.attributes().get("data")
-            if data is None:
-                parser.fail(offset, f"the potential of {name!r} has no data.")
-            parents[name], tables[name] = given, _flat(data)
+            parents[name], tables[name] = given, table
         else:
             parser.fail(offset, f"expected 'net', 'node' or 'potential', found {keyword[:40]!r}.")
     if not states:
