@@ -2,6 +2,7 @@
 
 import importlib
 import inspect
+import pathlib
 import pkgutil
 
 import bnfisher
@@ -72,3 +73,9 @@ def test_every_public_callable_has_an_examples_section():
 def _by_id(key, objects):
     module, _, name = objects[key].rpartition(".")
     return getattr(importlib.import_module(module), name)
+
+
+def test_every_benchmark_script_is_listed_in_the_benchmarks_readme():
+    root = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
+    listed = (root / "README.md").read_text()
+    assert sorted(p.name for p in root.glob("*.py") if f"`{p.name}`" not in listed) == []

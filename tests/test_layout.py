@@ -183,3 +183,28 @@ def test_the_mypy_allow_list_only_shrinks_and_lists_no_clean_module(tmp_path):
         ".__init__") for path in re.findall(r"^(src/bnfisher/\S+?\.py):\d+: error", done.stdout, re.M)}
     assert done.returncode in (0, 1), done.stderr
     assert sorted(m for m in listed if m not in failing) == [], "clean modules on the allow-list: delete their lines"
+
+
+#: Functions allowed over the length limit, with the reason; the list may only shrink.
+LONG_FUNCTIONS = {("bnfisher.hmm._forward_backward", "_pass"): "the compiled forward-backward loop: one pass, no calls"}
+
+
+def test_no_function_is_longer_than_80_lines_of_code():
+    """Lines of code in the body: the docstring, blank lines and comment lines aside."""
+    import ast
+
+    offences = []
+    for name, path in _modules().items():
+        text = path.read_text()
+        lines = text.splitlines()
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            body = node.body
+            documented = isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant)
+            start = body[0].end_lineno + 1 if documented else body[0].lineno
+            code = [line for line in lines[start - 1: node.end_lineno] if line.strip()
+                    and not line.strip().startswith("#")]
+            if len(code) > 80 and (name, node.name) not in LONG_FUNCTIONS:
+                offences.append((name, node.name, len(code)))
+    assert offences == []
