@@ -261,6 +261,57 @@ def wide_frame(n_vars: int, n_rows: int, seed: int = 0):
     return pd.DataFrame(data, columns=[f"V{j}" for j in range(n_vars)])
 
 
+def mutate_bytes(data: bytes, rng: np.random.Generator, tokens: list, *, hostile: bool = False) -> bytes:
+    """1-4 byte or token mutations at uniformly random places: flip, cut, insert a token, delete, duplicate.
+
+    ``hostile`` adds a sixth: a token repeated 100-5,000 times (readers must stay linear), and duplicates a random
+    stretch of 1-80 bytes rather than the rest of the line.
+    """
+    data = bytearray(data)
+    actions = ["flip", "truncate", "insert", "delete", "duplicate"] + (["repeat"] if hostile else [])
+    for _ in range(int(rng.integers(1, 5))):
+        if not data:
+            break
+        action = rng.choice(actions)
+        position = int(rng.integers(0, len(data)))
+        if action == "flip":
+            data[position] = int(rng.integers(0, 256))
+        elif action == "truncate":
+            del data[position:]
+        elif action == "insert":
+            data[position:position] = tokens[int(rng.integers(len(tokens)))]
+        elif action == "delete":
+            del data[position:position + int(rng.integers(1, 40))]
+        elif action == "duplicate" and hostile:
+            data[position:position] = data[position:position + int(rng.integers(1, 80))]
+        elif action == "duplicate":
+            end = data.find(b"\n", position)
+            data[position:position] = data[position:end if end > 0 else position + 20]
+        else:
+            data[position:position] = tokens[int(rng.integers(len(tokens)))] * int(rng.integers(100, 5000))
+    return bytes(data)
+
+
+def fuzz_settings(default_examples: int):
+    """Hypothesis settings of the fuzz modules: ``BNFISHER_FUZZ_EXAMPLES`` examples (else the default), reproducible."""
+    import os
+
+    from hypothesis import HealthCheck, settings
+
+    return settings(max_examples=int(os.environ.get("BNFISHER_FUZZ_EXAMPLES", str(default_examples))), deadline=None,
+                    derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                             HealthCheck.function_scoped_fixture])
+
+
+def report_fuzz_counts(outcomes: dict) -> None:
+    """Add a fuzz module's counts to ``BNFISHER_FUZZ_REPORT``, when set (the module's teardown calls it)."""
+    import os
+
+    path = os.environ.get("BNFISHER_FUZZ_REPORT")
+    if path:
+        add_fuzz_counts(path, outcomes)
+
+
 def add_fuzz_counts(path: str, outcomes: dict) -> None:
     """Add a fuzz module's outcome counts to the JSON report at ``path`` (under a lock: xdist workers share it)."""
     import collections

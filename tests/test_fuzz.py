@@ -14,14 +14,13 @@ import contextlib
 import copy
 import gzip
 import io
-import os
 import warnings
 from decimal import Decimal
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import bnfisher as bf
@@ -31,24 +30,19 @@ from bnfisher.comparison import mmd_test
 from bnfisher.sklearn import BayesianNetworkClassifier, FisherEmbedding
 from bnfisher.summary import select_representatives
 
-from _helpers import add_fuzz_counts
+from _helpers import fuzz_settings, mutate_bytes, report_fuzz_counts
 
 # Hypothesis draws many tables per test: the whole fuzz suite is in the slow tier (CI runs it).
 pytestmark = pytest.mark.slow
 
-EXAMPLES = int(os.environ.get("BNFISHER_FUZZ_EXAMPLES", "120"))
 OUTCOMES: dict = collections.defaultdict(collections.Counter)
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.function_scoped_fixture])
+FUZZ = fuzz_settings(120)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def report():
     yield
-    path = os.environ.get("BNFISHER_FUZZ_REPORT")
-    if path:
-        add_fuzz_counts(path, OUTCOMES)
+    report_fuzz_counts(OUTCOMES)
 
 
 # ------------------------------------------------------------------ tables
@@ -167,24 +161,7 @@ _TOKENS = [b",", b";", b"\n", b'"', b"?", b"{", b"}", b"\x00", b"NaN", b"1e309",
 def mutated(draw, suffix):
     """The seed file with 1-4 byte or token mutations at uniformly random places (numpy RNG, seeded by hypothesis)."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    data = bytearray(_SEEDS[suffix])
-    for _ in range(int(rng.integers(1, 5))):
-        if not data:
-            break
-        action = rng.choice(["flip", "truncate", "insert", "delete", "duplicate"])
-        position = int(rng.integers(0, len(data)))
-        if action == "flip":
-            data[position] = int(rng.integers(0, 256))
-        elif action == "truncate":
-            del data[position:]
-        elif action == "insert":
-            data[position:position] = _TOKENS[int(rng.integers(len(_TOKENS)))]
-        elif action == "delete":
-            del data[position:position + int(rng.integers(1, 40))]
-        else:
-            end = data.find(b"\n", position)
-            data[position:position] = data[position:end if end > 0 else position + 20]
-    return bytes(data)
+    return mutate_bytes(_SEEDS[suffix], rng, _TOKENS)
 
 
 def _cli(argv: list, kind: str) -> None:

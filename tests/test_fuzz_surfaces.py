@@ -22,31 +22,26 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import bnfisher as bf
 from bnfisher.cli import main
 
-from _helpers import add_fuzz_counts
+from _helpers import fuzz_settings, mutate_bytes, report_fuzz_counts
 
 pytestmark = pytest.mark.slow
 
-EXAMPLES = int(os.environ.get("BNFISHER_FUZZ_EXAMPLES", "60"))
 #: A call slower than this counts as a hang (the inputs here are at most a few kB).
 HANG_SECONDS = 20.0
 OUTCOMES: dict = collections.defaultdict(collections.Counter)
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.function_scoped_fixture])
+FUZZ = fuzz_settings(60)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def report():
     yield
-    path = os.environ.get("BNFISHER_FUZZ_REPORT")
-    if path:
-        add_fuzz_counts(path, OUTCOMES)
+    report_fuzz_counts(OUTCOMES)
 
 
 def _call(surface: str, function, *args, **kwargs):
@@ -109,26 +104,8 @@ _TOKENS = [b"{", b"}", b"(", b")", b";", b"=", b"|", b'"', b"%", b"#", b"<", b">
 
 
 def _mutate(data: bytes, rng: np.random.Generator) -> bytes:
-    """1-4 byte or token mutations at random places (flip, cut, insert, delete, repeat a stretch many times)."""
-    data = bytearray(data)
-    for _ in range(int(rng.integers(1, 5))):
-        if not data:
-            break
-        action = rng.choice(["flip", "truncate", "insert", "delete", "duplicate", "repeat"])
-        position = int(rng.integers(0, len(data)))
-        if action == "flip":
-            data[position] = int(rng.integers(0, 256))
-        elif action == "truncate":
-            del data[position:]
-        elif action == "insert":
-            data[position:position] = _TOKENS[int(rng.integers(len(_TOKENS)))]
-        elif action == "delete":
-            del data[position:position + int(rng.integers(1, 40))]
-        elif action == "duplicate":
-            data[position:position] = data[position:position + int(rng.integers(1, 80))]
-        else:  # a hostile repetition: a token thousands of times (readers must stay linear)
-            data[position:position] = _TOKENS[int(rng.integers(len(_TOKENS)))] * int(rng.integers(100, 5000))
-    return bytes(data)
+    """1-4 mutations, hostile ones included (a token repeated thousands of times)."""
+    return mutate_bytes(data, rng, _TOKENS, hostile=True)
 
 
 @FUZZ

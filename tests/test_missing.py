@@ -214,8 +214,9 @@ def test_two_sample_test_with_missing_values_equals_the_gram_matrix_definition()
     assert result.unbiased == pytest.approx(unbiased, rel=1e-9)
     # The same draws, from the same seed: copies of each distinct row (missing cells included) sent first.
     codes = kernel.encode(pd.concat([X, Y], ignore_index=True)).codes
-    _, inverse, multiplicity = distinct_rows(codes)
-    order = np.argsort(multiplicity, kind="stable")  # the engine draws distinct rows by multiplicity
+    first, inverse, multiplicity = distinct_rows(codes)
+    # The engine draws distinct rows by multiplicity, ties by the rows' codes (missing cells are -1).
+    order = np.lexsort(np.vstack([codes[first].T[::-1], multiplicity[None, :]]))
     draws = np.empty((len(multiplicity), 30), dtype=int)
     draws[order] = split_draws(multiplicity[order], n_x, 30, random_state=np.random.default_rng(7))
     draws = draws.T
