@@ -208,3 +208,21 @@ def test_no_function_is_longer_than_80_lines_of_code():
             if len(code) > 80 and (name, node.name) not in LONG_FUNCTIONS:
                 offences.append((name, node.name, len(code)))
     assert offences == []
+
+
+#: What the command line may import: the jobs, reading and writing files, the bundled data, the errors and the
+#: private helpers; everything else it reaches through a job.
+CLI_MAY_IMPORT = ("bnfisher.jobs", "bnfisher.data.io", "bnfisher.bn.formats", "bnfisher.datasets",
+                  "bnfisher.exceptions", "bnfisher.cli", "bnfisher._")
+
+
+def test_the_command_line_only_calls_jobs():
+    offences = []
+    for name, path in _modules().items():
+        if not name.startswith("bnfisher.cli"):
+            continue
+        for module, _ in _imports(path):
+            if module.startswith("bnfisher") and not any(module == allowed or module.startswith(
+                    allowed if allowed.endswith("_") else allowed + ".") for allowed in CLI_MAY_IMPORT):
+                offences.append((name, module))
+    assert offences == []

@@ -97,12 +97,22 @@ def test_summarize_cli_with_dask_engine(client, alarm, tmp_path, capsys):
     _, frame, _ = alarm
     path = tmp_path / "alarm.parquet"
     frame.astype(str).to_parquet(path)
-    output = tmp_path / "subset.csv"
+    output, report, summary = tmp_path / "subset.csv", tmp_path / "report.html", tmp_path / "summary.json"
     assert main(["summarize", str(path), "--engine", "dask", "--scheduler", client.scheduler.address, "-k", "20",
-                 "--pool-size", "1000", "--n-init", "30", "--structure", "chow-liu", "--quiet",
-                 "-o", str(output)]) == 0
-    assert "from distributed counts" in capsys.readouterr().out
+                 "--pool-size", "1000", "--n-init", "30", "--n-random", "40", "--structure", "chow-liu",
+                 "-o", str(output), "--report", str(report), "--json", str(summary),
+                 "--plot", str(tmp_path / "summary.png")]) == 0
+    out = capsys.readouterr().out
+    assert "from distributed counts" in out and "uniform pool of 1000 of the 6000 rows" in out
+    import json
+
     import pandas as pd
+
+    content = json.loads(summary.read_text())  # the pooled summary is a SummaryResult: JSON and report work
+    assert content["kind"] == "summary" and content["samples"][0]["rows"] == len(frame)
+    assert content["selection"]["random_subsets"] == 40
+    assert [p["row"] for p in content["prototypes"]] == pd.read_csv(output)["row"].tolist()
+    assert "<html" in report.read_text().lower() and (tmp_path / "summary.png").stat().st_size > 0
 
     written = pd.read_csv(output, dtype=str, keep_default_na=False)
     assert len(written) == 20

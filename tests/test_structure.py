@@ -73,12 +73,18 @@ def test_tan_and_kdb_have_the_right_shapes(nursery):
 @pytest.mark.parametrize("structure, options, match", [
     ("tan", {"class_variable": "nope"}, "`class_variable` 'nope' is not a column"),
     ("kdb", {"class_variable": "class", "k": -1}, "`k` must be >= 0"),
-    ("tan", {}, "needs `class_variable`"),
     ("magic", {}, "`structure` must be one of"),
 ])
 def test_classifier_structures_bad_input(nursery, structure, options, match):
     with pytest.raises(ValueError, match=match):
         learn(nursery, structure, **options)
+
+
+def test_classifier_structures_default_to_the_class_column(nursery):
+    # LEARN_OPTIONS' default class_variable is "class": used when present, named in the error when absent.
+    assert learn(nursery, "tan").edges == learn(nursery, "tan", class_variable="class").edges
+    with pytest.raises(ValueError, match="needs the class column: `class_variable` 'class' is not a column"):
+        learn(nursery.rename(columns={"class": "label"}), "naive-bayes")
 
 
 def test_given_structures_only_fit_parameters():

@@ -6,6 +6,8 @@ import argparse
 
 import numpy as np
 
+from bnfisher.jobs.learn import DEFAULT_PSEUDOCOUNT, LEARN_OPTIONS, SCORES, STRUCTURES
+
 
 class UsageError(Exception):
     """Options that do not go together (exit status 2, one line)."""
@@ -65,29 +67,44 @@ def _data_options() -> argparse.ArgumentParser:
     return parent
 
 
-def _learning_options(network: bool = True) -> argparse.ArgumentParser:
-    from bnfisher.bn.scores import SCORES
-    from bnfisher.bn.structure.learn import STRUCTURES
+#: ``learn`` option -> (argparse destination, command-line flag) of the options the command line exposes.
+LEARN_FLAGS = {"structure_score": ("score", "--score"), "class_variable": ("class_variable", "--class-variable"),
+               "k": ("kdb_k", "--kdb-k"), "max_parents": ("max_parents", "--max-parents"),
+               "tabu": ("tabu", "--tabu"), "max_time": ("max_time", "--max-time"),
+               "max_candidates": ("max_candidates", "--max-candidates")}
 
+
+def _takes(option: str) -> str:
+    """Name the structures that take ``option``, with its default, as LEARN_OPTIONS declares them."""
+    structures = [s for s, options in LEARN_OPTIONS.items() if option in options]
+    defaults = {LEARN_OPTIONS[s][option] for s in structures}
+    shown = f"; default {defaults.pop()}" if len(defaults) == 1 and None not in defaults else ""
+    return f"({', '.join(structures)}{shown})"
+
+
+def _learning_options(network: bool = True) -> argparse.ArgumentParser:
     parent = _parser(add_help=False)
     group = parent.add_argument_group("network (learned from the data unless --network is given)")
     if network:
         group.add_argument("--network", help="use this model (bnfisher's .json, or .bif) and the schema it carries "
                                              "instead of learning one")
     group.add_argument("--structure", choices=STRUCTURES, default=None, help="structure learner (default: chow-liu)")
-    group.add_argument("--score", choices=SCORES, default=None, help="score for hc and forest (default: bic)")
-    group.add_argument("--class-variable", default=None, help="class column for tan, kdb, naive-bayes "
-                                                              "(default: class)")
+    group.add_argument("--score", choices=SCORES, default=None, help=f"structure score {_takes('structure_score')}")
+    group.add_argument("--class-variable", default=None, help=f"class column {_takes('class_variable')}")
     group.add_argument("--kdb-k", type=_nonnegative_int, default=None,
-                       help="feature parents per feature for kdb (default 3)")
-    group.add_argument("--max-parents", type=_nonnegative_int, default=None, help="parent limit for hc and exact")
+                       help=f"feature parents per feature {_takes('k')}")
+    group.add_argument("--max-parents", type=_nonnegative_int, default=None,
+                       help=f"parent limit {_takes('max_parents')}; default no limit")
     group.add_argument("--max-time", type=_nonnegative_float, default=None, metavar="SECONDS",
-                       help="hc: stop the search after this many seconds (with a warning; default: no limit)")
+                       help="stop the search after this many seconds, with a warning "
+                            f"{_takes('max_time')}; default no limit")
     group.add_argument("--max-candidates", type=_candidates, default=None, metavar="K",
-                       help="hc: draw each variable's parents from its K best single parents, or 'all' (default: "
-                            "20 on tables of more than 100 columns, all on narrower ones)")
-    group.add_argument("--tabu", type=_nonnegative_int, default=None, help="tabu list length for hc (default 0)")
-    group.add_argument("--pseudocount", type=_nonnegative_float, default=None, help="CPT pseudocount (default 1)")
+                       help="draw each variable's parents from its K best single parents, or 'all' "
+                            f"{_takes('max_candidates')}: 'auto' keeps 20 on tables of more than 100 columns, "
+                            "all on narrower ones")
+    group.add_argument("--tabu", type=_nonnegative_int, default=None, help=f"tabu list length {_takes('tabu')}")
+    group.add_argument("--pseudocount", type=_nonnegative_float, default=None,
+                       help=f"CPT pseudocount (default {DEFAULT_PSEUDOCOUNT:g})")
     return parent
 
 
@@ -286,7 +303,7 @@ def _add_summarize(sub, *, data, learning, run, datasets) -> None:
 
 def _add_experiment(sub, *, datasets) -> None:
     """Add the ``experiment`` command: the paper's experiments."""
-    from bnfisher.experiments.summarization import CRITERIA, MODELS
+    from bnfisher.jobs.experiment import CRITERIA, MODELS
 
     experiment = sub.add_parser("experiment", allow_abbrev=False, help="reproduce the paper's experiments",
                                 description="Reproduce the paper's experiments.")

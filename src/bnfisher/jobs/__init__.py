@@ -1,13 +1,18 @@
-"""The jobs: :func:`compare`, :func:`drift` and :func:`summarize`, each one call returning a result object.
+"""The jobs: one call each, returning a result object; the command line parses arguments and calls these.
 
-A job resolves its inputs once (:func:`~bnfisher.jobs.inputs.prepare`), runs the core,
-and returns a result that prints (``str``), renders (``to_html``), serialises
-(``to_json``) and displays in notebooks, with nothing computed twice.  The command
-line parses arguments and calls these.
+:func:`compare`, :func:`drift` and :func:`summarize` (with :func:`summarize_distributed` for data
+that stays where it lies) resolve their inputs once (:func:`~bnfisher.jobs.inputs.prepare`), run
+the core, and return a result that prints (``str``), renders (``to_html``), serialises
+(``to_json``) and displays in notebooks, with nothing computed twice.  :func:`learn_network`,
+:func:`profile_inputs` and :func:`mmd_between` serve ``learn``, ``profile`` and ``mmd``;
+:data:`LEARN_OPTIONS` is the one table of every structure's options and defaults.
 """
 
 from .compare import ComparisonResult, compare
 from .drift import DriftResult, drift
-from .summarize import SummaryResult, summarize
+from .learn import LEARN_OPTIONS, LearnResult, learn_network
+from .profile import MMDResult, mmd_between, profile_inputs
+from .summarize import SummaryResult, summarize, summarize_distributed
 
-__all__ = ["ComparisonResult", "DriftResult", "SummaryResult", "compare", "drift", "summarize"]
+__all__ = ["LEARN_OPTIONS", "ComparisonResult", "DriftResult", "LearnResult", "MMDResult", "SummaryResult", "compare",
+           "drift", "learn_network", "mmd_between", "profile_inputs", "summarize", "summarize_distributed"]

@@ -214,20 +214,28 @@ class DriftResult(JobResult):
             "flagged": {label: self.comparison(label).to_dict() for label in self.flagged["window"]},
         }
 
-    def plot(self, *, ax=None):
+    def plot(self, path=None, *, ax=None):
         """Draw the timeline: MMD² per window with the flagged windows marked, and the families' shares under it.
 
         Parameters
         ----------
+        path : str or path-like, optional
+            A PNG file to write (atomically); without it the figure is returned.
         ax : pair of matplotlib Axes, optional
 
         Returns
         -------
-        matplotlib.figure.Figure
+        matplotlib.figure.Figure or None
+            The figure, when no ``path`` is given.
         """
+        from bnfisher.viz.plotting import save_figure
         from bnfisher.viz.timeline import plot_drift
 
-        return plot_drift(self, ax=ax)
+        figure = plot_drift(self, ax=ax)
+        if path is None:
+            return figure
+        save_figure(figure, path)
+        return None
 
     def _figures(self) -> dict:
         from bnfisher.viz.plotting import figure_png

@@ -10,10 +10,59 @@ import numpy as np
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
 from bnfisher.data.guardrails import check_tables
+from bnfisher.data.io import read_table
+from bnfisher.data.profile import read_profile
 from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.exceptions import DataWarning, OptionTypeError
 
-__all__ = ["feature_advice", "prepare", "warn"]
+__all__ = ["feature_advice", "prepare", "read_distributed", "read_inputs", "warn"]
+
+
+def read_inputs(paths, *, na_values=None, profiles: bool = False) -> tuple[list, list]:
+    """Read tables and profiles (``.bnfp``): a profile as itself with ``profiles`` (compare, drift), else its table.
+
+    Parameters
+    ----------
+    paths : sequence of str or path-like
+    na_values : sequence, optional
+        Extra missing-value markers of the tables.
+    profiles : bool, default=False
+        Keep profiles as :class:`~bnfisher.data.profile.ReferenceProfile` (else expanded to their rows).
+
+    Returns
+    -------
+    inputs : list of DataFrame or ReferenceProfile
+    shown : list of str
+        One line per input: ``path: what it holds``.
+    """
+    inputs, shown = [], []
+    for path in paths:
+        if str(path).endswith(".bnfp"):
+            profile = read_profile(path)
+            shown.append(f"{path}: {profile}")
+            inputs.append(profile if profiles else profile.to_frame())
+        else:
+            frame = read_table(path, na_values=na_values)
+            shown.append(f"{path}: {len(frame)} rows x {frame.shape[1]} columns")
+            inputs.append(frame)
+    return inputs, shown
+
+
+def read_distributed(paths, *, na_values=None):
+    """Return a Dask DataFrame over Parquet or CSV file(s) (:func:`bnfisher.dask.read_dask`).
+
+    Parameters
+    ----------
+    paths : str, path-like or list of them
+    na_values : sequence, optional
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+    """
+    from bnfisher.dask import read_dask  # Dask: a heavy optional dependency
+
+    return read_dask(paths, na_values=na_values)
 
 
 def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: str = "chow-liu",

@@ -8,6 +8,8 @@ are all rendered from it.
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,6 +17,8 @@ import numpy as np
 from bnfisher._lazy import pandas as pd
 from bnfisher._validation import check_positive_int, check_random_state, free_name
 from bnfisher.bn.network import BayesianNetwork
+from bnfisher.bn.structure.learn import learn
+from bnfisher.data.io import read_table
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import OptionError, OptionTypeError
 from bnfisher.jobs.inputs import feature_advice, prepare, warn
@@ -25,7 +29,7 @@ from bnfisher.summary.baselines import random_subsets
 from bnfisher.summary.criteria import MMDCriterion, chi2_criterion
 from bnfisher.summary.search import SelectionResult, complete_candidates, select_representatives
 
-__all__ = ["SummaryResult", "summarize"]
+__all__ = ["SummaryResult", "summarize", "summarize_distributed"]
 
 
 @dataclass(repr=False)
@@ -54,6 +58,10 @@ class SummaryResult(JobResult):
         For ``criterion="chi2"``: the chi-square criterion of random subsets.
     advice : list of str
         Warnings about the input (also emitted as DataWarning).
+    n_rows : int or None
+        For data beyond memory: the rows of the whole data; ``data`` is then the uniform
+        pool the subset was chosen from (its index holds the rows' 0-based numbers),
+        and the random subsets are drawn from the pool, measured against the whole data.
 
     Examples
     --------
@@ -77,11 +85,18 @@ class SummaryResult(JobResult):
     notes: list = field(default_factory=list)
     random_chi2: np.ndarray | None = None
     advice: list = field(default_factory=list)
+    n_rows: int | None = None
 
     @property
     def indices(self) -> np.ndarray:
-        """0-based positions of the selected rows in ``data``."""
+        """0-based row numbers of the selected rows in the input (positions in ``data`` unless it is a pool)."""
         return self.selection.indices
+
+    @property
+    def positions(self) -> np.ndarray:
+        """Positions of the selected rows in ``data`` (in the pool, for data beyond memory)."""
+        pooled = self.selection.pool_positions
+        return self.selection.indices if pooled is None else pooled
 
     @property
     def subset(self) -> pd.DataFrame:
@@ -89,7 +104,7 @@ class SummaryResult(JobResult):
 
         Named ``row_`` (or with more ``_``) when the data has a column ``row``.
         """
-        out = self.data.iloc[self.indices].reset_index(drop=True)
+        out = self.data.iloc[self.positions].reset_index(drop=True)
         out.insert(0, free_name("row", out.columns), self.indices)
         return out
 
@@ -101,7 +116,7 @@ class SummaryResult(JobResult):
         subset, data : float
         """
         incomplete = np.asarray((self.encoded.codes < 0).any(axis=1))
-        return float(incomplete[self.indices].mean()), float(incomplete.mean())
+        return float(incomplete[self.positions].mean()), float(incomplete.mean())
 
     def verdict(self) -> str:
         """One sentence: how much closer to the full data the subset is than random subsets of its size.
@@ -114,8 +129,9 @@ class SummaryResult(JobResult):
         beaten = float(np.mean(self.random_mmd2 > self.mmd2))
         mean = float(self.random_mmd2.mean())
         ratio = f"{mean / self.mmd2:.1f} times closer" if self.mmd2 > 0 else "as close as possible"
+        drawn = f" drawn from a uniform pool of {len(self.data)} of its {self.n_rows} rows" if self.n_rows else ""
         return (f"The {k} rows chosen are closer to the full data than {100 * beaten:.1f}% of "
-                f"{len(self.random_mmd2)} random subsets of {k} (MMD² {self.mmd2:.4g} against {mean:.4g} on "
+                f"{len(self.random_mmd2)} random subsets of {k}{drawn} (MMD² {self.mmd2:.4g} against {mean:.4g} on "
                 f"average: {ratio}).")
 
     def to_text(self, *, notes: bool = True, advice: bool = True) -> str:
@@ -135,8 +151,10 @@ class SummaryResult(JobResult):
         random = self.random_mmd2
         plural = "s" if selection.n_sweeps != 1 else ""
         warned = [f"Warning: {message}" for message in self.advice] if advice else []
+        pooled = ([f"The search ran on a uniform pool of {len(self.data)} of the {self.n_rows} rows (more than "
+                   "pool_size): an approximation of the search over every row."] if self.n_rows else [])
         lines = (list(self.notes) if notes else []) + warned + [
-            self.verdict(),
+            self.verdict(), *pooled,
             f"Selected k={k} rows by greedy {selection.criterion}: {selection.n_sweeps} sweep{plural}, "
             f"{selection.n_swaps} swaps.",
             f"MMD² (eq. 10) of the subset to the full data: {self.mmd2:.6g}",
@@ -162,8 +180,8 @@ class SummaryResult(JobResult):
         -------
         dict
         """
-        def rows(indices):
-            shown = self.data.iloc[indices].astype(object)
+        def rows(indices, positions):
+            shown = self.data.iloc[positions].astype(object)
             return [{"row": int(i), "values": {str(k): (None if pd.isna(v) else str(v)) for k, v in r.items()}}
                     for i, (_, r) in zip(indices, shown.iterrows())]
 
@@ -172,7 +190,8 @@ class SummaryResult(JobResult):
         return {
             "kind": "summary",
             "verdict": self.verdict(),
-            "samples": [{"name": self.source, "rows": int(len(self.data)), "columns": int(self.data.shape[1]),
+            "samples": [{"name": self.source, "rows": int(self.n_rows or len(self.data)),
+                         "columns": int(self.data.shape[1]),
                          "missing_cells": int(self.data.isna().sum().sum())}],
             "notes": list(self.notes),
             "warnings": list(self.advice),
@@ -185,8 +204,8 @@ class SummaryResult(JobResult):
                           "random_mmd2_sd": float(self.random_mmd2.std(ddof=1)) if len(self.random_mmd2) > 1 else 0.0,
                           "random_subsets": int(len(self.random_mmd2)),
                           "incomplete_rows_subset": share_subset, "incomplete_rows_data": share_data},
-            "prototypes": rows(selection.indices),
-            "criticisms": [dict(r, witness=float(w)) for r, w in zip(rows(selection.criticisms),
+            "prototypes": rows(selection.indices, self.positions),
+            "criticisms": [dict(r, witness=float(w)) for r, w in zip(rows(selection.criticisms, selection.criticisms),
                                                                      selection.criticism_witness)],
         }
 
@@ -214,14 +233,15 @@ class SummaryResult(JobResult):
 
         random = self.random_chi2 if self.random_chi2 is not None else self.random_mmd2
         baseline = (float(random.mean()), float(random.std(ddof=1)) if len(random) > 1 else 0.0)
-        return plot_summary(self.selection, self.encoded.select(self.network.schema.variables), self.indices, path,
+        return plot_summary(self.selection, self.encoded.select(self.network.schema.variables), self.positions, path,
                             baseline=baseline)
 
     def _repr_html_(self) -> str:
         from bnfisher._html import html_table
 
         return f"<p>{self.verdict()}</p>" + html_table(
-            "Subset", [(f"row {r}", ", ".join(map(str, self.data.iloc[r].tolist()))) for r in self.indices[:10]])
+            "Subset", [(f"row {r}", ", ".join(map(str, self.data.iloc[p].tolist())))
+                       for r, p in zip(self.indices[:10], self.positions[:10])])
 
 
 
@@ -308,3 +328,73 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     return SummaryResult(data=data, selection=selection, mmd2=subset_mmd, random_mmd2=mmd.evaluate_many(baseline),
                          encoded=encoded, network=network, kernel=kernel, source=source, notes=notes,
                          random_chi2=random_chi2, advice=advice)
+
+
+def summarize_distributed(path, k: int, *, scheduler: str | None = None, n_workers: int = 2, timeout: float = 10.0,
+                          pool_size: int = 100_000, network: BayesianNetwork | None = None,
+                          structure: str = "chow-liu", bins: int | None = None, na_values=(), n_init: int = 1000,
+                          n_random: int = 1000, random_state=None, progress: bool = False,
+                          learn_options: dict | None = None) -> SummaryResult:
+    """Pick ``k`` representative rows of data that stays where it lies (Parquet or CSV, read by Dask).
+
+    Data of at most ``pool_size`` rows is read whole and summarized as :func:`summarize` does (the same
+    search and the same rows).  Larger data: the network is learned from distributed counts, the
+    search runs on a uniform pool of ``pool_size`` rows against the whole data's mean embedding (an
+    approximation of the search over every row, said in the verdict), and the random baseline draws
+    its subsets from the pool.
+
+    Parameters
+    ----------
+    path : str, path-like or list of them
+        Parquet or CSV file(s), or a folder of Parquet parts.
+    k : int
+    scheduler : str, optional
+        A Dask scheduler's address; default a local cluster of ``n_workers`` processes.
+    n_workers : int, default=2
+    timeout : float, default=10.0
+        Seconds to wait for the scheduler.
+    pool_size : int, default=100_000
+    network, structure, bins, na_values, n_init, n_random, random_state, progress, learn_options
+        As in :func:`summarize`.
+
+    Returns
+    -------
+    SummaryResult
+        With ``n_rows`` set and ``data`` the pool when the data exceeds the pool.
+    """
+    from bnfisher.dask.client import dask_client  # Dask: a heavy optional dependency
+    from bnfisher.dask.counts import DaskCounts
+
+    rng = check_random_state(random_state)
+    n_random = check_positive_int(n_random, "n_random")
+    source = ", ".join(map(str, path)) if isinstance(path, (list, tuple)) else str(path)
+    with dask_client(scheduler, n_workers=n_workers, timeout=timeout):
+        provider = (DaskCounts(path, network.schema, missing="allow") if network is not None else
+                    DaskCounts(path, bins=bins, na_values=tuple(na_values or ()), missing="allow"))
+        if provider.n_rows <= pool_size:  # one file is read as the in-memory job reads it (same types, same rows)
+            data = read_table(path, na_values=na_values or None) if os.path.isfile(str(path)) else provider.rows()
+            result = summarize(data, k, network=network, structure=structure, bins=bins, na_values=na_values,
+                               n_init=n_init, n_random=n_random, source=source, random_state=rng,
+                               progress=progress, learn_options=learn_options)
+            result.notes.insert(0, f"{source}: {provider.n_rows} rows, at most pool_size={pool_size}: read whole "
+                                   "and summarized in memory (the same search, and rows, as in memory)")
+            return result
+        notes = [f"{source}: {provider.n_rows} rows in {provider.frame.npartitions} partitions"]
+        if network is None:
+            started = time.perf_counter()
+            if provider.schema.bin_edges:
+                notes.append(f"Binned {len(provider.schema.bin_edges)} numeric column(s) into at most {bins} bins.")
+            network = learn(provider, structure, missing="em", **(learn_options or {}))
+            notes.append(f"Network ({structure}, learned from distributed counts in "
+                         f"{time.perf_counter() - started:.2f} s): {network}")
+        kernel = FisherKernel(network)
+        notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
+        selection = select_representatives(kernel, provider, k, n_init=n_init, random_state=rng,
+                                           pool_size=pool_size, progress=progress)
+    pool = selection.pool
+    encoded = kernel.encode(pool)
+    baseline = random_subsets(encoded.n_rows, k, n_random, random_state=rng)
+    random_mmd2 = MMDCriterion(kernel, encoded, selection.pool_target).evaluate_many(baseline)
+    return SummaryResult(data=pool, selection=selection, mmd2=float(selection.final_value), random_mmd2=random_mmd2,
+                         encoded=encoded, network=network, kernel=kernel, source=source, notes=notes,
+                         n_rows=int(provider.n_rows))

@@ -80,6 +80,9 @@ class SelectionResult:
         rows' global row numbers); ``pool.iloc[pool_positions]`` are the selected rows.
     pool_positions : ndarray of int or None
         For data beyond memory: the selected rows' positions in ``pool``.
+    pool_target : ndarray or None
+        For data beyond memory: the whole data's cell frequencies (its mean embedding's
+        cells), against which the pool's subsets were measured.
     criticisms : ndarray of int
         With ``n_criticisms``: rows the prototypes represent worst (MMD-critic), in
         the order they were picked, as positions in the data; empty otherwise.
@@ -113,6 +116,7 @@ class SelectionResult:
     criticisms: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     criticism_witness: np.ndarray = field(default_factory=lambda: np.zeros(0))
     pool_positions: np.ndarray | None = None
+    pool_target: np.ndarray | None = None
 
     def _repr_html_(self) -> str:
         return html_table(f"Representative subset ({self.criterion})", [
@@ -326,7 +330,7 @@ def select_representatives(
         result.criticisms = candidate_rows[result.criticisms]
     if pool is not None:  # positions in the pool -> the rows' positions in the data
         rows = np.asarray(pool.index, dtype=np.int64)
-        result.pool_positions = result.indices
+        result.pool_positions, result.pool_target = result.indices, target
         result.indices = rows[result.indices]
         result.criticisms = rows[result.criticisms]
     return result

@@ -8,35 +8,43 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from bnfisher._validation import check_nonnegative_float, check_positive_int
+from bnfisher._lazy import pandas as pd
+from bnfisher._progress import progress_bar
+from bnfisher._validation import check_nonnegative_float, check_option, check_positive_int
+from bnfisher.bn.em import fit_em, fit_em_distributed
+from bnfisher.bn.inference.evidence import posterior_modes
 from bnfisher.bn.network import BayesianNetwork, topological_order
 from bnfisher.bn.scores import make_scorer
 from bnfisher.bn.structure.chow_liu import chow_liu_parents, score_forest_parents
 from bnfisher.bn.structure.classifiers import kdb_parents, naive_bayes_parents, tan_parents
 from bnfisher.bn.structure.cost import announce_search
+from bnfisher.bn.structure.exact import exact_parents
 from bnfisher.bn.structure.hill_climb import hill_climb, screen_candidates
 from bnfisher.bn.structure.ordering import candidate_sets, order_search
 from bnfisher.data.providers import NumpyCounts, as_provider, in_memory
 from bnfisher.data.schema import EncodedData, Schema
-from bnfisher.exceptions import DataError, OptionError, OptionTypeError
+from bnfisher.exceptions import ConvergenceWarning, DataError, OptionError, OptionTypeError
 
-__all__ = ['learn', 'STRUCTURES']
+__all__ = ["LEARN_OPTIONS", "STRUCTURES", "learn"]
 
 
 STRUCTURES = ("chow-liu", "forest", "hc", "exact", "tan", "kdb", "naive-bayes")
 
 
-_OPTIONS = {
-    "chow-liu": {"progress"},
-    "forest": {"structure_score", "ess", "structure_prior", "progress"},
-    "hc": {"structure_score", "ess", "structure_prior", "max_parents", "tabu", "max_tabu", "restarts", "perturb",
-           "whitelist", "blacklist", "start", "random_state", "max_iter", "max_time", "progress", "search",
-           "max_candidates"},
-    "exact": {"structure_score", "ess", "structure_prior", "max_parents", "whitelist", "blacklist", "progress",
-              "max_local_scores"},
-    "tan": {"class_variable", "progress"},
-    "kdb": {"class_variable", "k", "progress"},
-    "naive-bayes": {"class_variable", "progress"},
+#: Every named structure's options, with the value :func:`learn` uses when one is not given (None: no limit, or
+#: nothing).  One table: ``learn`` fills its options from it and the command line reads its defaults here.
+LEARN_OPTIONS: dict[str, dict[str, object]] = {
+    "chow-liu": {"progress": False},
+    "forest": {"structure_score": "bic", "ess": 1.0, "structure_prior": None, "progress": False},
+    "hc": {"structure_score": "bic", "ess": 1.0, "structure_prior": None, "max_parents": None, "tabu": 0,
+           "max_tabu": None, "restarts": 0, "perturb": 1, "whitelist": None, "blacklist": None, "start": None,
+           "random_state": None, "max_iter": None, "max_time": None, "progress": False, "search": "order",
+           "max_candidates": "auto"},
+    "exact": {"structure_score": "bic", "ess": 1.0, "structure_prior": None, "max_parents": None, "whitelist": None,
+              "blacklist": None, "progress": False, "max_local_scores": 5_000_000},
+    "tan": {"class_variable": "class", "progress": False},
+    "kdb": {"class_variable": "class", "k": 3, "progress": False},
+    "naive-bayes": {"class_variable": "class", "progress": False},
 }
 
 
@@ -74,12 +82,11 @@ def _edges(edges, variables: Sequence[str], name: str) -> list:
 
 
 def _class_index(options: dict, variables: Sequence[str], structure: str) -> int:
-    class_variable = options.get("class_variable")
-    if class_variable is None:
-        raise OptionError(f"structure={structure!r} needs `class_variable`, the name of the class column.")
+    class_variable = options["class_variable"]
     if class_variable not in variables:
         raise OptionError(
-            f"`class_variable` {class_variable!r} is not a column of the data (columns: {list(variables)})."
+            f"structure={structure!r} needs the class column: `class_variable` {class_variable!r} is not a column of "
+            f"the data (columns: {list(variables)}); pass class_variable=<the class column>."
         )
     return list(variables).index(class_variable)
 
@@ -131,7 +138,7 @@ def _screened_scorer(provider, options: dict, blacklist, *, progress: bool, orde
     With ``progress``, states the estimated time of the search (stderr) from the single-parent scores' rate.
     """
     n = len(provider.variables)
-    limit = _max_candidates(options.get("max_candidates", "auto"), n)
+    limit = _max_candidates(options["max_candidates"], n)
     started = time.perf_counter()
     scorer = _scorer(provider, options, singles=limit is None)
     candidates = None
@@ -172,16 +179,16 @@ def _hill_climb_parents(provider, options: dict) -> tuple[list, dict]:
             raise OptionError(
                 f"Variable {crowded[0]!r} has more whitelisted/start parents than max_parents={max_parents}."
             )
-    tabu = check_positive_int(options.get("tabu", 0), "tabu", minimum=0)
+    tabu = check_positive_int(options["tabu"], "tabu", minimum=0)
     max_tabu = options.get("max_tabu")
     if max_tabu is not None:
         max_tabu = check_positive_int(max_tabu, "max_tabu", minimum=0)
     max_iter, deadline = _bounds(options)
-    restarts = check_positive_int(options.get("restarts", 0), "restarts", minimum=0)
-    search = options.get("search", "order")
+    restarts = check_positive_int(options["restarts"], "restarts", minimum=0)
+    search = options["search"]
     if search not in ("order", "plain"):
         raise OptionError(f"`search` must be 'order' (the default) or 'plain'; got {search!r}.")
-    progress = bool(options.get("progress", False))
+    progress = bool(options["progress"])
     scorer, candidates, limit = _screened_scorer(provider, options, black, progress=progress,
                                                  order=search == "order", restarts=restarts)
     report = {"max_candidates": "all" if limit is None else limit}
@@ -189,7 +196,7 @@ def _hill_climb_parents(provider, options: dict) -> tuple[list, dict]:
     def climb(begin, restarts=0):
         return hill_climb(
             scorer, len(variables), start=begin, max_parents=max_parents, tabu=tabu, max_tabu=max_tabu,
-            restarts=restarts, perturb=check_positive_int(options.get("perturb", 1), "perturb"),
+            restarts=restarts, perturb=check_positive_int(options["perturb"], "perturb"),
             whitelist=white, blacklist=black, random_state=options.get("random_state"),
             max_iter=max_iter, progress=progress, deadline=deadline, candidates=candidates,
         )
@@ -210,7 +217,7 @@ def _hill_climb_parents(provider, options: dict) -> tuple[list, dict]:
     return (climb(parents, restarts) if restarts else parents), report
 
 
-def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schema | None = None,  # noqa: C901 - to be split in 0.3 (listed in CONTRIBUTING.md)
+def learn(data, structure="chow-liu", *, pseudocount: float = 1.0, schema: Schema | None = None,
           missing: str = "auto", hidden=None, random_state=None, structure_score: str | None = None,
           ess: float | None = None, structure_prior=None, max_parents: int | None = None, whitelist=None,
           blacklist=None, start=None, search: str | None = None, tabu: int | None = None,
@@ -337,33 +344,51 @@ restarts, perturb, max_iter, max_time, max_local_scores, max_candidates, progres
              "max_candidates": max_candidates, "progress": progress,
              "class_variable": class_variable, "k": k}
     options = {name: value for name, value in given.items() if value is not None}
-    from bnfisher._validation import check_option
-
     check_option(missing, "missing", ("auto", "error", "available-case", "em"))
     if missing == "auto":
         missing = _resolve_missing(data, schema)
     if hidden:
-        if isinstance(structure, str):
-            raise OptionTypeError("Hidden variables need a given structure (a mapping {child: parents}) that names "
-                                  "them; a structure learner cannot place a variable it never sees.")
-        from bnfisher.bn.em import fit_em
-
-        result = fit_em(data, dict(structure), schema=schema, hidden=hidden, pseudocount=pseudocount,
-                        random_state=random_state)
-        network = result.network
-        network.learning_ = {"missing": "em", "hidden": list(hidden), "n_missing_cells": result.n_missing,
-                             "em_iterations": result.n_iter, "em_converged": result.converged,
-                             "objective": result.objective[-1]}
-        return network
+        return _hidden_network(data, structure, schema=schema, hidden=hidden, pseudocount=pseudocount,
+                               random_state=random_state)
     if random_state is not None:
         options["random_state"] = random_state
+    provider, encoded = _training_provider(data, schema, missing)
+    parents, report, options = _parents(provider, structure, options)
+    if missing != "em":
+        network = BayesianNetwork.from_data(provider, parents, pseudocount=pseudocount)
+        network.learning_ = {"missing": missing,
+                             "n_missing_cells": int((encoded.codes < 0).sum()) if encoded is not None else 0,
+                             **report}
+        return network
+    if encoded is None:  # distributed: EM over the partitions
+        return _em_network(fit_em_distributed(provider, parents, pseudocount=pseudocount), report,
+                           largest_change=True)
+    if isinstance(structure, str):
+        return _structural_em(encoded, structure, parents, pseudocount, options, report)
+    return _em_network(fit_em(encoded, parents, schema=encoded.schema, pseudocount=pseudocount), report)
+
+
+def _hidden_network(data, structure, *, schema, hidden, pseudocount: float, random_state) -> BayesianNetwork:
+    """Fit a given structure with hidden variables by EM (the hidden columns are all missing)."""
+    if isinstance(structure, str):
+        raise OptionTypeError("Hidden variables need a given structure (a mapping {child: parents}) that names "
+                              "them; a structure learner cannot place a variable it never sees.")
+    result = fit_em(data, dict(structure), schema=schema, hidden=hidden, pseudocount=pseudocount,
+                    random_state=random_state)
+    network = result.network
+    network.learning_ = {"missing": "em", "hidden": list(hidden), "n_missing_cells": result.n_missing,
+                         "em_iterations": result.n_iter, "em_converged": result.converged,
+                         "objective": result.objective[-1]}
+    return network
+
+
+def _training_provider(data, schema: Schema | None, missing: str) -> tuple:
+    """Return the counts provider to learn from and, for in-memory data with missing cells, the encoded rows."""
     encoded = None
     if missing != "error" and not in_memory(data):  # distributed: available-case and expected counts per partition
         provider = as_provider(data, schema, missing="allow")
     elif missing != "error":
         if schema is None:
-            import pandas as pd
-
             if not isinstance(data, pd.DataFrame):
                 raise OptionTypeError("With missing values, pass a DataFrame (or an array with its `schema`).")
             schema = Schema.from_data(data, missing="allow")
@@ -371,47 +396,37 @@ restarts, perturb, max_iter, max_time, max_local_scores, max_candidates, progres
         provider = NumpyCounts(encoded.codes, encoded.schema, missing="available-case")
     else:
         provider = as_provider(data, schema)
-    variables = provider.variables
-    if not variables:
+    if not provider.variables:
         raise DataError("The data has no columns; a network needs at least one variable.")
     if provider.n_rows == 0:
         raise DataError("The data has 0 rows; a network cannot be learned from empty data.")
+    return provider, encoded
+
+
+def _parents(provider, structure, options: dict) -> tuple[dict, dict, dict]:
+    """Return ``{child: parents}``, the learner's report and its options filled from :data:`LEARN_OPTIONS`."""
+    variables = provider.variables
     if not isinstance(structure, str):
         if options:
             raise OptionTypeError(f"Options {sorted(options)} apply to named structures only.")
-        parents = _given_structure(structure, variables)
-        report = {}
-    else:
-        if structure not in STRUCTURES:
-            raise OptionError(f"`structure` must be one of {STRUCTURES} or a given structure; got {structure!r}.")
-        unexpected = sorted(set(options) - _OPTIONS[structure])
-        if unexpected:
-            raise OptionTypeError(f"Unexpected option(s) for structure={structure!r}: {unexpected}; "
-                                  f"it takes {sorted(_OPTIONS[structure]) or 'none'}.")
-        parent_index, report = _structure_parents(provider, structure, options)
-        parents = {v: tuple(variables[p] for p in parent_index[i]) for i, v in enumerate(variables)}
-    if missing == "em" and encoded is None:
-        from bnfisher.bn.em import fit_em_distributed
+        return _given_structure(structure, variables), {}, options
+    if structure not in STRUCTURES:
+        raise OptionError(f"`structure` must be one of {STRUCTURES} or a given structure; got {structure!r}.")
+    unexpected = sorted(set(options) - set(LEARN_OPTIONS[structure]))
+    if unexpected:
+        raise OptionTypeError(f"Unexpected option(s) for structure={structure!r}: {unexpected}; "
+                              f"it takes {sorted(LEARN_OPTIONS[structure]) or 'none'}.")
+    options = {**LEARN_OPTIONS[structure], **options}
+    parent_index, report = _structure_parents(provider, structure, options)
+    return {v: tuple(variables[p] for p in parent_index[i]) for i, v in enumerate(variables)}, report, options
 
-        result = fit_em_distributed(provider, parents, pseudocount=pseudocount)
-        network = result.network
-        network.learning_ = {"missing": "em", "n_missing_cells": None, "em_iterations": result.n_iter,
-                             "em_converged": result.converged, "largest_cpt_change": result.objective[-1], **report}
-        return network
-    if missing == "em" and isinstance(structure, str):
-        return _structural_em(encoded, structure, parents, pseudocount, options, report)
-    if missing == "em":
-        from bnfisher.bn.em import fit_em
 
-        result = fit_em(encoded, parents, schema=encoded.schema, pseudocount=pseudocount)
-        network = result.network
-        network.learning_ = {"missing": "em", "n_missing_cells": result.n_missing, "em_iterations": result.n_iter,
-                             "em_converged": result.converged, "objective": result.objective[-1]}
-        return network
-    network = BayesianNetwork.from_data(provider, parents, pseudocount=pseudocount)
-    network.learning_ = {"missing": missing,
-                         "n_missing_cells": int((encoded.codes < 0).sum()) if encoded is not None else 0,
-                         **report}
+def _em_network(result, report: dict, *, largest_change: bool = False) -> BayesianNetwork:
+    """Return the network of an EM fit, with what learning did in ``learning_``."""
+    network = result.network
+    last = {"largest_cpt_change": result.objective[-1]} if largest_change else {"objective": result.objective[-1]}
+    network.learning_ = {"missing": "em", "n_missing_cells": None if largest_change else result.n_missing,
+                         "em_iterations": result.n_iter, "em_converged": result.converged, **last, **report}
     return network
 
 
@@ -421,8 +436,6 @@ def _resolve_missing(data, schema) -> str:
         return "error"
     if isinstance(data, EncodedData):
         return "em" if data.n_rows and data.codes.min() < 0 else "error"
-    import pandas as pd
-
     if isinstance(data, pd.DataFrame):
         marked = data.isna().to_numpy().any()
         if not marked and schema is not None and schema.na_values:
@@ -438,10 +451,6 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
 
     ``report`` is what the first search reported; each round's search replaces it (``learning_`` keeps the last).
     """
-    from bnfisher.bn.em import fit_em
-    from bnfisher.bn.inference.evidence import posterior_modes
-    from bnfisher.exceptions import ConvergenceWarning
-
     result = fit_em(encoded, parents, schema=encoded.schema, pseudocount=pseudocount)
     network = result.network
     rounds, changed, cycle = 0, True, 0
@@ -449,8 +458,6 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
     seen = [(_structure_key(network.parents), network, result)]  # every structure visited, with its fit
     bar = None
     if options.get("progress"):
-        from bnfisher._progress import progress_bar
-
         bar = progress_bar(total=max_rounds, desc="structural EM", unit="round", leave=False)
         bar.set_postfix(arcs=len(network.edges), objective=f"{result.objective[-1]:.6g}")
     while changed and rounds < max_rounds:
@@ -502,27 +509,25 @@ def _structure_key(parents: Mapping) -> frozenset:
 
 def _exact_parents(provider, options: dict) -> tuple[list, dict]:
     """Validate the exact learner's options and run the dynamic programme; return the parents and a report."""
-    from bnfisher.bn.structure.exact import exact_parents
-
     variables = provider.variables
     white, black = _lists(options, variables)
     max_parents = options.get("max_parents")
     if max_parents is not None:
         max_parents = check_positive_int(max_parents, "max_parents", minimum=0)
-    scorer = make_scorer(provider, structure_score=options.get("structure_score", "bic"),
-                         ess=options.get("ess", 1.0), structure_prior=options.get("structure_prior"))
+    scorer = make_scorer(provider, structure_score=options["structure_score"],
+                         ess=options["ess"], structure_prior=options.get("structure_prior"))
     codes = provider.codes if isinstance(provider, NumpyCounts) and provider.missing == "error" else None
-    limit = check_positive_int(options.get("max_local_scores", 5_000_000), "max_local_scores")
+    limit = check_positive_int(options["max_local_scores"], "max_local_scores")
     parents, optimum = exact_parents(scorer, len(variables), max_parents=max_parents, whitelist=white,
-                                     blacklist=black, codes=codes, progress=bool(options.get("progress", False)),
+                                     blacklist=black, codes=codes, progress=bool(options["progress"]),
                                      max_local_scores=limit, prune=getattr(provider, "missing", "error") == "error")
     return parents, {"structure": "exact", "optimum": optimum, "local_scores": scorer.n_evaluations}
 
 
 def _scorer(provider, options: dict, singles: bool = True):
     """Return the cached scorer of ``provider``; ``singles``: every family of at most one parent scored in one batch."""
-    scorer = make_scorer(provider, structure_score=options.get("structure_score", "bic"),
-                         ess=options.get("ess", 1.0), structure_prior=options.get("structure_prior"))
+    scorer = make_scorer(provider, structure_score=options["structure_score"],
+                         ess=options["ess"], structure_prior=options.get("structure_prior"))
     if singles:
         scorer.cache_pairs()
     return scorer
@@ -548,4 +553,4 @@ def _named_parents(provider, structure: str, options: dict, variables) -> list:
         return naive_bayes_parents(len(variables), class_index)
     if structure == "tan":
         return tan_parents(provider, class_index)
-    return kdb_parents(provider, class_index, check_positive_int(options.get("k", 3), "k", minimum=0))
+    return kdb_parents(provider, class_index, check_positive_int(options["k"], "k", minimum=0))
