@@ -218,15 +218,21 @@ def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind,
                     cells[(base[t] * c + last[t]) * r + x[t]] += 1
             value = _dense_value(cells, span, r, kind, alpha, xlogx)
         else:
-            for t in range(key.size):
-                key[t] = base[t]
-            span = base_span
-            if span > _COMPACT_ABOVE // c:
-                span = _renumber(key)
-            for t in range(x.size):
-                key[t] = key[t] * c + last[t]
-            value = _key_value(key, span * c, x, r, kind, alpha, cells, xlogx)
+            value = _sparse_value(key, base, base_span, last, c, x, r, kind, alpha, cells, xlogx)
     return _penalised(value, q, r, kind, n_total)
+
+
+@compiled(nogil=True)
+def _sparse_value(key, base, base_span, last, c, x, r, kind, alpha, cells, xlogx):  # pragma: no cover - compiled
+    """Return the family's value through configuration keys (``base`` renumbered when its span is too wide)."""
+    for t in range(key.size):
+        key[t] = base[t]
+    span = base_span
+    if span > _COMPACT_ABOVE // c:
+        span = _renumber(key)
+    for t in range(x.size):
+        key[t] = key[t] * c + last[t]
+    return _key_value(key, span * c, x, r, kind, alpha, cells, xlogx)
 
 
 @compiled(nogil=True)

@@ -42,11 +42,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bnfisher._validation import check_nonnegative_float, check_positive_int
+from bnfisher._lazy import pandas as pd
+from bnfisher._progress import progress_bar
+from bnfisher._validation import check_nonnegative_float, check_positive_int, check_random_state
+from bnfisher.bn.inference.components import plan_components
 from bnfisher.bn.inference.evidence import family_cell_weights
 from bnfisher.bn.network import BayesianNetwork, cpt_from_counts
 from bnfisher.data.providers import NumpyCounts
-from bnfisher.data.schema import EncodedData
+from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.exceptions import ConvergenceWarning, DataError
 
 __all__ = ["EMResult", "fit_em", "fit_em_distributed"]
@@ -196,6 +199,53 @@ def _squarem(evaluate, alpha: float, state: tuple, result: EMResult, *, max_iter
             step(extrapolated, always=False)
 
 
+def _encoded_with_hidden(data, parents, schema, hidden: dict) -> EncodedData:
+    """Encode the structure's observed columns and append each hidden variable as a column missing in every row."""
+    needed = set(parents) | {p for ps in parents.values() for p in ps}
+    observed_needed = needed - set(hidden)
+    if schema is None:
+        if not isinstance(data, pd.DataFrame):
+            raise DataError("Pass a `schema` with an array of codes that holds missing values.")
+        schema = Schema.from_data(data, variables=[c for c in data.columns if c in observed_needed], missing="allow")
+    encoded = schema.encode(data, missing="allow", variables=[v for v in schema.variables if v in observed_needed])
+    absent = sorted(str(v) for v in observed_needed if v not in encoded.variables)
+    if absent:
+        raise DataError(f"The structure names variable(s) {absent} absent from the data; declare them in "
+                        "`hidden` (with their number of states) to fit them as hidden variables.")
+    clash = sorted(str(v) for v in hidden if v in encoded.variables)
+    if clash:
+        raise DataError(f"`hidden` names {clash}, which are columns of the data.")
+    if not hidden:
+        return encoded
+    order = list(encoded.variables) + list(hidden)
+    codes = np.column_stack([encoded.codes, np.full((encoded.n_rows, len(hidden)), -1)])
+    schema = Schema({**{v: encoded.states[v] for v in encoded.variables}, **hidden}, na_values=schema.na_values,
+                    hidden=list(hidden))
+    return EncodedData(np.asfortranarray(codes), tuple(order), dict(schema.states), schema=schema)
+
+
+def _start_network(encoded: EncodedData, parents, alpha: float, hidden: dict, random_state,
+                   warm_start: BayesianNetwork | None) -> BayesianNetwork:
+    """Return EM's start: available-case CPTs, random ones where hidden variables are involved, or ``warm_start``'s."""
+    # A tiny pseudocount when alpha = 0, so that no row starts impossible (zeros in the start would make a row's
+    # observed values impossible; after one E-step, zeros only fall where no row has mass).
+    start = BayesianNetwork.from_data(NumpyCounts(encoded.codes, encoded.schema, missing="available-case"), parents,
+                                      pseudocount=alpha or 1e-6)
+    if hidden:
+        rng = check_random_state(random_state)
+        touched = set(hidden) | {v for v in start.variables if set(start.parents[v]) & set(hidden)}
+        cpts = {v: (rng.dirichlet(np.ones(len(start.states[v])), size=np.asarray(start.cpts[v]).shape[:-1])
+                    if v in touched else np.asarray(start.cpts[v])) for v in start.variables}
+        start = start.with_cpts(cpts)
+    if warm_start is not None:
+        kept = {v: np.asarray(warm_start.cpts[v]) for v in start.variables
+                if v in warm_start.parents and tuple(warm_start.parents[v]) == tuple(start.parents[v])
+                and all(tuple(warm_start.states[u]) == tuple(start.states[u]) for u in (*start.parents[v], v))}
+        if kept:
+            start = start.with_cpts({v: kept.get(v, np.asarray(start.cpts[v])) for v in start.variables})
+    return start
+
+
 def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0, max_iter: int = 100,
            tol: float = 1e-6, random_state=None, progress: bool = False,
            warm_start: BayesianNetwork | None = None) -> EMResult:
@@ -252,71 +302,22 @@ def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0,
     >>> result.converged, result.n_missing
     (True, 1)
     """
-    import pandas as pd
-
-    from bnfisher.data.schema import Schema
-
     alpha = check_nonnegative_float(pseudocount, "pseudocount")
     max_iter = check_positive_int(max_iter, "max_iter")
     tol = check_nonnegative_float(tol, "tol")
-    from bnfisher._validation import check_random_state
-
     hidden = {v: tuple(range(s)) if isinstance(s, int) else tuple(s) for v, s in (hidden or {}).items()}
-    needed = set(parents) | {p for ps in parents.values() for p in ps}
-    observed_needed = needed - set(hidden)
-    if schema is None:
-        if isinstance(data, pd.DataFrame):
-            schema = Schema.from_data(data, variables=[c for c in data.columns if c in observed_needed],
-                                      missing="allow")
-        else:
-            raise DataError("Pass a `schema` with an array of codes that holds missing values.")
-    encoded = schema.encode(data, missing="allow", variables=[v for v in schema.variables if v in observed_needed])
-    absent = sorted(str(v) for v in observed_needed if v not in encoded.variables)
-    if absent:
-        raise DataError(f"The structure names variable(s) {absent} absent from the data; declare them in "
-                        "`hidden` (with their number of states) to fit them as hidden variables.")
-    clash = sorted(str(v) for v in hidden if v in encoded.variables)
-    if clash:
-        raise DataError(f"`hidden` names {clash}, which are columns of the data.")
-    order = list(encoded.variables)
-    codes_all = encoded.codes
-    if hidden:
-        # A hidden variable is a column that is missing in every row.
-        order += list(hidden)
-        codes_all = np.column_stack([codes_all, np.full((encoded.n_rows, len(hidden)), -1)])
-        schema = Schema({**{v: encoded.states[v] for v in encoded.variables}, **hidden},
-                        na_values=schema.na_values, hidden=list(hidden))
-        encoded = EncodedData(np.asfortranarray(codes_all), tuple(order), dict(schema.states), schema=schema)
-    # Available-case start; a tiny pseudocount when alpha = 0, so that no row starts impossible (zeros in the
-    # start would make a row's observed values impossible; after one E-step, zeros only fall where no row has mass).
-    start = BayesianNetwork.from_data(NumpyCounts(encoded.codes, schema, missing="available-case"), parents,
-                                      pseudocount=alpha or 1e-6)
-    if hidden:
-        rng = check_random_state(random_state)
-        touched = set(hidden) | {v for v in start.variables if set(start.parents[v]) & set(hidden)}
-        cpts = {v: (rng.dirichlet(np.ones(len(start.states[v])), size=np.asarray(start.cpts[v]).shape[:-1])
-                    if v in touched else np.asarray(start.cpts[v])) for v in start.variables}
-        start = start.with_cpts(cpts)
-    if warm_start is not None:
-        kept = {v: np.asarray(warm_start.cpts[v]) for v in start.variables
-                if v in warm_start.parents and tuple(warm_start.parents[v]) == tuple(start.parents[v])
-                and all(tuple(warm_start.states[u]) == tuple(start.states[u]) for u in (*start.parents[v], v))}
-        if kept:
-            start = start.with_cpts({v: kept.get(v, np.asarray(start.cpts[v])) for v in start.variables})
+    encoded = _encoded_with_hidden(data, parents, schema, hidden)
+    start = _start_network(encoded, parents, alpha, hidden, random_state, warm_start)
     network = start
     codes = network.encode(encoded, missing="allow").codes
     families = [p + (i,) for i, p in enumerate(network.parent_indices())]
     n_missing = int((codes < 0).sum())
     incomplete, fixed = _complete_counts(codes, families, network.cardinalities)
-    from bnfisher.bn.inference.components import plan_components
-
     plan = plan_components(network, incomplete, families)  # the missing cells' components: the same every step
     counts, value = _objective(network, incomplete, fixed, families, alpha, plan)
     result = EMResult(network, [value], 0, False, n_missing)
     bar = None
     if progress:
-        from bnfisher._progress import progress_bar
-
         bar = progress_bar(total=max_iter, desc="EM", unit="iteration", leave=False)
 
     def evaluate(cpts: dict) -> tuple:

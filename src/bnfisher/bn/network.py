@@ -141,6 +141,35 @@ def _clean_cpt(v, cpt, parents: tuple, states: Mapping) -> np.ndarray:
     return table
 
 
+def _clean_labels(v, labels) -> tuple:
+    """Return a variable's labels as a tuple: a non-empty sequence without duplicates."""
+    if isinstance(labels, str):
+        raise OptionTypeError(f"states[{v!r}] must be a sequence of labels, not the string {labels!r}.")
+    labels = tuple(labels)
+    if len(labels) == 0:
+        raise OptionError(f"Variable {v!r} has no states.")
+    if len(set(labels)) != len(labels):
+        raise OptionError(f"Variable {v!r} has duplicate state labels: {labels}.")
+    return labels
+
+
+def _network_schema(schema, states: dict, order: list, variables: tuple) -> Schema:
+    """Return the network's schema: the given one checked against ``states``, or one in the declared order."""
+    if schema is None:
+        return Schema({v: states[v] for v in order})  # declared order: the order of `states`
+    if not isinstance(schema, Schema):
+        raise OptionTypeError(f"`schema` must be a Schema; got {type(schema).__name__}.")
+    absent = [v for v in order if v not in schema.states]
+    if absent:
+        raise SchemaError(f"The schema lacks variable(s) {absent} of the network.")
+    schema = schema.select([v for v in schema.variables if v in states])
+    for v in variables:
+        if tuple(schema.states[v]) != states[v]:
+            raise SchemaError(f"The schema's states of {v!r} {schema.states[v]} differ from the network's "
+                              f"{states[v]}.")
+    return schema
+
+
 class BayesianNetwork:
     """A discrete Bayesian network: a DAG and one CPT per variable.
 
@@ -192,17 +221,7 @@ class BayesianNetwork:
         if not isinstance(states, Mapping) or not isinstance(parents, Mapping) or not isinstance(cpts, Mapping):
             raise OptionTypeError("`parents`, `cpts` and `states` must be mappings keyed by variable name.")
         order = list(states)
-        clean_states = {}
-        for v in order:
-            labels = states[v]
-            if isinstance(labels, str):
-                raise OptionTypeError(f"states[{v!r}] must be a sequence of labels, not the string {labels!r}.")
-            labels = tuple(labels)
-            if len(labels) == 0:
-                raise OptionError(f"Variable {v!r} has no states.")
-            if len(set(labels)) != len(labels):
-                raise OptionError(f"Variable {v!r} has duplicate state labels: {labels}.")
-            clean_states[v] = labels
+        clean_states = {v: _clean_labels(v, states[v]) for v in order}
         clean_parents = _normalise_parents(parents, order)
         variables = topological_order(clean_parents, order)
         clean_cpts = {}
@@ -218,19 +237,7 @@ class BayesianNetwork:
         self._parent_index = tuple(tuple(index[p] for p in clean_parents[v]) for v in variables)
         self._cardinalities = np.array([len(clean_states[v]) for v in variables], dtype=np.intp)
         self._cardinalities.setflags(write=False)
-        if schema is None:
-            schema = Schema({v: clean_states[v] for v in order})  # declared order: the order of `states`
-        elif not isinstance(schema, Schema):
-            raise OptionTypeError(f"`schema` must be a Schema; got {type(schema).__name__}.")
-        else:
-            absent = [v for v in order if v not in schema.states]
-            if absent:
-                raise SchemaError(f"The schema lacks variable(s) {absent} of the network.")
-            schema = schema.select([v for v in schema.variables if v in clean_states])
-            for v in variables:
-                if tuple(schema.states[v]) != clean_states[v]:
-                    raise SchemaError(f"The schema's states of {v!r} {schema.states[v]} differ from the network's "
-                                      f"{clean_states[v]}.")
+        schema = _network_schema(schema, clean_states, order, variables)
         self._schema = schema
         #: What learning did (set by :func:`bnfisher.learn`: missing-value strategy, EM iterations, ...).
         self.learning_: dict = {}

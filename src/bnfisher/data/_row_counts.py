@@ -80,6 +80,29 @@ def _numpy_count(codes, lo, hi, members, offsets, strides, states, table_offsets
     return -1
 
 
+@compiled(nogil=True)
+def _first_bad_row(codes, start, m, members, states, first, last):  # pragma: no cover - compiled
+    """Return the first row of ``start:start+m`` with a code outside its column's states (members first:last)."""
+    for t in range(m):
+        for k in range(first, last):
+            if np.uint64(np.int64(codes[start + t, members[k]])) >= np.uint64(states[k]):
+                return start + t
+    return -1
+
+
+@compiled(nogil=True, inline="always")
+def _add_interleaved(four, cell, m, size):  # pragma: no cover - compiled
+    """Count ``cell[:m]`` into four interleaved copies of the tables (``size`` cells each), four rows at a time."""
+    stop = m - m % 4
+    for t in range(0, stop, 4):
+        four[cell[t]] += 1
+        four[size + cell[t + 1]] += 1
+        four[2 * size + cell[t + 2]] += 1
+        four[3 * size + cell[t + 3]] += 1
+    for t in range(stop, m):
+        four[cell[t]] += 1
+
+
 @compiled(nogil=True, fallback=_numpy_count,
           cost=lambda codes, lo, hi, members, offsets, *_: 5e-9 * (hi - lo) * (offsets.size - 1 + members.size))
 def _count(codes, lo, hi, members, offsets, strides, states, table_offsets, weights,
@@ -109,22 +132,12 @@ def _count(codes, lo, hi, members, offsets, strides, states, table_offsets, weig
                     bad |= np.uint64(code) >= r  # negative codes too
                     cell[t] += code * stride
             if bad:
-                for t in range(m):  # the first row with a bad code
-                    for k in range(offsets[f], offsets[f + 1]):
-                        if np.uint64(np.int64(codes[start + t, members[k]])) >= np.uint64(states[k]):
-                            return start + t
+                return _first_bad_row(codes, start, m, members, states, offsets[f], offsets[f + 1])
             if weighted:
                 for t in range(m):
                     out[cell[t]] += weights[start + t]
             else:
-                stop = m - m % 4
-                for t in range(0, stop, 4):
-                    four[cell[t]] += 1
-                    four[size + cell[t + 1]] += 1
-                    four[2 * size + cell[t + 2]] += 1
-                    four[3 * size + cell[t + 3]] += 1
-                for t in range(stop, m):
-                    four[cell[t]] += 1
+                _add_interleaved(four, cell, m, size)
     if not weighted:
         for c in range(size):
             out[c] += four[c] + four[size + c] + four[2 * size + c] + four[3 * size + c]

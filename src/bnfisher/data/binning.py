@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bnfisher.exceptions import DataError
+from bnfisher.exceptions import DataError, SchemaError
 
 __all__ = ["BIN_SEPARATOR"]
 
@@ -113,3 +113,16 @@ def bin_codes(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """
     inner = edges[1:-1]
     return np.searchsorted(inner, values, side="left").astype(np.intp)
+
+
+def check_bin_edges(v, values, n_states: int) -> tuple:
+    """Return bin edges as floats: one more than the states, finite and strictly increasing (or one point bin)."""
+    try:
+        values = tuple(float(e) for e in values)
+    except (TypeError, ValueError):
+        raise SchemaError(f"Variable {v!r}: bin edges must be numbers; got {values!r}.") from None
+    increasing = all(b > a for a, b in zip(values, values[1:])) or (len(values) == 2 and values[0] == values[1])
+    if len(values) != n_states + 1 or not all(np.isfinite(values)) or not increasing:
+        raise SchemaError(f"Variable {v!r}: bin edges {values} do not fit its {n_states} states (need one more edge "
+                          "than states, finite and strictly increasing).")
+    return values

@@ -111,12 +111,7 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
     ['a', 'b']
     """
     path = os.fspath(path)
-    stream = path == "-" or (os.path.exists(path) and not os.path.isdir(path)
-                             and not stat.S_ISREG(os.stat(path).st_mode))
-    if not stream and not os.path.exists(path):
-        raise FileNotFoundError(f"No such file: {path!r}.")
-    if os.path.isdir(path):
-        raise DataError(f"{path!r} is a folder, not a table file.")
+    stream = _is_stream(path)
     suffix = _suffix(path)
     source = "standard input" if path == "-" else path
     if stream:
@@ -127,14 +122,10 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
                         "input.")
     try:
         if suffix in (".parquet", ".pq"):
-            frame = pd.read_parquet(buffer if stream else path, columns=list(columns) if columns is not None else None)
-            # Arrow-backed text is decoded lazily; decode it here, so a corrupt file fails here, with its name.
-            text = [c for c in frame.columns if pd.api.types.is_string_dtype(frame[c].dtype)]
-            if text:
-                frame = frame.astype({c: object for c in text})
+            frame = _read_parquet(buffer if stream else path, columns)
         else:
-            compressed = suffix.endswith(".gz")
-            sample = (raw[: 64 * 1024].decode("utf-8", errors="replace") if stream else _sample(path, compressed))
+            sample = (raw[: 64 * 1024].decode("utf-8", errors="replace") if stream
+                      else _sample(path, suffix.endswith(".gz")))
             sep = "\t" if suffix.startswith(".tsv") else _sniff(sample)
             _check_header(sample, sep, source)
             frame = pd.read_csv(buffer if stream else path, sep=sep, na_values=list(na_values) if na_values else None,
@@ -158,6 +149,24 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
     if na_values and suffix in (".parquet", ".pq"):
         frame = frame.mask(frame.isin(list(na_values)))
     return frame
+
+
+def _is_stream(path: str) -> bool:
+    """Say whether ``path`` is standard input or a pipe (read once), after refusing a missing path or a folder."""
+    stream = path == "-" or (os.path.exists(path) and not os.path.isdir(path)
+                             and not stat.S_ISREG(os.stat(path).st_mode))
+    if not stream and not os.path.exists(path):
+        raise FileNotFoundError(f"No such file: {path!r}.")
+    if os.path.isdir(path):
+        raise DataError(f"{path!r} is a folder, not a table file.")
+    return stream
+
+
+def _read_parquet(source, columns) -> pd.DataFrame:
+    """Read a Parquet file, its text decoded now (Arrow decodes lazily: a corrupt file fails here, with its name)."""
+    frame = pd.read_parquet(source, columns=list(columns) if columns is not None else None)
+    text = [c for c in frame.columns if pd.api.types.is_string_dtype(frame[c].dtype)]
+    return frame.astype({c: object for c in text}) if text else frame
 
 
 def _read_stream(path: str, source: str) -> bytes:

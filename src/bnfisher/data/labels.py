@@ -5,7 +5,7 @@ Private helpers of :class:`~bnfisher.data.Schema`; every other module gets codes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -275,3 +275,50 @@ def bin_frame(data: pd.DataFrame, bin_edges, states, na_values: tuple) -> pd.Dat
             codes = bin_codes(out[v].to_numpy(dtype=np.float64), np.asarray(edges))
             out[v] = pd.Categorical.from_codes(codes, categories=list(states[v]), ordered=True)
     return out
+
+
+def schema_labels(v, labels) -> tuple:
+    """Return a variable's labels as Python scalars: a non-empty sequence without duplicates."""
+    if isinstance(labels, str):
+        raise OptionTypeError(f"states[{v!r}] must be a sequence of labels, not the string {labels!r}.")
+    labels = tuple(_python_scalar(label) for label in labels)
+    if not labels:
+        raise SchemaError(f"Variable {v!r} has no states (is the data empty?).")
+    if len(set(labels)) != len(labels):
+        raise SchemaError(f"Variable {v!r} has duplicate state labels: {labels}.")
+    return labels
+
+
+def as_markers(na_values) -> tuple:
+    """Return the missing-value markers as a tuple of Python scalars (one marker, not a string's characters)."""
+    if na_values is None:
+        return ()
+    if isinstance(na_values, (str, bytes)) or not isinstance(na_values, Iterable):
+        na_values = (na_values,)
+    return tuple(_python_scalar(m) for m in na_values)
+
+
+def check_same_columns(data: tuple, variables: tuple) -> None:
+    """Refuse a table that lacks one of the variables, naming the table and the columns."""
+    for position, frame in enumerate(data):
+        absent = [v for v in variables if v not in frame.columns]
+        if absent:
+            which = ("first", "second", "third")[position] if position < 3 else f"number {position + 1}"
+            raise DataError(f"The {which} table lacks column(s) {absent} (it has {list(frame.columns)}); every "
+                            "table of a comparison needs the same columns.")
+
+
+def columns_to_bin(union: dict, variables: tuple, bins: int, columns) -> list:
+    """Return the columns to bin: those named in ``columns`` (numeric), or by rule the numeric ones.
+
+    The rule: float columns, and integer columns with more values than ``bins``.
+    """
+    if columns is None:
+        return [v for v in variables if _is_numeric(union[v])
+                and (pd.api.types.is_float_dtype(union[v].dtype) or union[v].nunique() > bins)]
+    for v in columns:
+        if v not in variables:
+            raise DataError(f"Column {v!r} passed in `columns` is not in the data.")
+        if not _is_numeric(union[v]):
+            raise DataError(f"Column {v!r} is not numeric ({union[v].dtype}); only numeric columns can be binned.")
+    return list(columns)

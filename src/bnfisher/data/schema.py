@@ -18,26 +18,28 @@ module is the only place where pandas, strings and user types become codes.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
 
 from bnfisher._lazy import pandas as pd
-from bnfisher.data.binning import interval_labels, make_bin_edges
+from bnfisher.data.binning import check_bin_edges, interval_labels, make_bin_edges
 from bnfisher.data.labels import (
     _as_code_array,
     _check_no_missing,
     _check_nonnegative,
     _infer_column_states,
-    _is_numeric,
     _missing_mask,
-    _python_scalar,
+    as_markers,
     bin_frame,
     check_column_names,
+    check_same_columns,
+    columns_to_bin,
     encode_column,
     harmonise_labels,
+    schema_labels,
 )
 from bnfisher.data.schema_json import json_content, json_text, schema_arguments, schema_to_dict
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
@@ -105,37 +107,16 @@ class Schema:
                  hidden: Sequence = ()):
         if not isinstance(states, Mapping):
             raise OptionTypeError(f"`states` must be a mapping of variable -> labels; got {type(states).__name__}.")
-        clean = {}
-        for v, labels in states.items():
-            if isinstance(labels, str):
-                raise OptionTypeError(f"states[{v!r}] must be a sequence of labels, not the string {labels!r}.")
-            labels = tuple(_python_scalar(label) for label in labels)
-            if not labels:
-                raise SchemaError(f"Variable {v!r} has no states (is the data empty?).")
-            if len(set(labels)) != len(labels):
-                raise SchemaError(f"Variable {v!r} has duplicate state labels: {labels}.")
-            clean[v] = labels
+        clean = {v: schema_labels(v, labels) for v, labels in states.items()}
         edges = {}
         for v, values in (bin_edges or {}).items():
             if v not in clean:
                 raise SchemaError(f"`bin_edges` names {v!r}, which is not a variable of the schema.")
-            try:
-                values = tuple(float(e) for e in values)
-            except (TypeError, ValueError):
-                raise SchemaError(f"Variable {v!r}: bin edges must be numbers; got {values!r}.") from None
-            increasing = all(b > a for a, b in zip(values, values[1:])) or (len(values) == 2 and values[0] == values[1])
-            if len(values) != len(clean[v]) + 1 or not all(np.isfinite(values)) or not increasing:
-                raise SchemaError(f"Variable {v!r}: bin edges {values} do not fit its {len(clean[v])} states (need "
-                                  "one more edge than states, finite and strictly increasing).")
-            edges[v] = values
+            edges[v] = check_bin_edges(v, values, len(clean[v]))
         self._states = clean
         self._bin_edges = edges
         self._variables = tuple(clean)
-        if na_values is None:
-            na_values = ()
-        elif isinstance(na_values, (str, bytes)) or not isinstance(na_values, Iterable):
-            na_values = (na_values,)  # one marker, not its characters
-        self._na_values = tuple(_python_scalar(m) for m in na_values)
+        self._na_values = as_markers(na_values)
         for v, labels in clean.items():
             clash = [m for m in self._na_values if any(type(m) is type(x) and m == x for x in labels)]
             if clash and v not in edges:
@@ -148,7 +129,7 @@ class Schema:
 
     # ------------------------------------------------------------ learning
     @classmethod
-    def from_data(cls, *data, bins: int | None = None, strategy: str = "quantile", columns: Sequence | None = None,  # noqa: C901 - to be split in 0.3 (listed in CONTRIBUTING.md)
+    def from_data(cls, *data, bins: int | None = None, strategy: str = "quantile", columns: Sequence | None = None,
                   na_values: Sequence = (), variables: Sequence | None = None, missing: str = "error") -> Schema:
         """Learn a schema from one or more DataFrames, jointly.
 
@@ -203,12 +184,7 @@ class Schema:
         check_column_names(variables)
         if len(set(variables)) != len(variables):
             raise DataError(f"Duplicate column names: {sorted({str(v) for v in variables if variables.count(v) > 1})}.")
-        for position, frame in enumerate(data):
-            absent = [v for v in variables if v not in frame.columns]
-            if absent:
-                which = ("first", "second", "third")[position] if position < 3 else f"number {position + 1}"
-                raise DataError(f"The {which} table lacks column(s) {absent} (it has {list(frame.columns)}); every "
-                                "table of a comparison needs the same columns.")
+        check_same_columns(data, variables)
         # Several tables: "1" in one and 1 in another are one state (harmonise_labels), then the union of values.
         union = {v: pd.concat(harmonise_labels([frame[v] for frame in data]), ignore_index=True) if len(data) > 1
                  else data[0][v] for v in variables}
@@ -216,17 +192,7 @@ class Schema:
         if bins is not None:
             bins = check_positive_int(bins, "bins", minimum=2)
             check_option(strategy, "strategy", ("quantile", "uniform"))
-            if columns is None:
-                to_bin = [v for v in variables if _is_numeric(union[v])
-                          and (pd.api.types.is_float_dtype(union[v].dtype) or union[v].nunique() > bins)]
-            else:
-                for v in columns:
-                    if v not in variables:
-                        raise DataError(f"Column {v!r} passed in `columns` is not in the data.")
-                    if not _is_numeric(union[v]):
-                        raise DataError(f"Column {v!r} is not numeric ({union[v].dtype}); only numeric columns "
-                                        "can be binned.")
-                to_bin = list(columns)
+            to_bin = columns_to_bin(union, variables, bins, columns)
         elif columns is not None:
             raise OptionTypeError("`columns` selects columns to bin; pass `bins` too.")
         states, edges = {}, {}

@@ -80,7 +80,7 @@ def log_emissions(X: np.ndarray, means: np.ndarray, covariances: np.ndarray, *, 
 
 
 @compiled(nogil=True)
-def _pass(log_b, X, offsets, startprob, transmat, means, moments, gamma_out,  # noqa: C901 - the compiled loop: one pass, no calls
+def _pass(log_b, X, offsets, startprob, transmat, means, moments, gamma_out,
           log_likelihood, first, xi, occupancy, m1, m2):  # pragma: no cover - compiled; tested through its callers
     """Forward-backward over each sequence ``offsets[i]:offsets[i+1]`` of the rows of ``log_b`` and ``X``.
 
@@ -93,90 +93,115 @@ def _pass(log_b, X, offsets, startprob, transmat, means, moments, gamma_out,  # 
     has rows, the posteriors are written there too (row for row with ``log_b``).
     """
     K = log_b.shape[1]
-    D = X.shape[1]
     longest = 0
-    for i in range(offsets.shape[0] - 1):  # noqa: C901 - the compiled forward-backward loop: one pass, no calls
+    for i in range(offsets.shape[0] - 1):
         longest = max(longest, offsets[i + 1] - offsets[i])
     beta = np.empty((longest, K))
-    alpha = np.empty(K)
-    predicted = np.empty(K)
-    weight = np.empty(K)
-    gamma = np.empty(K)
-    residual = np.empty(D)
-    keep_gamma = gamma_out.shape[0] > 0
+    work = np.empty((4, K))  # alpha, predicted, weight, gamma
+    residual = np.empty(X.shape[1])
     for i in range(offsets.shape[0] - 1):
         start = offsets[i]
         T = offsets[i + 1] - start
-        total = 0.0
-        # emission likelihoods scaled by their maximum per step (log of the shift kept), in place of their logs
         b = log_b[start : start + T]
-        for t in range(T):
-            shift = b[t, 0]
-            for k in range(1, K):
-                shift = max(shift, b[t, k])
-            total += shift
-            for k in range(K):
-                b[t, k] = np.exp(b[t, k] - shift)
-        # backward messages, each normalised to sum 1
-        for k in range(K):
-            beta[T - 1, k] = 1.0 / K
-        for t in range(T - 2, -1, -1):
+        shift = _scale(b)
+        _backward(b, transmat, beta, work[2])
+        log_likelihood[i] = shift + _forward(i, start, b, beta, X, startprob, transmat, means, moments, gamma_out,
+                                             first, xi, occupancy, m1, m2, work, residual)
+
+
+@compiled(nogil=True, inline="always")
+def _scale(b):  # pragma: no cover - compiled; tested through its callers
+    """Replace log emission likelihoods by likelihoods scaled by their maximum per step; return the log shifts' sum."""
+    total = 0.0
+    for t in range(b.shape[0]):
+        shift = b[t, 0]
+        for k in range(1, b.shape[1]):
+            shift = max(shift, b[t, k])
+        total += shift
+        for k in range(b.shape[1]):
+            b[t, k] = np.exp(b[t, k] - shift)
+    return total
+
+
+@compiled(nogil=True, inline="always")
+def _backward(b, transmat, beta, weight):  # pragma: no cover - compiled; tested through its callers
+    """Write the backward messages of one sequence into ``beta[:T]``, each normalised to sum 1."""
+    T, K = b.shape
+    for k in range(K):
+        beta[T - 1, k] = 1.0 / K
+    for t in range(T - 2, -1, -1):
+        for j in range(K):
+            weight[j] = b[t + 1, j] * beta[t + 1, j]
+        norm = 0.0
+        for a in range(K):
+            s = 0.0
             for j in range(K):
-                weight[j] = b[t + 1, j] * beta[t + 1, j]
-            norm = 0.0
-            for a in range(K):
+                s += transmat[a, j] * weight[j]
+            beta[t, a] = s
+            norm += s
+        for a in range(K):
+            beta[t, a] /= norm
+
+
+@compiled(nogil=True, inline="always")
+def _forward(i, start, b, beta, X, startprob, transmat, means, moments, gamma_out, first, xi, occupancy, m1, m2,
+             work, residual):  # pragma: no cover - compiled; tested through its callers
+    """Run the forward messages of sequence ``i``, adding its statistics; return its scaled log-likelihood."""
+    T, K = b.shape
+    alpha, predicted, weight, gamma = work[0], work[1], work[2], work[3]
+    total = 0.0
+    for t in range(T):
+        if t == 0:
+            for k in range(K):
+                predicted[k] = startprob[k]
+        else:
+            for j in range(K):
                 s = 0.0
-                for j in range(K):
-                    s += transmat[a, j] * weight[j]
-                beta[t, a] = s
-                norm += s
-            for a in range(K):
-                beta[t, a] /= norm
-        # forward messages, consumed at once
-        for t in range(T):
-            if t == 0:
-                for k in range(K):
-                    predicted[k] = startprob[k]
-            else:
-                for j in range(K):
-                    s = 0.0
-                    for a in range(K):
-                        s += alpha[a] * transmat[a, j]
-                    predicted[j] = s
-                # P(s_{t-1} = a, s_t = j | x) = alpha_a A_aj b_j beta_j / sum_j predicted_j b_j beta_j
-                z = 0.0
-                for j in range(K):
-                    weight[j] = b[t, j] * beta[t, j]
-                    z += predicted[j] * weight[j]
                 for a in range(K):
-                    for j in range(K):
-                        xi[i, a, j] += alpha[a] * transmat[a, j] * weight[j] / z
-            scale = 0.0
-            for k in range(K):
-                alpha[k] = predicted[k] * b[t, k]
-                scale += alpha[k]
-            total += np.log(scale)
-            norm = 0.0
-            for k in range(K):
-                alpha[k] /= scale
-                gamma[k] = alpha[k] * beta[t, k]
-                norm += gamma[k]
-            for k in range(K):
-                g = gamma[k] / norm
-                occupancy[i, k] += g
-                if t == 0:
-                    first[i, k] = g
-                if keep_gamma:
-                    gamma_out[start + t, k] = g
-                if moments:
-                    for d in range(D):
-                        residual[d] = X[start + t, d] - means[k, d]
-                        m1[i, k, d] += g * residual[d]
-                    for d in range(D):  # the whole square: the inner loop vectorises, twice as fast as a triangle
-                        gd = g * residual[d]
-                        for e in range(D):
-                            m2[i, k, d, e] += gd * residual[e]
-        log_likelihood[i] = total
+                    s += alpha[a] * transmat[a, j]
+                predicted[j] = s
+            # P(s_{t-1} = a, s_t = j | x) = alpha_a A_aj b_j beta_j / sum_j predicted_j b_j beta_j
+            z = 0.0
+            for j in range(K):
+                weight[j] = b[t, j] * beta[t, j]
+                z += predicted[j] * weight[j]
+            for a in range(K):
+                for j in range(K):
+                    xi[i, a, j] += alpha[a] * transmat[a, j] * weight[j] / z
+        scale = 0.0
+        for k in range(K):
+            alpha[k] = predicted[k] * b[t, k]
+            scale += alpha[k]
+        total += np.log(scale)
+        norm = 0.0
+        for k in range(K):
+            alpha[k] /= scale
+            gamma[k] = alpha[k] * beta[t, k]
+            norm += gamma[k]
+        _add_posterior(i, t, start, gamma, norm, X, means, moments, gamma_out, first, occupancy, m1, m2, residual)
+    return total
+
+
+@compiled(nogil=True, inline="always")
+def _add_posterior(i, t, start, gamma, norm, X, means, moments, gamma_out, first, occupancy, m1, m2,
+                   residual):  # pragma: no cover - compiled; tested through its callers
+    """Add step ``t``'s posterior ``gamma / norm`` to sequence ``i``'s occupancy, first state and moments."""
+    D = X.shape[1]
+    for k in range(gamma.shape[0]):
+        g = gamma[k] / norm
+        occupancy[i, k] += g
+        if t == 0:
+            first[i, k] = g
+        if gamma_out.shape[0] > 0:
+            gamma_out[start + t, k] = g
+        if moments:
+            for d in range(D):
+                residual[d] = X[start + t, d] - means[k, d]
+                m1[i, k, d] += g * residual[d]
+            for d in range(D):  # the whole square: the inner loop vectorises, twice as fast as a triangle
+                gd = g * residual[d]
+                for e in range(D):
+                    m2[i, k, d, e] += gd * residual[e]
 
 
 def _one_blas_thread():

@@ -133,7 +133,7 @@ def read_bif(path: str | os.PathLike) -> BayesianNetwork:
     return parse_bif(text, source=path)
 
 
-def parse_bif(text: str, *, source: str = "<text>") -> BayesianNetwork:  # noqa: C901 - to be split in 0.3 (listed in CONTRIBUTING.md)
+def parse_bif(text: str, *, source: str = "<text>") -> BayesianNetwork:
     """Parse BIF text into a network.
 
     Parameters
@@ -171,39 +171,66 @@ def parse_bif(text: str, *, source: str = "<text>") -> BayesianNetwork:  # noqa:
         fail_in(clean, position, message)
 
     blocks = _top_level_blocks(clean, fail)
-    states, edges, na_values, hidden = {}, {}, (), []
-    cpts: dict = {}
-    parents: dict = {}
+    states, edges, na_values, hidden = _declarations(blocks, fail)
+    if not states:
+        fail(len(clean), "no 'variable' block: this is not a BIF network file.")
+    parents, cpts = _probabilities(blocks, states, fail)
+    absent = [v for v in states if v not in cpts]
+    if absent:
+        fail(len(clean), f"variables {absent[:5]} have no probability block.")
+    try:
+        schema = Schema(states, bin_edges=edges, na_values=na_values, hidden=hidden)
+        return BayesianNetwork(parents, cpts, states, schema=schema)
+    except (SchemaError, ValueError, TypeError) as exc:
+        raise NetworkFileError(f"{source}: {exc}") from None
+
+
+def _declarations(blocks: list, fail) -> tuple:
+    """Return the variables' labels, bin edges, the missing-value markers and the hidden variables."""
+    states: dict = {}
+    edges: dict = {}
+    na_values: tuple = ()
+    hidden: list = []
     for kind, start, match in blocks:
         if kind == "network":
             for key, value in _properties(match["body"]):
                 if key == "bnfisher_na_values":
                     na_values = tuple(_json_list(value, start, fail, key, (str, int, float, bool)))
         elif kind == "variable":
-            name = match["name"]
-            if name in states:
-                fail(start, f"variable {name!r} is declared twice.")
-            labels = _split(match["states"])
-            if len(labels) != int(match["n"]):
-                fail(start, f"variable {name!r} declares {match['n']} states but lists {len(labels)}.")
-            if not labels:
-                fail(start, f"variable {name!r} has no states.")
-            for key, value in _properties(match["rest"]):
-                value = value.strip()
-                if key == "bnfisher_label_type" and value in _CONVERTERS:
-                    try:
-                        labels = [_CONVERTERS[value](label) for label in labels]
-                    except (KeyError, ValueError):
-                        fail(start, f"variable {name!r}: labels {labels} are not of type {value}.")
-                elif key == "bnfisher_bin_edges":
-                    edges[name] = _json_list(value, start, fail, key, (int, float))
-                elif key == "bnfisher_hidden" and value == "true":
-                    hidden.append(name)
-            if len(set(labels)) != len(labels):
-                fail(start, f"variable {name!r} lists a state twice: {labels}.")
-            states[name] = tuple(labels)
-    if not states:
-        fail(len(clean), "no 'variable' block: this is not a BIF network file.")
+            if match["name"] in states:
+                fail(start, f"variable {match['name']!r} is declared twice.")
+            states[match["name"]] = _variable(match, start, fail, edges, hidden)
+    return states, edges, na_values, hidden
+
+
+def _variable(match, start: int, fail, edges: dict, hidden: list) -> tuple:
+    """Return a variable block's labels, typed by its property; its bin edges and hidden flag go to the lists."""
+    name = match["name"]
+    labels = _split(match["states"])
+    if len(labels) != int(match["n"]):
+        fail(start, f"variable {name!r} declares {match['n']} states but lists {len(labels)}.")
+    if not labels:
+        fail(start, f"variable {name!r} has no states.")
+    for key, value in _properties(match["rest"]):
+        value = value.strip()
+        if key == "bnfisher_label_type" and value in _CONVERTERS:
+            try:
+                labels = [_CONVERTERS[value](label) for label in labels]
+            except (KeyError, ValueError):
+                fail(start, f"variable {name!r}: labels {labels} are not of type {value}.")
+        elif key == "bnfisher_bin_edges":
+            edges[name] = _json_list(value, start, fail, key, (int, float))
+        elif key == "bnfisher_hidden" and value == "true":
+            hidden.append(name)
+    if len(set(labels)) != len(labels):
+        fail(start, f"variable {name!r} lists a state twice: {labels}.")
+    return tuple(labels)
+
+
+def _probabilities(blocks: list, states: dict, fail) -> tuple[dict, dict]:
+    """Return the parents and CPT of every variable with a probability block."""
+    cpts: dict = {}
+    parents: dict = {}
     for kind, start, match in blocks:
         if kind != "probability":
             continue
@@ -219,14 +246,7 @@ def parse_bif(text: str, *, source: str = "<text>") -> BayesianNetwork:  # noqa:
                 fail(start, f"probability block of {child!r} names unknown parent {p!r}.")
         cpts[child] = _parse_table(match["body"], child, ps, states, start, fail)
         parents[child] = ps
-    absent = [v for v in states if v not in cpts]
-    if absent:
-        fail(len(clean), f"variables {absent[:5]} have no probability block.")
-    try:
-        schema = Schema(states, bin_edges=edges, na_values=na_values, hidden=hidden)
-        return BayesianNetwork(parents, cpts, states, schema=schema)
-    except (SchemaError, ValueError, TypeError) as exc:
-        raise NetworkFileError(f"{source}: {exc}") from None
+    return parents, cpts
 
 
 def _top_level_blocks(clean: str, fail) -> list:
@@ -302,19 +322,7 @@ def _parse_table(body: str, child: str, ps: tuple, states: dict, start: int, fai
             table = numbers(entry[len("table"):], table.size, "the table").reshape(shape)
             seen.add("table")
             continue
-        if entry.startswith("default"):
-            fail(start, f"the probability block of {child!r} uses 'default', which bnfisher does not read.")
-        if not entry.startswith("(") or ")" not in entry:
-            fail(start, f"cannot parse the entry {entry[:60]!r} of {child!r}.")
-        config_text, _, values_text = entry[1:].partition(")")
-        config = _split(config_text)
-        if len(config) != len(ps):
-            fail(start, f"entry ({', '.join(config)}) of {child!r} has {len(config)} parent states; "
-                        f"expected {len(ps)}.")
-        try:
-            position = tuple(index[label] for index, label in zip(label_index, config))
-        except KeyError as exc:
-            fail(start, f"entry of {child!r} names unknown parent state {exc.args[0]!r}.")
+        position, config, values_text = _row_entry(entry, child, ps, label_index, start, fail)
         if position in seen or "table" in seen:
             fail(start, f"a second row for parent configuration ({', '.join(config)}) of {child!r}.")
         seen.add(position)
@@ -324,6 +332,23 @@ def _parse_table(body: str, child: str, ps: tuple, states: dict, start: int, fai
         config = tuple(states[p][k] for p, k in zip(ps, missing))
         fail(start, f"the table of {child!r} has no row for parent configuration {config}.")
     return table
+
+
+def _row_entry(entry: str, child: str, ps: tuple, label_index: list, start: int, fail) -> tuple:
+    """Parse ``(parent states) numbers`` into the row's position, its parent states and the numbers' text."""
+    if entry.startswith("default"):
+        fail(start, f"the probability block of {child!r} uses 'default', which bnfisher does not read.")
+    if not entry.startswith("(") or ")" not in entry:
+        fail(start, f"cannot parse the entry {entry[:60]!r} of {child!r}.")
+    config_text, _, values_text = entry[1:].partition(")")
+    config = _split(config_text)
+    if len(config) != len(ps):
+        fail(start, f"entry ({', '.join(config)}) of {child!r} has {len(config)} parent states; expected {len(ps)}.")
+    try:
+        position = tuple(index[label] for index, label in zip(label_index, config))
+    except KeyError as exc:
+        fail(start, f"entry of {child!r} names unknown parent state {exc.args[0]!r}.")
+    return position, config, values_text
 
 
 def _label_type(labels: tuple) -> str | None:
@@ -377,6 +402,35 @@ def check_bif_names(states) -> None:
         if kinds:
             raise SchemaError(f"Variable {v!r} has labels of type {', '.join(sorted(kinds))}, which BIF cannot "
                               "give back; convert the column to str (or numbers) first.")
+
+
+def _variable_block(v, labels: tuple, schema: Schema) -> list:
+    """Return the lines of a variable block: its labels, and its label type, bin edges and hidden flag."""
+    listed = ", ".join(str(label) for label in labels)
+    lines = [f"variable {v} {{", f"  type discrete [ {len(labels)} ] {{ {listed} }};"]
+    label_type = _label_type(labels)
+    if label_type is not None:
+        lines.append(f"  property bnfisher_label_type = {label_type} ;")
+    if v in schema.bin_edges:
+        lines.append(f"  property bnfisher_bin_edges = {_json_text([float(e) for e in schema.bin_edges[v]])} ;")
+    if v in schema.hidden:
+        lines.append("  property bnfisher_hidden = true ;")
+    return [*lines, "}"]
+
+
+def _probability_block(network: BayesianNetwork, v) -> list:
+    """Return the lines of a probability block: one table, or one row per parent configuration."""
+    ps = network.parents[v]
+    table = network.cpts[v]
+    head = f"{v} | {', '.join(str(p) for p in ps)}" if ps else f"{v}"
+    lines = [f"probability ( {head} ) {{"]
+    if not ps:
+        lines.append("  table " + ", ".join(format(x, ".17g") for x in table) + ";")
+    else:
+        for position in itertools.product(*(range(len(network.states[p])) for p in ps)):
+            config = ", ".join(str(network.states[p][k]) for p, k in zip(ps, position))
+            lines.append(f"  ({config}) " + ", ".join(format(x, ".17g") for x in table[position]) + ";")
+    return [*lines, "}"]
 
 
 def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *, name: str = "bnfisher") -> str:
@@ -433,29 +487,9 @@ def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *
     lines.append("}")
     # Variable blocks in the declared order (schema.variables): an array of codes means the same after reading.
     for v in schema.variables:
-        labels = network.states[v]
-        lines.append(f"variable {v} {{")
-        lines.append(f"  type discrete [ {len(labels)} ] {{ {', '.join(str(label) for label in labels)} }};")
-        label_type = _label_type(labels)
-        if label_type is not None:
-            lines.append(f"  property bnfisher_label_type = {label_type} ;")
-        if v in schema.bin_edges:
-            lines.append(f"  property bnfisher_bin_edges = {_json_text([float(e) for e in schema.bin_edges[v]])} ;")
-        if v in schema.hidden:
-            lines.append("  property bnfisher_hidden = true ;")
-        lines.append("}")
+        lines += _variable_block(v, network.states[v], schema)
     for v in network.variables:
-        ps = network.parents[v]
-        table = network.cpts[v]
-        head = f"{v} | {', '.join(str(p) for p in ps)}" if ps else f"{v}"
-        lines.append(f"probability ( {head} ) {{")
-        if not ps:
-            lines.append("  table " + ", ".join(format(x, ".17g") for x in table) + ";")
-        else:
-            for position in itertools.product(*(range(len(network.states[p])) for p in ps)):
-                config = ", ".join(str(network.states[p][k]) for p, k in zip(ps, position))
-                lines.append(f"  ({config}) " + ", ".join(format(x, ".17g") for x in table[position]) + ";")
-        lines.append("}")
+        lines += _probability_block(network, v)
     text = "\n".join(lines) + "\n"
     if path is not None:
         from bnfisher.data.io import write_text

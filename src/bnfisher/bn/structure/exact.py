@@ -174,26 +174,10 @@ def _candidate_sets(scorer, n_vars: int, limit: int, required: list, allowed: li
         for v in range(n_vars):
             if level < len(required[v]):
                 continue
-            extra = level - len(required[v])
-            if extra == 0:
+            if level == len(required[v]):
                 batch.append((v, (), -math.inf))
                 continue
-            previous = frontier[v]
-            seen = set()
-            for base in previous:
-                start = allowed[v].index(base[-1]) + 1 if base else 0
-                for u in allowed[v][start:]:
-                    grown = base + (u,)
-                    if grown in seen:
-                        continue
-                    seen.add(grown)
-                    subsets = [grown[:i] + grown[i + 1:] for i in range(len(grown))]
-                    if any(s not in previous for s in subsets):  # a subset was closed: so is this set
-                        continue
-                    best_subset = max(previous[s] for s in subsets)
-                    if penalised and -_penalty(scorer, v, tuple(sorted(required[v] + grown))) <= best_subset:
-                        continue  # its penalty alone exceeds what the likelihood could gain (de Campos & Ji)
-                    batch.append((v, grown, best_subset))
+            batch += _grown_sets(scorer, v, frontier[v], required[v], allowed[v], penalised)
         if not batch:
             break
         # The whole level in one batch (one compiled call, or one pass over distributed data).
@@ -209,6 +193,30 @@ def _candidate_sets(scorer, n_vars: int, limit: int, required: list, allowed: li
         if progress:
             print(f"exact: parent sets of size {level}: {len(batch):,} scored", file=sys.stderr)
     return kept
+
+
+def _grown_sets(scorer, v: int, previous: dict, required: list, allowed: list, penalised: bool) -> list:
+    """Return ``(v, set, best subset score)`` of each open set one larger, whose every subset is still open.
+
+    A set is skipped when a subset was closed (so is the set) or, with a penalised score, when its penalty
+    alone exceeds what the likelihood could gain (de Campos & Ji).
+    """
+    batch, seen = [], set()
+    for base in previous:
+        start = allowed.index(base[-1]) + 1 if base else 0
+        for u in allowed[start:]:
+            grown = base + (u,)
+            if grown in seen:
+                continue
+            seen.add(grown)
+            subsets = [grown[:i] + grown[i + 1:] for i in range(len(grown))]
+            if any(s not in previous for s in subsets):
+                continue
+            best_subset = max(previous[s] for s in subsets)
+            if penalised and -_penalty(scorer, v, tuple(sorted(required + grown))) <= best_subset:
+                continue
+            batch.append((v, grown, best_subset))
+    return batch
 
 
 def _best_within(candidates: list, child: int, n_vars: int):

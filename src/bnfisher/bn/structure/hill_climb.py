@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 
 from bnfisher._jit import compiled
+from bnfisher._progress import progress_bar
 from bnfisher._validation import check_random_state
 from bnfisher.exceptions import ConvergenceWarning
 
@@ -102,7 +103,7 @@ def _closes_cycle(arcs, reach, i, j):  # pragma: no cover - compiled
 
 
 @compiled(nogil=True, fallback=_numpy_best_move, cost=_best_move_cost)
-def _best_move(candidates, lengths, add_gain, delete_gain, arcs, reach, white, black, counts, max_parents,  # noqa: C901 - one flat loop: a call per arc, even inlined, cost 25x
+def _best_move(candidates, lengths, add_gain, delete_gain, arcs, reach, white, black, counts, max_parents,
                minimum, skip_neutral, excluded):  # pragma: no cover - compiled
     """Return the legal move with the largest gain above ``minimum``: ``(kind, i, j, gain)``, kind -1 when none.
 
@@ -121,19 +122,17 @@ def _best_move(candidates, lengths, add_gain, delete_gain, arcs, reach, white, b
         room_j = counts[j] < max_parents
         for k in range(lengths[j]):
             i = candidates[j, k]
+            present = arcs[i, j]
+            # add i -> j: absent, no path j ~> i, not blacklisted, room in j; delete i -> j: present, not
+            # whitelisted; reverse (delete i -> j, add j -> i): deletable, j -> i not blacklisted, room in i.
+            deletable = present and not white[i, j]
             for kind in range(3):
-                if kind == 0:  # add i -> j: absent, no path j ~> i, not blacklisted, room in j
-                    if arcs[i, j] or reach[j, i] or black[i, j] or not room_j:
-                        continue
-                    gain = add_gain[i, j]
-                elif kind == 1:  # delete i -> j
-                    if not arcs[i, j] or white[i, j]:
-                        continue
-                    gain = delete_gain[i, j]
-                else:  # reverse: delete i -> j, add j -> i
-                    if not arcs[i, j] or white[i, j] or black[j, i] or counts[i] >= max_parents:
-                        continue
-                    gain = delete_gain[i, j] + add_gain[j, i]
+                legal = ((not present and not reach[j, i] and not black[i, j] and room_j) if kind == 0 else
+                         deletable if kind == 1 else (deletable and not black[j, i] and counts[i] < max_parents))
+                if not legal:
+                    continue
+                gain = (add_gain[i, j] if kind == 0 else
+                        delete_gain[i, j] if kind == 1 else delete_gain[i, j] + add_gain[j, i])
                 if not gain > minimum or (skip_neutral and abs(gain) <= 1e-6):
                     continue
                 position = (kind * n + i) * n + j
@@ -348,46 +347,62 @@ def _out_of_time(deadline, steps: int) -> bool:
 
 
 def _climb(search: _Search, tabu: int, max_tabu: int, max_iter, progress_bar, deadline=None) -> tuple:
+    """Climb from the search's structure; return the best total and structure (plain, or tabu with ``tabu > 0``)."""
+    if tabu > 0:
+        return _tabu_climb(search, tabu, max_tabu, max_iter, progress_bar, deadline)
+    steps = 0
+    while max_iter is None or steps < max_iter:
+        if _out_of_time(deadline, steps):
+            return search.total, search.snapshot()
+        move = search.best_move()
+        if move is None:
+            break
+        search.apply(*move[1:])
+        steps += 1
+        _show(progress_bar, search.total)
+    else:
+        if search.best_move() is not None:
+            warnings.warn(f"Hill climbing stopped after max_iter={max_iter} moves with improving moves left; "
+                          "raise `max_iter` (or pass None).", ConvergenceWarning, stacklevel=4)
+    return search.total, search.snapshot()
+
+
+def _show(progress_bar, score: float) -> None:
+    """Count one move on the progress bar (if any), showing the score."""
+    if progress_bar is not None:
+        progress_bar.update(1)
+        progress_bar.set_postfix(score=f"{score:.6g}")
+
+
+def _moved(parents, kind: int, i: int, j: int) -> tuple:
+    """Return the structure (sorted parent tuples) after the move ``(kind, i, j)``."""
+    structure = [set(ps) for ps in parents]
+    if kind == _ADD:
+        structure[j].add(i)
+    elif kind == _DELETE:
+        structure[j].discard(i)
+    else:
+        structure[j].discard(i)
+        structure[i].add(j)
+    return tuple(tuple(sorted(ps)) for ps in structure)
+
+
+def _tabu_climb(search: _Search, tabu: int, max_tabu: int, max_iter, progress_bar, deadline) -> tuple:
+    """Climb by tabu search (bnlearn's ``tabu``); return the best total and structure seen.
+
+    Each step takes the best move not leading to a recently visited structure, even if it lowers the score; the
+    search stops after ``max_tabu`` steps without improving on the best structure seen.  Score-neutral moves
+    (covered arc reversals, which stay in the same equivalence class) are skipped, or the tabu steps are spent
+    walking inside one class.
+    """
     best_total, best_structure = search.total, search.snapshot()
-    if tabu <= 0:
-        steps = 0
-        while max_iter is None or steps < max_iter:
-            if _out_of_time(deadline, steps):
-                return search.total, search.snapshot()
-            move = search.best_move()
-            if move is None:
-                break
-            search.apply(*move[1:])
-            steps += 1
-            if progress_bar is not None:
-                progress_bar.update(1)
-                progress_bar.set_postfix(score=f"{search.total:.6g}")
-        else:
-            if search.best_move() is not None:
-                warnings.warn(f"Hill climbing stopped after max_iter={max_iter} moves with improving moves left; "
-                              "raise `max_iter` (or pass None).", ConvergenceWarning, stacklevel=4)
-        return search.total, search.snapshot()
-    # Tabu search (bnlearn's ``tabu``): take the best move not leading to a recently
-    # visited structure even if it lowers the score; stop after `max_tabu` steps
-    # without improving on the best structure seen.  Score-neutral moves (covered arc
-    # reversals, which stay in the same equivalence class) are skipped, or the
-    # tabu steps are spent walking inside one class.
     recent = [search.snapshot()]
     without_improvement = steps = 0
     while without_improvement < max_tabu and (max_iter is None or steps < max_iter):
         if _out_of_time(deadline, steps):
             break
-
         def leads_to_tabu(kind, i, j, recent=recent):
-            structure = [set(ps) for ps in search.parents]
-            if kind == _ADD:
-                structure[j].add(i)
-            elif kind == _DELETE:
-                structure[j].discard(i)
-            else:
-                structure[j].discard(i)
-                structure[i].add(j)
-            return tuple(tuple(sorted(ps)) for ps in structure) in recent
+            return _moved(search.parents, kind, i, j) in recent
 
         move = search.best_move(tabu_check=leads_to_tabu, minimum_gain=-np.inf, skip_neutral=True)
         if move is None:
@@ -400,10 +415,21 @@ def _climb(search: _Search, tabu: int, max_tabu: int, max_iter, progress_bar, de
             without_improvement = 0
         else:
             without_improvement += 1
-        if progress_bar is not None:
-            progress_bar.update(1)
-            progress_bar.set_postfix(score=f"{best_total:.6g}")
+        _show(progress_bar, best_total)
     return best_total, best_structure
+
+
+def _perturb(search: _Search, best, perturb: int, rng) -> None:
+    """Reset the search to ``best`` and make ``perturb`` random legal moves (a random restart's start)."""
+    search.reset(list(best))
+    for _ in range(perturb):
+        legal = np.argwhere(np.isfinite(search.moves()))
+        if len(legal) == 0:
+            break
+        kind, i, j = legal[rng.integers(len(legal))]
+        if kind == _REVERSE and search.creates_cycle(int(i), int(j)):
+            continue
+        search.apply(int(kind), int(i), int(j))
 
 
 def hill_climb(scorer, n_variables: int, *, start=None, max_parents=None, tabu: int = 0, max_tabu=None,
@@ -456,32 +482,19 @@ def hill_climb(scorer, n_variables: int, *, start=None, max_parents=None, tabu: 
         candidates = [set(c) | parents[j] for j, c in enumerate(candidates)]
     search = _Search(scorer, n, max_parents, white, black, candidates)
     search.reset([tuple(ps) for ps in parents])
-    progress_bar = None
-    if progress:
-        from bnfisher._progress import progress_bar as make_bar
-
-        progress_bar = make_bar(desc="hill climbing", unit="move", leave=False)
+    bar = progress_bar(desc="hill climbing", unit="move", leave=False) if progress else None
+    max_tabu = max_tabu if max_tabu is not None else tabu
     try:
-        best_total, best = _climb(search, tabu, max_tabu if max_tabu is not None else tabu, max_iter, progress_bar,
-                                  deadline)
+        best_total, best = _climb(search, tabu, max_tabu, max_iter, bar, deadline)
         rng = check_random_state(random_state)
         for _ in range(restarts):
-            search.reset(list(best))
-            for _ in range(perturb):
-                legal = np.argwhere(np.isfinite(search.moves()))
-                if len(legal) == 0:
-                    break
-                kind, i, j = legal[rng.integers(len(legal))]
-                if kind == _REVERSE and search.creates_cycle(int(i), int(j)):
-                    continue
-                search.apply(int(kind), int(i), int(j))
+            _perturb(search, best, perturb, rng)
             if deadline is not None and time.monotonic() >= deadline[0]:
                 break
-            total, structure = _climb(search, tabu, max_tabu if max_tabu is not None else tabu, max_iter,
-                                      progress_bar, deadline)
+            total, structure = _climb(search, tabu, max_tabu, max_iter, bar, deadline)
             if total > best_total + _MIN_GAIN:
                 best_total, best = total, structure
     finally:
-        if progress_bar is not None:
-            progress_bar.close()
+        if bar is not None:
+            bar.close()
     return [tuple(ps) for ps in best]

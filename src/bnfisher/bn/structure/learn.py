@@ -150,19 +150,22 @@ def _screened_scorer(provider, options: dict, blacklist, *, progress: bool, orde
     return scorer, candidates, limit
 
 
-def _hill_climb_parents(provider, options: dict) -> tuple[list, dict]:
-    """Validate the hill-climbing options and run the search; return the parents and what it reports."""
+def _climb_start(provider, options: dict) -> list | None:
+    """Return the parent sets (column indices) the first climb starts from: ``start``'s, Chow-Liu's, or None."""
     variables = provider.variables
-    index = {v: i for i, v in enumerate(variables)}
-    white, black = _lists(options, variables)
-    start = None
     if isinstance(options.get("start"), str):
         if options["start"] != "chow-liu":
             raise OptionError(f"`start` must be 'chow-liu' or a structure; got {options['start']!r}.")
-        start = chow_liu_parents(provider)
-    elif options.get("start") is not None:
-        given = _given_structure(options["start"], variables)
-        start = [tuple(index[p] for p in given[v]) for v in variables]
+        return chow_liu_parents(provider)
+    if options.get("start") is None:
+        return None
+    index = {v: i for i, v in enumerate(variables)}
+    given = _given_structure(options["start"], variables)
+    return [tuple(index[p] for p in given[v]) for v in variables]
+
+
+def _checked_start(start, white: list, variables, max_parents) -> int | None:
+    """Check that the start with the whitelist is acyclic and within ``max_parents``; return it validated."""
     start_names = {v: [variables[p] for p in (start[i] if start else ())] for i, v in enumerate(variables)}
     for a, b in white:
         if variables[a] not in start_names[variables[b]]:
@@ -171,14 +174,21 @@ def _hill_climb_parents(provider, options: dict) -> tuple[list, dict]:
         topological_order(start_names, list(variables))
     except ValueError as exc:
         raise OptionError(f"The `whitelist` (with `start`) is not acyclic: {exc}") from None
-    max_parents = options.get("max_parents")
-    if max_parents is not None:
-        max_parents = check_positive_int(max_parents, "max_parents", minimum=0)
-        crowded = [v for v, ps in start_names.items() if len(ps) > max_parents]
-        if crowded:
-            raise OptionError(
-                f"Variable {crowded[0]!r} has more whitelisted/start parents than max_parents={max_parents}."
-            )
+    if max_parents is None:
+        return None
+    max_parents = check_positive_int(max_parents, "max_parents", minimum=0)
+    crowded = [v for v, ps in start_names.items() if len(ps) > max_parents]
+    if crowded:
+        raise OptionError(f"Variable {crowded[0]!r} has more whitelisted/start parents than max_parents={max_parents}.")
+    return max_parents
+
+
+def _hill_climb_parents(provider, options: dict) -> tuple[list, dict]:
+    """Validate the hill-climbing options and run the search; return the parents and what it reports."""
+    variables = provider.variables
+    white, black = _lists(options, variables)
+    start = _climb_start(provider, options)
+    max_parents = _checked_start(start, white, variables, options.get("max_parents"))
     tabu = check_positive_int(options["tabu"], "tabu", minimum=0)
     max_tabu = options.get("max_tabu")
     if max_tabu is not None:

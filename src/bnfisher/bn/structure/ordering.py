@@ -206,12 +206,55 @@ def _value(k, scores):  # pragma: no cover - compiled
     return -np.inf if k < 0 else scores[k]
 
 
+@compiled(nogil=True, fallback="python", cost=lambda *_: 1e-6)
+def _prefixes(order, n_words):  # pragma: no cover - compiled
+    """Return ``prefix[k]``: the mask of the variables before position ``k`` of ``order``."""
+    n = order.size
+    one = np.uint64(1)
+    prefix = np.zeros((n + 1, n_words), np.uint64)
+    for k in range(n):  # element loops, not slice assignments: those compile a slow error path
+        for w in range(n_words):
+            prefix[k + 1, w] = prefix[k, w]
+        u = order[k]
+        prefix[k + 1, u // 64] |= one << np.uint64(u % 64)
+    return prefix
+
+
+@compiled(nogil=True, fallback="python", cost=lambda *_: 1e-6)
+def _best_insertion(order, i, v, prefix, current, masks, scores, offsets):  # pragma: no cover - compiled
+    """Return the position that raises the order's score most when ``v`` (at ``i``) moves there, or -1."""
+    n = order.size
+    one = np.uint64(1)
+    bit_word, bit = v // 64, one << np.uint64(v % 64)
+    best_gain, best_position = _MIN_GAIN, -1
+    # Later positions: v's predecessors grow by order[i+1..p]; each of those loses v.
+    others = 0.0
+    for p in range(i + 1, n):
+        without = prefix[p].copy()
+        without[bit_word] &= ~bit
+        others += _value(_best(order[p], without, masks, offsets), scores) - current[p]
+        mine = prefix[p + 1].copy()
+        mine[bit_word] &= ~bit
+        gain = others + _value(_best(v, mine, masks, offsets), scores) - current[i]
+        if gain > best_gain + _TIE:  # ties (equal up to rounding) go to the first position
+            best_gain, best_position = gain, p
+    # Earlier positions: v's predecessors shrink to prefix[p]; order[p..i-1] gain v.
+    others = 0.0
+    for p in range(i - 1, -1, -1):
+        with_v = prefix[p].copy()
+        with_v[bit_word] |= bit
+        others += _value(_best(order[p], with_v, masks, offsets), scores) - current[p]
+        gain = others + _value(_best(v, prefix[p], masks, offsets), scores) - current[i]
+        if gain > best_gain + _TIE:  # ties (equal up to rounding) go to the first position
+            best_gain, best_position = gain, p
+    return best_position
+
+
 @compiled(nogil=True, fallback="python", cost=_search_cost)
 def _insertion_search(order, masks, scores, offsets, max_passes):  # pragma: no cover - compiled
     """Move one variable at a time to the position that raises the order's score most, until none does."""
     n = order.size
     n_words = masks.shape[1]
-    one = np.uint64(1)
     passes = 0
     improved = True
     while improved and passes < max_passes:
@@ -221,37 +264,11 @@ def _insertion_search(order, masks, scores, offsets, max_passes):  # pragma: no 
             i = 0
             while order[i] != v:
                 i += 1
-            prefix = np.zeros((n + 1, n_words), np.uint64)  # prefix[k]: the variables before position k
-            for k in range(n):  # element loops, not slice assignments: those compile a slow error path
-                for w in range(n_words):
-                    prefix[k + 1, w] = prefix[k, w]
-                u = order[k]
-                prefix[k + 1, u // 64] |= one << np.uint64(u % 64)
+            prefix = _prefixes(order, n_words)
             current = np.empty(n)
             for k in range(n):
                 current[k] = _value(_best(order[k], prefix[k], masks, offsets), scores)
-            bit_word, bit = v // 64, one << np.uint64(v % 64)
-            best_gain, best_position = _MIN_GAIN, -1
-            # Later positions: v's predecessors grow by order[i+1..p]; each of those loses v.
-            others = 0.0
-            for p in range(i + 1, n):
-                without = prefix[p].copy()
-                without[bit_word] &= ~bit
-                others += _value(_best(order[p], without, masks, offsets), scores) - current[p]
-                mine = prefix[p + 1].copy()
-                mine[bit_word] &= ~bit
-                gain = others + _value(_best(v, mine, masks, offsets), scores) - current[i]
-                if gain > best_gain + _TIE:  # ties (equal up to rounding) go to the first position
-                    best_gain, best_position = gain, p
-            # Earlier positions: v's predecessors shrink to prefix[p]; order[p..i-1] gain v.
-            others = 0.0
-            for p in range(i - 1, -1, -1):
-                with_v = prefix[p].copy()
-                with_v[bit_word] |= bit
-                others += _value(_best(order[p], with_v, masks, offsets), scores) - current[p]
-                gain = others + _value(_best(v, prefix[p], masks, offsets), scores) - current[i]
-                if gain > best_gain + _TIE:  # ties (equal up to rounding) go to the first position
-                    best_gain, best_position = gain, p
+            best_position = _best_insertion(order, i, v, prefix, current, masks, scores, offsets)
             if best_position >= 0:
                 if best_position > i:
                     for k in range(i, best_position):
