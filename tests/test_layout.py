@@ -238,3 +238,17 @@ def test_the_complexity_limit_is_12_with_no_exception():
     excused = [(name, k + 1) for name, path in _modules().items()
                for k, line in enumerate(path.read_text().splitlines()) if "noqa: C901" in line]
     assert excused == []
+
+
+def test_the_core_imports_its_own_modules_at_the_top():
+    """Every arrow visible: a deferred import in the core means a heavy optional library, never bnfisher itself."""
+    offences = []
+    for name, path in _modules().items():
+        if not _in_core(name):
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                offences += [(name, node.name, sub.module) for sub in ast.walk(node) if isinstance(sub, ast.ImportFrom)
+                             and (sub.level or (sub.module or "").startswith("bnfisher"))]
+    assert offences == []

@@ -48,6 +48,7 @@ from bnfisher._validation import check_nonnegative_float, check_positive_int, ch
 from bnfisher.bn.inference.components import plan_components
 from bnfisher.bn.inference.evidence import family_cell_weights
 from bnfisher.bn.network import BayesianNetwork, cpt_from_counts
+from bnfisher.data.counts import configuration_index
 from bnfisher.data.providers import NumpyCounts
 from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.exceptions import ConvergenceWarning, DataError
@@ -95,8 +96,6 @@ class EMResult:
 
 def _complete_counts(codes: np.ndarray, families: list, cards) -> tuple[np.ndarray, list]:
     """Split off the rows without missing values: their count tables do not change between EM iterations."""
-    from bnfisher.data.counts import configuration_index
-
     complete = ~(codes < 0).any(axis=1)
     rows = codes[complete]
     counts = []

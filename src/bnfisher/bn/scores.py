@@ -31,6 +31,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from bnfisher._validation import check_nonnegative_float, check_option
+from bnfisher.bn._bit_counts import row_bits
+from bnfisher.bn._family_scores import family_scores
+from bnfisher.bn._pair_scores import pair_scores
+from bnfisher.bn._projected_scores import projected_scores
 from bnfisher.bn.local_scores import SCORES, local_score
 from bnfisher.bn.network import BayesianNetwork, topological_order
 from bnfisher.data.counts import n_configurations
@@ -261,8 +265,6 @@ class LocalScorer(_CachedScorer):
         more memory than both the codes and 64 MiB.
         """
         if self._bits is None and not self.holes and self.codes.size:
-            from bnfisher.bn._bit_counts import row_bits
-
             size = 8 * int(self.cardinalities.sum()) * ((self.n_rows + 63) // 64)
             if size <= max(self.codes.nbytes, 1 << 26):
                 self._bits = row_bits(self.codes.T, self.cardinalities)
@@ -277,8 +279,6 @@ class LocalScorer(_CachedScorer):
         -------
         ndarray of shape (n_variables, n_variables)
         """
-        from bnfisher.bn._pair_scores import pair_scores
-
         if self.holes:
             return super().pair_scores()
         self.n_evaluations += self.cardinalities.size ** 2
@@ -311,8 +311,6 @@ class LocalScorer(_CachedScorer):
         -------
         list of ndarray
         """
-        from bnfisher.bn._projected_scores import projected_scores
-
         if self.holes:
             return super().grouped_scores(groups)
         cache = self.cache
@@ -332,8 +330,6 @@ class LocalScorer(_CachedScorer):
         return [np.array(list(map(cache.__getitem__, group_keys)), dtype=np.float64) for group_keys in keys]
 
     def _score_new(self, families: list) -> np.ndarray:
-        from bnfisher.bn._family_scores import family_scores
-
         if not self.holes:
             return family_scores(self.codes.T, self.cardinalities, families, score=self.score_name, ess=self.ess,
                                  bits=self.bits)

@@ -31,6 +31,7 @@ import numpy as np
 
 from bnfisher._lazy import pandas as pd
 from bnfisher._validation import check_random_state
+from bnfisher.bn.inference.evidence import expected_counts
 from bnfisher.comparison.attribution import FamilyTests, conditional_family_tests, holm
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.data.providers import in_memory
@@ -223,8 +224,6 @@ def top_cells(kernel: FamilyKernel, X, Y, *, n: int = 10, names: tuple = ("X", "
     >>> len(cells)
     3
     """
-    from bnfisher.bn.inference.evidence import expected_counts
-
     tables = []
     for data in (X, Y):
         encoded = kernel.encode(data)

@@ -21,6 +21,10 @@ from typing import Literal, overload
 
 import numpy as np
 
+from bnfisher._memory import check_allocation
+from bnfisher._parallel import map_threads, threads_for
+from bnfisher._validation import check_positive_int, check_random_state
+from bnfisher.data._row_counts import ROW_PASS_CELLS, RUN_CELLS, check_codes, count_tables, dealt
 from bnfisher.exceptions import DataError, ResourceError
 
 __all__ = ['configuration_index', 'count_family', 'count_block', 'distinct_rows', 'n_configurations',
@@ -106,8 +110,6 @@ def n_configurations(cardinalities: Sequence[int] | np.ndarray, columns: Sequenc
 
 
 def _table_size(columns: Sequence[int], cardinalities: Sequence[int]) -> int:
-    from bnfisher._memory import check_allocation
-
     size = n_configurations(cardinalities, columns)
     check_allocation(8.0 * size, f"The count table over columns {tuple(columns)} ({size} cells)",
                      "limit the number of parents (e.g. `max_parents`) or bin variables into fewer states.")
@@ -211,9 +213,6 @@ def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalit
     >>> [table.tolist() for table in count_block(codes, [(0,), (0, 1)], [2, 2])]
     [[1, 2], [[0, 1], [1, 1]]]
     """
-    from bnfisher._parallel import threads_for
-    from bnfisher.data._row_counts import ROW_PASS_CELLS, RUN_CELLS, check_codes, count_tables, dealt
-
     threads = threads_for(codes.shape[0] * len(families), -1 if n_jobs is None else n_jobs)
     tables: list = [None] * len(families)
     sizes = [n_configurations(cardinalities, family) for family in families]
@@ -260,8 +259,6 @@ def sample_positions(n_rows: int, n: int, *, random_state=None) -> np.ndarray:
     -------
     ndarray of int
     """
-    from bnfisher._validation import check_positive_int, check_random_state
-
     n = check_positive_int(n, "n", minimum=0)
     rng = check_random_state(random_state)
     return np.sort(rng.choice(n_rows, size=min(n, n_rows), replace=False))
@@ -324,8 +321,6 @@ def distinct_rows(codes, cardinalities=None, *, with_inverse=True, n_jobs=-1):
     >>> first.tolist(), inverse.tolist(), counts.tolist()
     ([0, 1], [0, 1, 0], [2, 1])
     """
-    from bnfisher._parallel import map_threads, threads_for
-
     codes = np.asarray(codes)
     n_rows = codes.shape[0]
     if n_rows == 0:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bnfisher._lazy import pandas as pd
+from bnfisher._validation import check_option, check_positive_int
 from bnfisher.data.labels import _as_code_array, _is_numeric
 from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.exceptions import OptionTypeError, SchemaError
@@ -173,8 +174,6 @@ def discretize(data: pd.DataFrame, bins: int = 4, strategy: str = "quantile",
         numeric = list(columns)
     schema = Schema.from_data(data[numeric], bins=bins, strategy=strategy, columns=columns) if numeric else None
     if schema is None:
-        from bnfisher._validation import check_option, check_positive_int
-
         check_positive_int(bins, "bins", minimum=2)
         check_option(strategy, "strategy", ("quantile", "uniform"))
         return data.copy()

@@ -25,6 +25,7 @@ import numpy as np
 
 from bnfisher._memory import check_allocation
 from bnfisher._version import __version__
+from bnfisher.data.io import write_bytes
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError, ResourceError, SchemaError
 
@@ -53,8 +54,6 @@ def write_profile_file(path, schema: Schema, codes: np.ndarray, counts: np.ndarr
     codes : ndarray of shape (n_distinct, n_variables)
     counts : ndarray of int64, shape (n_distinct,)
     """
-    from bnfisher.data.io import write_bytes
-
     content = schema.to_dict()
     header = {"format": FORMAT, "format_version": FORMAT_VERSION, "bnfisher": __version__,
               "rows": int(np.sum(counts)), "schema": content, "checksum": _checksum(content, codes, counts)}

@@ -13,9 +13,11 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from bnfisher._validation import check_option
 from bnfisher.data.counts import count_block, count_family, sample_positions
+from bnfisher.data.io import read_table
 from bnfisher.data.schema import EncodedData, Schema
-from bnfisher.exceptions import DataError, OptionTypeError
+from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
 
 __all__ = ["Backend", "register_provider", "backend_for", 'CountsProvider', 'NumpyCounts', 'as_provider', 'in_memory']
 
@@ -131,8 +133,6 @@ class NumpyCounts:
 
     def __init__(self, codes: np.ndarray, schema: Schema, *, weights: np.ndarray | None = None,
                  block_size: int = 1_000_000, missing: str = "error"):
-        from bnfisher._validation import check_option
-
         if not isinstance(schema, Schema):
             raise OptionTypeError(f"`schema` must be a Schema; got {type(schema).__name__}.")
         self.missing = check_option(missing, "missing", ("error", "available-case"))
@@ -317,8 +317,6 @@ def backend_for(data, engine: str = "auto") -> Backend | None:
     """
     if engine not in ("auto", "numpy"):
         if engine not in _BACKENDS:
-            from bnfisher.exceptions import OptionError
-
             raise OptionError(f"`engine={engine!r}` is not available; registered engines: "
                               f"{['auto', 'numpy', *sorted(_BACKENDS)]}. For 'dask': pip install 'bnfisher[dask]'.")
         return _BACKENDS[engine]
@@ -404,8 +402,6 @@ def as_provider(data, schema: Schema | None = None, *, engine: str = "auto", mis
     >>> provider.n_rows, provider.states["a"]
     (3, ('x', 'y'))
     """
-    from bnfisher._validation import check_option
-
     check_option(engine, "engine", ("auto", "numpy", *_BACKENDS))
     check_option(missing, "missing", ("error", "allow"))
     if schema is not None and not isinstance(schema, Schema):
@@ -418,8 +414,6 @@ def as_provider(data, schema: Schema | None = None, *, engine: str = "auto", mis
     if backend is not None:
         return backend.provider(data, schema, missing)
     if _is_path(data):
-        from bnfisher.data.io import read_table
-
         data = read_table(data, na_values=schema.na_values if schema is not None else None)
     if missing == "allow":
         if schema is None:
@@ -445,8 +439,6 @@ def _encode_new(data) -> EncodedData:
 
 
 def _check_provider_schema(provider, schema: Schema) -> None:
-    from bnfisher.exceptions import SchemaError
-
     for v in schema.variables:
         if v not in provider.variables:
             raise SchemaError(f"Column {v!r} required by the model is absent from the data "

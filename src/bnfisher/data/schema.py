@@ -25,7 +25,9 @@ from types import MappingProxyType
 import numpy as np
 
 from bnfisher._lazy import pandas as pd
+from bnfisher._validation import check_option, check_positive_int
 from bnfisher.data.binning import check_bin_edges, interval_labels, make_bin_edges
+from bnfisher.data.io import read_text
 from bnfisher.data.labels import (
     _as_code_array,
     _check_no_missing,
@@ -170,8 +172,6 @@ class Schema:
             Missing values, an absent column, a float column without ``bins``,
             non-finite values in a column to bin, mixed label types.
         """
-        from bnfisher._validation import check_option, check_positive_int
-
         check_option(missing, "missing", ("error", "allow"))
         if not data:
             raise OptionTypeError("Schema.from_data needs at least one DataFrame.")
@@ -336,8 +336,6 @@ class Schema:
             An absent column, a value that is not a state (naming column, value
             and row), a code out of range, missing values.
         """
-        from bnfisher._validation import check_option
-
         check_option(missing, "missing", ("error", "allow"))
         check_option(handle_unknown, "handle_unknown", ("error", "marginalize"))
         if handle_unknown == "marginalize" and missing != "allow":
@@ -500,8 +498,6 @@ class Schema:
         -------
         Schema
         """
-        from bnfisher.data.io import read_text
-
         return cls.from_json(read_text(path))
 
 

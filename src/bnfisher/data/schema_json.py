@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Mapping
 
+from bnfisher.data.io import write_text
 from bnfisher.data.labels import _json_label
 from bnfisher.exceptions import SchemaError
 
@@ -96,8 +97,6 @@ def json_text(content: dict, path: str | os.PathLike | None = None) -> str:
     """
     text = json.dumps(content, indent=1)
     if path is not None:
-        from bnfisher.data.io import write_text
-
         write_text(path, text)
     return text
 

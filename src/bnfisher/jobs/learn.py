@@ -44,6 +44,13 @@ class LearnResult:
         ``network.learning_`` for EM's objective).
     notes : list of str
         What was done on the way (missing cells, files written).
+
+    Examples
+    --------
+    >>> from bnfisher.datasets import load
+    >>> result = learn_network(load("nursery").iloc[::20], "chow-liu")
+    >>> print(result.to_text().splitlines()[-1].split(";")[0])
+    Learned in ... s
     """
 
     network: BayesianNetwork

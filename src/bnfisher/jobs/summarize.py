@@ -361,6 +361,17 @@ def summarize_distributed(path, k: int, *, scheduler: str | None = None, n_worke
     -------
     SummaryResult
         With ``n_rows`` set and ``data`` the pool when the data exceeds the pool.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bnfisher.datasets import load
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "nursery.parquet"
+    >>> load("nursery").iloc[::5].astype(str).to_parquet(path)
+    >>> result = summarize_distributed(path, 10, pool_size=1000, n_init=20, n_random=20, random_state=0,
+    ...                                n_workers=1)  # doctest: +SKIP
+    >>> len(result.indices), result.n_rows  # doctest: +SKIP
+    (10, 2592)
     """
     from bnfisher.dask.client import dask_client  # Dask: a heavy optional dependency
     from bnfisher.dask.counts import DaskCounts

@@ -20,11 +20,13 @@ import numpy as np
 
 from bnfisher._lazy import sparse as sp
 from bnfisher._memory import check_allocation
+from bnfisher.bn.inference.evidence import family_cell_weights
 from bnfisher.data.counts import configuration_index, n_configurations
 from bnfisher.data.providers import as_provider, backend_for, in_memory
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import DataError, OptionError
 from bnfisher.kernels.columns import KernelColumns
+from bnfisher.kernels.expected import expected_feature_map
 from bnfisher.kernels.mmd import family_mmd2
 
 if TYPE_CHECKING:
@@ -147,8 +149,6 @@ class FamilyKernel:
         DataError
             When weight falls on a cell where the kernel is undefined (probability 0).
         """
-        from bnfisher.bn.inference.evidence import family_cell_weights
-
         codes = self.encode(X).codes
         triples = family_cell_weights(self.network, codes, list(self.families))
         for i, (rows, cells, weights) in enumerate(triples):
@@ -342,8 +342,6 @@ class FamilyKernel:
         -------
         scipy.sparse.csr_matrix of shape (n_rows, n_features)
         """
-        from bnfisher.kernels.expected import expected_feature_map
-
         return expected_feature_map(self._tables, self.network.cardinalities, self.block_offsets, self.n_features_,
                                     weights, n_rows)
 

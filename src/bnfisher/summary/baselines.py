@@ -8,6 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from bnfisher._memory import check_allocation
+from bnfisher._progress import progress_bar
 from bnfisher._validation import check_positive_int, check_random_state
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError
 from bnfisher.kernels.base import FamilyKernel
@@ -46,7 +47,6 @@ def random_subsets(n_rows: int, k: int, count: int, *, random_state=None) -> np.
 def _evaluate_with_progress(evaluator, subsets: np.ndarray, progress: bool) -> np.ndarray:
     if not progress:
         return evaluator.evaluate_many(subsets)
-    from bnfisher._progress import progress_bar
 
     values = []
     with progress_bar(total=len(subsets), desc=f"random starts ({evaluator.name})", unit="subset", leave=False) as bar:

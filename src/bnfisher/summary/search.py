@@ -38,6 +38,7 @@ import numpy as np
 
 from bnfisher._html import html_table
 from bnfisher._numeric import rounding_tolerance
+from bnfisher._progress import progress_bar
 from bnfisher._validation import check_nonnegative_float, check_option, check_positive_int, check_random_state
 from bnfisher.data.providers import in_memory
 from bnfisher.data.schema import EncodedData
@@ -156,8 +157,6 @@ def _greedy(criterion, subset: np.ndarray, max_sweeps, progress: bool, tol: floa
     converged = False
     bar = None
     if progress:
-        from bnfisher._progress import progress_bar
-
         bar = progress_bar(desc=f"greedy {criterion.name}", unit="sweep", leave=False)
     sweep = 0
     try:

@@ -15,6 +15,8 @@ import numpy as np
 
 from bnfisher._memory import check_allocation
 from bnfisher.bn.network import BayesianNetwork
+from bnfisher.data.io import read_text as read
+from bnfisher.data.io import write_text
 from bnfisher.exceptions import DataWarning, NetworkFileError, SchemaError
 
 __all__: list[str] = []
@@ -26,16 +28,12 @@ CONTROL = frozenset(chr(c) for c in range(32)) | {"\x7f"}
 
 def read_text(path) -> str:
     """Return the file's text (through the one reader: its errors name the file)."""
-    from bnfisher.data.io import read_text as read
-
     return read(path)
 
 
 def written(text: str, path) -> str:
     """Write ``text`` to ``path`` (atomically) when a path is given; return it."""
     if path is not None:
-        from bnfisher.data.io import write_text
-
         write_text(path, text)
     return text
 

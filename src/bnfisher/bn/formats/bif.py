@@ -30,6 +30,7 @@ import numpy as np
 from bnfisher._memory import check_allocation
 from bnfisher.bn.formats._shared import warn_text_names
 from bnfisher.bn.network import BayesianNetwork
+from bnfisher.data.io import read_text, write_text
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError, NetworkFileError, OptionTypeError, SchemaError
 
@@ -123,8 +124,6 @@ def read_bif(path: str | os.PathLike) -> BayesianNetwork:
     >>> bf.read_bif(folder / "nursery.bif").parents == network.parents
     True
     """
-    from bnfisher.data.io import read_text
-
     path = os.fspath(path)
     try:
         text = read_text(path)
@@ -492,7 +491,5 @@ def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *
         lines += _probability_block(network, v)
     text = "\n".join(lines) + "\n"
     if path is not None:
-        from bnfisher.data.io import write_text
-
         write_text(path, text)
     return text

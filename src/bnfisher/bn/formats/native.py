@@ -17,6 +17,7 @@ import os
 import numpy as np
 
 from bnfisher.bn.network import BayesianNetwork
+from bnfisher.data.io import read_text, write_text
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError, NetworkFileError, OptionTypeError, SchemaError
 
@@ -130,8 +131,6 @@ def write_model(network: BayesianNetwork, path: str | os.PathLike | None = None)
     """
     text = json.dumps(model_to_dict(network), indent=1)
     if path is not None:
-        from bnfisher.data.io import write_text
-
         write_text(path, text)
     return text
 
@@ -164,8 +163,6 @@ def read_model(path: str | os.PathLike) -> BayesianNetwork:
     >>> bf.read_model(folder / "model.json").parents == network.parents
     True
     """
-    from bnfisher.data.io import read_text
-
     path = os.fspath(path)
     try:
         content = json.loads(read_text(path))

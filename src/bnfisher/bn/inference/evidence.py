@@ -6,10 +6,12 @@ import math
 
 import numpy as np
 
+from bnfisher._memory import check_allocation
+from bnfisher.bn.inference.components import missing_components, plan_components
 from bnfisher.bn.inference.exact import _einsum, _elimination_tree, _junction_tree_plan
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.counts import configuration_index, count_block
-from bnfisher.exceptions import OptionError
+from bnfisher.exceptions import DataError, OptionError, SchemaError
 
 __all__ = ['query', 'posteriors_given_rows', 'posterior_modes', 'family_cell_weights', 'expected_counts']
 
@@ -137,8 +139,6 @@ def posteriors_given_rows(network: BayesianNetwork, codes: np.ndarray, queries: 
     >>> posteriors[0].shape, log_likelihood.shape
     ((3, 5), (3,))
     """
-    from bnfisher._memory import check_allocation
-
     plan = _junction_tree_plan(network)
     check_allocation(8.0 * 3 * max(plan[2]), "The junction tree's largest clique",
                      "use a network with fewer parents per variable.")
@@ -197,7 +197,6 @@ def query(network: BayesianNetwork, targets, evidence):
     """
     import pandas as pd
 
-    from bnfisher.exceptions import DataError, SchemaError
 
     # One variable (whatever the type of its name: 0 and True are names too), or a list of them.
     if isinstance(targets, tuple):
@@ -281,9 +280,6 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
     >>> len(weights)
     1
     """
-    from bnfisher.bn.inference.components import plan_components
-    from bnfisher.exceptions import DataError
-
     codes = np.asarray(codes)
     cards = network.cardinalities
     # Each row's missing values split into components that are independent given its observed values; small
@@ -374,8 +370,6 @@ def posterior_modes(network: BayesianNetwork, codes: np.ndarray) -> np.ndarray:
     >>> bool((posterior_modes(network, codes) >= 0).all())
     True
     """
-    from bnfisher.bn.inference.components import missing_components
-
     holes = codes < 0
     completed = np.array(codes, copy=True)
     components = missing_components(network, codes)
