@@ -35,6 +35,7 @@ from bnfisher.bn.inference.evidence import expected_counts
 from bnfisher.comparison.attribution import FamilyTests, conditional_family_tests, holm
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.data.providers import in_memory
+from bnfisher.data.rows import DistinctRows
 from bnfisher.exceptions import DataError
 from bnfisher.kernels.base import FamilyKernel
 
@@ -66,13 +67,8 @@ def sample_codes(kernel: FamilyKernel, data, *, max_rows: int = 10_000_000) -> t
     if in_memory(data):
         codes = kernel.encode(data).codes
         return codes, np.ones(codes.shape[0])
-    provider = kernel.provider(data)
-    grouped = provider.distinct(max_rows=max_rows) if hasattr(provider, "distinct") else None
-    if grouped is None:
-        codes = kernel.encode(provider.sample(max_rows, random_state=0)).codes
-        return codes, np.ones(codes.shape[0])
-    distinct, copies = grouped
-    return kernel.encode(distinct).codes, np.asarray(copies, dtype=np.float64)
+    rows, _ = DistinctRows.from_provider(kernel.provider(data), max_rows=max_rows, random_state=0)
+    return kernel.encode(rows.encoded).codes, rows.copies.astype(np.float64)
 
 
 def mmd_by_family(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, family_permutations: int | None = None,

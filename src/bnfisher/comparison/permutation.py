@@ -186,20 +186,15 @@ def _samples(kernel: FamilyKernel, X, Y, *, limit: int, witness: bool, rng) -> t
             rows = DistinctRows.of(kernel.encode(data), with_inverse=witness)
             samples.append(_Sample(rows.encoded.codes, rows.copies, rows.inverse))
         else:  # distributed rows: a group-by to distinct rows and counts, which is all the test needs
-            provider = kernel.provider(data)
-            grouped = provider.distinct(max_rows=limit) if hasattr(provider, "distinct") else None
-            if grouped is None:
+            rows, sampled = DistinctRows.from_provider(kernel.provider(data), max_rows=limit, random_state=rng)
+            if sampled:
                 warnings.warn(f"A sample has more than max_rows={limit} distinct rows, too many to hold in memory: "
                               f"the permutation test runs on a uniform subsample of {limit} rows of each sample "
                               "(`full_statistic` holds eq. 10 of the whole samples). Raise `max_rows` if memory "
                               "allows.", UserWarning, stacklevel=4)
                 full_statistic = kernel.mmd(kernel.provider(X) if not in_memory(X) else X,
                                             kernel.provider(Y) if not in_memory(Y) else Y)
-                codes = kernel.encode(provider.sample(limit, random_state=rng)).codes
-                samples.append(_Sample(codes, np.ones(codes.shape[0], dtype=np.int64)))
-            else:
-                distinct, copies = grouped  # columns in the declared order: encode puts them in the kernel's
-                samples.append(_Sample(kernel.encode(distinct).codes, copies))
+            samples.append(_Sample(kernel.encode(rows.encoded).codes, rows.copies))
     n_x, n_y = (int(sample.copies.sum()) for sample in samples)
     if n_x < 2 or n_y < 2:
         raise DataError(f"Each sample needs at least 2 rows; got {n_x} and {n_y}.")

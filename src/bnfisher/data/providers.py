@@ -19,7 +19,8 @@ from bnfisher.data.io import read_table
 from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
 
-__all__ = ["Backend", "register_provider", "backend_for", 'CountsProvider', 'NumpyCounts', 'as_provider', 'in_memory']
+__all__ = ["Backend", "CountsProvider", "ExpectedCountsProvider", "GroupingProvider", "NumpyCounts", "as_provider",
+           "backend_for", "in_memory", "register_provider"]
 
 
 @runtime_checkable
@@ -28,7 +29,9 @@ class CountsProvider(Protocol):
 
     A provider is the one interface between data and the rest of bnfisher (scores,
     structure learning, CPTs, MMD, selection, tests).  Get one with
-    :func:`as_provider`.
+    :func:`as_provider`.  Two optional capabilities are declared apart:
+    :class:`GroupingProvider` (distinct rows and all rows of data beyond memory) and
+    :class:`ExpectedCountsProvider` (expected count tables where cells are missing).
 
     Attributes
     ----------
@@ -104,6 +107,69 @@ class CountsProvider(Protocol):
         -------
         DataFrame
             Its index holds the rows' positions in the whole data.
+        """
+
+
+@runtime_checkable
+class GroupingProvider(Protocol):
+    """An optional capability of a :class:`CountsProvider` of data beyond memory: grouping it where it lies.
+
+    The permutation tests, the family tests and the pooled search ask for it with
+    ``isinstance(provider, GroupingProvider)`` (:class:`bnfisher.dask.DaskCounts` has it).
+
+    Attributes
+    ----------
+    distinct, rows : method
+        The capability's two methods (below).
+    """
+
+    def distinct(self, *, max_rows: int | None = None) -> tuple | None:
+        """Return the distinct rows' codes and their multiplicities, or None beyond ``max_rows`` distinct rows.
+
+        Parameters
+        ----------
+        max_rows : int, optional
+
+        Returns
+        -------
+        (ndarray of int, ndarray of int64) or None
+        """
+
+    def rows(self):
+        """Return every row, in order, as a DataFrame of labels (for data known to fit in memory).
+
+        Returns
+        -------
+        DataFrame
+        """
+
+
+@runtime_checkable
+class ExpectedCountsProvider(Protocol):
+    """An optional capability of a :class:`CountsProvider` that keeps missing cells (``missing == "allow"``).
+
+    Its expected count tables under a network (an E-step where the data lies) give the kernel's
+    mean embedding of rows with missing cells (paper Sec. 8).
+
+    Attributes
+    ----------
+    missing : str
+        ``"allow"`` when missing cells are kept.
+    """
+
+    missing: str
+
+    def expected_counts(self, network, families: Sequence[Sequence[int]]) -> list:
+        """Return the expected count tables of ``families`` under ``network``.
+
+        Parameters
+        ----------
+        network : BayesianNetwork
+        families : sequence of sequence of int
+
+        Returns
+        -------
+        list of ndarray
         """
 
 

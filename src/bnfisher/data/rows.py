@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bnfisher.data.counts import distinct_rows
+from bnfisher.data.providers import GroupingProvider
 from bnfisher.data.schema import EncodedData
 
 __all__ = ["DistinctRows"]
@@ -62,6 +63,36 @@ class DistinctRows:
         codes = np.asfortranarray(encoded.codes[first])
         return cls(EncodedData(codes, encoded.variables, dict(encoded.states), encoded.schema),
                    copies.astype(np.int64), inverse)
+
+    @classmethod
+    def from_provider(cls, provider, *, max_rows: int, random_state=None) -> tuple[DistinctRows, bool]:
+        """Reduce data beyond memory to its distinct rows, grouped where it lies; or sample it when they are too many.
+
+        Parameters
+        ----------
+        provider : CountsProvider
+            Grouped where it lies when it is a :class:`~bnfisher.data.providers.GroupingProvider`.
+        max_rows : int
+            The most distinct rows to bring into memory; beyond them (or without grouping), a
+            uniform sample of ``max_rows`` rows, each once.
+        random_state : None, int or Generator
+            Draws the sample.
+
+        Returns
+        -------
+        rows : DistinctRows
+            In the provider's schema (``inverse`` is None).
+        sampled : bool
+            Whether ``rows`` are a sample rather than the whole data.
+        """
+        schema = provider.schema
+        grouped = provider.distinct(max_rows=max_rows) if isinstance(provider, GroupingProvider) else None
+        if grouped is not None:
+            codes, copies = grouped
+            encoded = EncodedData(np.asfortranarray(codes), schema.variables, dict(schema.states), schema)
+            return cls(encoded, np.asarray(copies, dtype=np.int64), None), False
+        encoded = schema.encode(provider.sample(max_rows, random_state=random_state), missing="allow")
+        return cls(encoded, np.ones(encoded.n_rows, dtype=np.int64), None), True
 
     @property
     def n_rows(self) -> int:

@@ -22,7 +22,7 @@ from bnfisher._lazy import sparse as sp
 from bnfisher._memory import check_allocation
 from bnfisher.bn.inference.evidence import family_cell_weights
 from bnfisher.data.counts import configuration_index, n_configurations
-from bnfisher.data.providers import as_provider, backend_for, in_memory
+from bnfisher.data.providers import ExpectedCountsProvider, as_provider, backend_for, in_memory
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import DataError, OptionError
 from bnfisher.kernels.columns import KernelColumns
@@ -440,7 +440,7 @@ class FamilyKernel:
         n_rows = provider.n_rows
         if n_rows == 0:
             return [np.zeros(t.shape[0]) for t in self._tables], 0
-        if getattr(provider, "missing", "error") == "allow" and hasattr(provider, "expected_counts"):
+        if isinstance(provider, ExpectedCountsProvider) and provider.missing == "allow":
             # Distributed rows that may hold missing values: expected count tables, partition by partition.
             return provider.expected_counts(self.network, self.families), n_rows
         return self.family_counts(provider), n_rows

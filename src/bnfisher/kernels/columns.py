@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -14,10 +14,92 @@ from bnfisher.data.counts import distinct_rows
 from bnfisher.data.schema import EncodedData
 from bnfisher.kernels.mmd import family_mmd2
 
-if TYPE_CHECKING:
-    from bnfisher.kernels.base import FamilyKernel
+__all__ = ["CellKernel", "KernelColumns"]
 
-__all__ = ['KernelColumns']
+
+class CellKernel(Protocol):
+    """What :class:`KernelColumns` needs of a kernel: its families' cells and the features each cell has.
+
+    :class:`~bnfisher.kernels.base.FamilyKernel` (and so the Fisher and overlap kernels) provides it;
+    the columns never name the class.
+
+    Attributes
+    ----------
+    network : BayesianNetwork
+    families : tuple
+        Each family's column indices, child last.
+    normalize : bool or str
+        The kernel's normalisation (cosine normalisation scales every unit).
+    n_features_ : int
+    """
+
+    network: Any
+    families: Any
+    normalize: Any
+    n_features_: int
+
+    def block_width(self, i: int) -> int:
+        """Return the number of features of family ``i``.
+
+        Parameters
+        ----------
+        i : int
+
+        Returns
+        -------
+        int
+        """
+
+    def cell_features(self, i: int) -> np.ndarray:
+        """Return the feature vectors of family ``i``'s cells, one row a cell.
+
+        Parameters
+        ----------
+        i : int
+
+        Returns
+        -------
+        ndarray
+        """
+
+    def feature_columns(self, i: int, cells: np.ndarray) -> np.ndarray:
+        """Return the feature columns of the given cells of family ``i``.
+
+        Parameters
+        ----------
+        i : int
+        cells : ndarray of int
+
+        Returns
+        -------
+        ndarray of int
+        """
+
+    def cell_index(self, codes: np.ndarray, i: int) -> np.ndarray:
+        """Return each complete row's cell of family ``i``.
+
+        Parameters
+        ----------
+        codes : ndarray of int
+        i : int
+
+        Returns
+        -------
+        ndarray of int
+        """
+
+    def cell_weights(self, encoded: EncodedData) -> list:
+        """Return per family the rows, cells and weights of (possibly incomplete) rows.
+
+        Parameters
+        ----------
+        encoded : EncodedData
+
+        Returns
+        -------
+        list of tuple
+        """
+
 
 def _numpy_gather(cells, table, out, start, stop):
     """:func:`_gather_rows` in NumPy: one ``take`` per family, summed in family order (the same values)."""
@@ -114,7 +196,7 @@ class KernelColumns:
 
     Parameters
     ----------
-    kernel : FamilyKernel
+    kernel : CellKernel
     encoded : EncodedData
         Rows encoded with ``kernel.encode``.
 
@@ -143,7 +225,7 @@ class KernelColumns:
     True
     """
 
-    def __init__(self, kernel: FamilyKernel, encoded: EncodedData):
+    def __init__(self, kernel: CellKernel, encoded: EncodedData):
         self.kernel = kernel
         codes = encoded.codes
         network = kernel.network

@@ -12,8 +12,7 @@ import numpy as np
 
 from bnfisher._lazy import pandas as pd
 from bnfisher.bn.structure.learn import learn
-from bnfisher.dask.client import is_distributed
-from bnfisher.data.providers import as_provider
+from bnfisher.data.providers import as_provider, backend_for
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError
 from bnfisher.kernels.fisher import FisherKernel
@@ -143,7 +142,7 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        if is_distributed(X):
+        if backend_for(X) is not None:  # a registered backend's data (Dask): it stays where it lies
             self.n_features_in_ = len(X.columns)
             self.feature_names_in_ = np.asarray(X.columns, dtype=object)
             self.network_ = learn(as_provider(X), self.structure, pseudocount=self.pseudocount, **self._options())
@@ -195,7 +194,7 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         scipy.sparse.csr_matrix of shape (n_rows, n_features)
             A Dask DataFrame gives a Dask array of CSR blocks (one per partition).
         """
-        if is_distributed(X):
+        if backend_for(X) is not None:  # a registered backend's data (Dask): it stays where it lies
             check_is_fitted(self, "kernel_")
             return self.kernel_.embed(X[feature_columns(self)])
         return self.kernel_.embed(self._encode(X))
@@ -245,7 +244,7 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         float
         """
         def prepare(data):
-            return data if is_distributed(data) else self._encode(data)
+            return data if backend_for(data) is not None else self._encode(data)
 
         return self.kernel_.mmd(prepare(X), prepare(Y))
 

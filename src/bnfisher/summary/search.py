@@ -40,7 +40,7 @@ from bnfisher._html import html_table
 from bnfisher._numeric import rounding_tolerance
 from bnfisher._progress import progress_bar
 from bnfisher._validation import check_nonnegative_float, check_option, check_positive_int, check_random_state
-from bnfisher.data.providers import in_memory
+from bnfisher.data.providers import GroupingProvider, in_memory
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import ConvergenceWarning, DataError, OptionError, OptionTypeError
 from bnfisher.kernels.base import FamilyKernel
@@ -343,7 +343,7 @@ def _beyond_memory(kernel: FamilyKernel, data, *, pool_size: int, criterion, rng
     """
     provider = kernel.provider(data)
     pool_size = check_positive_int(pool_size, "pool_size")
-    if provider.n_rows <= pool_size and hasattr(provider, "rows"):
+    if provider.n_rows <= pool_size and isinstance(provider, GroupingProvider):
         return provider.rows(), None, None
     if criterion != "mmd":
         raise OptionError("Data beyond memory supports criterion='mmd' only.")
