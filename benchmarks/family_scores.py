@@ -5,7 +5,7 @@ configuration index, one ``np.bincount`` and the vectorised ``local_score``.  Al
 same families (1 to 3 random parents each, the sizes hill climbing and the order search ask
 for) of alarm and hailfinder samples and of letter; the scores must agree to 1e-9.  The
 compiled batch runs by a pass over the rows per family and, for tables of at most
-``BIT_CELLS`` cells, from bit sets of the rows (``bnfisher.bn._bit_counts``; their building
+``BIT_CELLS`` cells, from bit sets of the rows (``bnfisher.bn.scores._bits``; their building
 time printed apart): the same scores, bit for bit.
 
 Run:  python benchmarks/family_scores.py [--rows 5000 50000]
@@ -21,9 +21,9 @@ import numpy as np
 
 import bnfisher as bf
 from bnfisher import _jit
-from bnfisher.bn._bit_counts import row_bits
-from bnfisher.bn._family_scores import family_scores
 from bnfisher.bn.scores import local_score
+from bnfisher.bn.scores._bits import row_bits
+from bnfisher.bn.scores._family import family_scores
 from bnfisher.data.counts import configuration_index
 from bnfisher.datasets import load
 

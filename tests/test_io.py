@@ -123,7 +123,7 @@ def test_a_compiled_function_is_replaced_in_every_module_that_imported_it():
     import subprocess
     import sys
 
-    code = ("import numpy as np; from bnfisher.bn import _pair_scores as p; from bnfisher._jit import _materialise; "
+    code = ("import numpy as np; from bnfisher.bn.scores import _pair as p; from bnfisher._jit import _materialise; "
             "_materialise(); print(type(p._family_score).__name__, type(p._dense_value).__name__); "
             "codes = np.array([[0, 1, 1], [1, 0, 1]], dtype=np.int8); "
             "print(p.pair_scores(codes, np.array([2, 2]), score='ll', ess=1.0).round(4).tolist())")
@@ -143,7 +143,8 @@ def test_no_thread_can_compile_against_a_stand_in_while_the_modules_are_updated(
     import subprocess
     import sys
 
-    code = ("import builtins, threading; import bnfisher._jit as J; from bnfisher.bn import _projected_scores; "
+    code = ("import builtins, threading; import bnfisher._jit as J; "
+            "from bnfisher.bn.scores import _projected as _projected_scores; "
             "from numba.core.compiler_lock import global_compiler_lock as lock\n"
             "seen = []\n"
             "def free():\n"

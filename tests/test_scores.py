@@ -167,7 +167,7 @@ def test_families_with_more_configurations_than_int64_score_exactly():
 
 def test_threaded_batches_equal_one_thread():
     """Large batches are split across threads; every family's score is the same as on one thread."""
-    from bnfisher.bn._family_scores import family_scores
+    from bnfisher.bn.scores._family import family_scores
 
     rng = np.random.default_rng(4)
     codes = rng.integers(0, 3, size=(20_000, 8)).astype(np.int8)
@@ -207,7 +207,7 @@ def test_the_numpy_fallback_equals_brute_force_and_the_compiled_kernel(score_nam
     """The NumPy scores a small job runs instead of compiling (bnfisher._jit), against the definitions and the
     compiled kernel: dense tables, sorted (sparse) counting and parent keys renumbered before int64 overflows."""
     from bnfisher._jit import _materialise
-    from bnfisher.bn._family_scores import SCORE_KINDS, _batch, _numpy_batch, _xlogx_table
+    from bnfisher.bn.scores._family import SCORE_KINDS, _batch, _numpy_batch, _xlogx_table
 
     rng = np.random.default_rng(7)
     cards = np.array([3, 2, 4, 5, 90, 90, 90, 90, 90, 90, 90, 90], dtype=np.int64)
@@ -313,8 +313,8 @@ def test_pair_scores_count_each_pair_once_and_score_both_ways_as_the_family_kern
     through the family kernel) against the family kernel bit for bit, the brute force from the definitions, and
     its NumPy fallback; on one thread and on two."""
     from bnfisher._jit import _materialise
-    from bnfisher.bn._family_scores import SCORE_KINDS, family_scores
-    from bnfisher.bn._pair_scores import _numpy_pair_rows, pair_scores
+    from bnfisher.bn.scores._family import SCORE_KINDS, family_scores
+    from bnfisher.bn.scores._pair import _numpy_pair_rows, pair_scores
 
     codes, cards = _mixed_codes(1)
     n = cards.size
@@ -341,8 +341,8 @@ def test_projected_scores_on_distinct_rows_equal_the_scores_on_all_rows(seed, n_
     projection, weighted bincount) equal to the definitions."""
     from bnfisher._jit import _materialise
     from bnfisher._parallel import PARALLEL_WORK
-    from bnfisher.bn._family_scores import SCORE_KINDS, _numpy_batch, family_scores
-    from bnfisher.bn._projected_scores import _numpy_project, _project, projected_scores
+    from bnfisher.bn.scores._family import SCORE_KINDS, _numpy_batch, family_scores
+    from bnfisher.bn.scores._projected import _numpy_project, _project, projected_scores
 
     rng = np.random.default_rng(seed)
     codes, cards = _mixed_codes(seed, n_rows=n_rows)
@@ -387,8 +387,8 @@ def test_projected_scores_count_large_tables_and_overflowing_keys_on_all_rows():
     """A family whose table is too large to count densely, and columns whose mixed-radix key would overflow an int64:
     scored on all rows instead of the distinct ones, to the same scores."""
     from bnfisher._jit import _materialise
-    from bnfisher.bn._family_scores import _dense_cells, family_scores
-    from bnfisher.bn._projected_scores import projected_scores
+    from bnfisher.bn.scores._family import _dense_cells, family_scores
+    from bnfisher.bn.scores._projected import projected_scores
 
     rng = np.random.default_rng(5)
     cards = np.array([100] * 9 + [4, 4], dtype=np.int64)  # 100**9 * 16 > 2**62
@@ -441,9 +441,9 @@ def test_counts_from_bit_sets_equal_a_pass_over_the_rows(seed, n_rows):
     skipped) against np.bincount over the rows; the family kernel and the pair scores with and without bit sets give
     the same scores bit for bit (a 30-state column sends large tables to the row pass)."""
     from bnfisher._jit import _materialise
-    from bnfisher.bn._bit_counts import _numpy_row_bits, bit_table, groups_of, row_bits
-    from bnfisher.bn._family_scores import family_scores
-    from bnfisher.bn._pair_scores import pair_scores
+    from bnfisher.bn.scores._bits import _numpy_row_bits, bit_table, groups_of, row_bits
+    from bnfisher.bn.scores._family import family_scores
+    from bnfisher.bn.scores._pair import pair_scores
 
     rng = np.random.default_rng(seed)
     cards = np.array([2, 3, 4, 2, 30, 3], dtype=np.int64)

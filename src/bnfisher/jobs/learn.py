@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bnfisher.bn.formats.files import check_network_file, write_network
-from bnfisher.bn.local_scores import SCORES
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.scores import score
+from bnfisher.bn.scores.formulas import SCORES
 from bnfisher.bn.structure.learn import LEARN_OPTIONS, STRUCTURES, learn
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import OptionError

@@ -1,7 +1,7 @@
-"""Local scores of one family, or of many stacked, from count tables (the formulas of :mod:`bnfisher.bn.scores`).
+"""Local scores of one family, or of many stacked, from count tables: the formulas every scorer uses.
 
 Kept apart from the scorers so that the compiled kernel's NumPy fallback
-(:mod:`bnfisher.bn._family_scores`) scores with the same code without importing the scorers, which import it.
+(:mod:`bnfisher.bn.scores._family`) scores with the same code without importing the scorers, which import it.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A climb from the empty graph, and the candidate screening of a wide table, start
 from the scores of every variable with each single parent: ``n (n - 1)`` families.
 The table of a pair of columns ``(u, v)`` holds both ``v``'s family with the parent
 ``u`` and ``u``'s with the parent ``v``, so one count per pair serves two families.
-The scores are those of :func:`bnfisher.bn._family_scores.family_scores`, bit for bit.
+The scores are those of :func:`bnfisher.bn.scores._family.family_scores`, bit for bit.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 
 from bnfisher._jit import compiled
 from bnfisher._parallel import map_threads, threads_for
-from bnfisher.bn._bit_counts import no_bits, pair_table, state_counts
-from bnfisher.bn._family_scores import (
+from bnfisher.bn.scores._bits import no_bits, pair_table, state_counts
+from bnfisher.bn.scores._family import (
     BIT_CELLS,
     SCORE_KINDS,
     _dense_cells,
@@ -23,7 +23,7 @@ from bnfisher.bn._family_scores import (
     _penalised,
     _xlogx_table,
 )
-from bnfisher.bn.local_scores import local_score
+from bnfisher.bn.scores.formulas import local_score
 
 __all__ = ["pair_scores"]
 
@@ -136,7 +136,7 @@ def pair_scores(codes_t: np.ndarray, cardinalities: np.ndarray, *, score: str, e
     n_threads : int, optional
         As :func:`family_scores`.
     bits : tuple, optional
-        :func:`bnfisher.bn._bit_counts.row_bits` of ``codes_t``: small tables counted from them.
+        :func:`bnfisher.bn.scores._bits.row_bits` of ``codes_t``: small tables counted from them.
 
     Returns
     -------

@@ -7,7 +7,7 @@ and by one sort otherwise, and scored in the same loop -- no per-family Python
 overhead.  Batches large enough to pay for it are split across threads (the
 loop releases the GIL).
 
-The score formulas are those of :mod:`bnfisher.bn.scores` (natural log):
+The score formulas are those of :mod:`bnfisher.bn.scores.formulas` (natural log):
 ``ll = sum_jk N_jk log(N_jk / N_j)``, ``bic = ll - 0.5 log(N) q (r - 1)``,
 ``aic = ll - q (r - 1)``, BDeu with ``a_jk = ess / (q r)`` and K2 with ``a_jk = 1``,
 over all ``q`` parent configurations (unobserved ones add nothing); a structure
@@ -24,8 +24,8 @@ import numpy as np
 
 from bnfisher._jit import compiled
 from bnfisher._parallel import map_threads, threads_for
-from bnfisher.bn._bit_counts import GROUP_BYTES, GROUPS, bit_table, groups_of, no_bits
-from bnfisher.bn.local_scores import SCORES, local_score
+from bnfisher.bn.scores._bits import GROUP_BYTES, GROUPS, bit_table, groups_of, no_bits
+from bnfisher.bn.scores.formulas import SCORES, local_score
 
 __all__ = ["SCORE_KINDS", "family_scores", "packed_scores"]
 
@@ -38,7 +38,7 @@ DENSE_CELLS_PER_ROW = 4
 _MAX_DENSE_CELLS = 1 << 22
 #: Tables of at most this many cells are counted in four interleaved copies.
 _SMALL_TABLE = 1024
-#: A family is counted from bit sets of the rows (:mod:`bnfisher.bn._bit_counts`) when its table has at most
+#: A family is counted from bit sets of the rows (:mod:`bnfisher.bn.scores._bits`) when its table has at most
 #: this many cells: a cell costs ``n_rows / 64`` words ANDed and counted, where a pass costs a few operations a row.
 BIT_CELLS = 1024
 #: ``n log n`` is looked up for counts below this.
@@ -251,7 +251,7 @@ def _numpy_batch(codes_t, cardinalities, children, members, offsets, kind, ess, 
     """Return the scores of :func:`_batch` family by family with NumPy (its fallback; xlogx and the bits unused).
 
     Each family is counted (densely, or by one ``np.unique`` when its table is large next to the data) and its
-    observed parent configurations (the others add nothing) scored by :func:`bnfisher.bn.local_scores.local_score`;
+    observed parent configurations (the others add nothing) scored by :func:`bnfisher.bn.scores.formulas.local_score`;
     equal to the compiled scores up to rounding.
     """
     n_rows = codes_t.shape[1]
@@ -401,7 +401,7 @@ def family_scores(codes_t: np.ndarray, cardinalities: np.ndarray, families, *, s
     weights : ndarray of int64, optional
         How often each column of ``codes_t`` occurs (distinct rows; see :func:`projected_scores`).
     bits : tuple, optional
-        :func:`bnfisher.bn._bit_counts.row_bits` of complete ``codes_t``: families with small
+        :func:`bnfisher.bn.scores._bits.row_bits` of complete ``codes_t``: families with small
         tables are counted from them (the same counts).
 
     Returns
@@ -428,7 +428,7 @@ def packed_scores(codes_t: np.ndarray, cardinalities: np.ndarray, children: np.n
     (int64); consecutive families sharing all parents but the last share a pass over the rows.
     With ``weights`` (int64, one per column of ``codes_t``: distinct rows and how often each
     occurs) every family's whole table must have at most ``_dense_cells(weights.sum())`` cells.
-    ``bits``: :func:`bnfisher.bn._bit_counts.row_bits` of ``codes_t`` (complete codes), for small tables.
+    ``bits``: :func:`bnfisher.bn.scores._bits.row_bits` of ``codes_t`` (complete codes), for small tables.
     """
     kind = SCORE_KINDS.index(score)
     n_rows = codes_t.shape[1] if weights is None else int(weights.sum())

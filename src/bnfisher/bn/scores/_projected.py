@@ -4,7 +4,7 @@ The order search asks, for each variable, for every subset of at most 3 of its 8
 single parents: families that all lie among about 9 columns.  Those columns hold far
 fewer distinct rows than the table (300 of alarm's 5,000 rows in the median), so each
 group's rows are reduced to the distinct ones by one hashed pass, and its families are
-counted on them by the family kernel (:mod:`bnfisher.bn._family_scores`), each cell
+counted on them by the family kernel (:mod:`bnfisher.bn.scores._family`), each cell
 incremented by a row's count.  The count tables are those of all rows, so the scores are
 the same, bit for bit.
 """
@@ -17,7 +17,7 @@ import numpy as np
 
 from bnfisher._jit import compiled
 from bnfisher._parallel import map_threads, threads_for
-from bnfisher.bn._family_scores import (
+from bnfisher.bn.scores._family import (
     SCORE_KINDS,
     _batch,
     _batch_cost,

@@ -31,12 +31,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from bnfisher._validation import check_nonnegative_float, check_option
-from bnfisher.bn._bit_counts import row_bits
-from bnfisher.bn._family_scores import family_scores
-from bnfisher.bn._pair_scores import pair_scores
-from bnfisher.bn._projected_scores import projected_scores
-from bnfisher.bn.local_scores import SCORES, local_score
 from bnfisher.bn.network import BayesianNetwork, topological_order
+from bnfisher.bn.scores._bits import row_bits
+from bnfisher.bn.scores._family import family_scores
+from bnfisher.bn.scores._pair import pair_scores
+from bnfisher.bn.scores._projected import projected_scores
+from bnfisher.bn.scores.formulas import SCORES, local_score
 from bnfisher.data.counts import n_configurations
 from bnfisher.data.providers import NumpyCounts, as_provider
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError
@@ -238,7 +238,7 @@ class LocalScorer(_CachedScorer):
     Notes
     -----
     Scores are cached by child and parent set.  A batch of uncached
-    families is scored by one call of a compiled loop (:mod:`bnfisher.bn._family_scores`):
+    families is scored by one call of a compiled loop (:mod:`bnfisher.bn.scores._family`):
     on complete codes a family whose table has at most 1,024 cells is counted from bit
     sets of the rows (:attr:`bits`); otherwise densely when its table is small next to
     the data, and by one sort of its rows beyond that; all give the same score.  With
@@ -261,7 +261,7 @@ class LocalScorer(_CachedScorer):
     def bits(self) -> tuple | None:
         """The bit sets of every (column, state) of complete codes, built on first use (or None).
 
-        :func:`bnfisher.bn._bit_counts.row_bits`; None with missing cells, or when they would take
+        :func:`bnfisher.bn.scores._bits.row_bits`; None with missing cells, or when they would take
         more memory than both the codes and 64 MiB.
         """
         if self._bits is None and not self.holes and self.codes.size:
@@ -273,7 +273,7 @@ class LocalScorer(_CachedScorer):
     def pair_scores(self) -> np.ndarray:
         """As :meth:`_CachedScorer.pair_scores`; on complete codes each pair of columns counted once, for both families.
 
-        (:func:`bnfisher.bn._pair_scores.pair_scores`: the same scores, from half the passes.)
+        (:func:`bnfisher.bn.scores._pair.pair_scores`: the same scores, from half the passes.)
 
         Returns
         -------
@@ -298,7 +298,7 @@ class LocalScorer(_CachedScorer):
     def grouped_scores(self, groups) -> list:
         """As :meth:`_CachedScorer.grouped_scores`; on complete codes, each group counted on its columns' distinct rows.
 
-        The uncached families are scored by :func:`bnfisher.bn._projected_scores.projected_scores`:
+        The uncached families are scored by :func:`bnfisher.bn.scores._projected.projected_scores`:
         the same scores, bit for bit, from fewer rows (a variable's candidate parent sets lie
         among 9 columns, which hold 300 distinct rows of alarm's 5,000 in the median, 2,000 of
         insurance's 50,000), the groups on every core.
