@@ -52,9 +52,9 @@ def main() -> None:
     X, y = table.drop(columns="class"), table["class"]
     print(f"mushroom: {len(table)} rows, {X.shape[1]} features, {int(X.isna().sum().sum())} missing cells; "
           f"bnfisher {bf.__version__}; 5-fold stratified CV, seconds: the best of 3 runs\n")
-    # One warm-up fit compiles numba's functions (small jobs would run NumPy fallbacks instead: bnfisher._jit), so
+    # One warm-up fit compiles numba's functions (small jobs would run NumPy fallbacks instead: bnfisher._utils.jit), so
     # that the timings compare steady states.
-    from bnfisher import _jit
+    from bnfisher._utils import jit as _jit
 
     _jit.FALLBACK_BUDGET = 0.0  # time the compiled code, as a long job runs it
     BayesianNetworkClassifier(structure="tan").fit(X.iloc[:500], y.iloc[:500])

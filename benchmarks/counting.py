@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 
 import bnfisher as bf
-from bnfisher._parallel import map_threads
+from bnfisher._utils.parallel import map_threads
 from bnfisher.data.counts import configuration_index, count_block, count_family
 from kernel import best_of  # benchmarks/kernel.py: the best of 3 wall times
 
-BIF = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif" / "alarm.bif.gz"
+BIF = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bif" / "alarm.bif.gz"
 
 
 def per_family(codes, families, cards, threads: int) -> list:

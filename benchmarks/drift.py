@@ -1,6 +1,6 @@
 """Drift over windows, measured: false alarms, a dependence-only drift, a marginal drift, peers side by side, real data.
 
-Writes docs/drift.md (and docs/drift/*.png).  Generator: the *alarm* network (tests/data/bif), whose truth
+Writes docs/drift.md (and docs/drift/*.png).  Generator: the *alarm* network (tests/fixtures/bif), whose truth
 is known.  Each repetition draws a reference of 4,000 rows and 20 windows of 500 rows; in the drift
 scenarios window 12 is changed:
   dependence: 30% of the window's HR values permuted among those rows (every marginal in expectation
@@ -38,7 +38,7 @@ import bnfisher as bf
 from bnfisher.comparison.attribution import holm
 
 ROOT = Path(__file__).resolve().parent.parent
-ALARM = ROOT / "tests" / "data" / "bif" / "alarm.bif.gz"
+ALARM = ROOT / "tests" / "fixtures" / "bif" / "alarm.bif.gz"
 N_REFERENCE, N_WINDOWS, WINDOW, PLANTED = 4000, 20, 500, 11  # window 12, 0-based 11
 CHANGED = {"none": None, "dependence": "HR", "marginal": "HYPOVOLEMIA"}
 

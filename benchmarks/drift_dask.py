@@ -1,6 +1,6 @@
 """Drift over 10^8 rows in Parquet on a 2-worker local Dask cluster: 100 windows, each as its distinct rows.
 
-Data: rows sampled from the *alarm* network (tests/data/bif; 37 variables, labels stored as small
+Data: rows sampled from the *alarm* network (tests/fixtures/bif; 37 variables, labels stored as small
 integers), written once to a Parquet file of --rows rows in row groups of --window rows (kept in
 --cache for later runs).  The reference: --reference-rows more rows of the same network, in memory.
 ``bnfisher.drift`` cuts the Parquet data into --rows / --window windows of consecutive rows in one
@@ -67,7 +67,7 @@ def main() -> None:
 
     from bnfisher.dask import dask_client
 
-    network = bf.read_network(ROOT / "tests" / "data" / "bif" / "alarm.bif.gz")
+    network = bf.read_network(ROOT / "tests" / "fixtures" / "bif" / "alarm.bif.gz")
     states = {v: tuple(range(len(network.states[v]))) for v in network.variables}
     coded = bf.BayesianNetwork(dict(network.parents), dict(network.cpts), states)
     folder = Path(args.cache)

@@ -1,6 +1,6 @@
 """Drift at scale: 10^6 alarm reference rows against 52 weekly windows of 10^5 rows, beside alibi's MMDDrift.
 
-Data: rows sampled from the *alarm* network (tests/data/bif), 37 variables; a reference of
+Data: rows sampled from the *alarm* network (tests/fixtures/bif), 37 variables; a reference of
 --reference-rows and --windows windows of --window-rows, no drift.  bnfisher: ``bnfisher.drift`` with
 its defaults and --permutations per window (the issue's goal: 10^6 + 52 x 10^5 rows, 1,000 permutations
 per window, under 2 minutes on this 2-core machine).  Reference, in the same run: alibi-detect's
@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--alibi-rows", type=int, default=5000)
     parser.add_argument("--jobs", type=int, default=-1, help="bnfisher.drift's n_jobs (default -1: all cores)")
     args = parser.parse_args()
-    network = bf.read_network(ROOT / "tests" / "data" / "bif" / "alarm.bif.gz")
+    network = bf.read_network(ROOT / "tests" / "fixtures" / "bif" / "alarm.bif.gz")
     n = args.reference_rows + args.windows * args.window_rows
     started = time.perf_counter()
     data = network.sample(n, random_state=0)

@@ -28,7 +28,7 @@ import bnfisher as bf
 from bnfisher.comparison import mmd_test
 from bnfisher.comparison.explain import mmd_by_family
 
-BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
+BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bif"  # shipped with the tests
 
 
 def peak_gib() -> float:

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 import bnfisher as bf
-from bnfisher import _jit
+from bnfisher._utils import jit as _jit
 from bnfisher.bn.scores import local_score
 from bnfisher.bn.scores._bits import row_bits
 from bnfisher.bn.scores._family import family_scores
@@ -29,7 +29,7 @@ from bnfisher.datasets import load
 
 _jit.FALLBACK_BUDGET = 0.0  # time the compiled code, as a long job runs it (small jobs start on NumPy fallbacks)
 
-BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"
+BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bif"
 
 
 def numpy_scores(codes, cardinalities, families):

@@ -7,7 +7,7 @@ the second reads it.  The reference for ``import bnfisher`` is ``import numpy`` 
 first run within 2x of the second, ``import bnfisher`` under 0.5 s.
 
 Also: one job (hill climbing on 5,000 alarm rows) on the fallbacks only and compiled only, each timed in a fresh
-interpreter after a warm-up (best of 3): what a job pays while it runs on the fallbacks (bnfisher._jit).
+interpreter after a warm-up (best of 3): what a job pays while it runs on the fallbacks (bnfisher._utils.jit).
 
 Run:  python benchmarks/first_run.py [--repeats 3]
 """
@@ -32,7 +32,8 @@ SNIPPETS = {
     "compare(nursery halves)": ("import bnfisher as bf; from bnfisher.datasets import load; d = load('nursery'); "
                                 "bf.compare(d.iloc[::2], d.iloc[1::2], random_state=0)"),
     "learn(asia sample, 'exact')": ("import bnfisher as bf; from pathlib import Path; "
-                                     "net = bf.read_bif(Path(bf.__file__).parents[2] / 'tests/data/bif/asia.bif.gz'); "
+                                     "net = bf.read_bif(Path(bf.__file__).parents[2] / 'tests' / 'fixtures' / "
+                                     "'bif' / 'asia.bif.gz'); "
                                      "bf.learn(net.sample(2000, random_state=0), 'exact')"),
 }
 
@@ -45,10 +46,10 @@ def run(code: str, cache: str) -> float:
 
 
 FALLBACK_JOB = """
-import sys, time, bnfisher as bf, bnfisher._jit as j
+import sys, time, bnfisher as bf, bnfisher._utils.jit as j
 from pathlib import Path
 j.FALLBACK_BUDGET = float(sys.argv[1])
-data = bf.read_bif(Path(bf.__file__).parents[2] / "tests/data/bif/alarm.bif.gz").sample(5000, random_state=0)
+data = bf.read_bif(Path(bf.__file__).parents[2] / "tests/fixtures/bif/alarm.bif.gz").sample(5000, random_state=0)
 bf.learn(data.iloc[:500], "hc")
 times = []
 for _ in range(3):

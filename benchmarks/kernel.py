@@ -22,7 +22,7 @@ import bnfisher as bf
 from bnfisher.bn.formats.interop import to_pyagrum
 from bnfisher.datasets import load
 
-BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
+BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bif"  # shipped with the tests
 
 
 def best_of(function, *args, repeat=3, **kwargs):

@@ -41,7 +41,7 @@ from bnfisher.kernels import OverlapKernel
 from bnfisher.sklearn.embedding import FisherEmbedding
 
 HERE = Path(__file__).resolve().parent
-BIF = HERE.parent / "tests" / "data" / "bif"
+BIF = HERE.parent / "tests" / "fixtures" / "bif"
 METHODS = ("Fisher raw", "Fisher cosine", "Fisher raw, pseudocount 0.1", "overlap", "RBF one-hot",
            "one-hot + logistic")
 CLUSTERS = ("Fisher raw", "Fisher cosine", "one-hot")

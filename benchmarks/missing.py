@@ -4,7 +4,7 @@
   complete-data ``embed`` of the same rows (each the best of 3 runs) and against pyAgrum's LazyPropagation, one
   row at a time, asked for the joint posterior of every family that touches a missing value (the same numbers
   bnfisher computes); pyAgrum's rate is measured on the first 300 rows. bnfisher's compiled code is timed (the
-  steady state of a long job; ``bnfisher._jit.FALLBACK_BUDGET = 0``), after a warm-up call.
+  steady state of a long job; ``bnfisher._utils.jit.FALLBACK_BUDGET = 0``), after a warm-up call.
 - EM on asia (3,000 rows, no prior) and alarm (2,000 rows, pseudocount / smoothing prior 1: pyAgrum refuses
   unseen parent configurations without a prior), 20% of cells missing: bnfisher's ``fit_em`` against pyAgrum's
   ``BNLearner`` EM (difference criterion 1e-6), both to convergence.
@@ -26,7 +26,7 @@ import bnfisher as bf
 from bnfisher.bn.em import fit_em
 from kernel import best_of  # benchmarks/kernel.py: the best of 3 wall times
 
-BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
+BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bif"  # shipped with the tests
 
 
 def embedding_throughput(rows: int = 100_000, rate: float = 0.1, peer_rows: int = 300) -> None:
@@ -103,7 +103,7 @@ def em_against_pyagrum(name: str, rows: int, rate: float = 0.2, pseudocount: flo
 
 
 if __name__ == "__main__":
-    from bnfisher import _jit
+    from bnfisher._utils import jit as _jit
 
     _jit.FALLBACK_BUDGET = 0.0  # time the compiled code, as a long job runs it (small jobs run NumPy fallbacks)
     warnings.simplefilter("ignore")

@@ -1,6 +1,6 @@
 """The permutation engine's two hot steps: the split draws, and the products that turn them into count tables.
 
-Data: 600,000 rows sampled from *alarm* (tests/data/bif), pooled as a two-sample test of 500,000
+Data: 600,000 rows sampled from *alarm* (tests/fixtures/bif), pooled as a two-sample test of 500,000
 against 100,000 rows pools them (the drift benchmark's reference test part and one window), reduced to
 distinct rows with their multiplicities.
 
@@ -34,8 +34,8 @@ import numpy as np
 import scipy.sparse as sp
 
 import bnfisher as bf
-from bnfisher import _parallel
-from bnfisher._jit import _materialise
+from bnfisher._utils import parallel as _parallel
+from bnfisher._utils.jit import _materialise
 from bnfisher.comparison.permutation import _BERNOULLI_COPIES, permutation_statistics, split_draws
 from bnfisher.data.counts import distinct_rows
 
@@ -77,7 +77,7 @@ def best_of(function, repeats: int = 3) -> tuple:
 
 def cores(rows: int) -> None:
     """(c): ``permutation_statistics`` on one core (no thread drawing ahead) and on every core."""
-    network = bf.read_network(ROOT / "tests" / "data" / "bif" / "alarm.bif.gz")
+    network = bf.read_network(ROOT / "tests" / "fixtures" / "bif" / "alarm.bif.gz")
     kernel = bf.FisherKernel(network)
     changed = dict(network.cpts)
     changed["HR"] = np.asarray(changed["HR"])[..., ::-1].copy()
@@ -102,7 +102,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows per sample in (c)")
     parser.add_argument("--distinct", type=int, default=2_000_000, help="rows in (d)")
     args = parser.parse_args()
-    network = bf.read_network(ROOT / "tests" / "data" / "bif" / "alarm.bif.gz")
+    network = bf.read_network(ROOT / "tests" / "fixtures" / "bif" / "alarm.bif.gz")
     data = network.sample(600_000, random_state=0)
     kernel = bf.FisherKernel(network)
     units = kernel.columns(kernel.encode(data))
@@ -150,7 +150,7 @@ def main() -> None:
 
 def distinct(rows: int) -> None:
     """(d): ``distinct_rows`` against ``np.unique(axis=0)``."""
-    network = bf.read_network(ROOT / "tests" / "data" / "bif" / "alarm.bif.gz")
+    network = bf.read_network(ROOT / "tests" / "fixtures" / "bif" / "alarm.bif.gz")
     encoded = network.encode(np.vstack([network.sample(min(10**6, rows - start), random_state=start,
                                                        as_frame=False).astype(np.int8)
                                         for start in range(0, rows, 10**6)]))

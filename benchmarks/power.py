@@ -43,7 +43,7 @@ from bnfisher.comparison.two_sample import TwoSampleResult
 from bnfisher.datasets import load
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
-BIF = Path(__file__).resolve().parent.parent / "tests" / "data" / "bif"
+BIF = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "bif"
 PERMUTATIONS = 500
 ALPHA = 0.05
 METHODS = ("fisher", "overlap", "columns", "blocks", "aggregate", "chi2-holm")

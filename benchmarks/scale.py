@@ -33,12 +33,12 @@ import numpy as np
 import pandas as pd
 
 import bnfisher as bf
-from bnfisher import _jit
+from bnfisher._utils import jit as _jit
 from bnfisher.data.providers import count_block
 
 _jit.FALLBACK_BUDGET = 0.0  # time the compiled code, as a long job runs it (small jobs start on NumPy fallbacks)
 
-BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
+BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bif"  # shipped with the tests
 
 
 class StreamingNumpyCounts:

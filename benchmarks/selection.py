@@ -29,9 +29,10 @@ from pathlib import Path
 import numpy as np
 
 import bnfisher as bf
-from bnfisher import _jit, _parallel
-from bnfisher._jit import _materialise
-from bnfisher._parallel import map_threads, resolve_jobs
+from bnfisher._utils import jit as _jit
+from bnfisher._utils import parallel as _parallel
+from bnfisher._utils.jit import _materialise
+from bnfisher._utils.parallel import map_threads, resolve_jobs
 from bnfisher.datasets import load, train_test_split
 from bnfisher.kernels.columns import _gather_rows, _numpy_gather
 from bnfisher.summary import random_subsets, select_representatives

@@ -29,7 +29,7 @@ import warnings
 from pathlib import Path
 
 import bnfisher as bf
-from bnfisher import _jit
+from bnfisher._utils import jit as _jit
 from bnfisher.datasets import load
 
 _jit.FALLBACK_BUDGET = 0.0  # time the compiled code, as a long job runs it (small jobs start on NumPy fallbacks)
@@ -37,7 +37,7 @@ _jit.FALLBACK_BUDGET = 0.0  # time the compiled code, as a long job runs it (sma
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _helpers import pyagrum_hill_climb, wide_frame  # noqa: E402
 
-BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "bif"  # shipped with the tests
+BIF_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "bif"  # shipped with the tests
 
 
 #: bnfisher's and pyAgrum's times are the best of this many runs (the structures are the same in each).

@@ -10,7 +10,9 @@ import numpy as np
 from bnfisher import BayesianNetwork
 
 #: Networks shipped with the tests (gzip-compressed BIF; attribution in data/bif/README.md).
-BIF_DIR = Path(__file__).resolve().parent / "data" / "bif"
+#: The tests' data files (tests/fixtures/README.md says where each comes from).
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+BIF_DIR = FIXTURES / "bif"
 
 
 def bif_path(name: str) -> Path:

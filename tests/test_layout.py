@@ -9,8 +9,7 @@ import bnfisher
 
 PACKAGE = pathlib.Path(bnfisher.__file__).parent
 #: Rooms that make up the pure core: nothing here may import a shell, even inside a function.
-CORE = ("data", "bn", "kernels", "summary", "comparison", "exceptions", "_validation", "_memory", "_numeric", "_html",
-        "_jit", "_progress", "_version")
+CORE = ("data", "bn", "kernels", "summary", "comparison", "exceptions", "_utils", "_version")
 #: Shells (and the third-party libraries only shells may use).
 SHELLS = ("bnfisher.sklearn", "bnfisher.dask", "bnfisher.viz", "bnfisher.cli", "bnfisher.experiments", "bnfisher.jobs",
           "sklearn",
@@ -131,7 +130,7 @@ def test_no_module_imports_private_names_from_another_room():
             if not module.startswith("bnfisher") or module.split(".")[:2] == room:
                 continue
             private = [n for n in names if n.startswith("_") and not n.startswith("__")]
-            if private and module.split(".")[1] not in ("_validation", "_memory", "_numeric", "_html"):
+            if private and module.split(".")[1] != "_utils":
                 offences.append((name, module, private))
     assert not offences
 
@@ -252,3 +251,19 @@ def test_the_core_imports_its_own_modules_at_the_top():
                 offences += [(name, node.name, sub.module) for sub in ast.walk(node) if isinstance(sub, ast.ImportFrom)
                              and (sub.level or (sub.module or "").startswith("bnfisher"))]
     assert offences == []
+
+
+#: The rooms the tests mirror, and the package-wide test modules that stay at the top of tests/.
+TEST_ROOMS = ("data", "bn", "kernels", "summary", "comparison", "jobs", "hmm", "shells")
+PACKAGE_WIDE_TESTS = ("test_api.py", "test_docs.py", "test_fuzz.py", "test_fuzz_surfaces.py", "test_layout.py",
+                      "test_trust.py")
+
+
+def test_the_tests_mirror_the_rooms():
+    """Tests live in a folder per room; their data in tests/fixtures/ (not a room's name)."""
+    tests = pathlib.Path(__file__).resolve().parent
+    folders = sorted(p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "__")))
+    assert folders == sorted((*TEST_ROOMS, "fixtures"))
+    assert sorted(p.name for p in tests.glob("test_*.py")) == sorted(PACKAGE_WIDE_TESTS)
+    for room in TEST_ROOMS:
+        assert list((tests / room).glob("test_*.py")), f"tests/{room}/ holds no test module"

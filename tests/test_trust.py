@@ -281,7 +281,7 @@ def test_the_memory_check_sees_an_address_space_limit():
     import subprocess
     import sys
 
-    code = ("import resource; from bnfisher import _memory; "
+    code = ("import resource; from bnfisher._utils import memory as _memory; "
             "resource.setrlimit(resource.RLIMIT_AS, (4 << 30, resource.RLIM_INFINITY)); "
             "print(_memory._read_available())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

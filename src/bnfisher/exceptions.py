@@ -29,8 +29,6 @@ class BnfisherError(Exception):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
     >>> try:
     ...     bf.learn(load("nursery"), "no-such-structure")
     ... except bf.BnfisherError as error:
@@ -47,7 +45,6 @@ class DataError(BnfisherError, ValueError):
     Examples
     --------
     >>> import pandas as pd
-    >>> import bnfisher as bf
     >>> try:
     ...     bf.learn(pd.DataFrame({"a": ["x", "y"]}), {"a": ["b"]})
     ... except ValueError as error:
@@ -61,7 +58,6 @@ class SchemaError(DataError):
 
     Examples
     --------
-    >>> import bnfisher as bf
     >>> from bnfisher.exceptions import SchemaError
     >>> issubclass(SchemaError, (bf.BnfisherError, ValueError))
     True
@@ -73,7 +69,6 @@ class NetworkFileError(BnfisherError, ValueError):
 
     Examples
     --------
-    >>> import bnfisher as bf
     >>> try:
     ...     bf.parse_bif("variable a {")
     ... except ValueError as error:
@@ -87,8 +82,6 @@ class OptionError(BnfisherError, ValueError):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
     >>> try:
     ...     bf.summarize(load("nursery"), 0)
     ... except ValueError as error:
@@ -102,8 +95,6 @@ class OptionTypeError(BnfisherError, TypeError):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
     >>> try:
     ...     bf.learn(load("nursery"), "chow-liu", max_parents=2)
     ... except TypeError as error:
@@ -133,7 +124,6 @@ class SchedulerError(BnfisherError, ConnectionError):
 
     Examples
     --------
-    >>> import bnfisher as bf
     >>> from bnfisher.exceptions import SchedulerError
     >>> issubclass(SchedulerError, (bf.BnfisherError, ConnectionError))
     True
@@ -145,7 +135,6 @@ class ResourceError(BnfisherError, MemoryError):
 
     Examples
     --------
-    >>> import bnfisher as bf
     >>> from bnfisher.exceptions import ResourceError
     >>> issubclass(ResourceError, (bf.BnfisherError, MemoryError))
     True
@@ -162,8 +151,6 @@ class ConvergenceWarning(UserWarning):
     Examples
     --------
     >>> import warnings
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
     >>> data = load("nursery").iloc[::10]
     >>> kernel = bf.FisherKernel(bf.learn(data, "chow-liu"))
     >>> with warnings.catch_warnings(record=True) as caught:
@@ -184,8 +171,6 @@ class DataWarning(UserWarning):
     Examples
     --------
     >>> import warnings
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
     >>> data = load("nursery").iloc[::10].reset_index(drop=True)
     >>> data["id"] = [f"row-{i}" for i in range(len(data))]  # an identifier column
     >>> with warnings.catch_warnings(record=True) as caught:

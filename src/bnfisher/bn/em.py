@@ -42,9 +42,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._progress import progress_bar
-from bnfisher._validation import check_nonnegative_float, check_positive_int, check_random_state
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.progress import progress_bar
+from bnfisher._utils.validation import check_nonnegative_float, check_positive_int, check_random_state
 from bnfisher.bn.inference.components import plan_components
 from bnfisher.bn.inference.evidence import family_cell_weights
 from bnfisher.bn.network import BayesianNetwork, cpt_from_counts
@@ -77,9 +77,7 @@ class EMResult:
     Examples
     --------
     >>> import numpy as np
-    >>> import bnfisher as bf
     >>> from bnfisher.bn import fit_em
-    >>> from bnfisher.datasets import load
     >>> data = load("nursery").iloc[::20].copy()
     >>> data.loc[data.index[:50], "health"] = np.nan
     >>> result = fit_em(data, dict(bf.learn(data.dropna(), "chow-liu").parents))

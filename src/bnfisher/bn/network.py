@@ -12,8 +12,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._validation import check_nonnegative_float, check_positive_int, check_random_state
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import check_nonnegative_float, check_positive_int, check_random_state
 from bnfisher.data.counts import configuration_index
 from bnfisher.data.providers import as_provider
 from bnfisher.data.schema import EncodedData, Schema

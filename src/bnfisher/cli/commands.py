@@ -17,8 +17,8 @@ import warnings
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._validation import free_name
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import free_name
 from bnfisher.bn.formats.files import read_network
 from bnfisher.cli.parser import LEARN_FLAGS, UsageError, build_parser
 from bnfisher.data.io import check_outputs, write_table

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
+from bnfisher._utils.lazy import pandas as pd
 
 __all__ = ["COMPONENTS", "WEIGHTS", "aggregate_pvalues"]
 
@@ -89,9 +89,7 @@ def aggregate_pvalues(outcome) -> tuple[float, pd.DataFrame]:
 
     Examples
     --------
-    >>> import bnfisher as bf
     >>> from bnfisher.comparison.permutation import permutation_statistics
-    >>> from bnfisher.datasets import load
     >>> data = load("nursery")
     >>> kernel = bf.FisherKernel(bf.learn(data))
     >>> outcome = permutation_statistics(kernel, data.iloc[::2], data.iloc[1::2], n_permutations=99, random_state=0)

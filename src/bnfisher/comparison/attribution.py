@@ -65,8 +65,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bnfisher._memory import check_allocation
-from bnfisher._validation import check_positive_int, check_random_state
+from bnfisher._utils.memory import check_allocation
+from bnfisher._utils.validation import check_positive_int, check_random_state
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.comparison.permutation import permutation_pvalue
 
@@ -94,10 +94,6 @@ class FamilyTests:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> import numpy as np

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._validation import check_random_state
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import check_random_state
 from bnfisher.bn.inference.evidence import expected_counts
 from bnfisher.comparison.attribution import FamilyTests, conditional_family_tests, holm
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
@@ -103,8 +103,6 @@ def mmd_by_family(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, fam
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
     >>> data = load("nursery")
     >>> kernel = bf.FisherKernel(bf.learn(data))
     >>> table = mmd_by_family(kernel, data.iloc[::2], data.iloc[1::2], n_permutations=20, random_state=0)
@@ -150,10 +148,6 @@ def family_table(kernel: FamilyKernel, outcome: PermutationStatistics, tests: Fa
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> from bnfisher.comparison import conditional_family_tests, family_table, permutation_statistics
@@ -209,10 +203,6 @@ def top_cells(kernel: FamilyKernel, X, Y, *, n: int = 10, names: tuple = ("X", "
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> from bnfisher.comparison import top_cells
@@ -301,10 +291,6 @@ def witness(kernel: FamilyKernel, X, Y, rows) -> np.ndarray:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> from bnfisher.comparison import witness
@@ -347,8 +333,6 @@ def explain_rows(kernel: FamilyKernel, rows) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
     >>> data = load("nursery")
     >>> kernel = bf.FisherKernel(bf.learn(data))
     >>> table = explain_rows(kernel, data.iloc[:2])

@@ -8,9 +8,9 @@ from typing import Literal, overload
 
 import numpy as np
 
-from bnfisher._memory import check_allocation
-from bnfisher._parallel import prefetch
-from bnfisher._validation import check_positive_int, check_random_state
+from bnfisher._utils.memory import check_allocation
+from bnfisher._utils.parallel import prefetch
+from bnfisher._utils.validation import check_positive_int, check_random_state
 from bnfisher.data.providers import in_memory
 from bnfisher.data.rows import DistinctRows
 from bnfisher.data.schema import EncodedData
@@ -60,10 +60,6 @@ class PermutationStatistics:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> from bnfisher.comparison import permutation_statistics
@@ -131,10 +127,6 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> from bnfisher.comparison import permutation_statistics

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bnfisher._html import html_table
-from bnfisher._lazy import pandas as pd
-from bnfisher._validation import check_option
+from bnfisher._utils.html import html_table
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import check_option
 from bnfisher.comparison.aggregate import aggregate_pvalues
 from bnfisher.comparison.permutation import permutation_pvalue, permutation_statistics
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
@@ -52,10 +52,6 @@ class TwoSampleResult:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> test = bf.mmd_test(kernel, A, B, n_permutations=99, random_state=0)
@@ -176,10 +172,6 @@ def mmd_test(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_s
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> test = bf.mmd_test(kernel, A, B, n_permutations=199, random_state=0)

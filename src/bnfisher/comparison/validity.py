@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._validation import check_random_state
+from bnfisher._utils.validation import check_random_state
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.counts import count_block
 from bnfisher.exceptions import OptionError
@@ -72,8 +72,6 @@ def fitted_on_one_sample(network: BayesianNetwork, first: np.ndarray, second: np
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
     >>> data = load("nursery")
     >>> A, B = data.iloc[:500], data.iloc[500:1000]
     >>> net = bf.learn(A)
@@ -141,8 +139,6 @@ def reference_split(data, *, fraction: float = 0.5, random_state=None) -> tuple:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
     >>> reference, current = load("nursery").iloc[:2000], load("nursery").iloc[2000:3000]
     >>> fit, test = reference_split(reference, random_state=0)
     >>> kernel = bf.FisherKernel(bf.learn(fit))

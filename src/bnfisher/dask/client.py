@@ -29,10 +29,6 @@ def is_distributed(data) -> bool:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> import dask.dataframe as dd
     >>> distributed = dd.from_pandas(data, npartitions=4)
     >>> from bnfisher.dask import is_distributed
@@ -80,7 +76,7 @@ def dask_client(scheduler: str | None = None, *, n_workers: int = 2, timeout: fl
     """
     from distributed import Client, LocalCluster
 
-    from bnfisher._validation import check_positive_int
+    from bnfisher._utils.validation import check_positive_int
 
     if scheduler:
         import re
@@ -156,10 +152,6 @@ def read_dask(path, *, columns: Sequence[str] | None = None, na_values: Sequence
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> from bnfisher.dask import read_dask

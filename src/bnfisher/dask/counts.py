@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
+from bnfisher._utils.lazy import pandas as pd
 from bnfisher.dask.client import is_distributed, parquet_row_groups, read_dask
 from bnfisher.data.binning import interval_labels, make_bin_edges
 from bnfisher.data.counts import count_block, distinct_rows, sample_positions
@@ -208,10 +208,6 @@ class DaskCounts:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> import dask.dataframe as dd
     >>> distributed = dd.from_pandas(data, npartitions=4)
     >>> from bnfisher.dask import DaskCounts
@@ -222,7 +218,7 @@ class DaskCounts:
 
     def __init__(self, data, schema: Schema | None = None, *, bins: int | None = None,
                  na_values: Sequence = (), persist: bool = False, missing: str = "error"):
-        from bnfisher._validation import check_option
+        from bnfisher._utils.validation import check_option
 
         self.missing = check_option(missing, "missing", ("error", "allow"))
         self.source = "the Dask DataFrame"
@@ -489,10 +485,6 @@ def embed_distributed(kernel, frame):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> import dask.dataframe as dd
     >>> distributed = dd.from_pandas(data, npartitions=4)
     >>> from bnfisher.dask import embed_distributed

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
+from bnfisher._utils.lazy import pandas as pd
 from bnfisher.data.counts import distinct_rows
 from bnfisher.data.schema import Schema
 from bnfisher.data.windows import TimeGrid, WindowRows, check_window, group_rows, parse_times
@@ -100,9 +100,7 @@ def dask_windows(data, schema: Schema, *, time: str | None = None, window=None) 
 
     Examples
     --------
-    >>> import bnfisher as bf
     >>> import dask.dataframe as dd
-    >>> from bnfisher.datasets import load
     >>> from bnfisher.dask import dask_windows
     >>> data = load("nursery").iloc[:1000]
     >>> windows, how = dask_windows(dd.from_pandas(data, npartitions=3), bf.Schema.from_data(data), window=400)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._jit import compiled
-from bnfisher._parallel import map_threads
+from bnfisher._utils.jit import compiled
+from bnfisher._utils.parallel import map_threads
 
 __all__ = ["ROW_PASS_CELLS", "RUN_CELLS", "check_codes", "count_tables", "dealt", "packed_families"]
 

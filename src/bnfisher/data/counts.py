@@ -21,9 +21,9 @@ from typing import Literal, overload
 
 import numpy as np
 
-from bnfisher._memory import check_allocation
-from bnfisher._parallel import map_threads, threads_for
-from bnfisher._validation import check_positive_int, check_random_state
+from bnfisher._utils.memory import check_allocation
+from bnfisher._utils.parallel import map_threads, threads_for
+from bnfisher._utils.validation import check_positive_int, check_random_state
 from bnfisher.data._row_counts import ROW_PASS_CELLS, RUN_CELLS, check_codes, count_tables, dealt
 from bnfisher.exceptions import DataError, ResourceError
 
@@ -185,7 +185,7 @@ def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalit
     weights : ndarray of shape (n_rows,), optional
     n_jobs : int or None, default=1
         Threads for a large block (rows x families of at least
-        :data:`bnfisher._parallel.PARALLEL_WORK`); the tables are the same.
+        :data:`bnfisher._utils.parallel.PARALLEL_WORK`); the tables are the same.
         None or -1: every core.
 
     Returns

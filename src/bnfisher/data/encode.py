@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._validation import check_option, check_positive_int
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import check_option, check_positive_int
 from bnfisher.data.labels import _as_code_array, _is_numeric
 from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.exceptions import OptionTypeError, SchemaError

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
+from bnfisher._utils.lazy import pandas as pd
 
 __all__ = ["MISSING_LOOKALIKES", "check_tables", "split_columns"]
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
+from bnfisher._utils.lazy import pandas as pd
 from bnfisher.exceptions import DataError, OutputError, ResourceError
 
 __all__ = ["read_table", "read_text", "write_text", "write_bytes", "write_table", "check_outputs",
@@ -398,10 +398,6 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> from bnfisher.data import read_table, write_table

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
+from bnfisher._utils.lazy import pandas as pd
 from bnfisher.data.binning import bin_codes
 from bnfisher.exceptions import DataError, OptionTypeError, SchemaError
 

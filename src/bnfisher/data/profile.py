@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._memory import check_allocation
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.memory import check_allocation
 from bnfisher.data.counts import distinct_rows
 from bnfisher.data.profile_file import FORMAT, FORMAT_VERSION, read_profile_file, write_profile_file
 from bnfisher.data.providers import backend_for
@@ -42,10 +42,6 @@ class ReferenceProfile:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> reference = bf.profile(data)
     >>> reference.n_rows
     648
@@ -205,10 +201,6 @@ def merge_profiles(profiles) -> ReferenceProfile:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> merged = bf.merge_profiles([bf.profile(data.iloc[:300]), bf.profile(data.iloc[300:])])
     >>> merged.n_rows == bf.profile(data).n_rows
     True
@@ -262,10 +254,6 @@ def read_profile(path: str | os.PathLike) -> ReferenceProfile:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> bf.profile(data).save(folder / "reference.bnfp")

@@ -23,7 +23,7 @@ import zlib
 
 import numpy as np
 
-from bnfisher._memory import check_allocation
+from bnfisher._utils.memory import check_allocation
 from bnfisher._version import __version__
 from bnfisher.data.io import write_bytes
 from bnfisher.data.schema import Schema

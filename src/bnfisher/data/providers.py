@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from bnfisher._validation import check_option
+from bnfisher._utils.validation import check_option
 from bnfisher.data.counts import count_block, count_family, sample_positions
 from bnfisher.data.io import read_table
 from bnfisher.data.schema import EncodedData, Schema
@@ -48,10 +48,6 @@ class CountsProvider(Protocol):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> provider = bf.as_provider(data, network.schema)
     >>> provider.n_rows, len(provider.counts([(0,)])[0])
     (648, 3)

@@ -24,8 +24,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._validation import check_option, check_positive_int
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import check_option, check_positive_int
 from bnfisher.data.binning import check_bin_edges, interval_labels, make_bin_edges
 from bnfisher.data.io import read_text
 from bnfisher.data.labels import (

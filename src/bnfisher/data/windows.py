@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
+from bnfisher._utils.lazy import pandas as pd
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, ResourceError
 

@@ -18,8 +18,8 @@ from importlib import resources
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._validation import check_option, check_random_state
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import check_option, check_random_state
 from bnfisher.data.encode import discretize
 from bnfisher.exceptions import OptionError
 

@@ -62,7 +62,7 @@ def run_experiment(output: str, *, datasets: Sequence[str] = tuple(DATASETS), mo
     runs = [(d, m, s) for s in seeds for m in models for d in datasets]
     iterator = runs
     if progress:
-        from bnfisher._progress import progress_bar
+        from bnfisher._utils.progress import progress_bar
 
         iterator = progress_bar(runs, desc="experiment", unit="run")
     started = time.perf_counter()

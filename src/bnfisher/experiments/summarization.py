@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bnfisher._parallel import available_cores
-from bnfisher._validation import check_option, check_positive_int, check_random_state
+from bnfisher._utils.parallel import available_cores
+from bnfisher._utils.validation import check_option, check_positive_int, check_random_state
 from bnfisher.bn.inference.posterior import ClassPosterior
 from bnfisher.bn.network import BayesianNetwork, cpt_from_counts
 from bnfisher.bn.structure.learn import learn
@@ -132,7 +132,6 @@ class ExperimentResult:
 
     Examples
     --------
-    >>> from bnfisher.datasets import load
     >>> from bnfisher.experiments import run_summarization
     >>> outcome = run_summarization("nursery", "hc", sizes=(50,), n_random=20, criteria=("mmd",),
     ...                             data=load("nursery").iloc[::4])
@@ -189,7 +188,6 @@ def run_summarization(
 
     Examples
     --------
-    >>> from bnfisher.datasets import load
     >>> from bnfisher.experiments import run_summarization
     >>> outcome = run_summarization("nursery", "hc", sizes=(50,), n_random=20, criteria=("mmd",),
     ...                             data=load("nursery").iloc[::4])
@@ -228,7 +226,7 @@ def run_summarization(
     rows.append({**base, "k": len(train), "method": "full", "replicate": 0, "mmd": 0.0, "chi2": np.nan, **full})
     iterator = sizes
     if progress:
-        from bnfisher._progress import progress_bar
+        from bnfisher._utils.progress import progress_bar
 
         iterator = progress_bar(sizes, desc=f"{dataset}/{model}/seed {seed}", unit="size", leave=False)
     for k in iterator:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._jit import compiled
+from bnfisher._utils.jit import compiled
 
 __all__ = ["log_emissions", "sequence_statistics"]
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._validation import check_nonnegative_float, check_option, check_positive_int, check_random_state
+from bnfisher._utils.validation import check_nonnegative_float, check_option, check_positive_int, check_random_state
 from bnfisher.exceptions import DataError
 from bnfisher.hmm._forward_backward import sequence_statistics
 from bnfisher.hmm.scores import (

@@ -187,7 +187,7 @@ def fit_starts(X: np.ndarray, lengths: list, *, n_states: int, covariance_type: 
     """
     bar = None
     if progress:
-        from bnfisher._progress import progress_bar
+        from bnfisher._utils.progress import progress_bar
 
         bar = progress_bar(desc="HMM starts", unit="EM iteration", leave=False)
     fitter = _Fitter(X, lengths, n_states=n_states, covariance_type=covariance_type, n_iter=n_iter, tol=tol,

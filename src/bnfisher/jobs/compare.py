@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._validation import check_option, check_random_state, free_name
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import check_option, check_random_state, free_name
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.comparison.attribution import conditional_family_tests
 from bnfisher.comparison.explain import ADJUSTMENT, cells_from_counts, family_table
@@ -72,10 +72,6 @@ class ComparisonResult(JobResult):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> result = bf.compare(data.iloc[::2], data.iloc[1::2], n_permutations=99, random_state=0)
     >>> result.families.columns[:3].tolist()
     ['variable', 'parents', 'share']
@@ -275,7 +271,7 @@ class ComparisonResult(JobResult):
         return f"{self.names[0]} against {self.names[1]}"
 
     def _repr_html_(self) -> str:
-        from bnfisher._html import html_table
+        from bnfisher._utils.html import html_table
 
         return (f"<p>{self.verdict()}</p>"
                 + html_table("Families", [(r["variable"], f"{100 * r['share']:.1f}% (p_adj {r['p_adjusted']:.3g})")
@@ -321,7 +317,6 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
 
     Examples
     --------
-    >>> from bnfisher.datasets import load
     >>> data = load("nursery")
     >>> result = compare(data.iloc[:600], data.iloc[600:1200], n_permutations=50, random_state=0)
     >>> 0 < result.test.p_value <= 1

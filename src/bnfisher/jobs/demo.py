@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._validation import check_random_state
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import check_random_state
 from bnfisher.bn.structure.learn import learn
 from bnfisher.datasets import load
 from bnfisher.kernels.fisher import FisherKernel

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._parallel import map_threads, resolve_jobs
-from bnfisher._progress import progress_bar
-from bnfisher._validation import check_option, check_random_state
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.parallel import map_threads, resolve_jobs
+from bnfisher._utils.progress import progress_bar
+from bnfisher._utils.validation import check_option, check_random_state
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
 from bnfisher.comparison.attribution import holm
@@ -80,8 +80,6 @@ class DriftResult(JobResult):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
     >>> data = load("nursery").sample(3000, random_state=0)
     >>> result = bf.drift(data.iloc[:1000], data.iloc[1000:], window=1000, n_permutations=99, random_state=0)
     >>> len(result.windows), result.to_dict()["kind"]
@@ -246,7 +244,7 @@ class DriftResult(JobResult):
         return f"Drift against the reference: {len(self.windows)} windows"
 
     def _repr_html_(self) -> str:
-        from bnfisher._html import html_table
+        from bnfisher._utils.html import html_table
 
         return (f"<p>{self.verdict()}</p>"
                 + html_table("Windows", [(r["window"], f"p_adj {r['p_adjusted']:.3g}"
@@ -333,7 +331,6 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
 
     Examples
     --------
-    >>> from bnfisher.datasets import load
     >>> data = load("nursery")
     >>> result = drift(data.iloc[:4000], data.iloc[4000:7000], window=1000, n_permutations=50, random_state=0)
     >>> list(result.windows["rows"])

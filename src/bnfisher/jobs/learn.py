@@ -47,7 +47,6 @@ class LearnResult:
 
     Examples
     --------
-    >>> from bnfisher.datasets import load
     >>> result = learn_network(load("nursery").iloc[::20], "chow-liu")
     >>> print(result.to_text().splitlines()[-1].split(";")[0])
     Learned in ... s
@@ -156,7 +155,6 @@ def learn_network(frame, structure: str = "chow-liu", *, bins: int | None = None
 
     Examples
     --------
-    >>> from bnfisher.datasets import load
     >>> result = learn_network(load("nursery").iloc[::20])
     >>> len(result.network.variables), result.n_rows
     (9, 648)

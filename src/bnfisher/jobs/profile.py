@@ -41,9 +41,7 @@ def profile_inputs(paths, *, bins: int | None = None, na_values=None,
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> from bnfisher.datasets import load
     >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> data = load("nursery").iloc[::20]
     >>> data.iloc[:300].to_csv(folder / "a.csv", index=False)
     >>> data.iloc[300:].to_csv(folder / "b.csv", index=False)
     >>> merged, notes = profile_inputs([folder / "a.csv", folder / "b.csv"])
@@ -78,8 +76,6 @@ class MMDResult:
 
     Examples
     --------
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
     >>> result = mmd_between(data.iloc[:300], data.iloc[300:], names=("early", "late"))
     >>> result.to_text(notes=False).split(":")[0]
     'MMD² (eq. 10, biased) between early (300 rows) and late (348 rows)'
@@ -136,8 +132,6 @@ def mmd_between(first, second, *, names=("first", "second"), network=None, struc
 
     Examples
     --------
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
     >>> result = mmd_between(data.iloc[:300], data.iloc[300:])
     >>> result.value >= 0
     True

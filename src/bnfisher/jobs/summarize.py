@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._validation import check_positive_int, check_random_state, free_name
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import check_positive_int, check_random_state, free_name
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
 from bnfisher.data.io import read_table
@@ -65,10 +65,6 @@ class SummaryResult(JobResult):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> summary = bf.summarize(data, 20, n_init=50, n_random=20, random_state=0)
     >>> len(summary.subset), bool(summary.mmd2 < summary.random_mmd2.mean())
     (20, True)
@@ -237,7 +233,7 @@ class SummaryResult(JobResult):
                             baseline=baseline)
 
     def _repr_html_(self) -> str:
-        from bnfisher._html import html_table
+        from bnfisher._utils.html import html_table
 
         return f"<p>{self.verdict()}</p>" + html_table(
             "Subset", [(f"row {r}", ", ".join(map(str, self.data.iloc[p].tolist())))
@@ -287,7 +283,6 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
 
     Examples
     --------
-    >>> from bnfisher.datasets import load
     >>> result = summarize(load("nursery").iloc[:2000], 20, n_init=50, n_random=50, random_state=0)
     >>> len(result.indices), bool(result.mmd2 < result.random_mmd2.mean())
     (20, True)
@@ -365,7 +360,6 @@ def summarize_distributed(path, k: int, *, scheduler: str | None = None, n_worke
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> from bnfisher.datasets import load
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "nursery.parquet"
     >>> load("nursery").iloc[::5].astype(str).to_parquet(path)
     >>> result = summarize_distributed(path, 10, pool_size=1000, n_init=20, n_random=20, random_state=0,

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bnfisher._lazy import sparse as sp
-from bnfisher._memory import check_allocation
+from bnfisher._utils.lazy import sparse as sp
+from bnfisher._utils.memory import check_allocation
 from bnfisher.bn.inference.evidence import family_cell_weights
 from bnfisher.data.counts import configuration_index, n_configurations
 from bnfisher.data.providers import ExpectedCountsProvider, as_provider, backend_for, in_memory
@@ -64,10 +64,6 @@ class FamilyKernel:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> isinstance(kernel, bf.kernels.FamilyKernel), len(kernel.families) == len(network.variables)

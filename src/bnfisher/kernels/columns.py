@@ -6,10 +6,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from bnfisher._jit import compiled
-from bnfisher._lazy import sparse as sp
-from bnfisher._memory import check_allocation
-from bnfisher._parallel import map_threads, threads_for
+from bnfisher._utils.jit import compiled
+from bnfisher._utils.lazy import sparse as sp
+from bnfisher._utils.memory import check_allocation
+from bnfisher._utils.parallel import map_threads, threads_for
 from bnfisher.data.counts import distinct_rows
 from bnfisher.data.schema import EncodedData
 from bnfisher.kernels.mmd import family_mmd2

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._jit import compiled
-from bnfisher._lazy import sparse as sp
-from bnfisher._memory import check_allocation
+from bnfisher._utils.jit import compiled
+from bnfisher._utils.lazy import sparse as sp
+from bnfisher._utils.memory import check_allocation
 
 __all__ = ["expected_feature_map"]
 

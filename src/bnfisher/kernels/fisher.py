@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._memory import check_allocation
-from bnfisher._validation import check_option
+from bnfisher._utils.memory import check_allocation
+from bnfisher._utils.validation import check_option
 from bnfisher.bn.inference.exact import DEFAULT_MAX_TABLE_SIZE, INFERENCE_METHODS
 from bnfisher.bn.inference.marginals import parent_marginals
 from bnfisher.bn.network import BayesianNetwork

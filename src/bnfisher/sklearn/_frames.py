@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
+from bnfisher._utils.lazy import pandas as pd
 from bnfisher.data.labels import check_column_names
 from bnfisher.exceptions import DataError
 

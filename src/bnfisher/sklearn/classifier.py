@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._validation import check_option
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import check_option
 from bnfisher.bn.inference.posterior import ClassPosterior
 from bnfisher.bn.structure.learn import learn
 from bnfisher.data.schema import EncodedData, Schema
@@ -64,7 +64,6 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
 
     Examples
     --------
-    >>> from bnfisher.datasets import load
     >>> data = load("nursery")
     >>> X, y = data.drop(columns="class"), data["class"]
     >>> clf = BayesianNetworkClassifier(structure="tan").fit(X, y)

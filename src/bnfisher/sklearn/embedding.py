@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
+from bnfisher._utils.lazy import pandas as pd
 from bnfisher.bn.structure.learn import learn
 from bnfisher.data.providers import as_provider, backend_for
 from bnfisher.data.schema import Schema
@@ -86,7 +86,6 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
 
     Examples
     --------
-    >>> from bnfisher.datasets import load
     >>> X = load("nursery").drop(columns="class")
     >>> embedding = FisherEmbedding().fit(X)
     >>> Phi = embedding.transform(X.iloc[:5])

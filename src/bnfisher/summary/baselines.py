@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bnfisher._memory import check_allocation
-from bnfisher._progress import progress_bar
-from bnfisher._validation import check_positive_int, check_random_state
+from bnfisher._utils.memory import check_allocation
+from bnfisher._utils.progress import progress_bar
+from bnfisher._utils.validation import check_positive_int, check_random_state
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.summary.criteria import MMDCriterion
@@ -102,10 +102,6 @@ def random_mmd_baseline(kernel: FamilyKernel, data, k: int, *, n: int = 1000, ra
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> from bnfisher.summary import random_mmd_baseline

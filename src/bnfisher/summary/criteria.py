@@ -42,10 +42,6 @@ class Criterion(Protocol):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> from bnfisher.summary import Criterion, MMDCriterion
@@ -150,10 +146,6 @@ class MMDCriterion:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> import numpy as np
@@ -317,10 +309,6 @@ def chi2_criterion(codes: np.ndarray, subset: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> import numpy as np
     >>> from bnfisher.summary import chi2_criterion
     >>> codes = network.encode(data).codes
@@ -346,10 +334,6 @@ class Chi2Criterion:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> import numpy as np
     >>> from bnfisher.summary import Chi2Criterion
     >>> criterion = Chi2Criterion(network.encode(data).codes)

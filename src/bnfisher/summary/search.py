@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bnfisher._html import html_table
-from bnfisher._numeric import rounding_tolerance
-from bnfisher._progress import progress_bar
-from bnfisher._validation import check_nonnegative_float, check_option, check_positive_int, check_random_state
+from bnfisher._utils.html import html_table
+from bnfisher._utils.numeric import rounding_tolerance
+from bnfisher._utils.progress import progress_bar
+from bnfisher._utils.validation import check_nonnegative_float, check_option, check_positive_int, check_random_state
 from bnfisher.data.providers import GroupingProvider, in_memory
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import ConvergenceWarning, DataError, OptionError, OptionTypeError
@@ -93,10 +93,6 @@ class SelectionResult:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> result = bf.select_representatives(kernel, data, 20, n_init=20, random_state=0)
@@ -279,8 +275,6 @@ def select_representatives(
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
     >>> data = load("nursery").iloc[::10]
     >>> kernel = bf.FisherKernel(bf.learn(data))
     >>> result = select_representatives(kernel, data, k=20, n_init=50, random_state=0)

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
+from bnfisher._utils.lazy import pandas as pd
 from bnfisher.data.binning import BIN_SEPARATOR
 
 __all__ = ["plot_summary", "summary_marginals", "pyplot", "save_figure", "plot_network", "network_layout",
@@ -131,10 +131,6 @@ def plot_summary(result, encoded, subset_rows: np.ndarray, path=None, *, baselin
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> from bnfisher.viz import plot_summary
@@ -266,10 +262,6 @@ def plot_network(network, *, highlight=None, ax=None):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> from bnfisher.viz import plot_network
     >>> figure = plot_network(network, highlight={"health": 0.8})
     >>> len(figure.axes)
@@ -322,10 +314,6 @@ def plot_family_shares(table: pd.DataFrame, *, top: int = 15, ax=None):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> result = bf.compare(A, B, network=network, n_permutations=99, random_state=0)
@@ -420,10 +408,6 @@ def plot_comparison(result, path=None):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> result = bf.compare(A, B, network=network, n_permutations=99, random_state=0)

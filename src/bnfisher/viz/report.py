@@ -12,8 +12,8 @@ import base64
 import html
 import json
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._validation import free_name
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import free_name
 
 __all__ = ["comparison_figures", "summary_figures", "render_html", "write_report"]
 
@@ -60,10 +60,6 @@ def comparison_figures(result) -> dict:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> result = bf.compare(A, B, network=network, n_permutations=99, random_state=0)
@@ -97,10 +93,6 @@ def summary_figures(result) -> dict:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> from bnfisher.viz import summary_figures
     >>> summary = bf.summarize(data, 20, n_init=20, n_random=20, random_state=0)
     >>> sorted(summary_figures(summary))
@@ -329,10 +321,6 @@ def write_report(content: dict, figures: dict, *, html_path=None, json_path=None
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> kernel = bf.FisherKernel(network)
     >>> A, B = data.iloc[::2], data.iloc[1::2]
     >>> result = bf.compare(A, B, network=network, n_permutations=99, random_state=0)

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from bnfisher._memory import check_allocation
+from bnfisher._utils.memory import check_allocation
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.io import read_text as read
 from bnfisher.data.io import write_text

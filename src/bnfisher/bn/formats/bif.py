@@ -27,7 +27,7 @@ import re
 
 import numpy as np
 
-from bnfisher._memory import check_allocation
+from bnfisher._utils.memory import check_allocation
 from bnfisher.bn.formats._shared import warn_text_names
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.io import read_text, write_text
@@ -114,10 +114,6 @@ def read_bif(path: str | os.PathLike) -> BayesianNetwork:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = bf.write_bif(network, folder / "nursery.bif")
@@ -461,10 +457,6 @@ def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> text = bf.write_bif(network)
     >>> text.splitlines()[0]
     'network bnfisher {'

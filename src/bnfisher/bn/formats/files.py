@@ -92,10 +92,6 @@ def read_network(path: str | os.PathLike) -> BayesianNetwork:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> bf.write_network(network, folder / "model.bif")
@@ -123,10 +119,6 @@ def write_network(network: BayesianNetwork, path: str | os.PathLike) -> None:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> bf.write_network(network, folder / "model.json")

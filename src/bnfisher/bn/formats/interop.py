@@ -37,10 +37,6 @@ def to_pgmpy(network: BayesianNetwork):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> from bnfisher.bn.formats import to_pgmpy, from_pgmpy
     >>> other = to_pgmpy(network)
     >>> from_pgmpy(other).parents == network.parents
@@ -78,10 +74,6 @@ def from_pgmpy(model) -> BayesianNetwork:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> from bnfisher.bn.formats import to_pgmpy, from_pgmpy
     >>> other = to_pgmpy(network)
     >>> from_pgmpy(other).parents == network.parents
@@ -115,10 +107,6 @@ def to_pyagrum(network: BayesianNetwork):
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> from bnfisher.bn.formats import to_pyagrum, from_pyagrum
     >>> other = to_pyagrum(network)
     >>> from_pyagrum(other).parents == network.parents
@@ -154,10 +142,6 @@ def from_pyagrum(bn) -> BayesianNetwork:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> from bnfisher.bn.formats import to_pyagrum, from_pyagrum
     >>> other = to_pyagrum(network)
     >>> from_pyagrum(other).parents == network.parents

@@ -153,10 +153,6 @@ def read_model(path: str | os.PathLike) -> BayesianNetwork:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = bf.write_model(network, folder / "model.json")

@@ -114,10 +114,6 @@ def read_xmlbif(path: str | os.PathLike) -> BayesianNetwork:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = write_xmlbif(network, folder / "model.xml")

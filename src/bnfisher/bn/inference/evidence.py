@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from bnfisher._memory import check_allocation
+from bnfisher._utils.memory import check_allocation
 from bnfisher.bn.inference.components import missing_components, plan_components
 from bnfisher.bn.inference.exact import _einsum, _elimination_tree, _junction_tree_plan
 from bnfisher.bn.network import BayesianNetwork
@@ -128,10 +128,6 @@ def posteriors_given_rows(network: BayesianNetwork, codes: np.ndarray, queries: 
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> from bnfisher.bn.inference import posteriors_given_rows
     >>> codes = network.encode(data.iloc[:3]).codes.copy()
     >>> codes[:, 1] = -1  # class missing in every row
@@ -269,10 +265,6 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> from bnfisher.bn.inference import family_cell_weights
     >>> codes = network.encode(data.iloc[:3]).codes.copy()
     >>> codes[0, 0] = -1  # one missing cell
@@ -360,11 +352,7 @@ def posterior_modes(network: BayesianNetwork, codes: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
     >>> from bnfisher.bn.inference import posterior_modes
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> codes = network.encode(data.iloc[:4]).codes.copy()
     >>> codes[:, 1] = -1
     >>> bool((posterior_modes(network, codes) >= 0).all())

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bnfisher._validation import check_option, check_positive_int, check_random_state
+from bnfisher._utils.validation import check_option, check_positive_int, check_random_state
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.counts import count_family
 from bnfisher.exceptions import ResourceError

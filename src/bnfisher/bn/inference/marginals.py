@@ -112,10 +112,6 @@ def marginal(network: BayesianNetwork, variables: Sequence[str], method: str = "
 
     Examples
     --------
-    >>> import bnfisher as bf
-    >>> from bnfisher.datasets import load
-    >>> data = load("nursery").iloc[::20]
-    >>> network = bf.learn(data, "chow-liu")
     >>> bf.marginal(network, ["health"]).round(3)
     array([0.333, 0.333, 0.333])
     """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._lazy import sparse as sp
+from bnfisher._utils.lazy import sparse as sp
 from bnfisher.data.counts import configuration_index, n_configurations
 
 __all__ = ['ClassPosterior']

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._jit import compiled
+from bnfisher._utils.jit import compiled
 
 __all__ = ["GROUPS", "GROUP_BYTES", "bit_table", "groups_of", "no_bits", "pair_table", "row_bits", "state_counts"]
 

@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 
-from bnfisher._jit import compiled
-from bnfisher._parallel import map_threads, threads_for
+from bnfisher._utils.jit import compiled
+from bnfisher._utils.parallel import map_threads, threads_for
 from bnfisher.bn.scores._bits import GROUP_BYTES, GROUPS, bit_table, groups_of, no_bits
 from bnfisher.bn.scores.formulas import SCORES, local_score
 
@@ -397,7 +397,7 @@ def family_scores(codes_t: np.ndarray, cardinalities: np.ndarray, families, *, s
         ``log c`` of the structure prior, added once per parent.
     n_threads : int, optional
         Threads for a large batch (rows x families of at least
-        :data:`bnfisher._parallel.PARALLEL_WORK`; default: every core).
+        :data:`bnfisher._utils.parallel.PARALLEL_WORK`; default: every core).
     weights : ndarray of int64, optional
         How often each column of ``codes_t`` occurs (distinct rows; see :func:`projected_scores`).
     bits : tuple, optional

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._jit import compiled
-from bnfisher._parallel import map_threads, threads_for
+from bnfisher._utils.jit import compiled
+from bnfisher._utils.parallel import map_threads, threads_for
 from bnfisher.bn.scores._bits import no_bits, pair_table, state_counts
 from bnfisher.bn.scores._family import (
     BIT_CELLS,

@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from bnfisher._jit import compiled
-from bnfisher._parallel import map_threads, threads_for
+from bnfisher._utils.jit import compiled
+from bnfisher._utils.parallel import map_threads, threads_for
 from bnfisher.bn.scores._family import (
     SCORE_KINDS,
     _batch,

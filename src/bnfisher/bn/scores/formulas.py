@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from bnfisher._lazy import special
-from bnfisher._validation import check_option
+from bnfisher._utils.lazy import special
+from bnfisher._utils.validation import check_option
 
 __all__ = ["SCORES", "local_score"]
 

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from bnfisher._validation import check_nonnegative_float, check_option
+from bnfisher._utils.validation import check_nonnegative_float, check_option
 from bnfisher.bn.network import BayesianNetwork, topological_order
 from bnfisher.bn.scores._bits import row_bits
 from bnfisher.bn.scores._family import family_scores
@@ -243,6 +243,13 @@ class LocalScorer(_CachedScorer):
     sets of the rows (:attr:`bits`); otherwise densely when its table is small next to
     the data, and by one sort of its rows beyond that; all give the same score.  With
     missing cells, one call per set of incomplete columns the families hold.
+
+    Examples
+    --------
+    >>> codes = np.array([[0, 0], [0, 0], [1, 1], [1, 0]])
+    >>> scorer = LocalScorer(codes, [2, 2], "ll")
+    >>> bool(np.isclose(scorer(1, (0,)), 2 * np.log(0.5)))  # b given a: certain for a=0, a coin for a=1
+    True
     """
 
     def __init__(self, codes: np.ndarray, cardinalities: Sequence[int], score: str = "bic", ess: float = 1.0,
@@ -365,6 +372,13 @@ class ProviderScorer(_CachedScorer):
     score : {"ll", "bic", "aic", "bdeu", "k2"}, default="bic"
     ess : float, default=1.0
     structure_prior : float, optional
+
+    Examples
+    --------
+    >>> provider = bf.as_provider(data, network.schema)
+    >>> in_memory = LocalScorer(provider.codes, provider.cardinalities)
+    >>> bool(abs(ProviderScorer(provider)(0, (1,)) - in_memory(0, (1,))) < 1e-9)
+    True
     """
 
     #: Cells of count tables one pass may hold (256 MiB of 8-byte counts).  A level of exact learning over
@@ -410,6 +424,12 @@ def make_scorer(provider, *, structure_score: str = "bic", ess: float = 1.0,
     Returns
     -------
     LocalScorer or ProviderScorer
+
+    Examples
+    --------
+    >>> scorer = make_scorer(bf.as_provider(data, network.schema))
+    >>> type(scorer).__name__, bool(scorer(0, (1,)) <= 0)
+    ('LocalScorer', True)
     """
     if isinstance(provider, NumpyCounts) and provider.weights is None and provider.missing in ("error",
                                                                                              "available-case"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher._lazy import networkx as nx
+from bnfisher._utils.lazy import networkx as nx
 
 __all__ = [
     "mutual_information_matrix",

@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from bnfisher._memory import check_allocation
+from bnfisher._utils.memory import check_allocation
 from bnfisher.exceptions import OptionError, ResourceError
 
 __all__ = ["exact_parents", "MAX_EXACT_VARIABLES"]

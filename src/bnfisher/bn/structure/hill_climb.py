@@ -25,9 +25,9 @@ import warnings
 
 import numpy as np
 
-from bnfisher._jit import compiled
-from bnfisher._progress import progress_bar
-from bnfisher._validation import check_random_state
+from bnfisher._utils.jit import compiled
+from bnfisher._utils.progress import progress_bar
+from bnfisher._utils.validation import check_random_state
 from bnfisher.exceptions import ConvergenceWarning
 
 __all__ = ["hill_climb", "screen_candidates"]

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from bnfisher._lazy import pandas as pd
-from bnfisher._progress import progress_bar
-from bnfisher._validation import check_nonnegative_float, check_option, check_positive_int
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.progress import progress_bar
+from bnfisher._utils.validation import check_nonnegative_float, check_option, check_positive_int
 from bnfisher.bn.em import fit_em, fit_em_distributed
 from bnfisher.bn.inference.evidence import posterior_modes
 from bnfisher.bn.network import BayesianNetwork, topological_order

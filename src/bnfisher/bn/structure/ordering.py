@@ -25,7 +25,7 @@ from itertools import chain, combinations
 
 import numpy as np
 
-from bnfisher._jit import compiled
+from bnfisher._utils.jit import compiled
 
 __all__ = ["CandidateSets", "candidate_sets", "order_search", "N_CANDIDATES", "MAX_SIZE"]
 

@@ -204,9 +204,9 @@ def test_provider_scores_come_in_passes_bounded_by_table_cells(monkeypatch):
 @pytest.mark.parametrize("score_name", ["ll", "bic", "aic", "bdeu", "k2"])
 @pytest.mark.parametrize("path", ["dense", "sparse"])
 def test_the_numpy_fallback_equals_brute_force_and_the_compiled_kernel(score_name, path):
-    """The NumPy scores a small job runs instead of compiling (bnfisher._jit), against the definitions and the
+    """The NumPy scores a small job runs instead of compiling (bnfisher._utils.jit), against the definitions and the
     compiled kernel: dense tables, sorted (sparse) counting and parent keys renumbered before int64 overflows."""
-    from bnfisher._jit import _materialise
+    from bnfisher._utils.jit import _materialise
     from bnfisher.bn.scores._family import SCORE_KINDS, _batch, _numpy_batch, _xlogx_table
 
     rng = np.random.default_rng(7)
@@ -237,7 +237,7 @@ def test_a_job_learns_the_same_network_without_and_with_the_compiler(structure):
     import subprocess
     import sys
 
-    code = ("import sys, bnfisher as bf, bnfisher._jit as j; from bnfisher.datasets import load; "
+    code = ("import sys, bnfisher as bf, bnfisher._utils.jit as j; from bnfisher.datasets import load; "
             "j.FALLBACK_BUDGET = float(sys.argv[1]); "
             f"net = bf.learn(load('nursery').iloc[::3], {structure!r}); "
             "print(sorted((v, tuple(p)) for v, p in net.parents.items())); print('numba' in sys.modules)")
@@ -312,7 +312,7 @@ def test_pair_scores_count_each_pair_once_and_score_both_ways_as_the_family_kern
     """pair_scores (one table per pair of columns, read by rows and by columns; pairs too large for two dense tables
     through the family kernel) against the family kernel bit for bit, the brute force from the definitions, and
     its NumPy fallback; on one thread and on two."""
-    from bnfisher._jit import _materialise
+    from bnfisher._utils.jit import _materialise
     from bnfisher.bn.scores._family import SCORE_KINDS, family_scores
     from bnfisher.bn.scores._pair import _numpy_pair_rows, pair_scores
 
@@ -339,8 +339,8 @@ def test_projected_scores_on_distinct_rows_equal_the_scores_on_all_rows(seed, n_
     """Families counted on the distinct rows of a few columns with their multiplicities: the family kernel's scores
     on all rows bit for bit (tables too large for a dense count go to all rows), and the NumPy fallbacks (hash-free
     projection, weighted bincount) equal to the definitions."""
-    from bnfisher._jit import _materialise
-    from bnfisher._parallel import PARALLEL_WORK
+    from bnfisher._utils.jit import _materialise
+    from bnfisher._utils.parallel import PARALLEL_WORK
     from bnfisher.bn.scores._family import SCORE_KINDS, _numpy_batch, family_scores
     from bnfisher.bn.scores._projected import _numpy_project, _project, projected_scores
 
@@ -360,7 +360,7 @@ def test_projected_scores_on_distinct_rows_equal_the_scores_on_all_rows(seed, n_
     theirs = family_scores(codes, cards, families, score=score_name, ess=2.0, log_prior=-0.5, n_threads=1)
     np.testing.assert_array_equal(ours, theirs)
     for work in (PARALLEL_WORK, 0):  # one thread, and two whatever the work
-        with mock.patch("bnfisher._parallel.PARALLEL_WORK", work):
+        with mock.patch("bnfisher._utils.parallel.PARALLEL_WORK", work):
             np.testing.assert_array_equal(projected_scores(codes, cards, split, score=score_name, ess=2.0,
                                                            log_prior=-0.5, n_threads=2), theirs)
     # The projection: every distinct row once, with its count, in the compiled and the NumPy version.
@@ -386,7 +386,7 @@ def test_projected_scores_on_distinct_rows_equal_the_scores_on_all_rows(seed, n_
 def test_projected_scores_count_large_tables_and_overflowing_keys_on_all_rows():
     """A family whose table is too large to count densely, and columns whose mixed-radix key would overflow an int64:
     scored on all rows instead of the distinct ones, to the same scores."""
-    from bnfisher._jit import _materialise
+    from bnfisher._utils.jit import _materialise
     from bnfisher.bn.scores._family import _dense_cells, family_scores
     from bnfisher.bn.scores._projected import projected_scores
 
@@ -440,7 +440,7 @@ def test_counts_from_bit_sets_equal_a_pass_over_the_rows(seed, n_rows):
     """Count tables from bit sets of the rows (an AND and a population count per cell; configurations no row has
     skipped) against np.bincount over the rows; the family kernel and the pair scores with and without bit sets give
     the same scores bit for bit (a 30-state column sends large tables to the row pass)."""
-    from bnfisher._jit import _materialise
+    from bnfisher._utils.jit import _materialise
     from bnfisher.bn.scores._bits import _numpy_row_bits, bit_table, groups_of, row_bits
     from bnfisher.bn.scores._family import family_scores
     from bnfisher.bn.scores._pair import pair_scores

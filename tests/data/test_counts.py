@@ -117,7 +117,7 @@ def test_as_provider_rejects_other_types():
 
 def test_a_large_block_counted_on_threads_gives_the_same_tables(monkeypatch):
     """Families split between threads (round robin), tables back in the families' order, equal to one thread's."""
-    from bnfisher import _parallel
+    from bnfisher._utils import parallel as _parallel
     from bnfisher.data import counts
 
     monkeypatch.setattr(_parallel, "PARALLEL_WORK", 1)
@@ -135,8 +135,8 @@ def test_a_large_block_counted_on_threads_gives_the_same_tables(monkeypatch):
 @functools.lru_cache
 def _dispatcher(function):
     """The numba dispatcher of one of the package's compiled functions, compiled alone: the process's other
-    functions keep running their fallbacks (``bnfisher._jit._materialise`` would switch them all)."""
-    from bnfisher import _jit
+    functions keep running their fallbacks (``bnfisher._utils.jit._materialise`` would switch them all)."""
+    from bnfisher._utils import jit as _jit
 
     deferred = function if hasattr(function, "function") else None
     return function if deferred is None else deferred.dispatcher or _jit._njit(deferred.function,  # noqa: SLF001
@@ -151,7 +151,7 @@ def test_the_row_pass_equals_counting_each_row_by_hand(n_rows, seed, dtype, weig
     runs of families, tables too large for the pass) against a dictionary of each row's cell."""
     from collections import defaultdict
 
-    from bnfisher import _parallel
+    from bnfisher._utils import parallel as _parallel
     from bnfisher.data import _row_counts, counts
 
     rng = np.random.default_rng(seed)
@@ -207,7 +207,7 @@ def test_a_pool_inside_a_pool_runs_serially():
     """map_threads called from one of its own threads runs there (no nested pools oversubscribing the cores)."""
     import threading
 
-    from bnfisher._parallel import map_threads
+    from bnfisher._utils.parallel import map_threads
 
     def inner(_):
         return [name for name in map_threads(lambda x: threading.current_thread().name, range(4), n_jobs=2)]
@@ -224,7 +224,7 @@ def test_distinct_rows_in_blocks_against_a_dictionary_of_rows(n_rows, n_columns,
     """distinct_rows (one sort, or blocks sorted on one or two threads and merged; one packed word or several)
     against a dictionary filled row by row in order: the rows numbered by first occurrence, their copies, and
     each row's distinct row."""
-    from bnfisher import _parallel
+    from bnfisher._utils import parallel as _parallel
     from bnfisher.data import counts
 
     rng = np.random.default_rng(seed)

@@ -12,7 +12,7 @@ import pytest
 import bnfisher as bf
 from bnfisher.cli import main
 
-from _helpers import bif_path
+from _helpers import FIXTURES, bif_path
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -105,7 +105,7 @@ def _geometry(html: pathlib.Path, folder: pathlib.Path, width: int = 1200, heigh
 
 
 def _wide_public_table() -> pd.DataFrame:
-    return pd.read_csv(pathlib.Path(__file__).parent / "data" / "ionosphere.csv.gz", dtype={"class": str})
+    return pd.read_csv(FIXTURES / "ionosphere.csv.gz", dtype={"class": str})
 
 
 @pytest.mark.slow
@@ -121,8 +121,8 @@ def test_reports_fit_the_page_width_with_the_verdict_in_the_first_screen(tmp_pat
     elif table == "ionosphere":  # a real wide public table: 34 attributes and the class
         data, options = _wide_public_table(), {"bins": 4}
     else:
-        # 3,000 rows of UCI adult, with its real missing cells (tests/data/README.md)
-        data = pd.read_csv(pathlib.Path(__file__).parent / "data" / "adult-3000.csv.gz", na_values=["?"])
+        # 3,000 rows of UCI adult, with its real missing cells (tests/fixtures/README.md)
+        data = pd.read_csv(FIXTURES / "adult-3000.csv.gz", na_values=["?"])
         options = {"bins": 4}
     half = len(data) // 2
     results = {"summary": bf.summarize(data, 100, n_init=20, n_random=20, random_state=0, **options),

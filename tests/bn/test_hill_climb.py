@@ -168,7 +168,7 @@ def test_max_time_bounds_the_climb_and_names_itself():
     import pandas as pd
 
     from bnfisher import ConvergenceWarning, learn
-    from bnfisher._jit import _materialise
+    from bnfisher._utils.jit import _materialise
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(rng.integers(0, 2, (300, 150)), columns=[f"c{i}" for i in range(150)])
@@ -213,7 +213,7 @@ def test_the_best_move_compiled_and_in_numpy_is_the_enumerated_one(seed):
     (kind, i, j) order, exclusions; on the climb's Fortran-ordered tables and on C-ordered ones."""
     import networkx as nx
 
-    from bnfisher._jit import _materialise
+    from bnfisher._utils.jit import _materialise
     from bnfisher.bn.structure.hill_climb import _best_move, _numpy_best_move
 
     rng = np.random.default_rng(seed)
@@ -263,7 +263,7 @@ def _allowed_matrix(candidates, n):
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_the_ancestor_matrix_compiled_and_in_numpy_is_the_transitive_closure(seed):
-    from bnfisher._jit import _materialise
+    from bnfisher._utils.jit import _materialise
     from bnfisher.bn.structure.hill_climb import _numpy_reach, _reach
 
     rng = np.random.default_rng(seed)

@@ -214,7 +214,7 @@ def test_permutation_statistics_match_pairwise_definitions():
 def test_permutations_drawn_ahead_on_a_second_thread_give_the_same_statistics(monkeypatch):
     """The next batch of splits is drawn while this batch's products run: the same stream in the same order, so
     the same null statistics, bit for bit, as on one core (batches of 7 distinct-row splits here)."""
-    from bnfisher import _parallel
+    from bnfisher._utils import parallel as _parallel
     from bnfisher.comparison import permutation
 
     network = random_network(np.random.default_rng(12), n_vars=5, max_parents=2, max_states=3)
@@ -243,8 +243,8 @@ def test_permutations_drawn_ahead_on_a_second_thread_give_the_same_statistics(mo
 def test_cores_are_bounded_by_a_containers_cpu_quota(tmp_path, monkeypatch):
     """cgroup v2 (``cpu.max``) and v1 (``cfs_quota_us`` / ``cfs_period_us``) quotas read in cores, none when
     unlimited or absent; ``n_jobs=-1`` then asks for the quota's cores (rounded up), not the machine's."""
-    from bnfisher import _parallel
-    from bnfisher._parallel import _cgroup_cpus
+    from bnfisher._utils import parallel as _parallel
+    from bnfisher._utils.parallel import _cgroup_cpus
 
     (tmp_path / "v2").mkdir()
     (tmp_path / "v2" / "cpu.max").write_text("150000 100000\n")
@@ -271,7 +271,7 @@ def test_cores_are_bounded_by_a_containers_cpu_quota(tmp_path, monkeypatch):
 
 
 def test_prefetch_yields_in_order_and_reraises():
-    from bnfisher._parallel import prefetch
+    from bnfisher._utils.parallel import prefetch
 
     assert list(prefetch(lambda x: x * x, range(6))) == [0, 1, 4, 9, 16, 25]
 
@@ -349,8 +349,8 @@ def test_search_from_codes_picks_the_rows_of_the_embedding_search(normalize, mis
 def test_kernel_columns_are_the_gram_columns_compiled_in_numpy_and_on_two_threads(normalize, threads, monkeypatch):
     """K(., u) by gathers (compiled, on one thread or split between two; and NumPy's one take per family) against
     the Gram matrix of the embedding, on rows with missing cells (the marginalized kernel) and duplicates."""
-    from bnfisher import _parallel
-    from bnfisher._jit import _materialise
+    from bnfisher._utils import parallel as _parallel
+    from bnfisher._utils.jit import _materialise
     from bnfisher.kernels.columns import _gather_rows, _numpy_gather
 
     network = random_network(np.random.default_rng(5), 7, max_parents=2, max_states=4, floor=0.05)
@@ -381,7 +381,7 @@ def test_cell_sums_add_every_units_cell_weights_times_its_draws(normalize):
     """cell_sums (a pass over the cell index, compiled and in NumPy, plus the incomplete units' posterior weights)
     against each unit's weights placed one by one in a dense (cells x units) matrix (complete units: their cells;
     incomplete ones: their posterior cell weights), times the draws, in unit order and renumbered."""
-    from bnfisher._jit import _materialise
+    from bnfisher._utils.jit import _materialise
     from bnfisher.kernels.columns import _numpy_scatter, _scatter_rows
 
     network = random_network(np.random.default_rng(5), 6, max_parents=2, max_states=3, floor=0.05)

@@ -1,4 +1,3 @@
-import pathlib
 
 import numpy as np
 import pandas as pd
@@ -7,6 +6,8 @@ import pytest
 from bnfisher import read_bif
 from bnfisher.cli import build_parser, main
 from bnfisher.datasets import load
+
+from _helpers import BIF_DIR
 
 
 @pytest.fixture(scope="module")
@@ -282,7 +283,7 @@ def test_tables_with_question_mark_markers_run_as_they_are(tmp_path, capsys):
 def test_compare_names_what_differs(tmp_path, capsys):
     from bnfisher import BayesianNetwork
 
-    network = read_bif(pathlib.Path(__file__).parent / "data" / "bif" / "asia.bif.gz")
+    network = read_bif(BIF_DIR / "asia.bif.gz")
     cpts = dict(network.cpts)
     cpts["dysp"] = np.asarray(cpts["dysp"]).copy()
     cpts["dysp"][1, 0] = [0.1, 0.9]

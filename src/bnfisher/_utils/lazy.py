@@ -1,6 +1,6 @@
 """Heavy dependencies imported on first use, so that ``import bnfisher`` stays fast (private).
 
-``from bnfisher._lazy import pandas as pd`` gives a stand-in that imports pandas the
+``from bnfisher._utils.lazy import pandas as pd`` gives a stand-in that imports pandas the
 first time one of its attributes is read (``pd.DataFrame``, ``pd.isna``, ...) and from
 then on forwards to the module.  Type checkers see the real modules.  pandas, the
 SciPy submodules and networkx together take about 0.7 s to import on a laptop, more

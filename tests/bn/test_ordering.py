@@ -119,7 +119,7 @@ def test_default_search_beats_plain_on_bundled_networks(name):
 def test_dominated_sets_are_exactly_those_with_an_earlier_subset(seed, n_words):
     """A set is dropped when an earlier set of the same variable lies inside it: the compiled loop and its NumPy
     fallback against the definition, on one- and two-word masks."""
-    from bnfisher._jit import _materialise
+    from bnfisher._utils.jit import _materialise
     from bnfisher.bn.structure.ordering import _numpy_undominated, _undominated
 
     rng = np.random.default_rng(seed)

@@ -307,7 +307,7 @@ def test_expected_feature_map_is_the_weighted_sum_of_the_cells_feature_rows(seed
     """The CSR assembly (no sort, duplicates summed per parent configuration; its entries written by the
     compiled loop or by NumPy) against the definition ``E[Phi | x] = sum_cells weight * Phi(cell)`` accumulated
     densely, on random weight triples with repeated, unsorted cells."""
-    from bnfisher._jit import _materialise
+    from bnfisher._utils.jit import _materialise
     from bnfisher.kernels import expected
 
     if compiled:

@@ -99,7 +99,7 @@ def test_compiled_functions_fall_back_to_no_cache_where_none_can_be_kept(monkeyp
     """A read-only install without a writable home: numba cannot cache; the function must still compile and run."""
     import numba
 
-    from bnfisher import _jit
+    from bnfisher._utils import jit as _jit
 
     real = numba.njit
 
@@ -123,7 +123,8 @@ def test_a_compiled_function_is_replaced_in_every_module_that_imported_it():
     import subprocess
     import sys
 
-    code = ("import numpy as np; from bnfisher.bn.scores import _pair as p; from bnfisher._jit import _materialise; "
+    code = ("import numpy as np; from bnfisher.bn.scores import _pair as p; "
+            "from bnfisher._utils.jit import _materialise; "
             "_materialise(); print(type(p._family_score).__name__, type(p._dense_value).__name__); "
             "codes = np.array([[0, 1, 1], [1, 0, 1]], dtype=np.int8); "
             "print(p.pair_scores(codes, np.array([2, 2]), score='ll', ess=1.0).round(4).tolist())")
@@ -143,7 +144,7 @@ def test_no_thread_can_compile_against_a_stand_in_while_the_modules_are_updated(
     import subprocess
     import sys
 
-    code = ("import builtins, threading; import bnfisher._jit as J; "
+    code = ("import builtins, threading; import bnfisher._utils.jit as J; "
             "from bnfisher.bn.scores import _projected as _projected_scores; "
             "from numba.core.compiler_lock import global_compiler_lock as lock\n"
             "seen = []\n"
@@ -171,7 +172,7 @@ def test_import_leaves_the_heavy_dependencies_for_first_use():
 
     code = ("import sys, bnfisher; heavy = ('pandas', 'scipy', 'numba', 'networkx', 'dask', 'matplotlib'); "
             "print(sorted(m for m in heavy if m in sys.modules)); "
-            "from bnfisher._lazy import pandas as pd; pd.DataFrame; print('pandas' in sys.modules)")
+            "from bnfisher._utils.lazy import pandas as pd; pd.DataFrame; print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split("\n")
     assert out[0] == "[]"
     assert out[1] == "True"

@@ -269,7 +269,7 @@ def test_a_hand_edited_order_of_labels_is_caught_by_the_checksum(tmp_path):
 
 def test_a_tiny_profile_declaring_huge_arrays_is_refused_before_reading_them(tmp_path, monkeypatch):
     """125 million zero rows compress to a few hundred kB; the declared size is checked before decompressing."""
-    import bnfisher._memory as memory
+    import bnfisher._utils.memory as memory
 
     buffer = io.BytesIO()
     content = json.dumps({"format": "bnfisher-profile", "format_version": 1,
@@ -284,7 +284,7 @@ def test_a_tiny_profile_declaring_huge_arrays_is_refused_before_reading_them(tmp
 
 
 def test_a_profile_whose_counts_would_not_fit_as_a_table_is_refused_naming_it(tmp_path, monkeypatch):
-    import bnfisher._memory as memory
+    import bnfisher._utils.memory as memory
 
     path = tmp_path / "many.bnfp"
     path.write_bytes(_profile_bytes(counts=np.array([300_000_000, 1, 1, 1])))

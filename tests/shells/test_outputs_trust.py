@@ -103,7 +103,7 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path):
 
 
 def test_n_jobs_beyond_the_cores_warns_and_runs_on_one_thread():
-    from bnfisher._parallel import resolve_jobs
+    from bnfisher._utils.parallel import resolve_jobs
 
     with pytest.warns(DataWarning, match="-100"):
         assert resolve_jobs(-100) == 1
@@ -191,7 +191,7 @@ def test_a_corrupt_parquet_part_is_named_by_its_file(tmp_path):
 
 
 def test_the_csv_formula_caveat_is_documented():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with open(os.path.join(root, "docs", "guide", "cli.md"), encoding="utf-8") as handle:
         text = handle.read()
     assert "formula" in text and "`=`" in text

@@ -239,7 +239,7 @@ def test_kernel_rejects_bad_arguments():
 
 
 def test_allocations_beyond_memory_are_refused_with_an_alternative(monkeypatch):
-    from bnfisher import _memory
+    from bnfisher._utils import memory as _memory
     from bnfisher.exceptions import ResourceError
 
     network = random_network(np.random.default_rng(0), n_vars=4)
