@@ -17,6 +17,8 @@ The loop is compiled with numba.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from bnfisher._utils.jit import compiled
@@ -25,7 +27,7 @@ __all__ = ["log_emissions", "sequence_statistics"]
 
 #: Emission log-densities held at once by :func:`sequence_statistics`, in bytes (one chunk of sequences).
 CHUNK_BYTES = 64 << 20
-_controller = None  # threadpoolctl's, made on first use
+_controller: Any = None  # threadpoolctl's, made on first use
 
 
 def log_emissions(X: np.ndarray, means: np.ndarray, covariances: np.ndarray, *, block: int = 8192) -> np.ndarray:

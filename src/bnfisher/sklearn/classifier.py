@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
@@ -123,7 +125,7 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         encoded = EncodedData(np.asfortranarray(codes), features.variables + (_CLASS,), states)
         # Missing feature values: the structure from available-case counts, the CPTs by EM (or as asked).
         missing = self.missing if codes.min() < 0 else "error"
-        common = {"pseudocount": self.pseudocount, "schema": encoded.schema, "missing": missing}
+        common: dict[str, Any] = {"pseudocount": self.pseudocount, "schema": encoded.schema, "missing": missing}
         if self.structure == "hc":
             self.network_ = learn(encoded, "hc", structure_score=self.structure_score, max_parents=self.max_parents,
                                   **common)

@@ -270,7 +270,7 @@ def _numpy_batch(codes_t, cardinalities, children, members, offsets, kind, ess, 
             span *= c
         cell = key * r + codes_t[child]
         if weights.size:  # distinct rows with their multiplicities (whole numbers, exact in float64)
-            table = np.bincount(cell, weights=weights, minlength=span * r).reshape(span, r).astype(np.int64)
+            table: np.ndarray = np.bincount(cell, weights=weights, minlength=span * r).reshape(span, r).astype(np.int64)
             table = table[table.any(axis=1)]
         elif span * r <= cells.size:
             table = np.bincount(cell, minlength=span * r).reshape(span, r)
