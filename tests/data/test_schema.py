@@ -75,10 +75,10 @@ def test_model_rejects_unseen_value_during_use():
 
 def test_discretize_quantile_bins_are_explicit_and_at_most_bins():
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({"x": rng.normal(size=200), "k": rng.integers(0, 16, 200), "c": ["a", "b"] * 100})
+    df = pd.DataFrame({"x": rng.normal(size=200), "k": rng.integers(0, 100, 200), "c": ["a", "b"] * 100})
     out = discretize(df, bins=4)
     assert out["x"].cat.categories.size == 4
-    assert out["k"].cat.categories.size <= 4
+    assert out["k"].cat.categories.size <= 4  # 100 whole-number values: more than max(bins, 30), binned
     assert out["c"].tolist() == df["c"].tolist()
     assert pd.api.types.is_float_dtype(df["x"])  # input untouched
     counts = out["x"].value_counts().to_numpy()
@@ -211,3 +211,44 @@ def test_quantile_bins_of_letter_like_column_have_no_near_empty_edge_bin():
     x = np.repeat(list(counts), list(counts.values()))
     _, sizes = _bin_sizes(x, 4)
     assert sizes.size == 4 and sizes.min() >= 20000 / 8
+
+
+def test_integer_codes_stay_labels_unless_named_and_naming_them_warns():
+    """The rule: floats and integer columns with more than max(bins, 30) values are binned; fewer are codes."""
+    from bnfisher import Schema
+    from bnfisher.exceptions import DataWarning
+
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"age": rng.integers(18, 90, 500), "relp": rng.integers(0, 18, 500),
+                       "wage": rng.gamma(2.0, 10.0, 500)})
+    schema = Schema.from_data(df, bins=4)
+    assert sorted(schema.bin_edges) == ["age", "wage"]
+    assert schema.states["relp"] == tuple(sorted(df["relp"].unique().tolist()))
+    assert sorted(Schema.from_data(df, bins=4, categorical=["age"]).bin_edges) == ["wage"]
+    with pytest.warns(DataWarning, match="'relp' holds whole numbers with only 18 distinct values"):
+        assert sorted(Schema.from_data(df, bins=4, columns=["relp", "wage"]).bin_edges) == ["relp", "wage"]
+    with pytest.raises(ValueError, match=r"both to bin \(`columns`\) and `categorical`"):
+        Schema.from_data(df, bins=4, columns=["age"], categorical=["age"])
+    with pytest.raises(ValueError, match="passed in `categorical` are not in the data"):
+        Schema.from_data(df, bins=4, categorical=["nope"])
+
+
+def test_csv_and_parquet_copies_of_a_table_give_one_analysis(tmp_path):
+    """Integer codes read back as numbers (CSV) or kept as text (Parquet): the same bins, the same statistics."""
+    import bnfisher as bf
+    from bnfisher.data.io import read_table
+
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"age": rng.integers(18, 90, 600), "relp": rng.integers(0, 18, 600),
+                          "sex": rng.integers(1, 3, 600)})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    text = frame.astype({"relp": str, "sex": str})
+    text.to_parquet(tmp_path / "t.parquet")
+    results = []
+    for name in ("t.csv", "t.parquet"):
+        table = read_table(tmp_path / name)
+        result = bf.compare(table.iloc[:300], table.iloc[300:], bins=4, n_permutations=50, random_state=0)
+        results.append(result)
+        assert any("age" in note and "Binned 1 numeric column" in note for note in result.notes)
+    assert results[0].test.p_value == results[1].test.p_value
+    assert results[0].test.statistic == pytest.approx(results[1].test.statistic, rel=1e-12)

@@ -182,6 +182,27 @@ def test_learning_options_with_a_network_are_refused(tables, capsys):
         assert f"{flags[0]} cannot be used with --network" in capsys.readouterr().err
 
 
+def test_bin_columns_and_categorical_choose_what_bins_and_every_output_names_it(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"age": rng.integers(18, 90, 400), "relp": rng.integers(0, 18, 400),
+                          "sex": rng.choice(["f", "m"], 400)})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    first, second = str(tmp_path / "t.csv"), str(tmp_path / "t.csv")
+    assert main(["compare", first, second, "--bins", "4", "--permutations", "20"]) == 0
+    assert "Binned 1 numeric column(s) into at most 4 bins, with the same edges for every input: age" in \
+        capsys.readouterr().out
+    assert main(["compare", first, second, "--bins", "4", "--categorical", "age", "--permutations", "20",
+                 "--json", str(tmp_path / "r.json")]) == 0
+    assert "Binned" not in capsys.readouterr().out
+    assert main(["compare", first, second, "--bins", "4", "--bin-columns", "age", "relp", "--permutations", "20",
+                 "--json", str(tmp_path / "s.json")]) == 0
+    captured = capsys.readouterr()
+    assert "'relp' holds whole numbers with only 18 distinct values" in captured.err
+    assert "Binned 2 numeric column(s)" in (tmp_path / "s.json").read_text()
+    assert main(["compare", first, second, "--categorical", "age"]) == 2
+    assert "--categorical chooses among the columns --bins bins; give --bins too" in capsys.readouterr().err
+
+
 def test_compare_bins_both_files_with_the_same_edges(numeric, capsys):
     """Two random halves of one numeric table are not 'different' because of their binning."""
     folder, first, second, frame = numeric

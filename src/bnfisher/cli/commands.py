@@ -49,7 +49,7 @@ def _refuse_learning_options(args) -> None:
     """With --network nothing is learned: every learning option would be ignored, so it is refused."""
     flags = {flag: getattr(args, dest) for dest, flag in LEARN_FLAGS.values()}
     flags.update({"--structure": args.structure, "--pseudocount": args.pseudocount, "--bins": args.bins,
-                  "--na-values": args.na_values})
+                  "--bin-columns": args.bin_columns, "--categorical": args.categorical, "--na-values": args.na_values})
     given = [flag for flag, value in flags.items() if value is not None]
     if given:
         raise UsageError(f"{', '.join(given)} cannot be used with --network: the network file fixes the "
@@ -70,8 +70,16 @@ def _model_options(args) -> dict:
     """Return the network and learning options of a command as the jobs take them (--network refuses learning ones)."""
     network = _network(args)
     structure, options = _learning(args)
-    return {"network": network, "structure": structure, "bins": args.bins, "na_values": args.na_values or (),
+    return {"network": network, "structure": structure, **_binning(args), "na_values": args.na_values or (),
             "learn_options": options}
+
+
+def _binning(args) -> dict:
+    """Return the jobs' binning options; --bin-columns needs --bins (--categorical alone changes nothing: refused)."""
+    if args.bins is None and (args.bin_columns or args.categorical):
+        given = "--bin-columns" if args.bin_columns else "--categorical"
+        raise UsageError(f"{given} chooses among the columns --bins bins; give --bins too.")
+    return {"bins": args.bins, "bin_columns": args.bin_columns, "categorical": args.categorical}
 
 
 def _read(args, paths: list, *, profiles: bool = False) -> list:
@@ -155,7 +163,7 @@ def _command_drift(args) -> None:
         data = dict(zip(args.data, frames)) if len(frames) > 1 else frames[0]
     structure, options = _learning(args)
     result = drift(reference, data, time=args.time_column, window=args.window or args.rows, structure=structure,
-                   bins=args.bins, na_values=args.na_values or (), fit_fraction=args.fit_fraction,
+                   **_binning(args), na_values=args.na_values or (), fit_fraction=args.fit_fraction,
                    n_permutations=args.permutations, test=args.test, alpha=args.alpha, top=args.top,
                    random_state=args.seed, learn_options=options, n_jobs=args.jobs, progress=not args.quiet)
     print(result.to_text(notes=not args.quiet, advice=False))
@@ -172,7 +180,7 @@ def _command_profile(args) -> None:
     check_outputs([args.output], inputs=args.inputs)
     if all(path.endswith(".bnfp") for path in args.inputs) and (args.bins or args.engine == "dask"):
         raise UsageError("--bins and --engine apply to tables; the inputs are all profiles.")
-    merged, notes = profile_inputs(args.inputs, bins=args.bins, na_values=args.na_values, engine=args.engine)
+    merged, notes = profile_inputs(args.inputs, **_binning(args), na_values=args.na_values, engine=args.engine)
     if not args.quiet:
         print("\n".join(notes))
     merged.save(args.output)
@@ -183,7 +191,7 @@ def _command_learn(args) -> None:
     check_outputs([args.output, args.schema], inputs=[args.data])
     (frame,) = _read(args, [args.data])
     structure, options = _learning(args)
-    result = learn_network(frame, structure, bins=args.bins, na_values=args.na_values or (),
+    result = learn_network(frame, structure, **_binning(args), na_values=args.na_values or (),
                            learn_options=options, output=args.output, schema_output=args.schema)
     print(result.to_text(notes=not args.quiet))
 

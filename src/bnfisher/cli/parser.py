@@ -61,7 +61,13 @@ def _data_options() -> argparse.ArgumentParser:
     group = parent.add_argument_group("data")
     group.add_argument("--bins", type=_positive_int, default=None,
                        help="bin numeric columns into at most this many quantile bins, with edges learned jointly "
-                            "from all inputs (default: no binning; a float column is an error)")
+                            "from all inputs (default: no binning; a float column is an error). Binned by default: "
+                            "float columns, and integer columns with more than max(BINS, 30) values")
+    group.add_argument("--bin-columns", nargs="+", default=None, metavar="COLUMN",
+                       help="with --bins: the numeric columns to bin (default: float columns, and integer columns "
+                            "with more than max(BINS, 30) values; fewer values are a nominal variable's codes)")
+    group.add_argument("--categorical", nargs="+", default=None, metavar="COLUMN",
+                       help="columns never binned: their values are labels, whatever their type")
     group.add_argument("--na-values", nargs="+", default=None, metavar="MARKER",
                        help="extra cell values that mean 'missing' (e.g. ?)")
     return parent
@@ -245,6 +251,11 @@ def _add_profile(sub) -> None:
     profile.add_argument("--bins", type=_positive_int, default=None,
                          help="bin numeric columns into at most this many quantile bins, edges over all the tables; "
                               "the profile keeps the edges and bins later tables with them")
+    profile.add_argument("--bin-columns", nargs="+", default=None, metavar="COLUMN",
+                         help="with --bins: the numeric columns to bin (default: float columns, and integer columns "
+                              "with more than max(BINS, 30) values; fewer values are a nominal variable's codes)")
+    profile.add_argument("--categorical", nargs="+", default=None, metavar="COLUMN",
+                         help="columns never binned: their values are labels, whatever their type")
     profile.add_argument("--engine", choices=("numpy", "dask"), default="numpy",
                          help="dask: profile the tables where they lie (Parquet or CSV, partition by partition) "
                               "instead of reading them into memory")

@@ -26,7 +26,7 @@ from bnfisher._utils.lazy import pandas as pd
 from bnfisher.dask.client import is_distributed, parquet_row_groups, read_dask
 from bnfisher.data.binning import interval_labels, make_bin_edges
 from bnfisher.data.counts import count_block, distinct_rows, sample_positions
-from bnfisher.data.labels import sorted_states
+from bnfisher.data.labels import MANY_INTEGER_VALUES, sorted_states
 from bnfisher.data.providers import NumpyCounts
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import BnfisherError, DataError, OptionTypeError, SchedulerError
@@ -297,7 +297,8 @@ class DaskCounts:
                 if np.isnan(values).any():
                     raise DataError(f"Column {v!r} has missing or non-numeric values; bnfisher needs complete "
                                     "numeric data to bin it.")
-                if not pd.api.types.is_float_dtype(self.frame[v].dtype) and np.unique(values).size <= bins:
+                if not pd.api.types.is_float_dtype(self.frame[v].dtype) and \
+                        np.unique(values).size <= max(bins, MANY_INTEGER_VALUES):
                     unknown.append(v)  # whole numbers with few values are labels, as Schema.from_data has them
                     continue
                 edges[v] = make_bin_edges(values, bins, "quantile", v)

@@ -5,15 +5,17 @@ Private helpers of :class:`~bnfisher.data.Schema`; every other module gets codes
 
 from __future__ import annotations
 
+import re
+import warnings
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher.data.binning import bin_codes
-from bnfisher.exceptions import DataError, OptionTypeError, SchemaError
+from bnfisher.exceptions import DataError, DataWarning, OptionTypeError, SchemaError
 
-__all__ = ['MAX_INTEGER_STATES']
+__all__ = ['MANY_INTEGER_VALUES', 'MAX_INTEGER_STATES']
 
 
 #: Largest number of distinct values accepted in an integer column without states.
@@ -41,7 +43,32 @@ def _check_label_types(values: np.ndarray, column) -> None:
         )
 
 
+_WHOLE_NUMBER = re.compile(r"-?[0-9]+")
+
+
+def _all_whole_number_text(uniques) -> bool:
+    """Whether every label is text spelling a whole number ("0", "17", "-1"): codes kept as text."""
+    return len(uniques) > 0 and all(isinstance(v, str) and _WHOLE_NUMBER.fullmatch(v) for v in uniques)
+
+
+def _whole_number_text(label: str) -> tuple:
+    """Order text codes by their number, then their spelling ("7" before "07"): as the numbers would be."""
+    return int(label), label
+
+
 def sorted_states(values: np.ndarray, column) -> tuple:
+    """Return a column's distinct labels in order: numbers and text by value; codes kept as text by their number.
+
+    Parameters
+    ----------
+    values : ndarray
+    column : object
+        Named in errors.
+
+    Returns
+    -------
+    tuple
+    """
     try:
         uniques = pd.unique(values)
     except TypeError as exc:  # e.g. dicts or lists in an object column
@@ -52,7 +79,7 @@ def sorted_states(values: np.ndarray, column) -> tuple:
     if values.dtype == object:
         _check_label_types(values, column)
     try:
-        ordered = sorted(uniques)
+        ordered = sorted(uniques, key=_whole_number_text) if _all_whole_number_text(uniques) else sorted(uniques)
     except (TypeError, ValueError):  # ValueError: numpy scalars compared with tuples
         # Mixed types (e.g. 1 and "a"): order by type name, then by text.
         ordered = sorted(uniques, key=lambda v: (type(v).__name__, str(v)))
@@ -308,17 +335,38 @@ def check_same_columns(data: tuple, variables: tuple) -> None:
                             "table of a comparison needs the same columns.")
 
 
-def columns_to_bin(union: dict, variables: tuple, bins: int, columns) -> list:
-    """Return the columns to bin: those named in ``columns`` (numeric), or by rule the numeric ones.
+#: An integer column is binned by default only with more distinct values than this (and than ``bins``): codes of a
+#: nominal variable (relationship, schooling, state) rarely run so high; ages, counts and amounts do.
+MANY_INTEGER_VALUES = 30
 
-    The rule: float columns, and integer columns with more values than ``bins``.
+
+def columns_to_bin(union: dict, variables: tuple, bins: int, columns, categorical=()) -> list:
+    """Return the columns to bin: those named in ``columns`` (numeric), or by the rule.
+
+    The rule: every float column, and every integer column with more than
+    ``max(bins, MANY_INTEGER_VALUES)`` distinct values; never a column named in
+    ``categorical``.  An integer column with few values named in ``columns`` is binned,
+    with a :class:`~bnfisher.exceptions.DataWarning` (its values are probably codes).
     """
+    categorical = set(categorical or ())
+    unknown = sorted(str(v) for v in categorical if v not in variables)
+    if unknown:
+        raise DataError(f"Column(s) {unknown} passed in `categorical` are not in the data.")
     if columns is None:
-        return [v for v in variables if _is_numeric(union[v])
-                and (pd.api.types.is_float_dtype(union[v].dtype) or union[v].nunique() > bins)]
+        many = max(bins, MANY_INTEGER_VALUES)
+        return [v for v in variables if v not in categorical and _is_numeric(union[v])
+                and (pd.api.types.is_float_dtype(union[v].dtype) or union[v].nunique() > many)]
+    both = sorted(str(v) for v in set(columns) & categorical)
+    if both:
+        raise DataError(f"Column(s) {both} are both to bin (`columns`) and `categorical`; name each in one of them.")
     for v in columns:
         if v not in variables:
             raise DataError(f"Column {v!r} passed in `columns` is not in the data.")
         if not _is_numeric(union[v]):
             raise DataError(f"Column {v!r} is not numeric ({union[v].dtype}); only numeric columns can be binned.")
+        distinct = union[v].nunique()
+        if not pd.api.types.is_float_dtype(union[v].dtype) and distinct <= MANY_INTEGER_VALUES:
+            warnings.warn(f"Column {v!r} holds whole numbers with only {distinct} distinct values, probably the codes "
+                          "of categories: binning it merges categories by the order of their codes. Leave it out of "
+                          "the columns to bin (--bin-columns) to keep its categories.", DataWarning, stacklevel=4)
     return list(columns)

@@ -130,7 +130,7 @@ class ReferenceProfile:
         write_profile_file(path, self.schema, self.codes, self.counts)
 
 
-def profile(*data, bins: int | None = None, na_values=()) -> ReferenceProfile:
+def profile(*data, bins: int | None = None, bin_columns=None, categorical=None, na_values=()) -> ReferenceProfile:
     """Profile a table, or several together: the schema and the distinct rows with their counts.
 
     Parameters
@@ -143,6 +143,11 @@ def profile(*data, bins: int | None = None, na_values=()) -> ReferenceProfile:
         Quantile bins for numeric columns (at most this many), edges over the whole
         table; the edges are kept, and :func:`bnfisher.drift` and
         :func:`bnfisher.compare` bin later tables with them.
+    bin_columns : sequence, optional
+        With ``bins``: the numeric columns to bin (default: float columns and integer
+        columns with more than ``max(bins, 30)`` values).
+    categorical : sequence, optional
+        Columns never binned.
     na_values : sequence, default=()
         Extra missing-value markers (e.g. ``"?"``).
 
@@ -170,12 +175,16 @@ def profile(*data, bins: int | None = None, na_values=()) -> ReferenceProfile:
     if not data:
         raise OptionTypeError("profile() needs a table.")
     if all(isinstance(frame, pd.DataFrame) for frame in data):
-        schema = Schema.from_data(*data, bins=bins, na_values=na, missing="allow")
+        schema = Schema.from_data(*data, bins=bins, columns=bin_columns, categorical=categorical, na_values=na,
+                                  missing="allow")
         return _from_codes(schema, np.vstack([schema.encode(frame, missing="allow").codes for frame in data]))
     backend = backend_for(data[0])
     if backend is None or len(data) > 1:
         raise OptionTypeError(f"`data` must be pandas DataFrames or one Dask DataFrame; got "
                               f"{', '.join(type(frame).__name__ for frame in data)}.")
+    if bin_columns is not None or categorical is not None:
+        raise OptionError("`bin_columns` and `categorical` apply to tables in memory; a Dask table is binned by the "
+                          "rule (float columns, and integer columns with more than max(bins, 30) values).")
     provider = backend.provider(data[0], None, "allow", bins=bins, na_values=na)
     return _from_codes(provider.schema, *provider.distinct())
 

@@ -132,6 +132,7 @@ class Schema:
     # ------------------------------------------------------------ learning
     @classmethod
     def from_data(cls, *data, bins: int | None = None, strategy: str = "quantile", columns: Sequence | None = None,
+                  categorical: Sequence | None = None,
                   na_values: Sequence = (), variables: Sequence | None = None, missing: str = "error") -> Schema:
         """Learn a schema from one or more DataFrames, jointly.
 
@@ -151,8 +152,13 @@ class Schema:
             values never split and no near-empty bin at the edges
             (:func:`bnfisher.data.binning.quantile_cuts`); ``"uniform"``: equal width.
         columns : sequence, optional
-            Which numeric columns to bin.  Default: every float column and every
-            integer column with more than ``bins`` distinct values.
+            Which numeric columns to bin.  Default, the rule: every float column and
+            every integer column with more than ``max(bins, 30)`` distinct values
+            (:data:`~bnfisher.data.labels.MANY_INTEGER_VALUES`); an integer column with
+            fewer values is a nominal variable's codes.  Naming such a column here bins
+            it, with a DataWarning.
+        categorical : sequence, optional
+            Columns never binned (their values are labels, whatever their type).
         na_values : sequence, optional
             Markers of missing values besides NaN/None (e.g. ``"?"``).
         variables : sequence, optional
@@ -192,7 +198,7 @@ class Schema:
         if bins is not None:
             bins = check_positive_int(bins, "bins", minimum=2)
             check_option(strategy, "strategy", ("quantile", "uniform"))
-            to_bin = columns_to_bin(union, variables, bins, columns)
+            to_bin = columns_to_bin(union, variables, bins, columns, categorical)
         elif columns is not None:
             raise OptionTypeError("`columns` selects columns to bin; pass `bins` too.")
         states, edges = {}, {}

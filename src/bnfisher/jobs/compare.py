@@ -280,7 +280,8 @@ class ComparisonResult(JobResult):
 
 
 def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "chow-liu", bins: int | None = None,
-            na_values=(), n_permutations: int = 1000, test: str = "aggregate", top: int = 10,
+            bin_columns=None, categorical=None, na_values=(), n_permutations: int = 1000, test: str = "aggregate",
+            top: int = 10,
             names: tuple = ("A", "B"), random_state=None, learn_options: dict | None = None) -> ComparisonResult:
     """Compare two tables: an exact permutation test of the Fisher-kernel MMD, and where the difference lies.
 
@@ -297,6 +298,11 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
         How to learn the network (see :func:`bnfisher.learn`) when ``network`` is not given.
     bins : int, optional
         Bin numeric columns into at most this many quantile bins, with the same edges for both tables.
+    bin_columns : sequence, optional
+        With ``bins``: the numeric columns to bin (default: float columns and integer
+        columns with more than ``max(bins, 30)`` values).
+    categorical : sequence, optional
+        Columns never binned.
     na_values : sequence, default=()
         Extra missing-value markers (e.g. ``"?"``).
     n_permutations : int, default=1000
@@ -332,7 +338,8 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
                                      if kind.startswith("dask") else "."))
     given = network is not None
     network, (encoded_a, encoded_b), notes, advice = prepare([A, B], network=network, structure=structure,
-                                                             bins=bins, na_values=na_values,
+                                                             bins=bins, bin_columns=bin_columns,
+                                                             categorical=categorical, na_values=na_values,
                                                              learn_options=learn_options)
     sample = fitted_on_one_sample(network, encoded_a.codes, encoded_b.codes) if given else None
     if sample is not None:

@@ -37,7 +37,7 @@ from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.data.windows import WindowRows, split_windows
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
 from bnfisher.jobs.compare import ComparisonResult, compare_encoded
-from bnfisher.jobs.inputs import warn
+from bnfisher.jobs.inputs import binned_note, warn
 from bnfisher.jobs.result import JobResult
 
 __all__ = ["DriftResult", "drift"]
@@ -257,7 +257,8 @@ def _iso(value) -> str | None:
 
 
 def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None, structure: str = "chow-liu",
-          bins: int | None = None, na_values=(), fit_fraction: float = 0.5, n_permutations: int | None = None,
+          bins: int | None = None, bin_columns=None, categorical=None, na_values=(), fit_fraction: float = 0.5,
+          n_permutations: int | None = None,
           test: str = "aggregate", alpha: float = 0.05, top: int = 5, random_state=None,
           learn_options: dict | None = None, n_jobs: int | None = None, progress: bool = False) -> DriftResult:
     """Compare a reference table with each window of later data: which windows drifted, in which families.
@@ -284,6 +285,11 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         reference's fitting part.
     bins : int, optional
         Quantile bins for numeric columns, edges from the reference's fitting part.
+    bin_columns : sequence, optional
+        With ``bins``: the numeric columns to bin (default: float columns and integer
+        columns with more than ``max(bins, 30)`` values).
+    categorical : sequence, optional
+        Columns never binned.
     na_values : sequence, default=()
         Extra missing-value markers (e.g. ``"?"``).
     fit_fraction : float, default=0.5
@@ -349,7 +355,8 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     if len(rest) < MIN_WINDOW_ROWS:
         raise DataError(f"The reference has {len(reference)} rows: {len(fit)} fit the network, leaving {len(rest)} to "
                         f"compare the windows with; give the reference at least {2 * MIN_WINDOW_ROWS} rows.")
-    schema = Schema.from_data(fit, bins=bins, na_values=na, missing="allow")
+    schema = Schema.from_data(fit, bins=bins, columns=bin_columns, categorical=categorical, na_values=na,
+                              missing="allow")
     if binned is not None:  # the profile's bins, with their edges: every window's numbers are binned with them
         schema = Schema({v: binned.schema.states[v] if v in binned.schema.bin_edges else schema.states[v]
                          for v in schema.variables}, bin_edges=dict(binned.schema.bin_edges), na_values=na)
@@ -372,9 +379,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     columns = [c for c in data.columns if c != time] if distributed is not None else \
         [c for *_, frame in windows for c in frame.columns]
     _advise_extra_columns(columns, reference.columns, advice)
-    if schema.bin_edges:
-        notes.append(f"Binned {len(schema.bin_edges)} numeric column(s) into at most {bins} bins, edges from the "
-                     "reference's fitting part.")
+    notes += binned_note(schema, bins, "edges from the reference's fitting part")
     encoded_rest, _, unseen_rest = _encode(schema, rest, "the reference's test part")
     if unseen_rest:
         notes.append(f"{unseen_rest} cells of the reference's test part hold labels its fitting part never showed: "

@@ -15,7 +15,7 @@ from bnfisher.data.profile import read_profile
 from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.exceptions import DataWarning, OptionTypeError
 
-__all__ = ["feature_advice", "prepare", "read_distributed", "read_inputs", "warn"]
+__all__ = ["binned_note", "feature_advice", "prepare", "read_distributed", "read_inputs", "warn"]
 
 
 def read_inputs(paths, *, na_values=None, profiles: bool = False) -> tuple[list, list]:
@@ -66,7 +66,8 @@ def read_distributed(paths, *, na_values=None):
 
 
 def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: str = "chow-liu",
-            bins: int | None = None, na_values=(), learn_options: dict | None = None) -> tuple:
+            bins: int | None = None, bin_columns=None, categorical=None, na_values=(),
+            learn_options: dict | None = None) -> tuple:
     """Encode every table once with one schema and return the network, the encoded tables and what was done.
 
     Parameters
@@ -79,6 +80,11 @@ def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: 
         a network learned from the tables pooled.
     structure : str, default="chow-liu"
     bins : int, optional
+    bin_columns : sequence, optional
+        With ``bins``: the numeric columns to bin (default: float columns and integer
+        columns with more than ``max(bins, 30)`` values).
+    categorical : sequence, optional
+        Columns never binned.
     na_values : sequence, default=()
     learn_options : dict, optional
         Further options of :func:`bnfisher.learn`.
@@ -104,10 +110,9 @@ def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: 
         encoded = [network.encode(frame, missing="allow") for frame in frames]
     else:
         started = time.perf_counter()
-        schema = Schema.from_data(*frames, bins=bins, na_values=tuple(na_values or ()), missing="allow")
-        if schema.bin_edges:
-            notes.append(f"Binned {len(schema.bin_edges)} numeric column(s) into at most {bins} bins, with the "
-                         "same edges for every input.")
+        schema = Schema.from_data(*frames, bins=bins, columns=bin_columns, categorical=categorical,
+                                  na_values=tuple(na_values or ()), missing="allow")
+        notes += binned_note(schema, bins, "with the same edges for every input")
         encoded = [schema.encode(frame, missing="allow") for frame in frames]
         pooled = encoded[0] if len(encoded) == 1 else EncodedData(
             np.asfortranarray(np.vstack([e.codes for e in encoded])), schema.variables, dict(schema.states), schema)
@@ -120,6 +125,28 @@ def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: 
         network = learn(pooled, structure, schema=schema, **(learn_options or {}))
         notes.append(f"Network ({structure}, learned in {time.perf_counter() - started:.2f} s): {network}")
     return network, encoded, notes, advice
+
+
+def binned_note(schema: Schema, bins: int | None, edges: str) -> list:
+    """Name the binned columns (a note for every output), or nothing when none is.
+
+    Parameters
+    ----------
+    schema : Schema
+    bins : int or None
+    edges : str
+        Where the edges come from.
+
+    Returns
+    -------
+    list of str
+    """
+    if not schema.bin_edges:
+        return []
+    names = ", ".join(map(str, schema.bin_edges))
+    return [f"Binned {len(schema.bin_edges)} numeric column(s) into at most {bins} bins, {edges}: {names} (by "
+            "default float columns and integer columns with more than max(bins, 30) values; choose with "
+            "bin_columns / --bin-columns and categorical / --categorical)."]
 
 
 def warn(messages: list) -> None:

@@ -21,6 +21,7 @@ from bnfisher.bn.scores.formulas import SCORES
 from bnfisher.bn.structure.learn import LEARN_OPTIONS, STRUCTURES, learn
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import OptionError
+from bnfisher.jobs.inputs import binned_note
 
 __all__ = ["DEFAULT_PSEUDOCOUNT", "LEARN_OPTIONS", "SCORES", "STRUCTURES", "LearnResult", "learn_network",
            "structure_options"]
@@ -126,7 +127,8 @@ def structure_options(structure: str | None, given: dict, *, flags: dict | None 
     return structure, {name: value for name, value in given.items() if value is not None}
 
 
-def learn_network(frame, structure: str = "chow-liu", *, bins: int | None = None, na_values=(),
+def learn_network(frame, structure: str = "chow-liu", *, bins: int | None = None, bin_columns=None,
+                  categorical=None, na_values=(),
                   learn_options: dict | None = None,
                   output: str | os.PathLike | None = None, schema_output: str | os.PathLike | None = None
                   ) -> LearnResult:
@@ -140,6 +142,11 @@ def learn_network(frame, structure: str = "chow-liu", *, bins: int | None = None
         A named learner of :func:`bnfisher.learn`.
     bins : int, optional
         Bin numeric columns into at most this many quantile bins.
+    bin_columns : sequence, optional
+        With ``bins``: the numeric columns to bin (default: float columns and integer
+        columns with more than ``max(bins, 30)`` values).
+    categorical : sequence, optional
+        Columns never binned.
     na_values : sequence, default=()
     learn_options : dict, optional
         The structure's options (:data:`LEARN_OPTIONS`) and ``pseudocount``.
@@ -159,17 +166,18 @@ def learn_network(frame, structure: str = "chow-liu", *, bins: int | None = None
     >>> len(result.network.variables), result.n_rows
     (9, 648)
     """
-    schema = Schema.from_data(frame, bins=bins, na_values=tuple(na_values or ()), missing="allow")
+    schema = Schema.from_data(frame, bins=bins, columns=bin_columns, categorical=categorical,
+                              na_values=tuple(na_values or ()), missing="allow")
     if output:  # the format's names and labels: checked before learning, not after
         check_network_file(output, schema.states)
     started = time.perf_counter()
     training = schema.encode(frame, missing="allow")
-    notes = _missing_notes(training.codes)
+    notes = binned_note(schema, bins, "with quantile edges") + _missing_notes(training.codes)
     network = learn(training, structure, schema=schema,
-                    missing="em" if notes else "error", **(learn_options or {}))
+                    missing="em" if (training.codes < 0).any() else "error", **(learn_options or {}))
     seconds = time.perf_counter() - started
     scores = {}
-    if not notes:
+    if not (training.codes < 0).any():
         encoded = network.encode(frame)
         scores = {"bic": score(network, encoded, "bic"), "ll": score(network, encoded, "ll")}
     if output:

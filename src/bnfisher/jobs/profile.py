@@ -13,7 +13,7 @@ from bnfisher.kernels.fisher import FisherKernel
 __all__ = ["MMDResult", "mmd_between", "profile_inputs"]
 
 
-def profile_inputs(paths, *, bins: int | None = None, na_values=None,
+def profile_inputs(paths, *, bins: int | None = None, bin_columns=None, categorical=None, na_values=None,
                    engine: str = "numpy") -> tuple[ReferenceProfile, list]:
     """Profile tables together and merge the result with profiles (``.bnfp``): the profile of the union.
 
@@ -23,6 +23,11 @@ def profile_inputs(paths, *, bins: int | None = None, na_values=None,
         Tables (CSV, Parquet, ...) and profiles, in any order.
     bins : int, optional
         Quantile bins of the tables' numeric columns, edges over all tables.
+    bin_columns : sequence, optional
+        With ``bins``: the numeric columns to bin (default: float columns and integer
+        columns with more than ``max(bins, 30)`` values).
+    categorical : sequence, optional
+        Columns never binned.
     na_values : sequence, optional
     engine : {"numpy", "dask"}, default="numpy"
         ``"dask"`` profiles the tables where they lie (one distributed pass).
@@ -54,7 +59,8 @@ def profile_inputs(paths, *, bins: int | None = None, na_values=None,
     if tables:  # the tables together: one schema, bin edges over all of them
         frames = ([read_distributed(tables, na_values=na_values)] if engine == "dask"
                   else [read_table(path, na_values=na_values) for path in tables])
-        parts.insert(0, profile(*frames, bins=bins, na_values=na_values or ()))
+        parts.insert(0, profile(*frames, bins=bins, bin_columns=bin_columns, categorical=categorical,
+                                na_values=na_values or ()))
         notes.append(f"{', '.join(tables)}: {parts[0]}")
     elif bins or engine == "dask":
         raise OptionError("`bins` and engine='dask' apply to tables; the inputs are all profiles.")
@@ -109,7 +115,8 @@ class MMDResult:
 
 
 def mmd_between(first, second, *, names=("first", "second"), network=None, structure: str = "chow-liu",
-                bins: int | None = None, na_values=(), learn_options: dict | None = None,
+                bins: int | None = None, bin_columns=None, categorical=None, na_values=(),
+                learn_options: dict | None = None,
                 normalize: bool = False) -> MMDResult:
     """MMD² (eq. 10) between two tables or profiles, with one schema and one network for both.
 
@@ -121,6 +128,11 @@ def mmd_between(first, second, *, names=("first", "second"), network=None, struc
         Default: learned from both inputs pooled.
     structure : str, default="chow-liu"
     bins : int, optional
+    bin_columns : sequence, optional
+        With ``bins``: the numeric columns to bin (default: float columns and integer
+        columns with more than ``max(bins, 30)`` values).
+    categorical : sequence, optional
+        Columns never binned.
     na_values : sequence, default=()
     learn_options : dict, optional
     normalize : bool, default=False
@@ -138,6 +150,7 @@ def mmd_between(first, second, *, names=("first", "second"), network=None, struc
     """
     frames = tables_of([first, second], bins=bins)
     network, encoded, notes, advice = prepare(frames, network=network, structure=structure, bins=bins,
+                                              bin_columns=bin_columns, categorical=categorical,
                                               na_values=na_values, learn_options=learn_options)
     warn(advice)
     value = FisherKernel(network, normalize=normalize).mmd(*encoded)

@@ -21,7 +21,7 @@ from bnfisher.bn.structure.learn import learn
 from bnfisher.data.io import read_table
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import OptionError, OptionTypeError
-from bnfisher.jobs.inputs import feature_advice, prepare, warn
+from bnfisher.jobs.inputs import binned_note, feature_advice, prepare, warn
 from bnfisher.jobs.result import JobResult
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.fisher import FisherKernel
@@ -242,7 +242,8 @@ class SummaryResult(JobResult):
 
 
 def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure: str = "chow-liu",
-              bins: int | None = None, na_values=(), criterion: str = "mmd", n_init: int = 1000,
+              bins: int | None = None, bin_columns=None, categorical=None, na_values=(), criterion: str = "mmd",
+              n_init: int = 1000,
               n_random: int = 1000, n_criticisms: int = 0, source: str = "data", random_state=None,
               progress: bool = False, learn_options: dict | None = None) -> SummaryResult:
     """Pick ``k`` representative rows of a table (Algorithm 1) and say how representative they are.
@@ -259,6 +260,11 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
         How to learn the network (see :func:`bnfisher.learn`) when ``network`` is not given.
     bins : int, optional
         Bin numeric columns into at most this many quantile bins.
+    bin_columns : sequence, optional
+        With ``bins``: the numeric columns to bin (default: float columns and integer
+        columns with more than ``max(bins, 30)`` values).
+    categorical : sequence, optional
+        Columns never binned.
     na_values : sequence, default=()
         Extra missing-value markers (e.g. ``"?"``).
     criterion : {"mmd", "chi2"}, default="mmd"
@@ -294,6 +300,7 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     n_random = check_positive_int(n_random, "n_random")
     rng = check_random_state(random_state)
     network, (encoded,), notes, advice = prepare([data], network=network, structure=structure, bins=bins,
+                                                 bin_columns=bin_columns, categorical=categorical,
                                                  na_values=na_values, learn_options=learn_options)
     kernel = FisherKernel(network)
     notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
@@ -327,7 +334,8 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
 
 def summarize_distributed(path, k: int, *, scheduler: str | None = None, n_workers: int = 2, timeout: float = 10.0,
                           pool_size: int = 100_000, network: BayesianNetwork | None = None,
-                          structure: str = "chow-liu", bins: int | None = None, na_values=(), n_init: int = 1000,
+                          structure: str = "chow-liu", bins: int | None = None, bin_columns=None,
+                          categorical=None, na_values=(), n_init: int = 1000,
                           n_random: int = 1000, random_state=None, progress: bool = False,
                           learn_options: dict | None = None) -> SummaryResult:
     """Pick ``k`` representative rows of data that stays where it lies (Parquet or CSV, read by Dask).
@@ -351,6 +359,9 @@ def summarize_distributed(path, k: int, *, scheduler: str | None = None, n_worke
     pool_size : int, default=100_000
     network, structure, bins, na_values, n_init, n_random, random_state, progress, learn_options
         As in :func:`summarize`.
+    bin_columns, categorical : None
+        Refused (the data is binned where it lies, by the rule: float columns, and integer
+        columns with more than ``max(bins, 30)`` values).
 
     Returns
     -------
@@ -370,6 +381,9 @@ def summarize_distributed(path, k: int, *, scheduler: str | None = None, n_worke
     from bnfisher.dask.client import dask_client  # Dask: a heavy optional dependency
     from bnfisher.dask.counts import DaskCounts
 
+    if bin_columns is not None or categorical is not None:
+        raise OptionError("`bin_columns` and `categorical` apply to tables in memory; data read by Dask is binned by "
+                          "the rule (float columns, and integer columns with more than max(bins, 30) values).")
     rng = check_random_state(random_state)
     n_random = check_positive_int(n_random, "n_random")
     source = ", ".join(map(str, path)) if isinstance(path, (list, tuple)) else str(path)
@@ -388,7 +402,7 @@ def summarize_distributed(path, k: int, *, scheduler: str | None = None, n_worke
         if network is None:
             started = time.perf_counter()
             if provider.schema.bin_edges:
-                notes.append(f"Binned {len(provider.schema.bin_edges)} numeric column(s) into at most {bins} bins.")
+                notes += binned_note(provider.schema, bins, "with edges over the whole data")
             network = learn(provider, structure, missing="em", **(learn_options or {}))
             notes.append(f"Network ({structure}, learned from distributed counts in "
                          f"{time.perf_counter() - started:.2f} s): {network}")
