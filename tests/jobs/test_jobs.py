@@ -168,3 +168,32 @@ def test_comparison_witness_equals_its_definition_from_the_gram_matrix():
     for sample, values in zip((a, b), result.witness):
         expected = kernel.gram(sample, a).mean(axis=1) - kernel.gram(sample, b).mean(axis=1)
         np.testing.assert_allclose(values, np.asarray(expected).ravel(), rtol=1e-9, atol=1e-9)
+
+
+def test_the_family_table_order_is_stated_and_the_headline_is_its_first_row():
+    """Found changed first, largest share first; the verdict names row 0; floored p-values read '<=' and are
+    resolved by a second run with ten times the permutations."""
+    import bnfisher as bf
+    from bnfisher.comparison.explain import FAMILY_ORDER
+    from bnfisher.datasets import load
+
+    data = load("nursery")
+    a, b = data.iloc[::2].reset_index(drop=True), data.iloc[1::2].reset_index(drop=True).copy()
+    rng = np.random.default_rng(0)
+    flip = rng.random(len(b)) < 0.5  # health given its parent changes in half of B's rows
+    b.loc[flip, "health"] = rng.choice(sorted(data["health"].unique()), flip.sum())
+    result = bf.compare(a, b, n_permutations=200, random_state=0)
+    table = result.families
+    found = table["p_adjusted"] <= 0.05
+    assert found.any() and not found.iloc[found.sum():].any()  # the found families lead
+    shares = table.loc[found, "share"].to_numpy()
+    assert np.all(np.diff(shares) <= 0)
+    lead = table.iloc[0]
+    assert f"the clearest change is in the distribution of {lead['variable']}" in result.verdict()
+    text = result.to_text()
+    assert f"sorted by {', '.join(FAMILY_ORDER)}" in text
+    floor = table.attrs["p_floor"]
+    if (table["p_value"] <= floor).any():
+        assert "'<=': at the floor of" in text and "<= " in text
+        assert any("run again with" in note for note in result.notes)
+    assert result.to_dict()["families_order"] == list(FAMILY_ORDER)

@@ -116,6 +116,11 @@ def mmd_by_family(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, fam
     return family_table(kernel, outcome, tests)
 
 
+#: The family table's order, stated once: found changed (adjusted p <= alpha) first, by share (largest first); then
+#: by p-value; then by the excess in null standard deviations.
+FAMILY_ORDER = ("found changed", "share, largest first", "p_value", "excess in null standard deviations")
+
+
 def family_table(kernel: FamilyKernel, outcome: PermutationStatistics, tests: FamilyTests, *,
                  alpha: float = 0.05) -> pd.DataFrame:
     """Return the per-family table from the MMD's permutation statistics and the conditional tests.
@@ -144,7 +149,11 @@ def family_table(kernel: FamilyKernel, outcome: PermutationStatistics, tests: Fa
         ``kernel.mmd(X, Y)``; it includes echoes of shifts in the parents);
         ``p_value`` (the exact test of "P(variable | parents) is the same in both
         samples") and ``p_adjusted`` (Holm, see :data:`ADJUSTMENT`).  Sorted by
-        ``p_value``, then by the excess in null standard deviations.
+        :data:`FAMILY_ORDER`: the families found changed first, largest ``share`` first (the
+        first row is the clearest change), then the others by ``p_value`` and by the excess
+        in null standard deviations.  ``table.attrs["p_floor"]`` is the smallest p-value the
+        permutations can give, ``1 / (n_permutations + 1)``: a ``p_value`` there means
+        "at most this".
 
     Examples
     --------
@@ -174,9 +183,11 @@ def family_table(kernel: FamilyKernel, outcome: PermutationStatistics, tests: Fa
                      "mmd2": float(mmd2.get(i, 0.0)), "p_value": float(tests.p_value[k]),
                      "p_adjusted": float(adjusted[k]), "_z": float(tests.z[k])})
     columns = ["variable", "parents", "share", "excess", "mmd2", "p_value", "p_adjusted"]
-    table = pd.DataFrame(rows, columns=columns + ["_z"])
-    table = table.sort_values(["p_value", "_z"], ascending=[True, False], kind="stable")
-    return table[columns].reset_index(drop=True)
+    table = pd.DataFrame(rows, columns=columns + ["_z"]).assign(_found=lambda t: t["p_adjusted"] <= alpha)
+    table = table.sort_values(["_found", "share", "p_value", "_z"], ascending=[False, False, True, False],
+                              kind="stable")[columns].reset_index(drop=True)
+    table.attrs["p_floor"] = 1.0 / (tests.n_permutations + 1)
+    return table
 
 
 def top_cells(kernel: FamilyKernel, X, Y, *, n: int = 10, names: tuple = ("X", "Y")) -> pd.DataFrame:

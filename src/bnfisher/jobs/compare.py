@@ -18,7 +18,7 @@ from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option, check_random_state, free_name
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.comparison.attribution import conditional_family_tests
-from bnfisher.comparison.explain import ADJUSTMENT, cells_from_counts, family_table
+from bnfisher.comparison.explain import ADJUSTMENT, FAMILY_ORDER, cells_from_counts, family_table
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.comparison.two_sample import TwoSampleResult
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
@@ -147,8 +147,9 @@ class ComparisonResult(JobResult):
             return (f"{a} and {b} differ (p = {p:.3g}), but no single family's conditional distribution changed "
                     f"significantly; the strongest hint is {lead['variable']}{parents} (adjusted p = "
                     f"{lead['p_adjusted']:.3g}).")
+        floored = lead["p_value"] <= self.families.attrs.get("p_floor", 0.0) * (1 + 1e-9)
         return (f"{a} and {b} differ (p = {p:.3g}); the clearest change is in the distribution of "
-                f"{lead['variable']}{parents} (adjusted p = {lead['p_adjusted']:.3g}; "
+                f"{lead['variable']}{parents} (adjusted p {'<=' if floored else '='} {lead['p_adjusted']:.3g}; "
                 f"{100 * lead['share']:.3g}% of the difference above chance).")
 
     def signal(self) -> str:
@@ -196,11 +197,20 @@ class ComparisonResult(JobResult):
             parts = [f"{name} p = {row['p_value']:.3g}" + (f" ({row['column']})" if row["column"] is not None else "")
                      for name, row in test.components.iterrows()]
             lines.append(f"Components on the same permutations: {'; '.join(parts)}. {self.signal()}")
+        floor = self.families.attrs.get("p_floor", 0.0)
+        at_floor = self.families["p_value"] <= floor * (1 + 1e-9)
+
+        def bound(values):  # "<= x" where the permutations' floor is reached: the p-value is at most that
+            return [f"<= {v:.3g}" if low else f"{v:.3g}" for v, low in zip(values, at_floor)]
+
         lines += ["",
                   "Which conditional distributions changed (a variable given its parents): each family's exact "
                   "test of 'P(variable | parents) is the same', with share = its part of the difference above "
-                  f"chance and p-values adjusted by {ADJUSTMENT}:"]
-        shown = self.families.head(self.top).assign(share=lambda t: (100 * t["share"]).round(1).astype(str) + "%")
+                  f"chance and p-values adjusted by {ADJUSTMENT}; sorted by {', '.join(FAMILY_ORDER)}"
+                  + (f"; '<=': at the floor of {round(1 / floor) - 1} permutations" if at_floor.any() else "") + ":"]
+        shown = self.families.head(self.top).assign(
+            share=lambda t: (100 * t["share"]).round(1).astype(str) + "%",
+            p_value=lambda t: bound(t["p_value"])[:len(t)], p_adjusted=lambda t: bound(t["p_adjusted"])[:len(t)])
         with pd.option_context("display.width", 160, "display.max_colwidth", 40):
             lines.append(shown[["variable", "parents", "share", "excess", "mmd2", "p_value", "p_adjusted"]]
                          .to_string(index=False))
@@ -240,6 +250,7 @@ class ComparisonResult(JobResult):
                                     for name, row in (self.test.components if self.test.components is not None
                                                       else pd.DataFrame()).iterrows()}},
             "families": json.loads(self.families.to_json(orient="records", double_precision=15)),
+            "families_order": list(FAMILY_ORDER), "p_floor": self.families.attrs.get("p_floor"),
             "cells": json.loads(self.cells.to_json(orient="records", double_precision=15)),
             "typical_rows": rows,
             "adjustment": ADJUSTMENT,
@@ -394,13 +405,47 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     rng = check_random_state(random_state)
     statistics = permutation_statistics(kernel, *encoded, n_permutations=n_permutations, random_state=rng,
                                         witness=True)
-    tests = conditional_family_tests(network, *((kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded),
-                                     random_state=rng)
-    notes.append(f"Family tests: {tests.n_permutations} permutations within parent configurations "
-                 f"({len(tests.families)} families).")
+    samples_codes = [(kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded]
+    tests = resolved_family_tests(network, *samples_codes, random_state=rng, notes=notes)
     result = _result(kernel, statistics, tests, encoded, samples, names, notes, top, test)
     result.advice = advice
     return result
+
+
+#: Family tests run again, with ten times the permutations, while a family sits at the p-value floor (no permutation
+#: as extreme as the data), up to this many permutations.  Valid: each run is an exact test on its own draws, and a
+#: run is repeated only when its p-value is already at its smallest.
+MAX_FAMILY_PERMUTATIONS = 20_000
+
+
+def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, notes: list, alpha: float = 0.05):
+    """Return the family tests, run again with ten times the permutations while a family sits at the floor.
+
+    Parameters
+    ----------
+    network : BayesianNetwork
+    X, Y : tuple of (ndarray of int, ndarray)
+        Codes and copies of each sample's distinct rows.
+    random_state : Generator
+    notes : list of str
+        Gets a line saying how many permutations the tests took, and why.
+    alpha : float, default=0.05
+
+    Returns
+    -------
+    FamilyTests
+    """
+    tests = conditional_family_tests(network, X, Y, random_state=random_state)
+    first = tests.n_permutations
+    while tests.n_permutations * 10 <= MAX_FAMILY_PERMUTATIONS and np.any(
+            tests.p_value <= 1.0 / (tests.n_permutations + 1) + 1e-15):
+        tests = conditional_family_tests(network, X, Y, n_permutations=tests.n_permutations * 10,
+                                         random_state=random_state)
+    again = (f"; run again with {tests.n_permutations} because a family's p-value sat at the floor of {first} "
+             "permutations" if tests.n_permutations != first else "")
+    notes.append(f"Family tests: {first} permutations within parent configurations ({len(tests.families)} "
+                 f"families){again}.")
+    return tests
 
 
 def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, encoded: tuple, samples: tuple,
