@@ -382,3 +382,34 @@ def test_windows_of_dask_data_in_one_pass_equal_the_windows_of_the_table(nursery
     # (its rows hold no label the schema lacks: those cells are missing there, as the kernel treats them)
     assert content["samples"][1]["missing_cells"] == int(table.iloc[:700].isna().sum().sum()) + 4
     assert "copies" in distributed.comparisons[0].typical_rows(2).columns
+
+
+def test_the_unbiased_effect_is_centred_at_zero_at_every_window_size_and_min_effect_filters():
+    """Simulation: windows drawn from the reference's own network (no change), 12 windows each of 60, 240 and 960
+    rows.  The biased MMD² grows as windows shrink; MMD²_u's mean stays within 4 Monte-Carlo standard errors of 0
+    at every size.  ``min_effect`` above every window's MMD²_u flags none, whatever the p-values."""
+    import bnfisher as bf
+
+    from _helpers import bif_path
+
+    network = bf.read_bif(bif_path("asia"))
+    reference = network.sample(3000, random_state=0)
+    means = {}
+    for size in (60, 240, 960):
+        windows = network.sample(12 * size, random_state=size)
+        result = bf.drift(reference, windows, window=size, n_permutations=19, random_state=0)
+        table = result.windows
+        u, biased = table["mmd2_u"].to_numpy(), table["mmd2"].to_numpy()
+        se = u.std(ddof=1) / np.sqrt(len(u))
+        assert abs(u.mean()) <= 4 * se + 1e-12, (size, u.mean(), se)
+        means[size] = biased.mean()
+    assert means[60] > means[240] > means[960]
+    shifted = reference.copy()
+    shifted["smoke"] = np.where(np.random.default_rng(1).random(len(shifted)) < 0.3, "yes", shifted["smoke"])
+    loud = bf.drift(reference, shifted.iloc[:2000], window=1000, n_permutations=99, random_state=0)
+    assert loud.windows["drift"].all()
+    ceiling = float(loud.windows["mmd2_u"].max()) * 2
+    quiet = bf.drift(reference, shifted.iloc[:2000], window=1000, n_permutations=99, random_state=0,
+                     min_effect=ceiling)
+    assert not quiet.windows["drift"].any() and (quiet.windows["p_adjusted"] <= 0.05).all()
+    assert f"MMD²_u ≥ {ceiling:g}" not in quiet.verdict()  # nothing flagged: the no-drift verdict

@@ -164,7 +164,8 @@ def _command_drift(args) -> None:
     structure, options = _learning(args)
     result = drift(reference, data, time=args.time_column, window=args.window or args.rows, structure=structure,
                    **_binning(args), na_values=args.na_values or (), fit_fraction=args.fit_fraction,
-                   n_permutations=args.permutations, test=args.test, alpha=args.alpha, top=args.top,
+                   n_permutations=args.permutations, test=args.test, alpha=args.alpha, min_effect=args.min_effect,
+                   top=args.top,
                    random_state=args.seed, learn_options=options, n_jobs=args.jobs, progress=not args.quiet)
     print(result.to_text(notes=not args.quiet, advice=False))
     if args.plot:

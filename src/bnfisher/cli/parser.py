@@ -224,6 +224,9 @@ def _add_drift(sub, *, data, run) -> None:
                        help="the test of each window, as in compare (default aggregate)")
     drift.add_argument("--alpha", type=float, default=0.05,
                        help="family-wise error rate over the windows (default 0.05)")
+    drift.add_argument("--min-effect", type=float, default=None, metavar="MMD2_U",
+                       help="flag a window only when it is significant and its unbiased MMD²_u (the effect size, "
+                            "comparable across window sizes) is at least this (default: any size)")
     drift.add_argument("--top", type=_positive_int, default=5, help="families shown per drifted window (default 5)")
     drift.add_argument("--engine", choices=("numpy", "dask"), default="numpy",
                        help="dask: DATA (Parquet or CSV files, one data set) stays where it lies; one pass cuts it "

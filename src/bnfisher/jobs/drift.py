@@ -61,10 +61,15 @@ class DriftResult(JobResult):
         One row per window: ``window`` (label), ``start`` and ``end`` (first and last time,
         for time windows), ``rows``, ``missing_cells``, ``unseen_cells`` (labels the
         reference never showed, marginalized like missing cells), ``mmd2`` (eq. 10,
-        against the reference's test part), ``p_value`` (exact permutation p-value),
-        ``p_adjusted`` (Holm over windows), ``drift`` (``p_adjusted <= alpha``), and the
-        window's clearest family: ``family``, ``parents``, ``share`` and
-        ``family_p_adjusted`` (Holm over the families of that window).
+        biased: it grows as windows shrink), ``mmd2_u`` (the unbiased MMD²_u, the effect
+        size: centred at 0 under no change whatever the window's size, so comparable
+        across windows), ``p_value`` (exact permutation p-value), ``p_adjusted`` (Holm
+        over windows), ``drift`` (``p_adjusted <= alpha``, and ``mmd2_u >= min_effect``
+        when ``min_effect`` is given), and the window's clearest family: ``family``,
+        ``parents``, ``share`` and ``family_p_adjusted`` (Holm over the families of that
+        window; a drifted window with no family found says so in ``family``).
+    min_effect : float or None
+        The smallest ``mmd2_u`` a window must reach to be flagged (None: any).
     comparisons : list of ComparisonResult or None
         The full comparison of each window (families, cells, typical rows, witness);
         None for a window with fewer than :data:`MIN_WINDOW_ROWS` rows, which is listed
@@ -94,6 +99,7 @@ class DriftResult(JobResult):
     notes: list = field(default_factory=list)
     advice: list = field(default_factory=list)
     top: int = 5
+    min_effect: float | None = None
 
     @property
     def flagged(self) -> pd.DataFrame:
@@ -144,9 +150,11 @@ class DriftResult(JobResult):
         first = flagged.iloc[0]
         where = (f"; the clearest change is in {first['family']}"
                  + (f" given {first['parents']}" if first["parents"] else "")
-                 + f" (adjusted p = {first['family_p_adjusted']:.3g})" if first["family"] else "")
+                 + f" (adjusted p = {first['family_p_adjusted']:.3g})" if first["family"] != NO_SINGLE_FAMILY
+                 else "; no single family's conditional distribution stands out (the change is spread over several)")
         others = ", ".join(flagged["window"].iloc[1:4]) + (", ..." if len(flagged) > 4 else "")
-        return (f"{len(flagged)} of {n} windows tested differ from the reference (adjusted p ≤ {self.alpha:g})"
+        large = f" and MMD²_u ≥ {self.min_effect:g}" if self.min_effect is not None else ""
+        return (f"{len(flagged)} of {n} windows tested differ from the reference (adjusted p ≤ {self.alpha:g}{large})"
                 f"{skipped}. The first is "
                 f"{first['window']} (adjusted p = {first['p_adjusted']:.3g}){where}."
                 + (f" Also: {others}." if others else ""))
@@ -169,7 +177,7 @@ class DriftResult(JobResult):
         lines += [self.verdict(), "", f"Windows against the reference (p-values adjusted by {WINDOW_ADJUSTMENT}):"]
         shown = self.windows.assign(share=lambda t: (100 * t["share"]).round(1).astype(str) + "%",
                                     drift=lambda t: np.where(t["drift"], "yes", ""))
-        columns = ["window", "rows", "missing_cells", "unseen_cells", "mmd2", "p_value", "p_adjusted", "drift",
+        columns = ["window", "rows", "missing_cells", "unseen_cells", "mmd2_u", "p_value", "p_adjusted", "drift",
                    "family", "share"]
         with pd.option_context("display.width", 160, "display.max_colwidth", 40, "display.max_rows", 500):
             lines.append(shown[columns].to_string(index=False))
@@ -259,7 +267,8 @@ def _iso(value) -> str | None:
 def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None, structure: str = "chow-liu",
           bins: int | None = None, bin_columns=None, categorical=None, na_values=(), fit_fraction: float = 0.5,
           n_permutations: int | None = None,
-          test: str = "aggregate", alpha: float = 0.05, top: int = 5, random_state=None,
+          test: str = "aggregate", alpha: float = 0.05, min_effect: float | None = None, top: int = 5,
+          random_state=None,
           learn_options: dict | None = None, n_jobs: int | None = None, progress: bool = False) -> DriftResult:
     """Compare a reference table with each window of later data: which windows drifted, in which families.
 
@@ -304,6 +313,10 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         The test of each window (see :func:`bnfisher.compare`).
     alpha : float, default=0.05
         Family-wise error rate over the windows (Holm).
+    min_effect : float, optional
+        Flag a window only when it is significant and its unbiased MMD²_u (the effect
+        size) is at least this: on large windows every change is significant, however
+        small; this says how large a change must be to matter.
     top : int, default=5
         Families, cells and rows shown per window.
     random_state : None, int or Generator
@@ -345,6 +358,8 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     check_option(test, "test", ("aggregate", "mmd"))
     if not 0 < alpha < 1:
         raise OptionError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+    if min_effect is not None and not (isinstance(min_effect, (int, float)) and np.isfinite(min_effect)):
+        raise OptionError(f"`min_effect` must be a finite number (an MMD²_u) or None; got {min_effect!r}.")
     n_jobs = resolve_jobs(n_jobs)
     reference, binned, distributed, windows, how = _inputs(reference, data, time=time, window=window, bins=bins)
     rng = check_random_state(random_state)
@@ -410,13 +425,18 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         raise DataError(f"Every window has fewer than {MIN_WINDOW_ROWS} rows ({len(windows)} window(s), "
                         f"{max(sizes)} row(s) at most): there is nothing to test; use longer windows.")
     outcomes = dict(zip(tested, map_threads(compare_window, tested, n_jobs=n_jobs)))
-    comparisons, table = _window_table(windows, sizes, outcomes, alpha=alpha, advice=advice, progress=progress)
+    comparisons, table = _window_table(windows, sizes, outcomes, alpha=alpha, min_effect=min_effect, advice=advice,
+                                       progress=progress)
     warn(advice)
     return DriftResult(windows=table, comparisons=comparisons, network=network,
                        reference={"rows": len(reference), "fit_rows": len(fit), "test_rows": len(rest),
                                   "columns": int(reference.shape[1]),
                                   "missing_cells": int(reference.isna().sum().sum())},
-                       alpha=alpha, notes=notes, advice=advice, top=top)
+                       alpha=alpha, notes=notes, advice=advice, top=top, min_effect=min_effect)
+
+
+#: The family column of a drifted window whose family tests found no change (Holm over its families).
+NO_SINGLE_FAMILY = "(no single family stands out)"
 
 
 def _default_permutations(n_windows: int, alpha: float, advice: list) -> int:
@@ -438,7 +458,8 @@ def _advise_extra_columns(columns, reference_columns, advice: list) -> None:
                       "the reference and are left out of the comparison; drop them, or add them to the reference.")
 
 
-def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, advice: list, progress: bool) -> tuple:
+def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, min_effect: float | None, advice: list,
+                  progress: bool) -> tuple:
     """Return each window's comparison (None: too small to test) and the window table; append the warnings."""
     comparisons: list = []
     rows: list = []
@@ -448,27 +469,30 @@ def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, a
         row = {"window": label, "start": start, "end": end, "rows": sizes[k]}
         if k not in outcomes:  # too few rows to test: reported, not tested
             comparisons.append(None)
-            rows.append(row | {"missing_cells": 0, "unseen_cells": 0, "mmd2": np.nan, "p_value": np.nan,
+            rows.append(row | {"missing_cells": 0, "unseen_cells": 0, "mmd2": np.nan, "mmd2_u": np.nan,
+                               "p_value": np.nan,
                                "family": "", "parents": "", "share": 0.0, "family_p_adjusted": np.nan})
             continue
         result, missing, unseen = outcomes[k]
         comparisons.append(result)
         lead = result.families.iloc[0] if len(result.families) else None
         changed = lead is not None and bool(lead["p_adjusted"] <= alpha)
-        clearest = {"family": "", "parents": "", "share": 0.0, "family_p_adjusted": np.nan}
+        clearest = {"family": NO_SINGLE_FAMILY, "parents": "", "share": 0.0, "family_p_adjusted": np.nan}
         if lead is not None:
             clearest["family_p_adjusted"] = float(lead["p_adjusted"])
             if changed:
                 clearest.update(family=str(lead["variable"]), share=float(lead["share"]),
                                 parents=str(lead["parents"]) if lead["parents"] not in ("", "-") else "")
         rows.append(row | {"missing_cells": missing, "unseen_cells": unseen, "mmd2": result.test.statistic,
+                           "mmd2_u": result.test.unbiased,
                            "p_value": result.test.p_value} | clearest)
     table = pd.DataFrame(rows)
     adjusted = np.full(len(table), np.nan)
     tested = sorted(outcomes)
     adjusted[tested] = holm(table["p_value"].to_numpy()[tested])  # over the windows tested
     table.insert(table.columns.get_loc("p_value") + 1, "p_adjusted", adjusted)
-    table.insert(table.columns.get_loc("p_adjusted") + 1, "drift", table["p_adjusted"] <= alpha)
+    large = table["mmd2_u"] >= min_effect if min_effect is not None else True
+    table.insert(table.columns.get_loc("p_adjusted") + 1, "drift", (table["p_adjusted"] <= alpha) & large)
     # A window that did not drift has no "clearest family": its family tests are not looked at.
     table.loc[~table["drift"], ["family", "parents"]] = ""
     table.loc[~table["drift"], "share"] = 0.0

@@ -40,16 +40,21 @@ def plot_drift(result, *, ax=None):
         figure = top.figure
     x = np.arange(n)
     drifted = table["drift"].to_numpy(dtype=bool)
-    top.plot(x, table["mmd2"], color="#4a6fa5", linewidth=1.2, zorder=1)
-    top.scatter(x[~drifted], table["mmd2"].to_numpy()[~drifted], color="#4a6fa5", s=22, zorder=2,
+    top.plot(x, table["mmd2_u"], color="#4a6fa5", linewidth=1.2, zorder=1)
+    top.scatter(x[~drifted], table["mmd2_u"].to_numpy()[~drifted], color="#4a6fa5", s=22, zorder=2,
                 label="no significant drift")
-    top.scatter(x[drifted], table["mmd2"].to_numpy()[drifted], color="#c0392b", s=46, marker="D", zorder=3,
+    top.scatter(x[drifted], table["mmd2_u"].to_numpy()[drifted], color="#c0392b", s=46, marker="D", zorder=3,
                 label=f"drift: adjusted p ≤ {result.alpha:g}")
     for k in np.flatnonzero(drifted):
-        top.annotate(f"p_adj {table['p_adjusted'].iloc[k]:.2g}", (x[k], table["mmd2"].iloc[k]),
+        top.annotate(f"p_adj {table['p_adjusted'].iloc[k]:.2g}", (x[k], table["mmd2_u"].iloc[k]),
                      textcoords="offset points", xytext=(0, 7), ha="center", fontsize=7, color="#c0392b")
-    top.set_ylabel("MMD² against the reference")
-    top.set_ylim(0, float(table["mmd2"].max()) * 1.25 if n else 1.0)
+    top.set_ylabel("MMD²_u against the reference\n(unbiased: comparable across window sizes)")
+    low, high = float(np.nanmin(table["mmd2_u"])) if n else 0.0, float(np.nanmax(table["mmd2_u"])) if n else 1.0
+    top.set_ylim(min(0.0, low * 1.25), max(high * 1.25, 1e-12))
+    top.axhline(0.0, color="#999999", linewidth=0.6, zorder=0)
+    if result.min_effect is not None:
+        top.axhline(result.min_effect, color="#c0392b", linewidth=0.8, linestyle="--", zorder=0,
+                    label=f"min_effect {result.min_effect:g}")
     top.legend(fontsize=8, loc="upper left", frameon=False)
     top.set_title("Drift per window (Holm over windows)", fontsize=10)
 
