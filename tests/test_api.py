@@ -107,3 +107,19 @@ def test_public_calls_never_modify_their_inputs():
         else:
             np.testing.assert_array_equal(value, before[name])
     pd.testing.assert_series_equal(y, before["frame"]["class"])
+
+
+def test_bnfisher_and_its_command_line_import_without_scikit_learn():
+    """scikit-learn is an extra: ``import bnfisher`` and the command line work without it (its stand-ins)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['sklearn'] = None; import bnfisher, bnfisher.cli; "
+            "import pandas as pd; from bnfisher.sklearn import BayesianNetworkClassifier, FisherEmbedding\n"
+            "X = pd.DataFrame({'a': list('xyxy'), 'b': list('uuvv')})\n"
+            "for estimator in (BayesianNetworkClassifier(), FisherEmbedding()):\n"
+            "    try:\n        estimator.fit(X, [0, 1, 0, 1])\n"
+            "    except ImportError as e:\n        print('refused:', e)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("refused: bnfisher's estimators need scikit-learn: pip install") == 2

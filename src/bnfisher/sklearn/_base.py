@@ -8,7 +8,17 @@ without it raises an ImportError naming the extra.
 
 from __future__ import annotations
 
-__all__ = ["BaseEstimator", "TransformerMixin", "ClassifierMixin", "check_is_fitted", "HAVE_SKLEARN"]
+__all__ = ["BaseEstimator", "TransformerMixin", "ClassifierMixin", "check_is_fitted", "HAVE_SKLEARN",
+           "require_sklearn"]
+
+#: What a user without scikit-learn is told.
+MISSING = "bnfisher's estimators need scikit-learn: pip install 'bnfisher[sklearn]'."
+
+
+def require_sklearn() -> None:
+    """Raise an ImportError naming the extra when scikit-learn is not installed (the estimators' first step)."""
+    if not HAVE_SKLEARN:
+        raise ImportError(MISSING)
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
@@ -22,7 +32,11 @@ except ImportError:  # pragma: no cover - exercised only without scikit-learn
         def __init__(self, *args, **kwargs):
             raise ImportError("bnfisher's estimators need scikit-learn: pip install 'bnfisher[sklearn]'.")
 
-    ClassifierMixin = TransformerMixin = object
+    class ClassifierMixin:  # type: ignore[no-redef]  # noqa: D101 - stand-in (a class of its own: a base list
+        pass                # naming object before BaseEstimator would have no consistent method order)
+
+    class TransformerMixin:  # type: ignore[no-redef]  # noqa: D101 - stand-in
+        pass
 
     def check_is_fitted(estimator, attributes=None):  # noqa: D103 - stand-in
         raise ImportError("bnfisher's estimators need scikit-learn: pip install 'bnfisher[sklearn]'.")

@@ -12,7 +12,7 @@ from bnfisher.bn.inference.posterior import ClassPosterior
 from bnfisher.bn.structure.learn import learn
 from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.exceptions import DataError, OptionError
-from bnfisher.sklearn._base import BaseEstimator, ClassifierMixin, check_is_fitted
+from bnfisher.sklearn._base import BaseEstimator, ClassifierMixin, check_is_fitted, require_sklearn
 from bnfisher.sklearn._frames import validate_frame
 
 __all__ = ["BayesianNetworkClassifier"]
@@ -102,6 +102,7 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         """
         if y is None:
             raise DataError("BayesianNetworkClassifier requires y to be passed, but the target y is None.")
+        require_sklearn()
         from sklearn.utils.multiclass import check_classification_targets
         from sklearn.utils.validation import column_or_1d
 

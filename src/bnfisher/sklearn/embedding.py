@@ -16,7 +16,7 @@ from bnfisher.data.providers import as_provider, backend_for
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError
 from bnfisher.kernels.fisher import FisherKernel
-from bnfisher.sklearn._base import BaseEstimator, TransformerMixin, check_is_fitted
+from bnfisher.sklearn._base import BaseEstimator, TransformerMixin, check_is_fitted, require_sklearn
 from bnfisher.sklearn._frames import feature_columns, validate_frame
 
 __all__ = ["FisherEmbedding"]
@@ -141,6 +141,7 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
         -------
         self
         """
+        require_sklearn()
         if backend_for(X) is not None:  # a registered backend's data (Dask): it stays where it lies
             self.n_features_in_ = len(X.columns)
             self.feature_names_in_ = np.asarray(X.columns, dtype=object)
