@@ -413,3 +413,23 @@ def test_the_unbiased_effect_is_centred_at_zero_at_every_window_size_and_min_eff
                      min_effect=ceiling)
     assert not quiet.windows["drift"].any() and (quiet.windows["p_adjusted"] <= 0.05).all()
     assert f"MMD²_u ≥ {ceiling:g}" not in quiet.verdict()  # nothing flagged: the no-drift verdict
+
+
+def test_a_profile_gives_its_tables_answer_bit_for_bit():
+    """drift(profile(reference)) == drift(reference): the split depends on the reference as a multiset of rows."""
+    import bnfisher as bf
+
+    from _helpers import bif_path
+
+    network = bf.read_bif(bif_path("asia"))
+    reference = network.sample(2000, random_state=0).astype(object)
+    reference = reference.mask(np.random.default_rng(0).random(reference.shape) < 0.02)  # missing cells too
+    data = network.sample(1500, random_state=1)
+    for seed in (0, 1):
+        table = bf.drift(reference, data, window=500, n_permutations=99, random_state=seed)
+        shuffled = bf.drift(reference.sample(frac=1.0, random_state=3), data, window=500, n_permutations=99,
+                            random_state=seed)
+        profiled = bf.drift(bf.profile(reference), data, window=500, n_permutations=99, random_state=seed)
+        columns = ["mmd2", "mmd2_u", "p_value", "p_adjusted", "drift", "family", "unseen_cells"]
+        pd.testing.assert_frame_equal(table.windows[columns], profiled.windows[columns], check_exact=True)
+        pd.testing.assert_frame_equal(table.windows[columns], shuffled.windows[columns], check_exact=True)

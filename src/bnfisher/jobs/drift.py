@@ -524,6 +524,9 @@ def _inputs(reference, data, *, time, window, bins) -> tuple:
     binned = reference if isinstance(reference, ReferenceProfile) and reference.schema.bin_edges else None
     if isinstance(reference, ReferenceProfile):
         (reference,) = tables_of([reference], bins=bins)
+        # Its labels as a table's: the fitting part learns the labels it holds (unused categories are not labels).
+        unbinned = [v for v in reference.columns if v not in (binned.schema.bin_edges if binned is not None else ())]
+        reference = reference.astype({v: object for v in unbinned})
     if not isinstance(reference, pd.DataFrame):
         raise OptionTypeError(f"`reference` must be a pandas DataFrame or a ReferenceProfile; got "
                               f"{type(reference).__name__}.")
@@ -531,7 +534,26 @@ def _inputs(reference, data, *, time, window, bins) -> tuple:
     windows, how = ([], "") if distributed is not None else split_windows(data, time=time, window=window)
     if time is not None and time in reference.columns:
         reference = reference.drop(columns=[time])
-    return reference, binned, distributed, windows, how
+    return canonical_rows(reference), binned, distributed, windows, how
+
+
+def canonical_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return the rows in an order that depends only on their multiset (a hash of each row's values, types aside).
+
+    The reference's random split then depends on the reference only as a multiset of rows: a table and its
+    profile (which keeps no row order) split alike, so they give one answer.
+
+    Parameters
+    ----------
+    frame : DataFrame
+
+    Returns
+    -------
+    DataFrame
+        The same rows, reordered, with a fresh index.
+    """
+    keys = pd.util.hash_pandas_object(frame.astype(object), index=False).to_numpy()
+    return frame.iloc[np.argsort(keys, kind="stable")].reset_index(drop=True)
 
 
 def _backend(data):
