@@ -133,14 +133,25 @@ def test_a_large_block_counted_on_threads_gives_the_same_tables(monkeypatch):
 
 
 @functools.lru_cache
-def _dispatcher(function):
-    """The numba dispatcher of one of the package's compiled functions, compiled alone: the process's other
-    functions keep running their fallbacks (``bnfisher._utils.jit._materialise`` would switch them all)."""
+def _dispatcher(function, patch):
+    """The numba dispatcher of one of the package's compiled functions, compiled alone with the compiled helpers it
+    calls (put in its module through ``patch``, so they go back after the test): the process's other functions keep
+    running their fallbacks (``bnfisher._utils.jit._materialise`` would switch them all)."""
+    import sys
+
     from bnfisher._utils import jit as _jit
 
-    deferred = function if hasattr(function, "function") else None
-    return function if deferred is None else deferred.dispatcher or _jit._njit(deferred.function,  # noqa: SLF001
-                                                                              deferred.options)
+    def compiled(value):
+        return value.dispatcher or _jit._njit(value.function, value.options)  # noqa: SLF001
+
+    if not hasattr(function, "function"):
+        return function
+    module = sys.modules[function.function.__module__]
+    for name in function.function.__code__.co_names:  # its compiled callees first: numba types calls to them
+        value = getattr(module, name, None)
+        if isinstance(value, _jit._Deferred) and value is not function:  # noqa: SLF001
+            patch.setattr(module, name, compiled(value))
+    return compiled(function)
 
 
 @settings(max_examples=40, deadline=None)
@@ -176,7 +187,7 @@ def test_the_row_pass_equals_counting_each_row_by_hand(n_rows, seed, dtype, weig
         patch.setattr(_row_counts, "ROW_PASS_CELLS", 300)
         if small_runs:
             patch.setattr(_row_counts, "RUN_CELLS", 10)
-        patch.setattr(_row_counts, "_count", _dispatcher(_row_counts._count))  # noqa: SLF001
+        patch.setattr(_row_counts, "_count", _dispatcher(_row_counts._count, patch))  # noqa: SLF001
         compiled = counts.count_block(codes, families, cards, weights, n_jobs=threads)
         patch.setattr(_row_counts, "_count", _row_counts._numpy_count)  # noqa: SLF001
         fallback = counts.count_block(codes, families, cards, weights, n_jobs=threads)
@@ -195,7 +206,7 @@ def test_a_code_outside_its_states_is_refused_before_any_cell_is_written(monkeyp
     from bnfisher.data import _row_counts, counts
 
     codes = np.array([[0, 1], [1, 1], [1, -1], [0, 2]], dtype=np.int8)
-    for kernel in (_dispatcher(_row_counts._count), _row_counts._numpy_count):  # noqa: SLF001
+    for kernel in (_dispatcher(_row_counts._count, monkeypatch), _row_counts._numpy_count):  # noqa: SLF001
         monkeypatch.setattr(_row_counts, "_count", kernel)
         with pytest.raises(ValueError, match=r"Row 2 holds code -1 in column 1, outside its 2 states"):
             counts.count_block(codes, [(0,), (0, 1)], [2, 2])

@@ -28,6 +28,8 @@ def test_encode_infers_sorted_and_categorical_states():
 def test_text_columns_encode_as_object_columns(storage):
     """Text as pandas reads it (a string dtype, numbered without a Python string per row) against the same labels
     in an object column: the same states and codes, missing cells -1, a value outside the states an error or -1."""
+    if storage == "pyarrow":
+        pytest.importorskip("pyarrow")
     values = ["beta", "alpha", None, "gamma", "alpha", "émigré", "beta"]
     text = pd.DataFrame({"a": pd.array(values, dtype=pd.StringDtype(storage))})
     plain = pd.DataFrame({"a": pd.Series(values, dtype=object)})
@@ -235,6 +237,7 @@ def test_integer_codes_stay_labels_unless_named_and_naming_them_warns():
 
 def test_csv_and_parquet_copies_of_a_table_give_one_analysis(tmp_path):
     """Integer codes read back as numbers (CSV) or kept as text (Parquet): the same bins, the same statistics."""
+    pytest.importorskip("pyarrow")
     import bnfisher as bf
     from bnfisher.data.io import read_table
 

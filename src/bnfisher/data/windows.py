@@ -209,9 +209,13 @@ def _fixed_step(frequency) -> int:
 
 def _to_datetime(values: pd.Series, **options) -> pd.Series:
     try:
-        return pd.to_datetime(values, errors="coerce", **options)
-    except (ValueError, TypeError):  # mixed UTC offsets: one instant each, converted to UTC
-        stamps = pd.to_datetime(values, errors="coerce", utc=True, **options)
+        stamps = pd.to_datetime(values, errors="coerce", **options)
+        if pd.api.types.is_datetime64_any_dtype(stamps.dtype):
+            return stamps
+    except (ValueError, TypeError):
+        pass
+    # Mixed UTC offsets (pandas >= 2.1 raises, 2.0 returns objects): one instant each, converted to UTC ...
+    stamps = pd.to_datetime(values, errors="coerce", utc=True, **options)
     # ... unless some times have no offset at all: UTC would be a guess.
     for position, value in zip(*np.unique(values.astype(str).to_numpy(), return_index=True)[::-1]):
         try:
