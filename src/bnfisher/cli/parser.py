@@ -56,6 +56,15 @@ def _parser(**kwargs) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(allow_abbrev=False, **kwargs)
 
 
+def _binning_choices(group) -> None:
+    """Add --bin-columns and --categorical (which columns --bins bins) to a parser or an argument group."""
+    group.add_argument("--bin-columns", nargs="+", default=None, metavar="COLUMN",
+                       help="with --bins: the numeric columns to bin (default: float columns, and integer columns "
+                            "with more than max(BINS, 30) values; fewer values are a nominal variable's codes)")
+    group.add_argument("--categorical", nargs="+", default=None, metavar="COLUMN",
+                       help="columns never binned: their values are labels, whatever their type")
+
+
 def _data_options() -> argparse.ArgumentParser:
     parent = _parser(add_help=False)
     group = parent.add_argument_group("data")
@@ -63,11 +72,7 @@ def _data_options() -> argparse.ArgumentParser:
                        help="bin numeric columns into at most this many quantile bins, with edges learned jointly "
                             "from all inputs (default: no binning; a float column is an error). Binned by default: "
                             "float columns, and integer columns with more than max(BINS, 30) values")
-    group.add_argument("--bin-columns", nargs="+", default=None, metavar="COLUMN",
-                       help="with --bins: the numeric columns to bin (default: float columns, and integer columns "
-                            "with more than max(BINS, 30) values; fewer values are a nominal variable's codes)")
-    group.add_argument("--categorical", nargs="+", default=None, metavar="COLUMN",
-                       help="columns never binned: their values are labels, whatever their type")
+    _binning_choices(group)
     group.add_argument("--na-values", nargs="+", default=None, metavar="MARKER",
                        help="extra cell values that mean 'missing' (e.g. ?)")
     return parent
@@ -254,11 +259,7 @@ def _add_profile(sub) -> None:
     profile.add_argument("--bins", type=_positive_int, default=None,
                          help="bin numeric columns into at most this many quantile bins, edges over all the tables; "
                               "the profile keeps the edges and bins later tables with them")
-    profile.add_argument("--bin-columns", nargs="+", default=None, metavar="COLUMN",
-                         help="with --bins: the numeric columns to bin (default: float columns, and integer columns "
-                              "with more than max(BINS, 30) values; fewer values are a nominal variable's codes)")
-    profile.add_argument("--categorical", nargs="+", default=None, metavar="COLUMN",
-                         help="columns never binned: their values are labels, whatever their type")
+    _binning_choices(profile)
     profile.add_argument("--engine", choices=("numpy", "dask"), default="numpy",
                          help="dask: profile the tables where they lie (Parquet or CSV, partition by partition) "
                               "instead of reading them into memory")
