@@ -23,7 +23,7 @@ import pandas as pd
 import bnfisher as bf
 
 here = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
-adult = pd.read_csv(here.parent / "tests" / "data" / "adult-3000.csv.gz", na_values="?", skipinitialspace=True)
+adult = pd.read_csv(here.parent / "tests" / "fixtures" / "adult-3000.csv.gz", na_values="?", skipinitialspace=True)
 young, older = adult[adult.age < 40], adult[adult.age >= 40]
 print(len(young), "rows under 40,", len(older), "rows 40 and older")
 
