@@ -94,8 +94,12 @@ def _call(function, *args, **kwargs):
     return function(*args, **kwargs)
 
 
-def _run_api(frame: pd.DataFrame, structure: str, bins) -> None:
-    schema = _call(bf.Schema.from_data, frame, bins=bins)
+def _run_api(frame: pd.DataFrame, structure: str, bins, choice: str = "") -> None:
+    # Which columns bins bins: the rule, or the first column named to bin or to keep as labels.
+    binning = {"bin_columns": {"bin_columns": list(frame.columns[:1])},
+               "categorical": {"categorical": list(frame.columns[:1])}}.get(choice, {}) if bins else {}
+    schema = _call(bf.Schema.from_data, frame, bins=bins,
+                   **{"columns" if k == "bin_columns" else k: v for k, v in binning.items()})
     network = _call(bf.learn, frame, structure, schema=schema)
     assert len(network.variables) == frame.shape[1]  # never a silently empty network
     kernel = _call(bf.FisherKernel, network)
@@ -115,19 +119,21 @@ def _run_api(frame: pd.DataFrame, structure: str, bins) -> None:
         _call(embedding.transform, frame)
         classifier = _call(BayesianNetworkClassifier(structure="naive-bayes").fit, frame, np.arange(len(frame)) % 2)
         _call(classifier.predict, frame)
-        _call(bf.compare, frame, frame, n_permutations=5, random_state=0)
+        _call(bf.compare, frame, frame, n_permutations=5, random_state=0, bins=bins, **binning)
+        _call(bf.drift, frame, frame, window=max(2, len(frame) // 2), n_permutations=5, random_state=0,
+              min_effect=0.0, bins=bins, **binning)
         _call(bf.summarize, frame, 2, n_init=3, n_random=3, random_state=0)
 
 
 @FUZZ
 @given(frame=tables(), structure=st.sampled_from(["chow-liu", "hc", "forest"]),
-       bins=st.sampled_from([None, 2, 3]))
-def test_random_tables_through_the_api(frame, structure, bins):
+       bins=st.sampled_from([None, 2, 3]), choice=st.sampled_from(["", "bin_columns", "categorical"]))
+def test_random_tables_through_the_api(frame, structure, bins, choice):
     before = copy.deepcopy(frame)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", bf.ConvergenceWarning)
-            _run_api(frame, structure, bins)
+            _run_api(frame, structure, bins, choice)
         OUTCOMES["api"]["ok"] += 1
     except bf.BnfisherError as exc:
         OUTCOMES["api"][type(exc).__name__] += 1
@@ -187,12 +193,14 @@ def test_mutated_tables_through_the_command_line(tmp_path_factory, suffix, data)
     folder = tmp_path_factory.mktemp("fuzz")
     path = folder / f"t{suffix}"
     path.write_bytes(data.draw(mutated(suffix)))
-    command = data.draw(st.sampled_from(["summarize", "learn", "compare"]))
+    command = data.draw(st.sampled_from(["summarize", "learn", "compare", "drift"]))
     argv = {"summarize": ["summarize", str(path), "-k", "3", "--n-init", "3", "--n-random", "3", "--quiet"],
             "learn": ["learn", str(path), "--quiet"],
-            "compare": ["compare", str(path), str(path), "--permutations", "5"]}[command]
+            "compare": ["compare", str(path), str(path), "--permutations", "5"],
+            "drift": ["drift", str(path), str(path), "--rows", "4", "--permutations", "5",
+                      "--min-effect", data.draw(st.sampled_from(["0", "0.01", "-1", "nan"]))]}[command]
     if data.draw(st.booleans()):
-        argv += ["--bins", "3"]
+        argv += ["--bins", "3"] + data.draw(st.sampled_from([[], ["--bin-columns", "a"], ["--categorical", "a"]]))
     _cli(argv, f"cli {suffix}")
 
 
