@@ -22,6 +22,7 @@ from bnfisher.bn.structure.learn import LEARN_OPTIONS, STRUCTURES, learn
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import OptionError
 from bnfisher.jobs.inputs import binned_note
+from bnfisher.jobs.result import TextResult
 
 __all__ = ["DEFAULT_PSEUDOCOUNT", "LEARN_OPTIONS", "SCORES", "STRUCTURES", "LearnResult", "learn_network",
            "structure_options"]
@@ -31,7 +32,7 @@ DEFAULT_PSEUDOCOUNT: float = inspect.signature(learn).parameters["pseudocount"].
 
 
 @dataclass(repr=False)
-class LearnResult:
+class LearnResult(TextResult):
     """A learned network and what learning it did; ``print`` shows the network and its scores.
 
     Attributes
@@ -59,11 +60,14 @@ class LearnResult:
     scores: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
 
-    def __str__(self) -> str:
-        return self.to_text()
+    def verdict(self) -> str:
+        """Return the network learned, in one line.
 
-    def __repr__(self) -> str:
-        return f"<LearnResult: {self.network!r}>"
+        Returns
+        -------
+        str
+        """
+        return repr(self.network)
 
     def to_text(self, *, notes: bool = True) -> str:
         """Return the network, how long it took and its scores (and the steps' notes, unless ``notes=False``).

@@ -8,6 +8,7 @@ from bnfisher.data.io import read_table
 from bnfisher.data.profile import ReferenceProfile, merge_profiles, profile, read_profile, tables_of
 from bnfisher.exceptions import OptionError
 from bnfisher.jobs.inputs import prepare, read_distributed, warn
+from bnfisher.jobs.result import TextResult
 from bnfisher.kernels.fisher import FisherKernel
 
 __all__ = ["MMDResult", "mmd_between", "profile_inputs"]
@@ -68,7 +69,7 @@ def profile_inputs(paths, *, bins: int | None = None, bin_columns=None, categori
 
 
 @dataclass(repr=False)
-class MMDResult:
+class MMDResult(TextResult):
     """MMD² (eq. 10, biased) between two inputs under one learned or given network.
 
     Attributes
@@ -92,11 +93,14 @@ class MMDResult:
     sizes: tuple
     notes: list = field(default_factory=list)
 
-    def __str__(self) -> str:
-        return self.to_text()
+    def verdict(self) -> str:
+        """Return the value, in one line.
 
-    def __repr__(self) -> str:
-        return f"<MMDResult: {self.value:.6g}>"
+        Returns
+        -------
+        str
+        """
+        return f"MMD² {self.value:.6g}"
 
     def to_text(self, *, notes: bool = True) -> str:
         """Return the value with what it is between (and the steps' notes, unless ``notes=False``).

@@ -7,14 +7,13 @@ import os
 
 from bnfisher.data.io import write_text
 
-__all__ = ["JobResult"]
+__all__ = ["JobResult", "TextResult"]
 
 
-class JobResult:
-    """Base of the jobs' results: ``to_json`` and ``to_html`` from ``to_dict``, written to a path on request.
+class TextResult:
+    """Base of every job's result: ``print`` shows ``to_text()``, ``repr`` one line, the verdict.
 
-    Subclasses define ``to_text()`` (what ``print`` shows), ``to_dict()`` (the content), ``_figures()``
-    (PNG bytes by name) and ``_title()``.
+    Subclasses define ``verdict()`` and ``to_text()``.
     """
 
     def __str__(self) -> str:
@@ -41,6 +40,14 @@ class JobResult:
         str
         """
         raise NotImplementedError
+
+
+class JobResult(TextResult):
+    """Base of the jobs' reports: ``to_json`` and ``to_html`` from ``to_dict``, written to a path on request.
+
+    Subclasses define ``verdict()``, ``to_text()`` (what ``print`` shows), ``to_dict()`` (the content),
+    ``_figures()`` (PNG bytes by name) and ``_title()``.
+    """
 
     def to_dict(self) -> dict:  # pragma: no cover - every result defines it
         """Return the result as JSON-serialisable content.
