@@ -150,16 +150,17 @@ def holm(p_values) -> np.ndarray:
     return adjusted
 
 
-def _family_units(network: BayesianNetwork, samples) -> tuple:
-    """Count tables of the informative parent configurations of every family, stacked as "units".
+def _family_units(cardinalities, families: list, samples) -> tuple:
+    """Count tables of the informative configurations of every ``(child, conditioning set)``, stacked as "units".
 
     A configuration is informative when both samples have rows in it and its rows
     hold two child states or more; any other configuration adds exactly 0 to
     ``D_i`` under every permutation (see the module docstring), so it is dropped.
+    Families whose child has one state are skipped (returned indices: the tested ones).
     """
-    cards = network.cardinalities
-    families, units, rows = [], [], []
-    for i, parents in enumerate(network.parent_indices()):
+    cards = cardinalities
+    tested, units, rows = [], [], []
+    for i, parents in families:
         r = int(cards[i])
         if r < 2:
             continue
@@ -172,14 +173,14 @@ def _family_units(network: BayesianNetwork, samples) -> tuple:
             q = int(np.prod([int(cards[p]) for p in parents], dtype=np.int64))
             tables.append(np.bincount(index, weights=copies[observed], minlength=q * r).reshape(q, r))
             totals.append(float(copies[observed].sum()))
-        families.append(i)
+        tested.append(i)
         rows.append(totals)
         count_x, count_y = tables
         pooled = count_x + count_y
         keep = (count_x.sum(axis=1) > 0) & (count_y.sum(axis=1) > 0) & ((pooled > 0).sum(axis=1) >= 2)
         if totals[0] > 0 and totals[1] > 0:
-            units.append((len(families) - 1, count_x[keep], pooled[keep]))
-    return families, units, np.asarray(rows, dtype=np.int64).reshape(-1, 2)
+            units.append((len(tested) - 1, count_x[keep], pooled[keep]))
+    return tested, units, np.asarray(rows, dtype=np.int64).reshape(-1, 2)
 
 
 def default_permutations(n_families: int, *, minimum: int = 1000) -> int:
@@ -242,10 +243,42 @@ def conditional_family_tests(network: BayesianNetwork, X, Y, *, n_permutations: 
     """
     rng = check_random_state(random_state)
     samples = [(np.asarray(codes), np.asarray(copies, dtype=np.float64)) for codes, copies in (X, Y)]
-    families, units, rows = _family_units(network, samples)
-    n_families = len(families)
+    pairs = list(enumerate(network.parent_indices()))
+    n_families = sum(int(network.cardinalities[i]) >= 2 for i, _ in pairs)
     n_permutations = default_permutations(n_families) if n_permutations is None else \
         check_positive_int(n_permutations, "n_permutations")
+    return conditional_tests(network.cardinalities, pairs, samples, n_permutations=n_permutations, random_state=rng)
+
+
+def conditional_tests(cardinalities, pairs: list, samples: list, *, n_permutations: int,
+                      random_state) -> FamilyTests:
+    """Test, for each ``(child, conditioning set)``, that the child's distribution given the set is equal in both.
+
+    The engine of :func:`conditional_family_tests` (the sets are the network's parents)
+    and of :func:`bnfisher.comparison.mechanisms.mechanism_tests` (the sets are searched):
+    every pair is tested on the same within-configuration permutations.  Inner code:
+    trusts its inputs.
+
+    Parameters
+    ----------
+    cardinalities : sequence of int
+        States of each column of the codes.
+    pairs : list of (int, sequence of int)
+        Each test's child column and conditioning columns.
+    samples : list of two (ndarray of int, ndarray of float)
+        Codes (``-1`` missing) and copies of each sample's rows.
+    n_permutations : int
+    random_state : Generator
+
+    Returns
+    -------
+    FamilyTests
+        ``families`` holds the position in ``pairs`` of each test run (children of one state are skipped).
+    """
+    rng = random_state
+    tested, units, rows = _family_units(cardinalities, [(i, tuple(s)) for i, s in pairs], samples)
+    n_families = len(tested)
+    families = [k for k, (i, _) in enumerate(pairs) if int(cardinalities[i]) >= 2]
     statistic = np.zeros(n_families)
     null = np.zeros((n_permutations, n_families))
     if units:

@@ -26,6 +26,7 @@ from bnfisher.data.guardrails import split_columns
 from bnfisher.data.profile import tables_of
 from bnfisher.data.rows import DistinctRows
 from bnfisher.exceptions import OptionTypeError
+from bnfisher.jobs.attribute import SEARCHED_STRUCTURES, mechanism_table, neighbourhood_graph
 from bnfisher.jobs.inputs import feature_advice, prepare, warn
 from bnfisher.jobs.result import JobResult
 from bnfisher.kernels.base import FamilyKernel
@@ -69,6 +70,13 @@ class ComparisonResult(JobResult):
         For a sample known only by its distinct rows (a window of Dask data in
         :func:`bnfisher.drift`): how many rows each row of its ``samples`` frame and
         ``witness`` stands for; None for a sample given row by row.
+    mechanisms : DataFrame or None
+        Which mechanisms changed (:func:`bnfisher.jobs.attribute.mechanism_table`): one
+        row per variable, whether its dependence on the sample survives every
+        conditioning set searched, clearest first.  None where it was not run (a drift
+        window whose p-value is above ``alpha``).
+    mechanism_cell : dict or None
+        The cell of the clearest changed mechanism whose conditional frequency differs most.
 
     Examples
     --------
@@ -92,6 +100,8 @@ class ComparisonResult(JobResult):
     advice: list = field(default_factory=list)
     profiles: list = field(default_factory=list)
     copies: tuple = (None, None)
+    mechanisms: pd.DataFrame | None = None
+    mechanism_cell: dict | None = None
 
     def typical_rows(self, n: int = 3) -> pd.DataFrame:
         """Return the rows of each sample most typical of it against the other (largest witness, by sign).
@@ -141,6 +151,9 @@ class ComparisonResult(JobResult):
         p = self.test.p_value
         if p > alpha:
             return f"No significant difference between {a} and {b} (p = {p:.3g})."
+        named = self._mechanism_verdict(alpha)
+        if named:
+            return f"{a} and {b} differ (p = {p:.3g}); {named}"
         lead = self.families.iloc[0]
         parents = f" given {lead['parents']}" if lead["parents"] not in ("", "-") else ""
         if lead["p_adjusted"] > alpha:
@@ -151,6 +164,27 @@ class ComparisonResult(JobResult):
         return (f"{a} and {b} differ (p = {p:.3g}); the clearest change is in the distribution of "
                 f"{lead['variable']}{parents} (adjusted p {'<=' if floored else '='} {lead['p_adjusted']:.3g}; "
                 f"{100 * lead['share']:.3g}% of the difference above chance).")
+
+    def _mechanism_verdict(self, alpha: float) -> str:
+        """The verdict's account of which mechanism changed ("" when the search was not run or found nothing)."""
+        table = self.mechanisms
+        if table is None:
+            return ""
+        changed = table[table["p_adjusted"] <= alpha]
+        groups = [" or ".join(group) for group in table.attrs.get("unoriented", [])]
+        unoriented = (f" The data cannot tell which of {'; which of '.join(groups)} changed (each explains the "
+                      "other's difference)." if groups else "")
+        if changed.empty:
+            return (f"the difference lies in {groups[0]}, and the data cannot tell which changed (each explains "
+                    "the other's difference)." if groups else "")
+        lead = changed.iloc[0]
+        floored = lead["p_value"] <= table.attrs["p_floor"] * (1 + 1e-9)
+        also = (f" Also changed: {', '.join(changed['variable'].iloc[1:])}." if len(changed) > 1 else "")
+        cell = (f" Largest change: {self.mechanism_cell['text']}." if self.mechanism_cell is not None
+                and self.mechanism_cell["variable"] == lead["variable"] else "")
+        return (f"the mechanism that changed is {lead['variable']}'s (no set of its neighbours explains its "
+                f"difference; adjusted p {'<=' if floored else '='} {lead['p_adjusted']:.3g}).{cell}{also}"
+                f"{unoriented}")
 
     def signal(self) -> str:
         """Say which kind of difference carried the test's signal (the component with the smallest p-value).
@@ -203,6 +237,7 @@ class ComparisonResult(JobResult):
         def bound(values):  # "<= x" where the permutations' floor is reached: the p-value is at most that
             return [f"<= {v:.3g}" if low else f"{v:.3g}" for v, low in zip(values, at_floor)]
 
+        lines += self._mechanism_lines()
         lines += ["",
                   "Which conditional distributions changed (a variable given its parents): each family's exact "
                   "test of 'P(variable | parents) is the same', with share = its part of the difference above "
@@ -214,7 +249,8 @@ class ComparisonResult(JobResult):
         with pd.option_context("display.width", 160, "display.max_colwidth", 40):
             lines.append(shown[["variable", "parents", "share", "excess", "mmd2", "p_value", "p_adjusted"]]
                          .to_string(index=False))
-        lines += ["", "Largest cells:"] + [f"  {text}" for text in self.cells["text"].head(5)]
+        lead = [self.mechanism_cell["text"] + " (the changed mechanism's cell)"] if self.mechanism_cell else []
+        lines += ["", "Largest cells:"] + [f"  {text}" for text in lead + list(self.cells["text"].head(5))]
         for name, values, sign in zip(self.names, self.witness, (1, -1)):
             rows = np.argsort(-sign * values, kind="stable")[:3]
             lines.append(f"Rows most typical of {name} against the other (witness): "
@@ -222,6 +258,26 @@ class ComparisonResult(JobResult):
         lines.append("Note: the Fisher kernel is not universal; the test detects differences the network's "
                      "families can express.")
         return "\n".join(lines)
+
+    def _mechanism_lines(self) -> list:
+        """The mechanism table as text lines (none when the search was not run)."""
+        table = self.mechanisms
+        if table is None:
+            return []
+        floor = table.attrs["p_floor"]
+        bound = ["<= " if p <= floor * (1 + 1e-9) else "" for p in table["p_value"]]
+        shown = table.head(self.top).assign(
+            p_value=[f"{m}{v:.3g}" for m, v in zip(bound, table["p_value"])][:min(self.top, len(table))],
+            p_adjusted=[f"{m}{v:.3g}" for m, v in zip(bound, table["p_adjusted"])][:min(self.top, len(table))],
+            z=lambda t: t["z"].round(1))
+        lines = ["", "Which mechanisms changed (a variable whose difference between the samples no set of its "
+                 "neighbours explains; p = the largest over the sets searched, adjusted by Holm over the variables"
+                 + (f"; '<=': at the floor of {round(1 / floor) - 1} permutations" if any(bound) else "") + "):"]
+        with pd.option_context("display.width", 160, "display.max_colwidth", 40):
+            lines.append(shown.to_string(index=False))
+        for group in table.attrs.get("unoriented", []):
+            lines.append(f"Cannot orient: {' or '.join(group)} (each explains the other's difference).")
+        return lines
 
     def to_dict(self) -> dict:
         """Return the result as JSON-serialisable content (what ``--json`` writes and the report renders).
@@ -255,6 +311,11 @@ class ComparisonResult(JobResult):
             "typical_rows": rows,
             "adjustment": ADJUSTMENT,
             "profiles": self.profiles,
+            "mechanisms": (None if self.mechanisms is None else
+                           json.loads(self.mechanisms.to_json(orient="records", double_precision=15))),
+            "mechanisms_p_floor": None if self.mechanisms is None else self.mechanisms.attrs["p_floor"],
+            "unoriented": [] if self.mechanisms is None else self.mechanisms.attrs["unoriented"],
+            "mechanism_cell": self.mechanism_cell,
         }
 
     def plot(self, path=None):
@@ -358,10 +419,11 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     elif given:
         notes.append("The p-value is exact if the given network does not depend on which table a row came from "
                      "(learned on other data, or on both tables pooled).")
+    searched = given or (isinstance(structure, str) and structure in SEARCHED_STRUCTURES)
     result = compare_encoded(network, (DistinctRows.of(encoded_a), DistinctRows.of(encoded_b)), (A, B),
                              names=tuple(names),
                              n_permutations=n_permutations, test=test, top=top, random_state=random_state,
-                             notes=notes, advice=advice)
+                             notes=notes, advice=advice, graph=network.parent_indices() if searched else None)
     families = result.families
     for column in split_columns(A, B):
         share = float(families.loc[families["variable"] == column, "share"].sum())
@@ -374,7 +436,7 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
 
 def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *, names: tuple,
                     n_permutations: int, test: str, top: int, random_state, notes: list,
-                    advice: list) -> ComparisonResult:
+                    advice: list, graph: list | None = None, attribute_below: float = 1.0) -> ComparisonResult:
     """Compare two tables already encoded with the network's schema (the core of :func:`compare` and of drift).
 
     Inner code: trusts its inputs (encoded once at the boundary).  Runs the permutations of
@@ -394,6 +456,11 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     random_state : None, int or Generator
     notes, advice : list of str
         What was done so far, and the warnings so far (extended here).
+    graph : list of tuple of int, optional
+        The mechanism search's DAG (each variable's parents); default: learned by
+        :func:`~bnfisher.jobs.attribute.neighbourhood_graph` on the two samples pooled.
+    attribute_below : float, default=1.0
+        Search for the changed mechanisms only when the test's p-value is at most this.
 
     Returns
     -------
@@ -409,6 +476,10 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     tests = resolved_family_tests(network, *samples_codes, random_state=rng, notes=notes)
     result = _result(kernel, statistics, tests, encoded, samples, names, notes, top, test)
     result.advice = advice
+    if result.test.p_value <= attribute_below:
+        graph = neighbourhood_graph(network, encoded, notes=notes) if graph is None else graph
+        result.mechanisms, result.mechanism_cell = mechanism_table(network, tuple(samples_codes), graph,
+                                                                   names=names, random_state=rng)
     return result
 
 

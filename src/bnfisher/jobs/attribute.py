@@ -1,0 +1,121 @@
+"""Which mechanism changed, for the comparison and drift jobs: the graph to search, the tests, the table and the cell.
+
+The kernel's network (a Chow-Liu tree by default) measures *how much* two samples
+differ; which conditional distribution of the data-generating process changed is
+answered by :mod:`bnfisher.comparison.mechanisms`, whose conditioning sets come from
+a hill-climbing DAG learned on the two samples pooled (without the label, so the
+tests stay exact), or from the network itself when it was given or learned by a
+score search.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher.bn.network import BayesianNetwork
+from bnfisher.bn.structure.learn import learn
+from bnfisher.comparison.mechanisms import MechanismTests, changed_cell, mechanism_tests
+from bnfisher.data.providers import NumpyCounts
+
+__all__ = ["MECHANISM_COLUMNS", "SEARCHED_STRUCTURES", "mechanism_table", "neighbourhood_graph"]
+
+#: Structures whose learned arcs serve as the mechanism search's graph as they are (others: a hill climb on the pool).
+SEARCHED_STRUCTURES = ("hc", "exact")
+
+#: The columns of the mechanism table, in order.
+MECHANISM_COLUMNS = ["variable", "changed", "p_value", "p_adjusted", "best_set", "z", "sets"]
+
+
+def neighbourhood_graph(network: BayesianNetwork, encoded: tuple, *, notes: list) -> list:
+    """Learn the mechanism search's DAG by hill climbing (BIC) on the two samples pooled, without the label.
+
+    Parameters
+    ----------
+    network : BayesianNetwork
+        Gives the schema (variables, states).
+    encoded : tuple of DistinctRows
+        The two samples in the network's schema.
+    notes : list of str
+        Gets a line saying what was learned.
+
+    Returns
+    -------
+    list of tuple of int
+        Each variable's parents (positions in ``network.variables``).
+    """
+    started = time.perf_counter()
+    codes = np.concatenate([rows.encoded.codes for rows in encoded])
+    copies = np.concatenate([rows.copies for rows in encoded]).astype(np.float64)
+    provider = NumpyCounts(np.asfortranarray(codes), network.schema, weights=copies, missing="available-case")
+    graph = learn(provider, "hc", schema=network.schema, missing="available-case")
+    notes.append(f"Mechanism search: conditioning sets from a hill-climbing DAG of the two samples pooled "
+                 f"({len(graph.edges)} arcs, learned in {time.perf_counter() - started:.2f} s).")
+    position = {v: i for i, v in enumerate(network.variables)}
+    return [tuple(position[p] for p in graph.parents[v]) for v in network.variables]
+
+
+def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, names: tuple, random_state,
+                    alpha: float = 0.05) -> tuple:
+    """Run the mechanism tests and return their table and the cell that changed most in the clearest one.
+
+    Parameters
+    ----------
+    network : BayesianNetwork
+        Names the variables and states (codes are in its schema).
+    samples : tuple of two (ndarray of int, ndarray)
+        Codes and copies of each sample's distinct rows.
+    graph : list of tuple of int
+        Each variable's parents in the search's DAG.
+    names : tuple of str
+        The two samples' names (for the cell's text).
+    random_state : Generator
+    alpha : float, default=0.05
+
+    Returns
+    -------
+    table : DataFrame
+        :data:`MECHANISM_COLUMNS`, clearest first: ``changed`` (adjusted p at most
+        ``alpha``), ``p_value`` (the largest over the sets searched), ``p_adjusted``
+        (Holm over the variables), ``best_set`` (the conditioning set that gave that
+        p-value: the best explanation of the variable's difference, ``-`` for none),
+        ``z`` (the standardised excess there), ``sets`` (how many were searched); sorted by adjusted p-value, then by
+        the weakest standardised excess; ``attrs`` hold ``p_floor`` (one over the
+        permutations plus one), ``unoriented`` (groups of variable names) and ``alpha``.
+    cell : dict or None
+        For the first flagged variable: ``variable``, ``given`` (names to labels),
+        ``state``, ``percent_X``, ``percent_Y`` and ``text``
+        (:func:`~bnfisher.comparison.mechanisms.changed_cell` given its parents in ``graph``).
+    """
+    cards = network.cardinalities
+    tests: MechanismTests = mechanism_tests(cards, *samples, parents=graph, alpha=alpha, random_state=random_state)
+    variables = network.variables
+    order = tests.order()
+    table = pd.DataFrame({
+        "variable": [variables[tests.variables[k]] for k in order],
+        "changed": [bool(tests.p_adjusted[k] <= alpha) for k in order],
+        "p_value": tests.p_value[order], "p_adjusted": tests.p_adjusted[order],
+        "best_set": [", ".join(variables[u] for u in tests.explained_by[k]) or "-" for k in order],
+        "z": tests.z[order], "sets": tests.n_sets[order]}, columns=MECHANISM_COLUMNS)
+    table.attrs.update(p_floor=1.0 / (tests.n_permutations + 1), alpha=alpha,
+                       unoriented=[[variables[v] for v in group] for group in tests.unoriented])
+    flagged = tests.flagged(alpha)
+    return table, (_cell(network, samples, flagged[0], graph[flagged[0]], names) if flagged else None)
+
+
+def _cell(network: BayesianNetwork, samples: tuple, child: int, given, sample_names: tuple) -> dict:
+    """The changed cell of ``child`` given its search-graph parents, in the user's labels."""
+    found = changed_cell(network.cardinalities, *samples, child, given)
+    names, states = network.variables, network.states
+    where = {names[u]: states[names[u]][k] for u, k in zip(given, found["configuration"])}
+    variable = names[child]
+    label = states[variable][found["state"]]
+    condition = " & ".join(f"{u} = {k}" for u, k in where.items())
+    text = (f"{variable} = {label}" + (f" where {condition}" if condition else "")
+            + f": {found['percent_X']:.1f}% of {sample_names[0]}'s rows against {found['percent_Y']:.1f}% of "
+            f"{sample_names[1]}'s"
+            + (" (of those rows)" if condition else ""))
+    return {"variable": str(variable), "given": {str(u): str(k) for u, k in where.items()}, "state": str(label),
+            "percent_X": found["percent_X"], "percent_Y": found["percent_Y"], "text": text}
