@@ -130,7 +130,9 @@ def test_when_no_window_can_be_tested_the_error_says_so():
 
 def test_a_reference_too_small_to_split_is_refused_naming_the_rows():
     with pytest.raises(DataError, match="at least 4 rows"):
-        bf.drift(_pair(3), _pair(20), window=10, n_permutations=19, random_state=0)
+        bf.drift(_pair(3), _pair(20), window=10, n_permutations=19, fit_fraction=0.5, random_state=0)
+    with pytest.raises(DataError, match="at least 2 rows"):
+        bf.drift(_pair(1), _pair(20), window=10, n_permutations=19, random_state=0)
 
 
 def test_the_default_permutations_say_that_work_grows_with_the_square_of_the_windows():
@@ -182,5 +184,7 @@ def test_an_all_constant_csv_through_the_command_line(tmp_path, capsys):
                  ["summarize", str(path), "-k", "2", "--n-random", "3", "--quiet"],
                  ["mmd", str(path), str(path)]):
         assert main(argv) == 0, capsys.readouterr().err
-    assert main(["drift", str(path), str(path), "--rows", "2", "--permutations", "9", "--quiet"]) == 2
+    assert main(["drift", str(path), str(path), "--rows", "2", "--permutations", "9", "--quiet"]) == 0
+    assert main(["drift", str(path), str(path), "--rows", "2", "--permutations", "9", "--quiet",
+                 "--fit-fraction", "0.5"]) == 2
     assert "at least 4 rows" in capsys.readouterr().err

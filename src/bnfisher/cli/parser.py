@@ -213,15 +213,17 @@ def _add_drift(sub, *, data, run) -> None:
         help="a reference table against each window of later data: which windows drifted, and where",
         description="Cut DATA into windows (by time with --time-column and --window, by --rows, or one window per "
                     "file), and compare each with the reference by compare's exact test; window p-values are "
-                    "adjusted by Holm's procedure. The schema and the structure are learned on a random part of the "
-                    "reference (--fit-fraction), the rest is compared with every window.")
+                    "adjusted by Holm's procedure. The whole reference is compared with every window, each "
+                    "window's structure learned on it and the reference pooled (or, with --fit-fraction, one "
+                    "structure learned on a random part of the reference, the rest compared with every window).")
     drift.add_argument("reference", help="the reference table (.csv, .csv.gz, .tsv, .parquet) or its profile (.bnfp)")
     drift.add_argument("data", nargs="+", help="the table to cut into windows, or several tables, one window each")
     drift.add_argument("--time-column", help="column of DATA holding each row's date or time (with --window)")
     drift.add_argument("--window", help="with --time-column: a pandas frequency such as 1D, 1W, MS (month start)")
     drift.add_argument("--rows", type=_positive_int, default=None, help="windows of this many consecutive rows")
-    drift.add_argument("--fit-fraction", type=float, default=0.5,
-                       help="share of the reference that learns the schema and structure (default 0.5)")
+    drift.add_argument("--fit-fraction", type=float, default=None,
+                       help="learn one structure on this share of the reference (at random) and compare the rest "
+                            "with every window (default: no split; each window's structure learned on the pool)")
     drift.add_argument("--permutations", type=_positive_int, default=None,
                        help="permutations per window (default: max(999, 4 x windows / alpha - 1), so that the "
                             "adjustment over windows can reach alpha)")

@@ -65,7 +65,7 @@ from bnfisher.comparison.attribution import conditional_tests, default_permutati
 __all__ = ["MAX_SET_SIZE", "SEARCH_STOP", "MechanismTests", "candidate_sets", "changed_cell", "mechanism_tests",
            "neighbourhoods"]
 
-#: Largest conditioning set drawn from a variable's neighbours (its graph parents are also tried, whatever their number).
+#: Largest conditioning set drawn from a variable's neighbours (its graph parents are tried whatever their number).
 MAX_SET_SIZE = 2
 
 
@@ -88,6 +88,9 @@ class MechanismTests:
         The standardised excess of the statistic for that set.
     marginal_p : ndarray of shape (n_variables,)
         The p-value with no conditioning set (does the variable's distribution differ at all?).
+    clearest_by : list of tuple of int
+        The conditioning set under which the variable's difference is clearest (largest
+        standardised excess): where a changed mechanism's cell is looked for.
     n_sets : ndarray of int, shape (n_variables,)
     n_permutations : int
     unoriented : list of tuple of int
@@ -113,6 +116,7 @@ class MechanismTests:
     explained_by: list
     z: np.ndarray
     marginal_p: np.ndarray
+    clearest_by: list
     n_sets: np.ndarray
     n_permutations: int
     unoriented: list = field(default_factory=list)
@@ -249,15 +253,16 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     best = [max(found[v], key=lambda t: (t[1], -t[2])) for v in variables]  # the largest p; then the weakest excess
     p_value = np.asarray([p for _, p, _ in best])
     marginal = np.asarray([found[v][0][1] for v in variables])  # () is every variable's first set
+    clearest = [max(found[v], key=lambda t: t[2])[0] for v in variables]
     result = MechanismTests(variables, p_value, holm(p_value), [s for s, _, _ in best],
-                            np.asarray([z for _, _, z in best]), holm(marginal),
+                            np.asarray([z for _, _, z in best]), holm(marginal), clearest,
                             np.asarray([len(found[v]) for v in variables]), n_permutations)
     result.unoriented = _unoriented(result, found, alpha)
     return result
 
 
 def _unoriented(tests: MechanismTests, found: dict, alpha: float) -> list:
-    """Groups of label-dependent, unflagged variables that no set holding a flagged variable explains."""
+    """Return the groups of label-dependent, unflagged variables that no set holding a flagged variable explains."""
     position = {v: k for k, v in enumerate(tests.variables)}
     dependent = {v for v, p in zip(tests.variables, tests.marginal_p) if p <= alpha}
     explained = {v for v, p in zip(tests.variables, tests.p_adjusted) if p <= alpha}
@@ -289,9 +294,10 @@ def _unoriented(tests: MechanismTests, found: dict, alpha: float) -> list:
 def changed_cell(cardinalities, X, Y, child: int, given) -> dict:
     """Return the cell of ``child`` given ``given`` whose conditional frequency differs most between the samples.
 
-    "Most": the largest term of the Pearson chi-square statistic of the configuration's
-    2 x (states) table, ``(p^X_a|j - p^Y_a|j)^2 / theta_a|j * N^X_j N^Y_j / (N^X_j + N^Y_j)``,
-    which weighs a difference by how many rows of each sample show the configuration.
+    The configuration ``j`` is the one with the largest Pearson chi-square statistic of its
+    2 x (states) table, ``sum_a (p^X_a|j - p^Y_a|j)^2 / theta_a|j * N^X_j N^Y_j / (N^X_j + N^Y_j)``
+    (a difference weighed by how many rows of each sample show the configuration); the
+    state is the one whose conditional frequency moved most there (the first of ties).
 
     Parameters
     ----------
@@ -307,7 +313,7 @@ def changed_cell(cardinalities, X, Y, child: int, given) -> dict:
     dict
         ``configuration`` (codes of ``given``), ``state`` (code), ``percent_X`` and
         ``percent_Y`` (of each sample's rows in the configuration), ``rows_X`` and ``rows_Y``
-        (those rows), ``chi2`` (the cell's term).
+        (those rows), ``chi2`` (the configuration's statistic).
 
     Examples
     --------
@@ -316,7 +322,7 @@ def changed_cell(cardinalities, X, Y, child: int, given) -> dict:
     >>> Y = (np.array([[0, 0], [0, 1], [1, 1]]), np.array([9.0, 1.0, 10.0]))
     >>> cell = changed_cell([2, 2], X, Y, 1, [0])
     >>> cell["configuration"], cell["state"], cell["percent_X"], cell["percent_Y"]
-    ((0,), 1, 50.0, 10.0)
+    ((0,), 0, 50.0, 90.0)
     """
     columns = list(given) + [child]
     shape = [int(cardinalities[c]) for c in columns]
@@ -332,8 +338,9 @@ def changed_cell(cardinalities, X, Y, child: int, given) -> dict:
         p_x, p_y = count_x / rows_x, count_y / rows_y
         theta = (count_x + count_y) / (rows_x + rows_y)
         term = np.nan_to_num((p_x - p_y) ** 2 / theta * (rows_x * rows_y / (rows_x + rows_y)))
-    j, a = np.unravel_index(int(np.argmax(term)), term.shape)
+    j = int(np.argmax(term.sum(axis=1)))
+    a = int(np.argmax(np.abs(np.nan_to_num(p_x[j] - p_y[j]))))
     configuration = tuple(int(k) for k in np.unravel_index(j, shape[:-1])) if given else ()
     return {"configuration": configuration, "state": int(a), "percent_X": float(100 * np.nan_to_num(p_x[j, a])),
             "percent_Y": float(100 * np.nan_to_num(p_y[j, a])), "rows_X": float(rows_x[j, 0]),
-            "rows_Y": float(rows_y[j, 0]), "chi2": float(term[j, a])}
+            "rows_Y": float(rows_y[j, 0]), "chi2": float(term[j].sum())}

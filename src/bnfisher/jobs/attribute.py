@@ -47,7 +47,11 @@ def neighbourhood_graph(network: BayesianNetwork, encoded: tuple, *, notes: list
         Each variable's parents (positions in ``network.variables``).
     """
     started = time.perf_counter()
-    codes = np.concatenate([rows.encoded.codes for rows in encoded])
+    def in_schema(rows) -> np.ndarray:  # the schema's column order (a network's order is topological)
+        column = {v: i for i, v in enumerate(rows.encoded.variables)}
+        return rows.encoded.codes[:, [column[v] for v in network.schema.variables]]
+
+    codes = np.concatenate([in_schema(rows) for rows in encoded])
     copies = np.concatenate([rows.copies for rows in encoded]).astype(np.float64)
     provider = NumpyCounts(np.asfortranarray(codes), network.schema, weights=copies, missing="available-case")
     graph = learn(provider, "hc", schema=network.schema, missing="available-case")
@@ -87,7 +91,8 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
     cell : dict or None
         For the first flagged variable: ``variable``, ``given`` (names to labels),
         ``state``, ``percent_X``, ``percent_Y`` and ``text``
-        (:func:`~bnfisher.comparison.mechanisms.changed_cell` given its parents in ``graph``).
+        (:func:`~bnfisher.comparison.mechanisms.changed_cell` given the set under which its
+        difference is clearest).
     """
     cards = network.cardinalities
     tests: MechanismTests = mechanism_tests(cards, *samples, parents=graph, alpha=alpha, random_state=random_state)
@@ -102,11 +107,13 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
     table.attrs.update(p_floor=1.0 / (tests.n_permutations + 1), alpha=alpha,
                        unoriented=[[variables[v] for v in group] for group in tests.unoriented])
     flagged = tests.flagged(alpha)
-    return table, (_cell(network, samples, flagged[0], graph[flagged[0]], names) if flagged else None)
+    if not flagged:
+        return table, None
+    return table, _cell(network, samples, flagged[0], tests.clearest_by[tests.variables.index(flagged[0])], names)
 
 
 def _cell(network: BayesianNetwork, samples: tuple, child: int, given, sample_names: tuple) -> dict:
-    """The changed cell of ``child`` given its search-graph parents, in the user's labels."""
+    """Return the changed cell of ``child`` given ``given``, in the user's labels."""
     found = changed_cell(network.cardinalities, *samples, child, given)
     names, states = network.variables, network.states
     where = {names[u]: states[names[u]][k] for u, k in zip(given, found["configuration"])}

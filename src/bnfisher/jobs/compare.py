@@ -20,7 +20,7 @@ from bnfisher.bn.network import BayesianNetwork
 from bnfisher.comparison.attribution import conditional_family_tests
 from bnfisher.comparison.explain import ADJUSTMENT, FAMILY_ORDER, cells_from_counts, family_table
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
-from bnfisher.comparison.two_sample import TwoSampleResult
+from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
 from bnfisher.data.guardrails import split_columns
 from bnfisher.data.profile import tables_of
@@ -166,7 +166,7 @@ class ComparisonResult(JobResult):
                 f"{100 * lead['share']:.3g}% of the difference above chance).")
 
     def _mechanism_verdict(self, alpha: float) -> str:
-        """The verdict's account of which mechanism changed ("" when the search was not run or found nothing)."""
+        """Return the verdict's account of which mechanism changed ("" when not searched or none found)."""
         table = self.mechanisms
         if table is None:
             return ""
@@ -174,9 +174,15 @@ class ComparisonResult(JobResult):
         groups = [" or ".join(group) for group in table.attrs.get("unoriented", [])]
         unoriented = (f" The data cannot tell which of {'; which of '.join(groups)} changed (each explains the "
                       "other's difference)." if groups else "")
+        loose = self._unexplained_families(set(changed["variable"]) | {v for g in table.attrs.get("unoriented", [])
+                                                                        for v in g}, alpha)
+        dependence = (f" The dependence between {', and between '.join(loose)} changed too, which no single variable's "
+                      "mechanism carries (the change averages out within each one's distribution)." if loose else "")
         if changed.empty:
-            return (f"the difference lies in {groups[0]}, and the data cannot tell which changed (each explains "
-                    "the other's difference)." if groups else "")
+            if groups:
+                return (f"the difference lies in {groups[0]}, and the data cannot tell which changed (each explains "
+                        f"the other's difference).{dependence}")
+            return dependence.replace(" changed too,", " changed,").strip()
         lead = changed.iloc[0]
         floored = lead["p_value"] <= table.attrs["p_floor"] * (1 + 1e-9)
         also = (f" Also changed: {', '.join(changed['variable'].iloc[1:])}." if len(changed) > 1 else "")
@@ -184,7 +190,17 @@ class ComparisonResult(JobResult):
                 and self.mechanism_cell["variable"] == lead["variable"] else "")
         return (f"the mechanism that changed is {lead['variable']}'s (no set of its neighbours explains its "
                 f"difference; adjusted p {'<=' if floored else '='} {lead['p_adjusted']:.3g}).{cell}{also}"
-                f"{unoriented}")
+                f"{unoriented}{dependence}")
+
+    def _unexplained_families(self, named: set, alpha: float) -> list:
+        """Return the changed families of the kernel's network that touch no variable the mechanism search named."""
+        found = self.families[self.families["p_adjusted"] <= alpha]
+        out = []
+        for _, row in found.iterrows():
+            members = {row["variable"]} | ({p.strip() for p in str(row["parents"]).split(",")} - {"", "-"})
+            if len(members) > 1 and not members & named:
+                out.append(f"{row['variable']} and {row['parents']}")
+        return out
 
     def signal(self) -> str:
         """Say which kind of difference carried the test's signal (the component with the smallest p-value).
@@ -224,7 +240,8 @@ class ComparisonResult(JobResult):
         lines = (list(self.notes) if notes else []) + warned
         test = self.test
         lines += [self.verdict(),
-                  f"MMD² (eq. 10, biased) = {test.statistic:.6g}; unbiased MMD²_u = {test.unbiased:.6g}",
+                  f"MMD² (eq. 10, biased) = {test.statistic:.6g}; effect size: unbiased MMD²_u = {test.unbiased:.6g}"
+                  + (f" (95% CI {test.unbiased_ci[0]:.3g} to {test.unbiased_ci[1]:.3g})" if test.unbiased_ci else ""),
                   f"Permutation p-value ({test.method} test, {len(test.null_distribution)} permutations) = "
                   f"{test.p_value:.4g}"]
         if test.components is not None:
@@ -260,7 +277,7 @@ class ComparisonResult(JobResult):
         return "\n".join(lines)
 
     def _mechanism_lines(self) -> list:
-        """The mechanism table as text lines (none when the search was not run)."""
+        """Return the mechanism table as text lines (none when the search was not run)."""
         table = self.mechanisms
         if table is None:
             return []
@@ -299,6 +316,7 @@ class ComparisonResult(JobResult):
             "warnings": list(self.advice),
             "network": {"summary": repr(self.network), "arcs": [[str(p), str(c)] for p, c in self.network.edges]},
             "test": {"mmd2": self.test.statistic, "mmd2_unbiased": self.test.unbiased,
+                     "mmd2_unbiased_ci": None if self.test.unbiased_ci is None else list(self.test.unbiased_ci),
                      "p_value": self.test.p_value, "permutations": int(len(self.test.null_distribution)),
                      "method": self.test.method, "signal": self.signal(),
                      "components": {str(name): {"p_value": float(row["p_value"]), "weight": float(row["weight"]),
@@ -527,6 +545,8 @@ def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, enco
                     for values, rows in zip((statistics.witness_x, statistics.witness_y), encoded))
     families = family_table(kernel, statistics, tests)
     test = TwoSampleResult.from_statistics(statistics, method=method)
+    test.unbiased_ci = effect_interval(test.unbiased, test.null_distribution, (statistics.witness_x, encoded[0].copies),
+                                       (statistics.witness_y, encoded[1].copies))
     components = test.components if test.components is not None else pd.DataFrame()
     for name in ("blocks", "columns"):  # name the variables, not their indices
         column = components.loc[name, "column"]

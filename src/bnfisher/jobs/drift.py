@@ -1,23 +1,25 @@
 """The drift job: a reference against each window of later data -- when did it change, where, and which rows show it.
 
 :func:`drift` cuts the data into windows (:mod:`bnfisher.data.windows`), learns the schema
-and the network's structure once, from a random part of the reference, and compares the rest
-of the reference with every window by the exact test of :func:`bnfisher.compare` (the
-aggregate of the Fisher-kernel MMD, its largest block and per-column tests), with the CPTs
-refitted on each pooled reference + window pair.  Window p-values are adjusted by Holm's
-procedure.  The result prints, renders (HTML report with a timeline) and serialises.
+from the reference, and compares the whole reference with every window by the exact test of
+:func:`bnfisher.compare` (the aggregate of the Fisher-kernel MMD, its largest block and
+per-column tests), with each window's structure and CPTs learned on the pooled reference +
+window rows.  Window p-values are adjusted by Holm's procedure.  A drifted window names the
+mechanism that changed (:mod:`bnfisher.comparison.mechanisms`).  The result prints, renders
+(HTML report with a timeline) and serialises.
 
 Why the p-values are exact: the permutation test of one window is exact when the kernel is
-the same function of the pooled rows whichever of them came from the window.  The schema and
-structure depend only on the fitting part of the reference, which is not tested; the CPTs
-depend on the pooled rows as a set.  (A network fitted on the very reference rows it tests
-favours them: on *alarm*, 5 of 11 unchanged windows gave p <= 0.02.)
+the same function of the pooled rows whichever of them came from the window -- a structure
+and CPTs learned on the pool are.  (A network fitted on the very reference rows it tests
+favours them: on *alarm*, 5 of 11 unchanged windows gave p <= 0.02.)  And they do not hang
+on the seed: no random choice but the permutations enters them.  With ``fit_fraction``, one
+structure is learned on a random part of the reference and the rest is tested (the earlier
+default; its p-values move with the split: 0.49 to 0.86 over ten seeds on one window).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -36,236 +38,15 @@ from bnfisher.data.rows import DistinctRows
 from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.data.windows import WindowRows, split_windows
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
+from bnfisher.jobs.attribute import SEARCHED_STRUCTURES
 from bnfisher.jobs.compare import ComparisonResult, compare_encoded
+from bnfisher.jobs.drift_result import MIN_WINDOW_ROWS, NO_SINGLE_FAMILY, DriftResult
 from bnfisher.jobs.inputs import binned_note, warn
-from bnfisher.jobs.result import JobResult
 
 __all__ = ["DriftResult", "drift"]
 
-#: The fewest rows a window needs to be tested (a permutation test compares two samples of at least 2 rows).
-MIN_WINDOW_ROWS = 2
-
-#: How the window p-values are adjusted, and why that controls the family-wise rate.
-WINDOW_ADJUSTMENT = ("Holm's step-down procedure over the windows: the probability that any window without drift is "
-                     "flagged is at most alpha, whichever windows drifted and however the windows' tests depend on "
-                     "each other (they share the reference rows)")
-
-
-@dataclass(repr=False)
-class DriftResult(JobResult):
-    """Everything :func:`drift` found, one :class:`ComparisonResult` per window; printed, rendered and serialised.
-
-    Attributes
-    ----------
-    windows : DataFrame
-        One row per window: ``window`` (label), ``start`` and ``end`` (first and last time,
-        for time windows), ``rows``, ``missing_cells``, ``unseen_cells`` (labels the
-        reference never showed, marginalized like missing cells), ``mmd2`` (eq. 10,
-        biased: it grows as windows shrink), ``mmd2_u`` (the unbiased MMD²_u, the effect
-        size: centred at 0 under no change whatever the window's size, so comparable
-        across windows), ``p_value`` (exact permutation p-value), ``p_adjusted`` (Holm
-        over windows), ``drift`` (``p_adjusted <= alpha``, and ``mmd2_u >= min_effect``
-        when ``min_effect`` is given), and the window's clearest family: ``family``,
-        ``parents``, ``share`` and ``family_p_adjusted`` (Holm over the families of that
-        window; a drifted window with no family found says so in ``family``).
-    min_effect : float or None
-        The smallest ``mmd2_u`` a window must reach to be flagged (None: any).
-    comparisons : list of ComparisonResult or None
-        The full comparison of each window (families, cells, typical rows, witness);
-        None for a window with fewer than :data:`MIN_WINDOW_ROWS` rows, which is listed
-        with empty p-values and not tested.
-    network : BayesianNetwork
-        The structure, learned on the reference's fitting part (each window refits its CPTs).
-    reference : dict
-        Rows of the reference, of its fitting part and of its test part.
-    alpha : float
-    notes, advice : list of str
-        The steps taken, and the warnings about the input (also emitted as DataWarning).
-    top : int
-
-    Examples
-    --------
-    >>> data = load("nursery").sample(3000, random_state=0)
-    >>> result = bf.drift(data.iloc[:1000], data.iloc[1000:], window=1000, n_permutations=99, random_state=0)
-    >>> len(result.windows), result.to_dict()["kind"]
-    (2, 'drift')
-    """
-
-    windows: pd.DataFrame
-    comparisons: list
-    network: BayesianNetwork
-    reference: dict
-    alpha: float = 0.05
-    notes: list = field(default_factory=list)
-    advice: list = field(default_factory=list)
-    top: int = 5
-    min_effect: float | None = None
-
-    @property
-    def flagged(self) -> pd.DataFrame:
-        """The windows that differ from the reference (Holm-adjusted p-value at most ``alpha``)."""
-        return self.windows[self.windows["drift"]]
-
-    def comparison(self, window: str) -> ComparisonResult:
-        """Return the full comparison of one window.
-
-        Parameters
-        ----------
-        window : str
-            The window's label (column ``window`` of :attr:`windows`).
-
-        Returns
-        -------
-        ComparisonResult
-
-        Raises
-        ------
-        KeyError
-            Naming the labels there are.
-        """
-        labels = list(self.windows["window"])
-        if window not in labels:
-            raise KeyError(f"No window {window!r}; the windows are {', '.join(labels[:6])}"
-                           f"{', ...' if len(labels) > 6 else ''}.")
-        found = self.comparisons[labels.index(window)]
-        if found is None:
-            raise KeyError(f"Window {window!r} has fewer than {MIN_WINDOW_ROWS} rows and was not tested.")
-        return found
-
-    def verdict(self) -> str:
-        """One or two sentences a non-statistician can act on.
-
-        Returns
-        -------
-        str
-        """
-        n = int(self.windows["p_value"].notna().sum())
-        untested = len(self.windows) - n
-        skipped = (f" ({untested} window{'s' if untested != 1 else ''} too small to test)" if untested else "")
-        flagged = self.flagged
-        if flagged.empty:
-            best = self.windows.loc[self.windows["p_adjusted"].idxmin()]
-            return (f"No window differs from the reference: {n} window{'s' if n != 1 else ''} tested{skipped}, "
-                    f"smallest adjusted p = {best['p_adjusted']:.3g} (window {best['window']}).")
-        first = flagged.iloc[0]
-        where = (f"; the clearest change is in {first['family']}"
-                 + (f" given {first['parents']}" if first["parents"] else "")
-                 + f" (adjusted p = {first['family_p_adjusted']:.3g})" if first["family"] != NO_SINGLE_FAMILY
-                 else "; no single family's conditional distribution stands out (the change is spread over several)")
-        others = ", ".join(flagged["window"].iloc[1:4]) + (", ..." if len(flagged) > 4 else "")
-        large = f" and MMD²_u ≥ {self.min_effect:g}" if self.min_effect is not None else ""
-        return (f"{len(flagged)} of {n} windows tested differ from the reference (adjusted p ≤ {self.alpha:g}{large})"
-                f"{skipped}. The first is "
-                f"{first['window']} (adjusted p = {first['p_adjusted']:.3g}){where}."
-                + (f" Also: {others}." if others else ""))
-
-    def to_text(self, *, notes: bool = True, advice: bool = True) -> str:
-        """Return the result as text: notes, the verdict, one line per window, then each flagged window's families.
-
-        Parameters
-        ----------
-        notes : bool, default=True
-        advice : bool, default=True
-            Include the warnings (the command line prints them on stderr instead).
-
-        Returns
-        -------
-        str
-        """
-        lines = (list(self.notes) if notes else []) + (
-            [f"Warning: {message}" for message in self.advice] if advice else [])
-        lines += [self.verdict(), "", f"Windows against the reference (p-values adjusted by {WINDOW_ADJUSTMENT}):"]
-        shown = self.windows.assign(share=lambda t: (100 * t["share"]).round(1).astype(str) + "%",
-                                    drift=lambda t: np.where(t["drift"], "yes", ""))
-        columns = ["window", "rows", "missing_cells", "unseen_cells", "mmd2_u", "p_value", "p_adjusted", "drift",
-                   "family", "share"]
-        with pd.option_context("display.width", 160, "display.max_colwidth", 40, "display.max_rows", 500):
-            lines.append(shown[columns].to_string(index=False))
-        for label in self.flagged["window"]:
-            result = self.comparison(label)
-            lines += ["", f"Window {label}: {result.verdict()}"]
-            families = result.families.head(self.top).assign(
-                share=lambda t: (100 * t["share"]).round(1).astype(str) + "%")
-            with pd.option_context("display.width", 160, "display.max_colwidth", 40):
-                lines.append(families[["variable", "parents", "share", "p_value", "p_adjusted"]]
-                             .to_string(index=False))
-            lines += [f"  {text}" for text in result.cells["text"].head(3)]
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict:
-        """Return the result as JSON-serialisable content (what ``--json`` writes and the report renders).
-
-        Returns
-        -------
-        dict
-            ``kind`` "drift", the verdict, notes, warnings, the reference's rows, the
-            network, the window table, and each flagged window's comparison (its
-            :meth:`ComparisonResult.to_dict`).
-        """
-        table = self.windows.assign(start=self.windows["start"].map(_iso), end=self.windows["end"].map(_iso))
-        counts = ("rows", "missing_cells", "unseen_cells")
-        records = [{str(k): (int(v) if k in counts else bool(v) if k == "drift"
-                             else None if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()}
-                   for r in table.to_dict(orient="records")]
-        return {
-            "kind": "drift",
-            "verdict": self.verdict(),
-            "notes": list(self.notes),
-            "warnings": list(self.advice),
-            "alpha": self.alpha,
-            "adjustment": WINDOW_ADJUSTMENT,
-            "reference": dict(self.reference),
-            "network": {"summary": repr(self.network), "arcs": [[str(p), str(c)] for p, c in self.network.edges]},
-            "windows": records,
-            "flagged": {label: self.comparison(label).to_dict() for label in self.flagged["window"]},
-        }
-
-    def plot(self, path=None, *, ax=None):
-        """Draw the timeline: MMD² per window with the flagged windows marked, and the families' shares under it.
-
-        Parameters
-        ----------
-        path : str or path-like, optional
-            A PNG file to write (atomically); without it the figure is returned.
-        ax : pair of matplotlib Axes, optional
-
-        Returns
-        -------
-        matplotlib.figure.Figure or None
-            The figure, when no ``path`` is given.
-        """
-        from bnfisher.viz.plotting import save_figure
-        from bnfisher.viz.timeline import plot_drift
-
-        figure = plot_drift(self, ax=ax)
-        if path is None:
-            return figure
-        save_figure(figure, path)
-        return None
-
-    def _figures(self) -> dict:
-        from bnfisher.viz.plotting import figure_png
-
-        return {"timeline": figure_png(self.plot())}
-
-    def _title(self) -> str:
-        return f"Drift against the reference: {len(self.windows)} windows"
-
-    def _repr_html_(self) -> str:
-        from bnfisher._utils.html import html_table
-
-        return (f"<p>{self.verdict()}</p>"
-                + html_table("Windows", [(r["window"], f"p_adj {r['p_adjusted']:.3g}"
-                                          + (f"; {r['family']} ({100 * r['share']:.0f}%)" if r["family"] else ""))
-                                         for _, r in self.windows.iterrows()]))
-
-
-def _iso(value) -> str | None:
-    return None if value is None or pd.isna(value) else pd.Timestamp(value).isoformat()
-
-
 def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None, structure: str = "chow-liu",
-          bins: int | None = None, bin_columns=None, categorical=None, na_values=(), fit_fraction: float = 0.5,
+          bins: int | None = None, bin_columns=None, categorical=None, na_values=(), fit_fraction: float | None = None,
           n_permutations: int | None = None,
           test: str = "aggregate", alpha: float = 0.05, min_effect: float | None = None, top: int = 5,
           random_state=None,
@@ -301,9 +82,13 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         Columns never binned.
     na_values : sequence, default=()
         Extra missing-value markers (e.g. ``"?"``).
-    fit_fraction : float, default=0.5
-        Share of the reference used to learn the schema and the structure; the rest is
-        what every window is compared with.
+    fit_fraction : float, optional
+        Default (None): the whole reference is compared with every window, and each
+        window's structure is learned on the reference and the window pooled (without
+        the label: the p-value is exact, and no random choice but the permutations
+        touches it).  A fraction in (0, 1): that share of the reference, drawn at
+        random, learns one structure for every window and the rest is compared with
+        them (faster for a costly ``structure``; the p-value then depends on the draw).
     n_permutations : int, optional
         Permutations of each window's test.  Default: ``max(999, 4 W / alpha - 1)`` for W
         windows, so that Holm's adjustment can reach ``alpha``: the smallest p-value a
@@ -366,10 +151,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     na = tuple(na_values or ())
     advice = check_tables([reference] + [frame for *_, frame in windows], na_values=na,
                           binned=bins is not None or binned is not None)
-    fit, rest = reference_split(reference, fraction=fit_fraction, random_state=rng)
-    if len(rest) < MIN_WINDOW_ROWS:
-        raise DataError(f"The reference has {len(reference)} rows: {len(fit)} fit the network, leaving {len(rest)} to "
-                        f"compare the windows with; give the reference at least {2 * MIN_WINDOW_ROWS} rows.")
+    fit, rest = _split(reference, fit_fraction, rng)
     schema = Schema.from_data(fit, bins=bins, columns=bin_columns, categorical=categorical, na_values=na,
                               missing="allow")
     if binned is not None:  # the profile's bins, with their edges: every window's numbers are binned with them
@@ -388,9 +170,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
                     progress=progress_structure, **options)
     parents = {v: tuple(network.parents[v]) for v in network.variables}
     notes = [f"Windows: {how}; {n_permutations} permutations per window.",
-             f"Reference: {len(reference)} rows; {len(fit)} (fraction {fit_fraction:g}, at random) fit the schema and "
-             f"the structure ({structure}: {len(network.edges)} arcs), the other {len(rest)} are compared with every "
-             "window; each window's CPTs are refitted on it and those rows pooled, so each p-value is exact."]
+             _reference_note(len(reference), len(fit), len(rest), fit_fraction, structure, network)]
     columns = [c for c in data.columns if c != time] if distributed is not None else \
         [c for *_, frame in windows for c in frame.columns]
     _advise_extra_columns(columns, reference.columns, advice)
@@ -413,10 +193,14 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         else:
             encoded, missing, unseen = _encode(schema, frame, f"window {label!r}")
             window_rows = DistinctRows.of(encoded)
-        fitted = learn(_pooled(schema, reference_rows, window_rows), parents, schema=schema, pseudocount=pseudocount)
+        pooled = _pooled(schema, reference_rows, window_rows)
+        fitted = learn(pooled, parents, schema=schema, pseudocount=pseudocount) if fit_fraction is not None else \
+            learn(pooled, structure, schema=schema, pseudocount=pseudocount, **options)
+        searched = isinstance(structure, str) and structure in SEARCHED_STRUCTURES
         result = compare_encoded(fitted, (reference_rows, window_rows), (rest, frame), names=("reference", label),
                                  n_permutations=n_permutations, test=test, top=top, random_state=streams[k],
-                                 notes=[], advice=[])
+                                 notes=[], advice=[], graph=fitted.parent_indices() if searched else None,
+                                 attribute_below=alpha)
         return result, missing, unseen
 
     sizes = [frame.n_rows if isinstance(frame, WindowRows) else len(frame) for *_, frame in windows]
@@ -435,8 +219,27 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
                        alpha=alpha, notes=notes, advice=advice, top=top, min_effect=min_effect)
 
 
-#: The family column of a drifted window whose family tests found no change (Holm over its families).
-NO_SINGLE_FAMILY = "(no single family stands out)"
+def _split(reference: pd.DataFrame, fit_fraction: float | None, rng) -> tuple:
+    """Return the part of the reference that learns the schema (with ``fit_fraction``: the structure) and the rest."""
+    fit, rest = (reference, reference) if fit_fraction is None else \
+        reference_split(reference, fraction=fit_fraction, random_state=rng)
+    if len(rest) < MIN_WINDOW_ROWS:
+        what = (f"{len(fit)} fit the network, leaving {len(rest)} to compare the windows with; give the reference at "
+                f"least {2 * MIN_WINDOW_ROWS} rows" if fit_fraction is not None else
+                f"give it at least {MIN_WINDOW_ROWS} rows")
+        raise DataError(f"The reference has {len(reference)} rows: {what}.")
+    return fit, rest
+
+
+def _reference_note(rows: int, fit: int, rest: int, fit_fraction, structure, network: BayesianNetwork) -> str:
+    """Return the note saying which reference rows learn what and which are compared."""
+    if fit_fraction is None:
+        return (f"Reference: {rows} rows, each compared with every window; each window's structure ({structure}) and "
+                "CPTs are learned on it and the reference pooled, so each p-value is exact (on the reference alone: "
+                f"{len(network.edges)} arcs).")
+    return (f"Reference: {rows} rows; {fit} (fraction {fit_fraction:g}, at random) fit the schema and the structure "
+            f"({structure}: {len(network.edges)} arcs), the other {rest} are compared with every window; each window's "
+            "CPTs are refitted on it and those rows pooled, so each p-value is exact.")
 
 
 def _default_permutations(n_windows: int, alpha: float, advice: list) -> int:
@@ -470,8 +273,9 @@ def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, m
         if k not in outcomes:  # too few rows to test: reported, not tested
             comparisons.append(None)
             rows.append(row | {"missing_cells": 0, "unseen_cells": 0, "mmd2": np.nan, "mmd2_u": np.nan,
-                               "p_value": np.nan,
-                               "family": "", "parents": "", "share": 0.0, "family_p_adjusted": np.nan})
+                               "mmd2_u_low": np.nan, "mmd2_u_high": np.nan, "p_value": np.nan,
+                               "family": "", "parents": "", "share": 0.0, "family_p_adjusted": np.nan,
+                               "mechanism": "", "mechanism_p_adjusted": np.nan})
             continue
         result, missing, unseen = outcomes[k]
         comparisons.append(result)
@@ -484,8 +288,9 @@ def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, m
                 clearest.update(family=str(lead["variable"]), share=float(lead["share"]),
                                 parents=str(lead["parents"]) if lead["parents"] not in ("", "-") else "")
         rows.append(row | {"missing_cells": missing, "unseen_cells": unseen, "mmd2": result.test.statistic,
-                           "mmd2_u": result.test.unbiased,
-                           "p_value": result.test.p_value} | clearest)
+                           "mmd2_u": result.test.unbiased, "mmd2_u_low": result.test.unbiased_ci[0],
+                           "mmd2_u_high": result.test.unbiased_ci[1], "p_value": result.test.p_value}
+                    | clearest | _mechanism(result, alpha))
     table = pd.DataFrame(rows)
     adjusted = np.full(len(table), np.nan)
     tested = sorted(outcomes)
@@ -494,7 +299,7 @@ def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, m
     large = table["mmd2_u"] >= min_effect if min_effect is not None else True
     table.insert(table.columns.get_loc("p_adjusted") + 1, "drift", (table["p_adjusted"] <= alpha) & large)
     # A window that did not drift has no "clearest family": its family tests are not looked at.
-    table.loc[~table["drift"], ["family", "parents"]] = ""
+    table.loc[~table["drift"], ["family", "parents", "mechanism"]] = ""
     table.loc[~table["drift"], "share"] = 0.0
     untested = [str(windows[k][0]) for k in range(len(windows)) if k not in outcomes]
     if untested:
@@ -513,6 +318,18 @@ def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, m
                       f"{', ...' if len(small) > 3 else ''}): their tests are exact but can only see large changes; "
                       "use longer windows.")
     return comparisons, table
+
+
+def _mechanism(result: ComparisonResult, alpha: float) -> dict:
+    """Return a window's clearest changed mechanism ("A or B": cannot be oriented; "": none found)."""
+    table = result.mechanisms
+    if table is None or table.empty:
+        return {"mechanism": "", "mechanism_p_adjusted": np.nan}
+    changed = table[table["p_adjusted"] <= alpha]
+    if changed.empty:
+        groups = table.attrs.get("unoriented", [])
+        return {"mechanism": " or ".join(groups[0]) if groups else "", "mechanism_p_adjusted": np.nan}
+    return {"mechanism": str(changed["variable"].iloc[0]), "mechanism_p_adjusted": float(changed["p_adjusted"].iloc[0])}
 
 
 def _inputs(reference, data, *, time, window, bins) -> tuple:

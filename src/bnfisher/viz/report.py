@@ -254,20 +254,23 @@ def _families_table(content: dict, extra: list) -> str:
 def _drift_parts(content: dict, image) -> list:
     """Return a drift run's evidence: the reference, the timeline, the windows, a drill-down per drifted one."""
     reference, windows = content["reference"], content["windows"]
+    split = (f"({reference['fit_rows']} learn the network's structure, {reference['test_rows']} are compared with "
+             "each window)" if reference["fit_rows"] != reference["rows"] else
+             "(all compared with each window, each window's structure learned on it and the reference pooled)")
     parts = [f"<p class='headline'>{len(windows)} windows against a reference of {reference['rows']} rows "
-             f"({reference['fit_rows']} learn the network's structure, {reference['test_rows']} are compared with "
-             f"each window); p-values adjusted by {html.escape(content['adjustment'])}.</p>",
+             f"{split}; p-values adjusted by {html.escape(content['adjustment'])}.</p>",
              "<h2>Timeline</h2>" + image("timeline", "MMD²_u per window and the families that changed"),
              "<h2>Windows</h2><p class='note'><i>mmd2_u</i>: the unbiased MMD², the effect size (0 under no "
              "change at any window size); <i>mmd2</i>: eq. 10, biased (it grows as windows shrink); "
              "<i>unseen cells</i>: labels the reference never showed, marginalized "
-             "like missing cells; <i>family</i>: the clearest changed conditional distribution of a drifted window "
-             "(its share of the changes found there).</p>"
-             + _table(windows, ["window", "rows", "missing_cells", "unseen_cells", "mmd2_u", "mmd2", "p_value",
-                                "p_adjusted",
+             "like missing cells; <i>mechanism</i>: the variable whose conditional distribution changed, that no set "
+             "of its neighbours explains; <i>family</i>: the clearest changed conditional distribution of the "
+             "kernel's network (its share of the changes found there).</p>"
+             + _table(windows, ["window", "rows", "missing_cells", "unseen_cells", "mmd2_u", "mmd2_u_low",
+                                "mmd2_u_high", "mmd2", "p_value", "p_adjusted", "mechanism",
                                 "family", "parents", "share"],
-                      numeric=("rows", "missing_cells", "unseen_cells", "mmd2_u", "mmd2", "p_value", "p_adjusted",
-                               "share"),
+                      numeric=("rows", "missing_cells", "unseen_cells", "mmd2_u", "mmd2_u_low", "mmd2_u_high", "mmd2",
+                               "p_value", "p_adjusted", "share"),
                       significant="p_adjusted", percent=("share",))]
     for label, window in content["flagged"].items():
         top = dict(window, families=window["families"][:5])

@@ -40,6 +40,8 @@ def plot_drift(result, *, ax=None):
         figure = top.figure
     x = np.arange(n)
     drifted = table["drift"].to_numpy(dtype=bool)
+    top.fill_between(x, table["mmd2_u_low"], table["mmd2_u_high"], color="#4a6fa5", alpha=0.15, linewidth=0,
+                     zorder=0, label="95% confidence interval")
     top.plot(x, table["mmd2_u"], color="#4a6fa5", linewidth=1.2, zorder=1)
     top.scatter(x[~drifted], table["mmd2_u"].to_numpy()[~drifted], color="#4a6fa5", s=22, zorder=2,
                 label="no significant drift")
@@ -49,7 +51,8 @@ def plot_drift(result, *, ax=None):
         top.annotate(f"p_adj {table['p_adjusted'].iloc[k]:.2g}", (x[k], table["mmd2_u"].iloc[k]),
                      textcoords="offset points", xytext=(0, 7), ha="center", fontsize=7, color="#c0392b")
     top.set_ylabel("MMD²_u against the reference\n(unbiased: comparable across window sizes)")
-    low, high = float(np.nanmin(table["mmd2_u"])) if n else 0.0, float(np.nanmax(table["mmd2_u"])) if n else 1.0
+    low = float(np.nanmin(table["mmd2_u_low"])) if n and table["mmd2_u_low"].notna().any() else 0.0
+    high = float(np.nanmax(table["mmd2_u_high"])) if n and table["mmd2_u_high"].notna().any() else 1.0
     top.set_ylim(min(0.0, low * 1.25), max(high * 1.25, 1e-12))
     top.axhline(0.0, color="#999999", linewidth=0.6, zorder=0)
     if result.min_effect is not None:

@@ -388,7 +388,9 @@ class ProviderScorer(_CachedScorer):
 
     def __init__(self, provider, score: str = "bic", ess: float = 1.0, structure_prior: float | None = None):
         self.provider = provider
-        super().__init__(provider.cardinalities, provider.n_rows, score, ess, structure_prior)
+        weights = getattr(provider, "weights", None)  # distinct rows with their copies: the rows are the copies
+        rows = provider.n_rows if weights is None else round(float(np.sum(weights)))
+        super().__init__(provider.cardinalities, rows, score, ess, structure_prior)
 
     def _score_new(self, families: list) -> np.ndarray:
         values: list = []
@@ -431,8 +433,9 @@ def make_scorer(provider, *, structure_score: str = "bic", ess: float = 1.0,
     >>> type(scorer).__name__, bool(scorer(0, (1,)) <= 0)
     ('LocalScorer', True)
     """
-    if isinstance(provider, NumpyCounts) and provider.weights is None and provider.missing in ("error",
-                                                                                             "available-case"):
+    complete = provider.missing == "error" or provider.codes.min(initial=0) >= 0 if isinstance(provider, NumpyCounts) \
+        else False
+    if isinstance(provider, NumpyCounts) and provider.weights is None and complete:
         return LocalScorer(provider.codes, provider.cardinalities, structure_score, ess, structure_prior)
     return ProviderScorer(provider, structure_score, ess, structure_prior)
 

@@ -395,7 +395,9 @@ def _hidden_network(data, structure, *, schema, hidden, pseudocount: float, rand
 def _training_provider(data, schema: Schema | None, missing: str) -> tuple:
     """Return the counts provider to learn from and, for in-memory data with missing cells, the encoded rows."""
     encoded = None
-    if missing != "error" and not in_memory(data):  # distributed: available-case and expected counts per partition
+    if isinstance(data, NumpyCounts):  # counts already (distinct rows with their copies): kept, weights and all
+        provider = as_provider(data, schema)
+    elif missing != "error" and not in_memory(data):  # distributed: available-case and expected counts per partition
         provider = as_provider(data, schema, missing="allow")
     elif missing != "error":
         if schema is None:

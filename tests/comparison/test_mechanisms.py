@@ -1,0 +1,99 @@
+"""Which mechanism changed: the search's error control, its power, the groups it cannot orient, the cell it names.
+
+Oracles: the planted change (which CPT, which row, which value moved) is known by construction; error rates are
+measured by simulation with their repetitions stated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bnfisher as bf
+from bnfisher.comparison.mechanisms import candidate_sets, changed_cell, mechanism_tests, neighbourhoods
+
+
+def _chain(prior=(0.5, 0.5), c_row=(0.8, 0.2)) -> bf.BayesianNetwork:
+    """a -> b -> c, with d a second parent of c; all binary."""
+    states = {v: ("0", "1") for v in "abcd"}
+    cpts = {"a": list(prior), "b": [[0.85, 0.15], [0.25, 0.75]], "d": [0.6, 0.4],
+            "c": [[[list(c_row), [0.4, 0.6]], [[0.3, 0.7], [0.1, 0.9]]]][0]}
+    return bf.BayesianNetwork({"a": [], "b": ["a"], "d": [], "c": ["b", "d"]}, cpts, states)
+
+
+def _samples(net_x, net_y, n, seed):
+    X = net_x.encode(net_x.sample(n, random_state=seed)).codes
+    Y = net_x.encode(net_y.sample(n, random_state=seed + 1)).codes
+    return (X, np.ones(n)), (Y, np.ones(n))
+
+
+def _parents(net):
+    index = {v: i for i, v in enumerate(net.variables)}
+    return [tuple(index[p] for p in net.parents[v]) for v in net.variables]
+
+
+def test_candidate_sets_are_the_small_subsets_of_the_neighbours_and_the_parents():
+    assert candidate_sets(4, [1, 2, 3], [3, 1, 2], max_size=2) == [(), (1,), (2,), (3,), (1, 2), (1, 3), (2, 3),
+                                                                   (1, 2, 3)]
+    assert candidate_sets(0, [], [], max_size=2) == [()]
+    near, wide = neighbourhoods([[], [0], [1], []])
+    assert near == [{1}, {0, 2}, {1}, set()] and wide[0] == {1, 2}
+
+
+def test_a_changed_prior_is_named_alone_and_its_descendants_are_explained():
+    base = _chain()
+    moved = _chain(prior=(0.25, 0.75))
+    named = 0
+    for seed in range(5):
+        tests = mechanism_tests(base.cardinalities, *_samples(base, moved, 1500, 10 * seed), parents=_parents(base),
+                                n_permutations=199, random_state=seed)
+        flagged = [base.variables[v] for v in tests.flagged()]
+        named += flagged == ["a"]
+    assert named == 5
+
+
+def test_a_changed_row_of_a_child_is_named_and_its_cell_found():
+    base = _chain()
+    moved = _chain(c_row=(0.45, 0.55))  # c | b = 0, d = 0 moved
+    X, Y = _samples(base, moved, 3000, 7)
+    tests = mechanism_tests(base.cardinalities, X, Y, parents=_parents(base), n_permutations=199, random_state=0)
+    assert [base.variables[v] for v in tests.flagged()] == ["c"]
+    index = {v: i for i, v in enumerate(base.variables)}
+    cell = changed_cell(base.cardinalities, X, Y, index["c"], [index["b"], index["d"]])
+    assert cell["configuration"] == (0, 0) and cell["state"] == 0
+    assert cell["percent_X"] == pytest.approx(80, abs=4) and cell["percent_Y"] == pytest.approx(45, abs=4)
+
+
+def test_unchanged_mechanisms_are_flagged_at_most_at_alpha_family_wise():
+    """Simulation: 60 runs, a's prior changed (so b and c's distributions move, their mechanisms do not), and 60 runs
+    with no change at all; P(any unchanged variable flagged) <= 0.05 up to 3 Monte-Carlo standard errors."""
+    base = _chain()
+    moved = _chain(prior=(0.35, 0.65))
+    runs, false = 60, 0
+    for seed in range(runs):
+        other = moved if seed % 2 else base
+        tests = mechanism_tests(base.cardinalities, *_samples(base, other, 400, 1000 + seed),
+                                parents=_parents(base), n_permutations=99, random_state=seed)
+        false += any(base.variables[v] != "a" or other is base for v in tests.flagged())
+    assert false / runs <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / runs), false
+
+
+def test_two_copies_of_a_changed_variable_cannot_be_oriented_and_say_so():
+    states = {"a": ("0", "1"), "b": ("0", "1")}
+    net = bf.BayesianNetwork({"a": [], "b": ["a"]}, {"a": [0.5, 0.5], "b": [[1.0, 0.0], [0.0, 1.0]]}, states)
+    moved = bf.BayesianNetwork({"a": [], "b": ["a"]}, {"a": [0.2, 0.8], "b": net.cpts["b"]}, states)
+    tests = mechanism_tests(net.cardinalities, *_samples(net, moved, 1000, 3), parents=[(), (0,)],
+                            n_permutations=199, random_state=0)
+    assert tests.flagged() == [] and tests.unoriented == [(0, 1)]
+
+
+def test_compare_names_the_mechanism_and_the_cell_under_its_defaults():
+    base = _chain()
+    moved = _chain(c_row=(0.45, 0.55))
+    A, B = base.sample(3000, random_state=1), moved.sample(3000, random_state=2)
+    result = bf.compare(A, B, n_permutations=199, random_state=0)
+    assert result.mechanisms["variable"].iloc[0] == "c" and result.mechanisms["changed"].sum() == 1
+    verdict = result.verdict()
+    assert "mechanism that changed is c's" in verdict and "where b = 0 & d = 0" in verdict
+    assert result.to_dict()["mechanisms"][0]["variable"] == "c"
+    assert "Which mechanisms changed" in str(result)
