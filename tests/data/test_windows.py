@@ -137,7 +137,7 @@ def test_a_reference_too_small_to_split_is_refused_naming_the_rows():
 
 def test_the_default_permutations_say_that_work_grows_with_the_square_of_the_windows():
     with pytest.warns(DataWarning, match="square of the windows"):
-        bf.drift(_pair(60), _pair(60, 1), window=4, random_state=0, test="mmd")
+        bf.drift(_pair(60), _pair(60, 1), window=4, alpha=0.01, random_state=0, test="mmd")
 
 
 # ------------------------------------------------------------------ constant columns

@@ -225,7 +225,7 @@ def _add_drift(sub, *, data, run) -> None:
                        help="learn one structure on this share of the reference (at random) and compare the rest "
                             "with every window (default: no split; each window's structure learned on the pool)")
     drift.add_argument("--permutations", type=_positive_int, default=None,
-                       help="permutations per window (default: max(999, 4 x windows / alpha - 1), so that the "
+                       help="permutations per window (default: max(2999, 4 x windows / alpha - 1), so that the "
                             "adjustment over windows can reach alpha)")
     drift.add_argument("--test", choices=("aggregate", "mmd"), default="aggregate",
                        help="the test of each window, as in compare (default aggregate)")

@@ -3,13 +3,14 @@
 from bnfisher.comparison.aggregate import aggregate_pvalues
 from bnfisher.comparison.attribution import FamilyTests, conditional_family_tests, holm
 from bnfisher.comparison.explain import explain_rows, family_table, mmd_by_family, top_cells, witness
+from bnfisher.comparison.mechanisms import MechanismTests, changed_cell, mechanism_tests
 from bnfisher.comparison.permutation import (
     PermutationStatistics,
     permutation_pvalue,
     permutation_statistics,
     split_draws,
 )
-from bnfisher.comparison.two_sample import TwoSampleResult, mmd_test
+from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval, mmd_test
 from bnfisher.comparison.validity import fitted_on_one_sample, reference_split
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "split_draws",
     "TwoSampleResult",
     "mmd_test",
+    "effect_interval",
     "mmd_by_family",
     "family_table",
     "top_cells",
@@ -28,6 +30,9 @@ __all__ = [
     "FamilyTests",
     "conditional_family_tests",
     "holm",
+    "MechanismTests",
+    "mechanism_tests",
+    "changed_cell",
     "fitted_on_one_sample",
     "reference_split",
 ]

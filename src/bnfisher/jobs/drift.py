@@ -90,7 +90,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         random, learns one structure for every window and the rest is compared with
         them (faster for a costly ``structure``; the p-value then depends on the draw).
     n_permutations : int, optional
-        Permutations of each window's test.  Default: ``max(999, 4 W / alpha - 1)`` for W
+        Permutations of each window's test.  Default: ``max(2999, 4 W / alpha - 1)`` for W
         windows, so that Holm's adjustment can reach ``alpha``: the smallest p-value a
         permutation test can give is about 1/(n_permutations + 1), and Holm multiplies
         the smallest by W.
@@ -242,10 +242,15 @@ def _reference_note(rows: int, fit: int, rest: int, fit_fraction, structure, net
             "CPTs are refitted on it and those rows pooled, so each p-value is exact.")
 
 
+#: The fewest permutations a window's test gets by default: the aggregate p-value's Monte-Carlo error is then small
+#: enough that ten seeds give p-values within 0.10 of one another on an unchanged window (benchmarks/drift_seeds.py).
+MIN_PERMUTATIONS = 2999
+
+
 def _default_permutations(n_windows: int, alpha: float, advice: list) -> int:
-    """``max(999, 4 W / alpha - 1)``: Holm's adjustment over W windows can then reach ``alpha``; say when it grows."""
-    n_permutations = max(999, int(np.ceil(4 * n_windows / alpha)) - 1)
-    if n_permutations > 999:
+    """``max(2999, 4 W / alpha - 1)``: Holm's adjustment over W windows can then reach ``alpha``; say when it grows."""
+    n_permutations = max(MIN_PERMUTATIONS, int(np.ceil(4 * n_windows / alpha)) - 1)
+    if n_permutations > MIN_PERMUTATIONS:
         advice.append(f"The default permutations grow with the windows ({n_permutations} per window for {n_windows} "
                       "windows, so that Holm's adjustment can reach alpha), so the work grows as the square of the "
                       f"windows: {n_permutations * n_windows:,} permutations in all. Pass n_permutations "

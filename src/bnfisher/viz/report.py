@@ -205,16 +205,26 @@ def render_html(content: dict, figures: dict, *, title: str = "bnfisher report")
 def _comparison_parts(content: dict, image) -> list:
     """Return the evidence of a comparison: test, families, cells, network, typical rows."""
     parts: list = []
-    test, families = content["test"], content["families"]
-    first = families[0] if families else None
+    test = content["test"]
     headline = (f"MMD² = {test['mmd2']:.4g}, permutation p = {test['p_value']:.3g} "
                 f"({test.get('method', 'mmd')} test, {test['permutations']} permutations). "
                 + html.escape(test.get("signal", "")))
-    if first and test["p_value"] <= 0.05 and first["p_adjusted"] <= 0.05:  # a change only where there is one
-        headline += (f" The clearest change is in the distribution of <b>{html.escape(str(first['variable']))}"
-                     f"</b> given {html.escape(str(first['parents']))}: adjusted p = {first['p_adjusted']:.3g}, "
-                     f"{100 * first['share']:.1f}% of the difference above chance.")
+    if test["p_value"] <= 0.05:  # a change only where there is one
+        headline += " " + html.escape(content["verdict"].split("; ", 1)[-1])
+    if test.get("mmd2_unbiased_ci"):
+        low, high = test["mmd2_unbiased_ci"]
+        headline += f" Effect size MMD²_u = {test['mmd2_unbiased']:.3g} (95% CI {low:.3g} to {high:.3g})."
     parts.append(f"<p class='headline'>{headline}</p>")
+    if content.get("mechanisms"):
+        parts.append("<h2>Which mechanisms changed</h2><p class='note'>A variable is named when no set of its "
+                     "neighbours explains its difference between the samples: <i>p_value</i> is the largest over "
+                     "the conditioning sets searched (<i>sets</i>), <i>best_set</i> the one that gave it, "
+                     "<i>p_adjusted</i> Holm's adjustment over the variables.</p>"
+                     + _table(content["mechanisms"][:10],
+                              ["variable", "changed", "p_value", "p_adjusted", "best_set", "z", "sets"],
+                              numeric=("p_value", "p_adjusted", "z", "sets"), significant="p_adjusted")
+                     + "".join(f"<p class='note'>Cannot orient: {html.escape(' or '.join(group))} (each explains "
+                               "the other's difference).</p>" for group in content.get("unoriented", [])))
     parts.append("<h2>Which conditional distributions changed</h2><p class='note'>Each family (a variable given "
                  "its parents) is tested for a change of its conditional distribution, exactly, by permutations "
                  "within its parent configurations; <i>share</i> is its part of the difference above chance "
