@@ -314,10 +314,10 @@ def test_compare_names_what_differs(tmp_path, capsys):
     changed.sample(3000, random_state=1).to_csv(second, index=False)
     assert main(["compare", str(first), str(second), "--permutations", "400", "--top", "3"]) == 0
     out = capsys.readouterr().out
-    assert "the clearest change is in the distribution of dysp" in out
+    assert "the mechanism that changed is dysp's" in out and "Largest change: dysp = " in out
     families = out.split("Which conditional distributions changed")[1].split("Largest cells")[0]
     assert families.splitlines()[2].split()[0] == "dysp"  # ranked first
-    assert f"% of {first}" in out and "Rows most typical of" in out
+    assert f"% of {first}" in out and "Rows most typical of" in out and "95% CI" in out
 
 
 def test_max_candidates_reaches_hill_climbing_and_bad_values_are_refused(tables, capsys, tmp_path):

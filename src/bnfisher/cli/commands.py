@@ -205,7 +205,7 @@ def _check_summarize_options(args) -> None:
     if misplaced:
         raise UsageError(f"{', '.join(misplaced)} apply to --engine dask only.")
     if dask:
-        refused = {"--criticisms": args.criticisms or None,
+        refused = {"--criticisms": args.criticisms or None, "--candidates": args.candidates,
                    "--criterion chi2": args.criterion if args.criterion == "chi2" else None}
         given = [flag for flag, value in refused.items() if value is not None]
         if given:
@@ -238,16 +238,17 @@ def _command_summarize(args) -> None:
             (data,) = _read(args, [args.data])
         result = summarize(data, args.k, criterion=args.criterion, n_init=args.n_init, n_random=n_random,
                            n_criticisms=args.criticisms, source=source, random_state=args.seed,
-                           progress=not args.quiet, **_model_options(args))
+                           progress=not args.quiet, candidates=args.candidates or "auto", **_model_options(args))
     print(result.to_text(notes=not args.quiet, advice=False))  # warnings went to stderr
-    if not args.quiet:
-        print(f"{time.perf_counter() - started:.2f} s in all")
+    analysis = time.perf_counter() - started
     _write_subset(result.data.iloc[result.positions], result.indices, args.output,
                   "the 0-based row number in the input")
     if args.plot:
         result.plot(args.plot)
         print(f"Wrote {args.plot}")
     _write_result(result, args)
+    if not args.quiet:
+        print(f"{time.perf_counter() - started:.2f} s in all ({analysis:.2f} s the analysis)")
 
 
 def _command_experiment(args) -> None:

@@ -302,6 +302,10 @@ def _add_summarize(sub, *, data, learning, run, datasets) -> None:
                            help="random subsets for the baseline (default 1000)")
     summarize.add_argument("-o", "--output", help="write the selected rows (with a 'row' column) to this file")
     summarize.add_argument("--plot", help="write a PNG: objective per sweep and marginals subset vs full")
+    summarize.add_argument("--candidates", choices=("auto", "all", "complete"), default=None,
+                           help="which rows may be chosen (default auto: on a table with missing cells, complete and "
+                                "incomplete rows apart, in the table's proportions; all: every row in one search; "
+                                "complete: complete rows only)")
     summarize.add_argument("--criticisms", type=_nonnegative_int, default=0,
                            help="also pick this many criticisms: rows the subset represents worst (MMD-critic)")
     summarize.add_argument("--report", help="write a self-contained HTML report to this file")

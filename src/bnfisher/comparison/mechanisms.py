@@ -62,8 +62,8 @@ import numpy as np
 from bnfisher._utils.validation import check_random_state
 from bnfisher.comparison.attribution import conditional_tests, default_permutations, holm
 
-__all__ = ["MAX_SET_SIZE", "SEARCH_STOP", "MechanismTests", "candidate_sets", "changed_cell", "mechanism_tests",
-           "neighbourhoods"]
+__all__ = ["MAX_SET_SIZE", "SEARCH_STOP", "MechanismTests", "candidate_sets", "changed_cell", "compelled_parents",
+           "mechanism_tests", "neighbourhoods"]
 
 #: Largest conditioning set drawn from a variable's neighbours (its graph parents are tried whatever their number).
 MAX_SET_SIZE = 2
@@ -93,6 +93,8 @@ class MechanismTests:
         standardised excess): where a changed mechanism's cell is looked for.
     n_sets : ndarray of int, shape (n_variables,)
     n_permutations : int
+    searched : list of list of tuple of int
+        Every conditioning set tried for each variable.
     unoriented : list of tuple of int
         Groups of unflagged variables dependent on the label that only explain one another.
 
@@ -120,6 +122,7 @@ class MechanismTests:
     n_sets: np.ndarray
     n_permutations: int
     unoriented: list = field(default_factory=list)
+    searched: list = field(default_factory=list)
 
     def flagged(self, alpha: float = 0.05) -> list:
         """Return the columns of the variables whose mechanism changed at level ``alpha``, clearest first.
@@ -145,7 +148,7 @@ class MechanismTests:
         return np.lexsort((-self.z, self.p_adjusted))
 
 
-def candidate_sets(variable: int, neighbours, parents, *, max_size: int = MAX_SET_SIZE) -> list:
+def candidate_sets(variable: int, neighbours, parents, *, max_size: int = MAX_SET_SIZE, required=()) -> list:
     """Return the conditioning sets tried for ``variable``: small subsets of its neighbours, and its parents.
 
     Parameters
@@ -156,21 +159,60 @@ def candidate_sets(variable: int, neighbours, parents, *, max_size: int = MAX_SE
     parents : sequence of int
         Its parents in that graph.
     max_size : int, default=2
+        The most neighbours added to ``required``.
+    required : sequence of int, default=()
+        Columns every set holds (the variable's compelled parents, :func:`compelled_parents`).
 
     Returns
     -------
     list of tuple of int
-        Sorted, without repeats, the empty set first.
+        Sorted, without repeats, the smallest set first.
 
     Examples
     --------
     >>> candidate_sets(0, [3, 1, 2], [1, 2, 3], max_size=1)
     [(), (1,), (2,), (3,), (1, 2, 3)]
+    >>> candidate_sets(0, [3, 1, 2], [1, 2], max_size=1, required=[1, 2])
+    [(1, 2), (1, 2, 3)]
     """
-    pool = sorted(set(int(u) for u in neighbours) - {variable})
-    sets = [s for size in range(min(max_size, len(pool)) + 1) for s in combinations(pool, size)]
-    own = tuple(sorted(set(int(u) for u in parents)))
+    fixed = set(int(u) for u in required)
+    pool = sorted(set(int(u) for u in neighbours) - {variable} - fixed)
+    sets = [tuple(sorted(fixed | set(s))) for size in range(min(max_size, len(pool)) + 1)
+            for s in combinations(pool, size)]
+    own = tuple(sorted(set(int(u) for u in parents) | fixed))
     return sets + ([own] if own not in sets else [])
+
+
+def compelled_parents(parents) -> list:
+    """Each variable's parents that are in a v-structure at it (two parents not adjacent to each other).
+
+    Such arcs have one direction in every DAG of the graph's Markov equivalence class: if
+    the graph is right, those parents are among the variable's true parents, and every
+    candidate set holds them (the empty set, which a change in a rare parent configuration
+    leaves almost unmoved, is then not tried).
+
+    Parameters
+    ----------
+    parents : sequence of sequence of int
+
+    Returns
+    -------
+    list of set of int
+
+    Examples
+    --------
+    >>> compelled_parents([[], [], [0, 1], [2]])    # 0 -> 2 <- 1, 0 and 1 not adjacent
+    [set(), set(), {0, 1}, set()]
+    """
+    adjacent = [set(int(u) for u in ps) for ps in parents]
+    for child, ps in enumerate(parents):
+        for u in ps:
+            adjacent[int(u)].add(child)
+    out = []
+    for ps in parents:
+        ps = [int(u) for u in ps]
+        out.append({a for a in ps for b in ps if a != b and b not in adjacent[a]})
+    return out
 
 
 #: A variable whose largest p-value over its neighbours' sets exceeds this is not searched further (it is not
@@ -237,13 +279,18 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     variables = [v for v in range(len(cardinalities)) if int(cardinalities[v]) >= 2]
     n_permutations = default_permutations(len(variables)) if n_permutations is None else int(n_permutations)
     near, wide = neighbourhoods(parents)
+    required = compelled_parents(parents)
     found: dict = {v: [] for v in variables}  # (set, p, z) of every set tried
+    marginal_pairs = [(v, ()) for v in variables]
+    marginal = conditional_tests(cardinalities, marginal_pairs, samples, n_permutations=n_permutations,
+                                 random_state=rng).p_value  # does the variable differ at all?
     rounds = [(variables, near), (None, wide)]
     for chosen, pool in rounds:
         if chosen is None:  # second round: the variables no set has explained yet
             chosen = [v for v in variables if max(p for _, p, _ in found[v]) <= SEARCH_STOP]
         tried = {v: {s for s, _, _ in found[v]} for v in chosen}
-        pairs = [(v, s) for v in chosen for s in candidate_sets(v, pool[v], parents[v], max_size=max_size)
+        pairs = [(v, s) for v in chosen
+                 for s in candidate_sets(v, pool[v], parents[v], max_size=max_size, required=required[v])
                  if s not in tried[v]]
         if not pairs:
             continue
@@ -252,12 +299,12 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
             found[v].append((s, float(p), float(z)))
     best = [max(found[v], key=lambda t: (t[1], -t[2])) for v in variables]  # the largest p; then the weakest excess
     p_value = np.asarray([p for _, p, _ in best])
-    marginal = np.asarray([found[v][0][1] for v in variables])  # () is every variable's first set
     clearest = [max(found[v], key=lambda t: t[2])[0] for v in variables]
     result = MechanismTests(variables, p_value, holm(p_value), [s for s, _, _ in best],
                             np.asarray([z for _, _, z in best]), holm(marginal), clearest,
                             np.asarray([len(found[v]) for v in variables]), n_permutations)
     result.unoriented = _unoriented(result, found, alpha)
+    result.searched = [[t[0] for t in found[v]] for v in variables]
     return result
 
 

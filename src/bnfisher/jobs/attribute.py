@@ -91,8 +91,8 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
     cell : dict or None
         For the first flagged variable: ``variable``, ``given`` (names to labels),
         ``state``, ``percent_X``, ``percent_Y`` and ``text``
-        (:func:`~bnfisher.comparison.mechanisms.changed_cell` given the set under which its
-        difference is clearest).
+        (:func:`~bnfisher.comparison.mechanisms.changed_cell`, over the conditioning sets
+        searched, the one whose configuration's change is most concentrated).
     """
     cards = network.cardinalities
     tests: MechanismTests = mechanism_tests(cards, *samples, parents=graph, alpha=alpha, random_state=random_state)
@@ -109,12 +109,19 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
     flagged = tests.flagged(alpha)
     if not flagged:
         return table, None
-    return table, _cell(network, samples, flagged[0], tests.clearest_by[tests.variables.index(flagged[0])], names)
+    return table, _cell(network, samples, flagged[0], tests.searched[tests.variables.index(flagged[0])], names)
 
 
-def _cell(network: BayesianNetwork, samples: tuple, child: int, given, sample_names: tuple) -> dict:
-    """Return the changed cell of ``child`` given ``given``, in the user's labels."""
-    found = changed_cell(network.cardinalities, *samples, child, given)
+def _cell(network: BayesianNetwork, samples: tuple, child: int, sets: list, sample_names: tuple) -> dict:
+    """Return the changed cell of ``child`` in the user's labels: the most concentrated change over ``sets``.
+
+    A change of one row of a CPT is most concentrated given the true parents: a larger set splits the
+    changed configuration, a smaller one mixes it with unchanged ones.  So the cell is the one whose
+    configuration's chi-square is largest over the conditioning sets searched.
+    """
+    cells = [(changed_cell(network.cardinalities, samples[0], samples[1], child, given), tuple(given))
+             for given in sets]
+    found, given = max(cells, key=lambda pair: pair[0]["chi2"])
     names, states = network.variables, network.states
     where = {names[u]: states[names[u]][k] for u, k in zip(given, found["configuration"])}
     variable = names[child]

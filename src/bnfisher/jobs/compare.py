@@ -182,7 +182,8 @@ class ComparisonResult(JobResult):
             if groups:
                 return (f"the difference lies in {groups[0]}, and the data cannot tell which changed (each explains "
                         f"the other's difference).{dependence}")
-            return dependence.replace(" changed too,", " changed,").strip()
+            text = dependence.replace(" changed too,", " changed,").strip()
+            return text[:1].lower() + text[1:]
         lead = changed.iloc[0]
         floored = lead["p_value"] <= table.attrs["p_floor"] * (1 + 1e-9)
         also = (f" Also changed: {', '.join(changed['variable'].iloc[1:])}." if len(changed) > 1 else "")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
-from bnfisher._utils.validation import check_positive_int, check_random_state, free_name
+from bnfisher._utils.validation import check_option, check_positive_int, check_random_state, free_name
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
 from bnfisher.data.io import read_table
@@ -27,6 +27,7 @@ from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.fisher import FisherKernel
 from bnfisher.summary.baselines import random_subsets
 from bnfisher.summary.criteria import MMDCriterion, chi2_criterion
+from bnfisher.summary.fidelity import Fidelity, column_fidelity
 from bnfisher.summary.search import SelectionResult, complete_candidates, select_representatives
 
 __all__ = ["SummaryResult", "summarize", "summarize_distributed"]
@@ -62,6 +63,10 @@ class SummaryResult(JobResult):
         For data beyond memory: the rows of the whole data; ``data`` is then the uniform
         pool the subset was chosen from (its index holds the rows' 0-based numbers),
         and the random subsets are drawn from the pool, measured against the whole data.
+    fidelity : Fidelity or None
+        What a user checks: each column's observed labels in the subset against the
+        table's (total-variation distance), beside random subsets of the same size, and
+        the common labels the subset lacks (:func:`bnfisher.summary.fidelity.column_fidelity`).
 
     Examples
     --------
@@ -82,6 +87,7 @@ class SummaryResult(JobResult):
     random_chi2: np.ndarray | None = None
     advice: list = field(default_factory=list)
     n_rows: int | None = None
+    fidelity: Fidelity | None = None
 
     @property
     def indices(self) -> np.ndarray:
@@ -126,9 +132,43 @@ class SummaryResult(JobResult):
         mean = float(self.random_mmd2.mean())
         ratio = f"{mean / self.mmd2:.1f} times closer" if self.mmd2 > 0 else "as close as possible"
         drawn = f" drawn from a uniform pool of {len(self.data)} of its {self.n_rows} rows" if self.n_rows else ""
-        return (f"The {k} rows chosen are closer to the full data than {100 * beaten:.1f}% of "
-                f"{len(self.random_mmd2)} random subsets of {k}{drawn} (MMD² {self.mmd2:.4g} against {mean:.4g} on "
-                f"average: {ratio}).")
+        kernel = (f"The {k} rows chosen are closer to the full data than {100 * beaten:.1f}% of "
+                  f"{len(self.random_mmd2)} random subsets of {k}{drawn} (MMD² {self.mmd2:.4g} against {mean:.4g} on "
+                  f"average: {ratio}).")
+        found = self.fidelity
+        if found is None or not found.tv.size:
+            return kernel
+        columns = self.network.variables
+        lost = f" It lacks {len(found.lost)} common label{'s' if len(found.lost) != 1 else ''}." if found.lost else ""
+        return (f"{kernel} Column by column, its labels are closer to the data's than {100 * found.beaten:.1f}% of "
+                f"{len(found.random_tv)} random subsets (mean total-variation distance {found.mean_tv:.3f} against "
+                f"{found.random_tv.mean():.3f}; worst column {columns[found.worst]}, {found.tv[found.worst]:.3f})."
+                f"{lost}")
+
+    def fidelity_advice(self) -> list:
+        """Return the warnings about what a user checks: common labels lost, a share of incomplete rows far off.
+
+        Returns
+        -------
+        list of str
+        """
+        found = self.fidelity
+        if found is None:
+            return []
+        out = []
+        network = self.network
+        for column, code, share, missed in found.lost[:5]:
+            name = network.variables[column]
+            out.append(f"Label {network.states[name][code]!r} of column {name!r} holds {100 * share:.1f}% of the "
+                       f"column's observed cells but is absent from the subset (random subsets of its size lack it "
+                       f"{100 * missed:.0f}% of the time): choose a larger k, or candidates='auto' when the label "
+                       "lives in rows with missing cells.")
+        subset, table = found.incomplete
+        k = len(self.indices)
+        if abs(subset - table) > max(0.05, 1.0 / k):
+            out.append(f"Rows with a missing cell are {100 * subset:.1f}% of the subset against {100 * table:.1f}% "
+                       "of the data: the subset does not represent them in proportion; use candidates='auto'.")
+        return out
 
     def to_text(self, *, notes: bool = True, advice: bool = True) -> str:
         """Return the result as text: the steps' notes (unless ``notes=False``), the verdict, then the numbers.
@@ -164,6 +204,11 @@ class SummaryResult(JobResult):
         if share_data > 0:
             lines.append(f"Rows with a missing cell: {100 * share_subset:.1f}% of the subset, "
                          f"{100 * share_data:.1f}% of the data.")
+        if self.fidelity is not None and self.fidelity.tv.size:
+            found = self.fidelity
+            lines.append(f"Per column (total-variation distance of observed labels): subset mean {found.mean_tv:.4f}, "
+                         f"random subsets {found.random_tv.mean():.4f} ± {found.random_tv.mean(axis=1).std():.3g}; "
+                         f"worst column {self.network.variables[found.worst]} ({found.tv[found.worst]:.4f}).")
         if len(selection.criticisms):
             lines.append("Criticisms (rows the subset represents worst): "
                          + ", ".join(map(str, selection.criticisms)))
@@ -200,6 +245,16 @@ class SummaryResult(JobResult):
                           "random_mmd2_sd": float(self.random_mmd2.std(ddof=1)) if len(self.random_mmd2) > 1 else 0.0,
                           "random_subsets": int(len(self.random_mmd2)),
                           "incomplete_rows_subset": share_subset, "incomplete_rows_data": share_data},
+            "fidelity": None if self.fidelity is None else {
+                "columns": {str(v): float(t) for v, t in zip(self.network.variables, self.fidelity.tv)},
+                "mean_tv": self.fidelity.mean_tv,
+                "random_mean_tv": float(self.fidelity.random_tv.mean()) if len(self.fidelity.random_tv) else None,
+                "beaten": self.fidelity.beaten,
+                "worst_column": str(self.network.variables[self.fidelity.worst]) if self.fidelity.tv.size else None,
+                "lost_labels": [{"column": str(self.network.variables[c]),
+                                 "label": str(self.network.states[self.network.variables[c]][code]),
+                                 "share": share, "random_lacks": missed}
+                                for c, code, share, missed in self.fidelity.lost]},
             "prototypes": rows(selection.indices, self.positions),
             "criticisms": [dict(r, witness=float(w)) for r, w in zip(rows(selection.criticisms, selection.criticisms),
                                                                      selection.criticism_witness)],
@@ -245,7 +300,7 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
               bins: int | None = None, bin_columns=None, categorical=None, na_values=(), criterion: str = "mmd",
               n_init: int = 1000,
               n_random: int = 1000, n_criticisms: int = 0, source: str = "data", random_state=None,
-              progress: bool = False, learn_options: dict | None = None) -> SummaryResult:
+              progress: bool = False, learn_options: dict | None = None, candidates: str = "auto") -> SummaryResult:
     """Pick ``k`` representative rows of a table (Algorithm 1) and say how representative they are.
 
     Parameters
@@ -277,6 +332,16 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
         Rows the subset represents worst (MMD-critic), reported beside it.
     source : str, default="data"
         The data's name, for reports.
+    candidates : {"auto", "all", "complete"}, default="auto"
+        Which rows may be chosen.  ``"auto"``: on a table with missing cells, the complete
+        rows and the rows with a missing cell are chosen apart, in the table's proportions,
+        each set chosen to represent its own rows (incomplete rows by their expected
+        embedding, paper Sec. 8), so the subset keeps the labels that live only in
+        incomplete rows and the table's share of them; every row otherwise.  ``"complete"``:
+        only complete rows, against the whole table's mean embedding.  ``"all"``: every row,
+        in one search (incomplete rows' expected embeddings sit near the mean, so the search
+        favours them).  ``criterion="chi2"`` is defined on complete rows: ``"auto"`` then
+        means ``"complete"``.
     random_state : None, int or Generator
     progress : bool, default=False
         Show progress of the search.
@@ -307,29 +372,90 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     advice += feature_advice(kernel)
     warn(advice)
     encoded = kernel.encode(encoded)  # the network's column order
-    # Candidates: the complete rows (an incomplete row's expected embedding sits nearer the mean without being
-    # typical); the target: every row.  One set of kernel columns serves the search and the random baseline
-    # when every row is complete.
-    candidates, rows, target = complete_candidates(kernel, encoded)
-    if rows is not None and isinstance(k, int) and k >= len(rows):
-        raise OptionError(f"Only {len(rows)} rows are complete, too few to choose k={k} among them; choose a "
-                          "smaller k, or use select_representatives(..., candidates='all').")
-    mmd = MMDCriterion(kernel, candidates, target)
-    selection = select_representatives(kernel, candidates, k, criterion=mmd if criterion == "mmd" else "chi2",
-                                       n_init=n_init, random_state=rng, progress=progress,
-                                       n_criticisms=n_criticisms, candidates="all")
-    subset_mmd = float(mmd.evaluate_many(selection.indices[None, :])[0])
-    if rows is not None:  # back to positions in the data; the baseline draws from every row
-        selection.indices, selection.criticisms = rows[selection.indices], rows[selection.criticisms]
-        mmd = MMDCriterion(kernel, encoded)
+    check_option(candidates, "candidates", CANDIDATES)
+    candidates = "complete" if criterion == "chi2" and candidates == "auto" else candidates
+    search = dict(criterion=criterion, n_init=n_init, random_state=rng, progress=progress, n_criticisms=n_criticisms)
+    candidate_rows = None
+    if candidates == "auto" and encoded.n_rows and encoded.codes.min() < 0:
+        selection, candidate_rows, strata = _stratified(kernel, encoded, k, search)
+        notes.append(strata)
+    elif candidates == "all":
+        selection = select_representatives(kernel, encoded, k, candidates="all", **search)
+    else:  # complete rows (every row when all are complete), measured against every row
+        candidate_set, candidate_rows, target = complete_candidates(kernel, encoded)
+        if candidate_rows is not None and isinstance(k, int) and k >= len(candidate_rows):
+            raise OptionError(f"Only {len(candidate_rows)} rows are complete, too few to choose k={k} among them; "
+                              "choose a smaller k, or candidates='auto' or 'all'.")
+        within = MMDCriterion(kernel, candidate_set, target)
+        search["criterion"] = within if criterion == "mmd" else "chi2"
+        selection = select_representatives(kernel, candidate_set, k, candidates="all", **search)
+        if candidate_rows is not None:  # back to positions in the data
+            selection.indices = candidate_rows[selection.indices]
+            selection.criticisms = candidate_rows[selection.criticisms]
+    mmd = MMDCriterion(kernel, encoded)
+    subset_mmd = float(mmd.evaluate_many(np.sort(selection.indices)[None, :])[0])
     baseline = random_subsets(encoded.n_rows, len(selection.indices), n_random, random_state=rng)
     random_chi2 = None
     if criterion == "chi2":  # the chi-square criterion is defined on complete rows: random subsets of those
-        pool = random_subsets(candidates.n_rows, len(selection.indices), min(n_random, 200), random_state=rng)
-        random_chi2 = np.array([chi2_criterion(candidates.codes, np.sort(s)) for s in pool])
-    return SummaryResult(data=data, selection=selection, mmd2=subset_mmd, random_mmd2=mmd.evaluate_many(baseline),
-                         encoded=encoded, network=network, kernel=kernel, source=source, notes=notes,
-                         random_chi2=random_chi2, advice=advice)
+        complete = np.flatnonzero((encoded.codes >= 0).all(axis=1))
+        pool = random_subsets(complete.size, len(selection.indices), min(n_random, 200), random_state=rng)
+        random_chi2 = np.array([chi2_criterion(encoded.codes[complete], np.sort(s)) for s in pool])
+    fidelity = column_fidelity(encoded.codes, encoded.cardinalities, np.asarray(selection.indices),
+                               baseline[:FIDELITY_SUBSETS])
+    result = SummaryResult(data=data, selection=selection, mmd2=subset_mmd, random_mmd2=mmd.evaluate_many(baseline),
+                           encoded=encoded, network=network, kernel=kernel, source=source, notes=notes,
+                           random_chi2=random_chi2, advice=advice, fidelity=fidelity)
+    later = result.fidelity_advice()
+    warn(later)
+    result.advice += later
+    return result
+
+
+#: How ``summarize`` chooses its candidates (see its ``candidates`` parameter).
+CANDIDATES = ("auto", "all", "complete")
+#: Random subsets the per-column fidelity is compared with (their per-column tables cost more than their MMD).
+FIDELITY_SUBSETS = 200
+
+
+def _stratified(kernel: FamilyKernel, encoded: EncodedData, k: int, search: dict) -> tuple:
+    """Choose the complete and the incomplete rows' shares of ``k`` apart, each representing its own stratum.
+
+    The table's mean embedding is the share-weighted mean of its two strata's, so a subset whose strata
+    are in the table's proportions and each close to its own stratum's mean is close to the table's;
+    and each stratum keeps its labels (a label that lives only in incomplete rows is among the candidates).
+    Returns the merged selection (positions in ``encoded``), None, and a note.
+    """
+    incomplete = (encoded.codes < 0).any(axis=1)
+    strata = [np.flatnonzero(~incomplete), np.flatnonzero(incomplete)]
+    k = check_positive_int(k, "k")
+    if k > encoded.n_rows:
+        raise OptionError(f"k={k} is more than the {encoded.n_rows} rows of the data; choose a smaller k.")
+    wanted = int(round(k * incomplete.mean()))
+    wanted = min(max(wanted, k - strata[0].size), strata[1].size)
+    sizes = [k - wanted, wanted]
+    parts, first = [], None
+    for rows, size in zip(strata, sizes):
+        if size == 0:
+            continue
+        if size == rows.size:  # the whole stratum
+            parts.append(rows)
+            continue
+        stratum = encoded.take(rows)
+        found = select_representatives(kernel, stratum, size, candidates="all", **(search | (
+            {"criterion": MMDCriterion(kernel, stratum)} if search["criterion"] == "mmd" else {})))
+        parts.append(rows[found.indices])
+        if first is None:
+            found.criticisms = rows[found.criticisms]
+            first = found
+    indices = np.concatenate(parts)
+    if first is None:  # every stratum taken whole
+        first = SelectionResult(indices, [], 0, 0.0, 0.0, 0, True, search["criterion"] if isinstance(
+            search["criterion"], str) else "mmd")
+    first.indices = indices
+    note = (f"Candidates by stratum: {sizes[0]} of the {strata[0].size} complete rows and {sizes[1]} of the "
+            f"{strata[1].size} rows with a missing cell (the table's proportions), each chosen to represent its "
+            "own stratum (incomplete rows by their expected embedding, paper Sec. 8).")
+    return first, None, note
 
 
 def summarize_distributed(path, k: int, *, scheduler: str | None = None, n_workers: int = 2, timeout: float = 10.0,

@@ -1,0 +1,73 @@
+"""What a user checks of a subset: per-column fidelity, lost labels, the share of incomplete rows.
+
+Oracles: total-variation distances from pandas' value counts; a table built so that a common label lives only in
+rows with a missing cell.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bnfisher as bf
+from bnfisher.cli import main
+from bnfisher.exceptions import DataWarning
+from bnfisher.summary.fidelity import column_fidelity
+
+
+def _hidden_label_table(n: int = 1200, seed: int = 0) -> pd.DataFrame:
+    """Column ``odor`` takes 'y' (12% of rows) only in rows where ``root`` is missing (30% of rows)."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"cap": rng.choice(list("abc"), n), "gill": rng.choice(list("uvw"), n)})
+    missing = rng.random(n) < 0.3
+    odor = np.where(rng.random(n) < 0.5, "n", "f")
+    odor[missing & (rng.random(n) < 0.4)] = "y"
+    frame["odor"] = odor
+    frame["root"] = np.where(missing, None, rng.choice(list("bce"), n))
+    frame["class"] = np.where((frame["odor"] == "n") ^ (rng.random(n) < 0.2), "e", "p")
+    return frame
+
+
+def test_column_fidelity_is_the_total_variation_of_value_counts():
+    table = _hidden_label_table()
+    schema = bf.Schema.from_data(table, missing="allow")
+    codes = schema.encode(table, missing="allow").codes
+    subset = np.arange(0, 1200, 7)
+    random_sets = np.random.default_rng(1).choice(1200, size=(5, subset.size), replace=True)
+    found = column_fidelity(codes, schema.cardinalities, subset, random_sets)
+    for c, column in enumerate(schema.variables):
+        whole = table[column].value_counts(normalize=True)
+        part = table[column].iloc[subset].value_counts(normalize=True).reindex(whole.index, fill_value=0.0)
+        assert found.tv[c] == pytest.approx(0.5 * (whole - part).abs().sum(), abs=1e-12)
+        drawn = table[column].iloc[random_sets[2]].value_counts(normalize=True).reindex(whole.index, fill_value=0.0)
+        assert found.random_tv[2, c] == pytest.approx(0.5 * (whole - drawn).abs().sum(), abs=1e-12)
+    assert found.incomplete[1] == pytest.approx(table["root"].isna().mean())
+
+
+def test_auto_candidates_keep_a_label_that_lives_only_in_incomplete_rows():
+    table = _hidden_label_table()
+    k = 40
+    result = bf.summarize(table, k, n_init=50, n_random=100, random_state=0)
+    assert "y" in set(result.subset["odor"])
+    subset, data = result.fidelity.incomplete
+    assert abs(subset - data) <= max(0.05, 1 / k)
+    assert not result.fidelity.lost and result.fidelity.beaten >= 0.9
+    with pytest.warns(DataWarning, match="Label 'y' of column 'odor'"):
+        complete = bf.summarize(table, k, n_init=50, n_random=100, random_state=0, candidates="complete")
+    assert "y" not in set(complete.subset["odor"])
+    assert any("Rows with a missing cell are 0.0% of the subset" in message for message in complete.advice)
+    assert "Column by column" in complete.verdict() and "lacks 1 common label" in complete.verdict()
+    assert complete.to_dict()["fidelity"]["lost_labels"][0]["label"] == "y"
+
+
+def test_the_command_line_takes_candidates_and_warns_in_one_line(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    _hidden_label_table().to_csv(path, index=False)
+    assert main(["summarize", str(path), "-k", "30", "--n-init", "20", "--n-random", "50", "--candidates",
+                 "complete", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "Label 'y' of column 'odor'" in captured.err
+    assert main(["summarize", str(path), "-k", "30", "--n-init", "20", "--n-random", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "Candidates by stratum" in out and "s in all (" in out
