@@ -1,13 +1,13 @@
 """Which mechanism changed: bnfisher's default attribution beside DoWhy's ``gcm.distribution_change``.
 
 Same data for both: A from a bnlearn network, B from a copy with one CPT changed (alarm: HYPOVOLEMIA's prior
-reversed; child: one row of Disease's CPT rolled), n = m rows, several seeds.  bnfisher runs
-:func:`bnfisher.compare` under its defaults (no graph given).  DoWhy (the peer for "which mechanism changed",
-Budhathoki et al. 2021) gets a graph and fits a ``ProbabilisticCausalModel`` with auto-assigned mechanisms
-(classifiers for categorical nodes), then ``gcm.distribution_change(model, A, B, target)`` attributes the change of
-the target's marginal distribution to the mechanisms upstream of it (target: the sink with the most ancestors
-downstream of the changed variable).  DoWhy runs twice: given the **true** graph, and given the hill-climbing graph
-bnfisher learns on the pool.
+reversed; child: the row of Disease's CPT for its parent's most frequent state rolled), n = m rows, several seeds.
+bnfisher runs :func:`bnfisher.compare` under its defaults (no graph given). DoWhy (the peer for "which mechanism
+changed", Budhathoki et al. 2021) gets a graph and fits a ``ProbabilisticCausalModel`` with auto-assigned
+mechanisms (classifiers for categorical nodes), then ``gcm.distribution_change(model, A, B, target)`` attributes
+the change of the target's marginal distribution to the mechanisms upstream of it (target: the sink with the most
+ancestors downstream of the changed variable). DoWhy runs twice: given the **true** graph, and given the hill-
+climbing graph bnfisher learns on the pool.
 
 Figures per method: whether the changed variable is ranked first; localisation F1 of the variables named (bnfisher:
 flagged at adjusted p <= 0.05; DoWhy: the variables holding at least 10% of the total absolute attribution, a rule
@@ -63,11 +63,17 @@ def dowhy_worker(path: str) -> None:
 
 
 def plant(bf, net, variable: str):
+    """Roll (root: reverse) the CPT row of ``variable``'s most frequent parent configuration."""
     cpts = dict(net.cpts)
     cpt = np.array(cpts[variable], dtype=float)
     rows = cpt.reshape(-1, cpt.shape[-1]).copy()
-    if net.parents[variable]:
-        rows[0] = np.roll(rows[0], 1)
+    parents = list(net.parents[variable])
+    if parents:
+        sample = net.sample(20_000, random_state=12345)
+        codes = [sample[p].map({s: k for k, s in enumerate(net.states[p])}).to_numpy() for p in parents]
+        j = int(np.argmax(np.bincount(np.ravel_multi_index(codes, [len(net.states[p]) for p in parents]),
+                                      minlength=rows.shape[0])))
+        rows[j] = np.roll(rows[j], 1)
     else:
         rows[0] = rows[0][::-1]
     cpts[variable] = rows.reshape(cpt.shape)

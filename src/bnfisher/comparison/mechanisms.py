@@ -273,6 +273,20 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     Returns
     -------
     MechanismTests
+
+    Examples
+    --------
+    >>> import numpy as np, bnfisher as bf
+    >>> net = bf.BayesianNetwork({"a": [], "b": ["a"]}, {"a": [0.5, 0.5], "b": [[0.9, 0.1], [0.2, 0.8]]},
+    ...                          {"a": ("0", "1"), "b": ("0", "1")})
+    >>> moved = bf.BayesianNetwork(dict(net.parents), {"a": net.cpts["a"], "b": [[0.9, 0.1], [0.5, 0.5]]},
+    ...                            dict(net.states))
+    >>> X = net.encode(net.sample(3000, random_state=0)).codes
+    >>> Y = moved.encode(moved.sample(3000, random_state=1)).codes
+    >>> tests = mechanism_tests([2, 2], (X, np.ones(3000)), (Y, np.ones(3000)), parents=[[], [0]],
+    ...                         n_permutations=199, random_state=0)
+    >>> tests.flagged()        # b's mechanism changed; a's did not
+    [1]
     """
     rng = check_random_state(random_state)
     samples = [(np.asarray(codes), np.asarray(copies, dtype=np.float64)) for codes, copies in (X, Y)]
