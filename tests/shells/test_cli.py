@@ -51,8 +51,11 @@ def test_demo_runs(capsys):
 
 def test_summarize_bundled_and_user_csv(tables, capsys):
     folder, first, _ = tables
-    assert main(["summarize", "-k", "20", "--n-init", "20", "--n-random", "20", "--quiet"]) == 0
+    assert main(["summarize", "-k", "20", "--n-init", "20", "--n-random", "20"]) == 0
     assert "MMD² of 20 random subsets" in capsys.readouterr().out
+    assert main(["summarize", "-k", "20", "--n-init", "20", "--n-random", "20", "--quiet"]) == 0
+    quiet = capsys.readouterr().out.strip().splitlines()
+    assert len(quiet) == 1 and quiet[0].startswith("The 20 rows chosen")  # --quiet: the verdict only
     output = folder / "subset.csv"
     plot = folder / "summary.png"
     assert main(["summarize", str(first), "-k", "30", "--structure", "tan", "--n-init", "30", "--n-random", "30",
@@ -256,7 +259,7 @@ def test_hmm_kernel_writes_exactly_the_named_file(tmp_path, capsys):
 def test_semicolon_csv_is_read_as_columns(tmp_path, capsys):
     path = tmp_path / "semi.csv"
     pd.DataFrame({"a": list("xyxyxyxy"), "b": list("uuvvuuvv")}).to_csv(path, index=False, sep=";")
-    assert main(["learn", str(path), "--quiet"]) == 0
+    assert main(["learn", str(path)]) == 0
     assert "(2 states)" in capsys.readouterr().out
 
 
@@ -294,11 +297,35 @@ def test_tables_with_question_mark_markers_run_as_they_are(tmp_path, capsys):
     assert f"% of the subset, {share:.1f}% of the data" in out  # shown with or without --quiet
     assert pd.read_csv(output, keep_default_na=False).shape[0] == 20
     model = tmp_path / "m.bif"
-    assert main(["learn", str(path), "--na-values", "?", "--structure", "hc", "--quiet", "-o", str(model)]) == 0
+    assert main(["learn", str(path), "--na-values", "?", "--structure", "hc", "-o", str(model)]) == 0
     assert "converged True" in capsys.readouterr().out
     assert main(["compare", str(path), str(path), "--na-values", "?", "--permutations", "20"]) == 0
     assert main(["mmd", str(path), str(path), "--network", str(model)]) == 0
     assert "MMD²" in capsys.readouterr().out
+
+
+def test_pipelines_json_to_standard_output_exit_codes_and_quiet(tables, capsys, tmp_path):
+    import json
+
+    _, first, second = tables
+    args = ["compare", str(first), str(second), "--permutations", "99"]
+    assert main(args + ["--json", "-"]) == 0
+    content = json.loads(capsys.readouterr().out)  # the JSON and nothing else on standard output
+    assert content["kind"] == "comparison" and not (tmp_path / "-").exists()
+    differ = content["test"]["p_value"] <= 0.05
+    assert main(args + ["--exit-code"]) == int(differ)
+    capsys.readouterr()
+    same = ["compare", str(first), str(first), "--permutations", "99", "--exit-code"]
+    assert main(same + ["--quiet"]) == 0
+    assert capsys.readouterr().out.count("\n") == 1  # the verdict only
+    assert main(same + ["--alpha", "1.0"]) == 1  # every p-value is at most 1
+    capsys.readouterr()
+    assert main(["compare", str(first), str(first), "--alpha", "0.1"]) == 2
+    assert "--alpha sets the level of --exit-code" in capsys.readouterr().err
+    windows = ["drift", str(first), str(second), str(first), "--permutations", "99", "--json", "-", "--exit-code"]
+    code = main(windows)
+    drifted = json.loads(capsys.readouterr().out)
+    assert code == int(any(w["drift"] for w in drifted["windows"]))
 
 
 def test_compare_names_what_differs(tmp_path, capsys):

@@ -62,7 +62,7 @@ def _network(args):
         return None
     _refuse_learning_options(args)
     network = read_network(args.network)
-    print(f"Network {args.network}: {network}")
+    _say(args, f"Network {args.network}: {network}")
     return network
 
 
@@ -85,19 +85,21 @@ def _binning(args) -> dict:
 def _read(args, paths: list, *, profiles: bool = False) -> list:
     """Read the inputs (profiles as themselves with ``profiles``), saying what each holds unless --quiet."""
     inputs, shown = read_inputs(paths, na_values=args.na_values, profiles=profiles)
-    if not getattr(args, "quiet", False):
-        print("\n".join(shown))
+    _say(args, "\n".join(shown))
     return inputs
 
 
-def _write_subset(frame: pd.DataFrame, rows, output, meaning: str) -> None:
+def _write_subset(frame: pd.DataFrame, rows, output, meaning: str, *, quiet: bool = False) -> None:
     """Write the selected rows as the user gave them, with a leading 'row' column, or show the first ten."""
     out = frame.reset_index(drop=True).copy()
     column = free_name("row", out.columns)
     out.insert(0, column, np.asarray(rows))
     if output:
         write_table(out, output)
-        print(f"Wrote {output} (column {column!r} holds {meaning})")
+        if not quiet:
+            print(f"Wrote {output} (column {column!r} holds {meaning})")
+        return
+    if quiet:
         return
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(out.head(10).to_string(index=False))
@@ -105,14 +107,42 @@ def _write_subset(frame: pd.DataFrame, rows, output, meaning: str) -> None:
             print(f"... {len(out) - 10} more rows (use -o FILE to write them all)")
 
 
+#: ``--json -``: the JSON goes to standard output, and nothing else does.
+STDOUT = "-"
+
+
+def _show(result, args) -> None:
+    """Print the result: the JSON alone (``--json -``), the verdict alone (``--quiet``), or the text."""
+    if getattr(args, "json", None) == STDOUT:
+        print(result.to_json())
+    elif args.quiet:
+        print(result.verdict())
+    else:
+        print(result.to_text(advice=False))  # warnings went to stderr
+
+
+def _say(args, text: str) -> None:
+    """Print a line about what was done, unless standard output carries the JSON or --quiet asked for the verdict."""
+    if getattr(args, "json", None) != STDOUT and not getattr(args, "quiet", False):
+        print(text)
+
+
 def _write_result(result, args) -> None:
-    """Write a job's result as --report (HTML) and --json, if asked."""
+    """Write a job's result as --report (HTML) and --json (a file; ``-``: already on standard output), if asked."""
+    written = []
     if args.report:
         result.to_html(args.report)
-    if args.json:
+        written.append(args.report)
+    if args.json and args.json != STDOUT:
         result.to_json(args.json)
-    if args.report or args.json:
-        print("Wrote " + " and ".join(p for p in (args.report, args.json) if p))
+        written.append(args.json)
+    if written:
+        _say(args, "Wrote " + " and ".join(written))
+
+
+def _outputs(*paths) -> list:
+    """Return the output paths to check before any work (``-`` is standard output, not a file)."""
+    return [p for p in paths if p != STDOUT]
 
 
 # ---------------------------------------------------------------- commands
@@ -125,16 +155,19 @@ def _command_mmd(args) -> None:
     first, second = _read(args, [args.first, args.second], profiles=True)
     result = mmd_between(first, second, names=(args.first, args.second), normalize=args.normalize,
                          **_model_options(args))
-    print(result.to_text(notes=not args.quiet))
+    print(result.verdict() if args.quiet else result.to_text())
 
 
-def _command_compare(args) -> None:
-    check_outputs([args.report, args.json], inputs=[args.first, args.second, args.network])
+def _command_compare(args) -> int:
+    if args.alpha is not None and not args.exit_code:
+        raise UsageError("--alpha sets the level of --exit-code; give --exit-code too, or drop --alpha.")
+    check_outputs(_outputs(args.report, args.json), inputs=[args.first, args.second, args.network])
     frames = _read(args, [args.first, args.second], profiles=True)
     result = compare(frames[0], frames[1], n_permutations=args.permutations, top=args.top, test=args.test,
                      names=(args.first, args.second), random_state=args.seed, **_model_options(args))
-    print(result.to_text(notes=not args.quiet, advice=False))  # warnings went to stderr
+    _show(result, args)
     _write_result(result, args)
+    return int(args.exit_code and result.test.p_value <= (0.05 if args.alpha is None else args.alpha))
 
 
 def _check_drift_options(args) -> None:
@@ -152,9 +185,9 @@ def _check_drift_options(args) -> None:
                              "give several DATA files, one window each.")
 
 
-def _command_drift(args) -> None:
+def _command_drift(args) -> int:
     _check_drift_options(args)
-    check_outputs([args.report, args.json, args.plot], inputs=[args.reference, *args.data])
+    check_outputs(_outputs(args.report, args.json, args.plot), inputs=[args.reference, *args.data])
     if args.engine == "dask":  # DATA stays where it lies: one pass cuts it into windows of distinct rows
         (reference,) = _read(args, [args.reference], profiles=True)
         data = read_distributed(args.data, na_values=args.na_values)
@@ -167,12 +200,13 @@ def _command_drift(args) -> None:
                    n_permutations=args.permutations, test=args.test, alpha=args.alpha, min_effect=args.min_effect,
                    top=args.top,
                    random_state=args.seed, learn_options=options, n_jobs=args.jobs, progress=not args.quiet)
-    print(result.to_text(notes=not args.quiet, advice=False))
+    _show(result, args)
     if args.plot:
         result.plot(args.plot)
     _write_result(result, args)
     if args.plot:
-        print(f"Wrote {args.plot}")
+        _say(args, f"Wrote {args.plot}")
+    return int(args.exit_code and bool(result.windows["drift"].any()))
 
 
 def _command_profile(args) -> None:
@@ -194,7 +228,7 @@ def _command_learn(args) -> None:
     structure, options = _learning(args)
     result = learn_network(frame, structure, **_binning(args), na_values=args.na_values or (),
                            learn_options=options, output=args.output, schema_output=args.schema)
-    print(result.to_text(notes=not args.quiet))
+    print(result.verdict() if args.quiet else result.to_text())
 
 
 def _check_summarize_options(args) -> None:
@@ -219,7 +253,8 @@ def _check_summarize_options(args) -> None:
 
 def _command_summarize(args) -> None:
     _check_summarize_options(args)
-    check_outputs([args.output, args.plot, args.report, args.json], inputs=[args.data, getattr(args, "network", None)])
+    check_outputs(_outputs(args.output, args.plot, args.report, args.json),
+                  inputs=[args.data, getattr(args, "network", None)])
     started = time.perf_counter()
     n_random = 1000 if args.n_random is None else args.n_random
     if args.engine == "dask":
@@ -232,23 +267,22 @@ def _command_summarize(args) -> None:
         if args.data is None:
             source = args.dataset or "nursery"
             data = load(source)
-            print(f"bundled data set {source!r}: {len(data)} rows x {data.shape[1]} variables")
+            _say(args, f"bundled data set {source!r}: {len(data)} rows x {data.shape[1]} variables")
         else:
             source = str(args.data)
             (data,) = _read(args, [args.data])
         result = summarize(data, args.k, criterion=args.criterion, n_init=args.n_init, n_random=n_random,
                            n_criticisms=args.criticisms, source=source, random_state=args.seed,
                            progress=not args.quiet, candidates=args.candidates or "auto", **_model_options(args))
-    print(result.to_text(notes=not args.quiet, advice=False))  # warnings went to stderr
+    _show(result, args)
     analysis = time.perf_counter() - started
     _write_subset(result.data.iloc[result.positions], result.indices, args.output,
-                  "the 0-based row number in the input")
+                  "the 0-based row number in the input", quiet=args.quiet or args.json == STDOUT)
     if args.plot:
         result.plot(args.plot)
-        print(f"Wrote {args.plot}")
+        _say(args, f"Wrote {args.plot}")
     _write_result(result, args)
-    if not args.quiet:
-        print(f"{time.perf_counter() - started:.2f} s in all ({analysis:.2f} s the analysis)")
+    _say(args, f"{time.perf_counter() - started:.2f} s in all ({analysis:.2f} s the analysis)")
 
 
 def _command_experiment(args) -> None:
@@ -278,7 +312,8 @@ def main(argv=None) -> int:
     Returns
     -------
     int
-        0 on success, 2 for a usage or input error (one line on stderr).
+        0 on success, 2 for a usage or input error (one line on stderr); with ``--exit-code``, 1
+        when ``compare`` finds the tables differ or ``drift`` flags a window.
     """
     try:
         args = build_parser().parse_args(argv)
@@ -288,7 +323,7 @@ def main(argv=None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _one_line_warning(args.command)
-            _COMMANDS[args.command_name](args)
+            code = _COMMANDS[args.command_name](args)
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as Unix tools do
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -300,7 +335,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print(f"bnfisher {args.command}: interrupted", file=sys.stderr)
         return 130
-    return 0
+    return int(code or 0)
 
 
 def _one_line_warning(command: str):

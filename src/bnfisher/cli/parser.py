@@ -125,7 +125,7 @@ def _run_options(*, seed: bool = True, quiet: bool = True) -> argparse.ArgumentP
         parent.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     if quiet:
         parent.add_argument("--quiet", action="store_true",
-                            help="print the result only: no progress bars and no notes on the steps")
+                            help="print the verdict only: no progress bars, no notes, no tables")
     return parent
 
 
@@ -155,7 +155,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_summarize(sub, data=data, learning=learning, run=run, datasets=datasets)
     _add_experiment(sub, datasets=datasets)
     _add_hmm(sub)
+    for name, command in sub.choices.items():
+        command.epilog = f"example: {EXAMPLES[name]}"
+        command.formatter_class = _ExampleFormatter
     return parser
+
+
+class _ExampleFormatter(argparse.HelpFormatter):
+    """Wrap help as usual, but print the example line as it is (a command must not break at a hyphen)."""
+
+    def _fill_text(self, text, width, indent):
+        return text if text.startswith("example: ") else super()._fill_text(text, width, indent)
+
+
+#: One working example per command, shown at the end of its --help.
+EXAMPLES = {
+    "demo": "bnfisher demo --dataset nursery",
+    "mmd": "bnfisher mmd a.csv b.csv",
+    "compare": "bnfisher compare a.csv b.csv --report report.html --json - --exit-code > result.json",
+    "drift": "bnfisher drift reference.csv data.csv --time-column date --window 1W --report drift.html --exit-code",
+    "profile": "bnfisher profile reference.csv -o reference.bnfp",
+    "learn": "bnfisher learn data.csv --structure hc -o model.bif",
+    "summarize": "bnfisher summarize data.csv -k 50 -o subset.csv --report subset.html",
+    "experiment": "bnfisher experiment summarization --dataset nursery --model hc --sizes 50 -o results",
+    "hmm-kernel": "bnfisher hmm-kernel sequences.npz -o kernel.npy --n-states 3",
+}
 
 
 def _add_demo(sub, *, datasets) -> None:
@@ -202,7 +226,11 @@ def _add_compare(sub, *, data, learning, run) -> None:
                               "test)")
     compare.add_argument("--top", type=_positive_int, default=10, help="families shown (default 10)")
     compare.add_argument("--report", help="write a self-contained HTML report to this file")
-    compare.add_argument("--json", help="write the report's content as JSON to this file")
+    compare.add_argument("--json", help="write the report's content as JSON to this file ('-': to standard output, "
+                                        "and nothing else there)")
+    compare.add_argument("--exit-code", action="store_true",
+                         help="exit with status 1 when the tables differ (p <= --alpha), as git diff --exit-code does")
+    compare.add_argument("--alpha", type=float, default=None, help="with --exit-code: the level (default 0.05)")
     compare.set_defaults(command_name="compare")
 
 
@@ -241,7 +269,9 @@ def _add_drift(sub, *, data, run) -> None:
     drift.add_argument("--jobs", type=_jobs, default=1,
                        help="windows compared at once, on threads; -1: all cores (default 1; the result is the same)")
     drift.add_argument("--report", help="write a self-contained HTML report to this file")
-    drift.add_argument("--json", help="write the result as JSON to this file")
+    drift.add_argument("--json", help="write the result as JSON to this file ('-': to standard output, and nothing "
+                                      "else there)")
+    drift.add_argument("--exit-code", action="store_true", help="exit with status 1 when a window drifted")
     drift.add_argument("--plot", help="write the timeline as a PNG to this file")
     drift.set_defaults(command_name="drift")
 
@@ -309,7 +339,8 @@ def _add_summarize(sub, *, data, learning, run, datasets) -> None:
     summarize.add_argument("--criticisms", type=_nonnegative_int, default=0,
                            help="also pick this many criticisms: rows the subset represents worst (MMD-critic)")
     summarize.add_argument("--report", help="write a self-contained HTML report to this file")
-    summarize.add_argument("--json", help="write the report's content as JSON to this file")
+    summarize.add_argument("--json", help="write the report's content as JSON to this file ('-': to standard "
+                                          "output, and nothing else there)")
     summarize.add_argument("--engine", default="numpy", choices=["numpy", "dask"],
                            help="dask: count tables computed by Dask workers, for data beyond memory")
     summarize.add_argument("--scheduler", help="dask engine: scheduler address (default: a local cluster)")
@@ -331,6 +362,7 @@ def _add_experiment(sub, *, datasets) -> None:
     experiment_sub = experiment.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
     summarization = experiment_sub.add_parser(
         "summarization", parents=[_run_options()], allow_abbrev=False,
+        epilog=f"example: {EXAMPLES['experiment']}", formatter_class=_ExampleFormatter,
         help="data summarisation (Sec. 7.1, Figures 1-3)",
         description="Learn a network on the training half, select subsets of each size by random sampling and "
                     "by Algorithm 1 under several criteria, re-fit on each subset and evaluate on the test half. "

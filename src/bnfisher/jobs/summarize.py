@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -374,7 +375,8 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     encoded = kernel.encode(encoded)  # the network's column order
     check_option(candidates, "candidates", CANDIDATES)
     candidates = "complete" if criterion == "chi2" and candidates == "auto" else candidates
-    search = dict(criterion=criterion, n_init=n_init, random_state=rng, progress=progress, n_criticisms=n_criticisms)
+    search: dict[str, Any] = dict(criterion=criterion, n_init=n_init, random_state=rng, progress=progress,
+                                  n_criticisms=n_criticisms)
     candidate_rows = None
     if candidates == "auto" and encoded.n_rows and encoded.codes.min() < 0:
         selection, candidate_rows, strata = _stratified(kernel, encoded, k, search)

@@ -112,5 +112,5 @@ def column_fidelity(codes: np.ndarray, cardinalities, positions: np.ndarray, ran
             missed = np.zeros(r)
         for code in np.flatnonzero((table >= COMMON_LABEL) & (subset == 0)):
             lost.append((c, int(code), float(table[code]), float(missed[code])))
-    incomplete = (codes < 0).any(axis=1)
+    incomplete = np.asarray((codes < 0).any(axis=1))
     return Fidelity(tv, random_tv, lost, (float(incomplete[positions].mean()), float(incomplete.mean())))
