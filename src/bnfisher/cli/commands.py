@@ -30,6 +30,7 @@ from bnfisher.jobs.experiment import MODELS, experiment
 from bnfisher.jobs.hmm import hmm_gram_file
 from bnfisher.jobs.inputs import read_distributed, read_inputs
 from bnfisher.jobs.learn import learn_network, structure_options
+from bnfisher.jobs.monitor import history, monitor
 from bnfisher.jobs.profile import mmd_between, profile_inputs
 from bnfisher.jobs.summarize import summarize_distributed
 
@@ -349,6 +350,38 @@ def _one_line_warning(command: str):
 
 
 #: The function behind each command (the parser names the command; this module runs it).
+def _command_monitor(args) -> int:
+    check_outputs(_outputs(args.json, args.dashboard), inputs=[args.reference, *args.data])
+    if args.time_column and not args.window:
+        raise UsageError("--time-column needs --window (a pandas frequency such as 1W).")
+    if (args.time_column or args.rows) is None and len(args.data) == 1:
+        raise UsageError("Say how to cut DATA into windows: --rows N, or --time-column COLUMN --window 1W; or give "
+                         "several DATA files, one window each.")
+    reference, *frames = _read(args, [args.reference, *args.data], profiles=True)
+    data = dict(zip(args.data, frames)) if len(frames) > 1 else frames[0]
+    result = monitor(reference, data, store=args.store, time=args.time_column, window=args.window or args.rows,
+                     alpha=args.alpha, horizon=args.horizon, min_effect=args.min_effect,
+                     n_permutations=args.permutations, structure=args.structure, **_binning(args),
+                     na_values=args.na_values or (), webhook=args.webhook, dashboard=args.dashboard,
+                     random_state=args.seed)
+    _show(result, args)
+    if args.json and args.json != STDOUT:
+        result.to_json(args.json)
+    written = [p for p in (args.dashboard, args.json) if p and p != STDOUT]
+    if written:
+        _say(args, "Wrote " + " and ".join(written))
+    return int(not result.alarms.empty)
+
+
+def _command_history(args) -> None:
+    check_outputs(_outputs(args.json, args.dashboard))
+    result = history(args.store, dashboard=args.dashboard)
+    _show(result, args)
+    if args.json and args.json != STDOUT:
+        result.to_json(args.json)
+
+
 _COMMANDS = {"demo": _command_demo, "mmd": _command_mmd, "compare": _command_compare, "drift": _command_drift,
              "learn": _command_learn, "profile": _command_profile, "summarize": _command_summarize,
-             "experiment": _command_experiment, "hmm_kernel": _command_hmm_kernel}
+             "experiment": _command_experiment, "hmm_kernel": _command_hmm_kernel, "monitor": _command_monitor,
+             "history": _command_history}

@@ -155,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_summarize(sub, data=data, learning=learning, run=run, datasets=datasets)
     _add_experiment(sub, datasets=datasets)
     _add_hmm(sub)
+    _add_monitor(sub, data=data)
     for name, command in sub.choices.items():
         command.epilog = f"example: {EXAMPLES[name]}"
         command.formatter_class = _ExampleFormatter
@@ -168,6 +169,43 @@ class _ExampleFormatter(argparse.HelpFormatter):
         return text if text.startswith("example: ") else super()._fill_text(text, width, indent)
 
 
+def _add_monitor(sub, *, data) -> None:
+    """Add the ``monitor`` and ``history`` commands: windows kept in a store, alarms with a stated rate."""
+    monitor = sub.add_parser(
+        "monitor", parents=[data, _run_options()], allow_abbrev=False,
+        help="test the windows a store has not seen, keep them, alarm (exit status 1) when one drifted",
+        description="Cut DATA into windows, test those the store has not seen against the reference (drift's exact "
+                    "test), append them to the store (an SQLite file, or a postgresql:// URL) and exit 0 when no "
+                    "window alarms, 1 when one does, 2 on an error. Each window is tested at alpha / horizon: the "
+                    "chance of any false alarm over HORIZON windows without change is at most alpha.")
+    monitor.add_argument("reference", help="the reference table, or its profile (.bnfp)")
+    monitor.add_argument("data", nargs="+", help="the table to cut into windows, or several tables, one window each")
+    monitor.add_argument("--store", required=True, help="the history: an SQLite file, or a postgresql:// URL")
+    monitor.add_argument("--time-column", help="column of DATA holding each row's time (with --window)")
+    monitor.add_argument("--window", help="with --time-column: a pandas frequency such as 1D, 1W, MS")
+    monitor.add_argument("--rows", type=_positive_int, default=None, help="windows of this many consecutive rows")
+    monitor.add_argument("--alpha", type=float, default=0.05,
+                         help="the chance of any false alarm over --horizon windows without change (default 0.05)")
+    monitor.add_argument("--horizon", type=_positive_int, default=52,
+                         help="windows the guarantee spans (default 52: a year of weekly windows)")
+    monitor.add_argument("--min-effect", type=float, default=None,
+                         help="alarm only when the window's MMD²_u is at least this, too")
+    monitor.add_argument("--permutations", type=_positive_int, default=None,
+                         help="per window (default max(2999, 4 x horizon / alpha - 1))")
+    monitor.add_argument("--structure", choices=STRUCTURES, default="chow-liu", help="the kernel's structure")
+    monitor.add_argument("--dashboard", help="write the store's dashboard (one HTML page) here")
+    monitor.add_argument("--webhook", help="POST one JSON message to this URL when the run alarms")
+    monitor.add_argument("--json", help="write the run as JSON to this file ('-': to standard output)")
+    monitor.set_defaults(command_name="monitor")
+    history = sub.add_parser("history", parents=[_run_options(seed=False)], allow_abbrev=False,
+                             help="list the windows a store holds",
+                             description="List every window in a monitoring store, oldest first.")
+    history.add_argument("--store", required=True, help="the history: an SQLite file, or a postgresql:// URL")
+    history.add_argument("--dashboard", help="also write the store's dashboard (one HTML page) here")
+    history.add_argument("--json", help="write the windows as JSON to this file ('-': to standard output)")
+    history.set_defaults(command_name="history")
+
+
 #: One working example per command, shown at the end of its --help.
 EXAMPLES = {
     "demo": "bnfisher demo --dataset nursery",
@@ -179,6 +217,8 @@ EXAMPLES = {
     "summarize": "bnfisher summarize data.csv -k 50 -o subset.csv --report subset.html",
     "experiment": "bnfisher experiment summarization --dataset nursery --model hc --sizes 50 -o results",
     "hmm-kernel": "bnfisher hmm-kernel sequences.npz -o kernel.npy --n-states 3",
+    "monitor": "bnfisher monitor reference.bnfp week.csv --store history.db --dashboard dashboard.html",
+    "history": "bnfisher history --store history.db",
 }
 
 

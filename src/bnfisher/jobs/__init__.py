@@ -5,14 +5,17 @@ that stays where it lies) resolve their inputs once (:func:`~bnfisher.jobs.input
 the core, and return a result that prints (``str``), renders (``to_html``), serialises
 (``to_json``) and displays in notebooks, with nothing computed twice.  :func:`learn_network`,
 :func:`profile_inputs` and :func:`mmd_between` serve ``learn``, ``profile`` and ``mmd``;
-:data:`LEARN_OPTIONS` is the one table of every structure's options and defaults.
+:data:`LEARN_OPTIONS` is the one table of every structure's options and defaults.  :func:`monitor`
+keeps the windows it tests in a store (:mod:`bnfisher.store`) and :func:`history` reads it back.
 """
 
 from .compare import ComparisonResult, compare
 from .drift import DriftResult, drift
 from .learn import LEARN_OPTIONS, LearnResult, learn_network
+from .monitor import HistoryResult, MonitorResult, history, monitor
 from .profile import MMDResult, mmd_between, profile_inputs
 from .summarize import SummaryResult, summarize, summarize_distributed
 
-__all__ = ["LEARN_OPTIONS", "ComparisonResult", "DriftResult", "LearnResult", "MMDResult", "SummaryResult", "compare",
-           "drift", "learn_network", "mmd_between", "profile_inputs", "summarize", "summarize_distributed"]
+__all__ = ["LEARN_OPTIONS", "ComparisonResult", "DriftResult", "HistoryResult", "LearnResult", "MMDResult",
+           "MonitorResult", "SummaryResult", "compare", "drift", "history", "learn_network", "mmd_between", "monitor",
+           "profile_inputs", "summarize", "summarize_distributed"]

@@ -295,7 +295,7 @@ def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, m
         rows.append(row | {"missing_cells": missing, "unseen_cells": unseen, "mmd2": result.test.statistic,
                            "mmd2_u": result.test.unbiased, "mmd2_u_low": result.test.unbiased_ci[0],
                            "mmd2_u_high": result.test.unbiased_ci[1], "p_value": result.test.p_value}
-                    | clearest | _mechanism(result, alpha))
+                    | clearest | _mechanism(result, MECHANISM_ALPHA))
     table = pd.DataFrame(rows)
     adjusted = np.full(len(table), np.nan)
     tested = sorted(outcomes)
@@ -323,6 +323,10 @@ def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, m
                       f"{', ...' if len(small) > 3 else ''}): their tests are exact but can only see large changes; "
                       "use longer windows.")
     return comparisons, table
+
+
+#: The level at which a drifted window's mechanisms are named (Holm over the variables, within the window).
+MECHANISM_ALPHA = 0.05
 
 
 def _mechanism(result: ComparisonResult, alpha: float) -> dict:

@@ -1,0 +1,184 @@
+"""Monitoring: a history in a real database (SQLite, and PostgreSQL when BNFISHER_TEST_POSTGRES names a server).
+
+Each store test runs against both databases when the server is there (CI starts one: see .ci/run).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import multiprocessing
+import os
+import sqlite3
+import threading
+import uuid
+
+import numpy as np
+import pytest
+
+from bnfisher.cli import main
+from bnfisher.datasets import load
+from bnfisher.exceptions import DataError, DataWarning
+from bnfisher.jobs.monitor import frame_digest, history, monitor
+from bnfisher.store import Store
+from bnfisher.store.database import WINDOW_COLUMNS
+
+POSTGRES = os.environ.get("BNFISHER_TEST_POSTGRES")
+
+
+@pytest.fixture(params=["sqlite"] + (["postgresql"] if POSTGRES else []))
+def store(request, tmp_path):
+    """A fresh, empty store location of each database."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "history.db")
+        return
+    import psycopg
+
+    name = f"bnfisher_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(POSTGRES, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    yield POSTGRES.replace("/bnfisher_test", f"/{name}")
+    with psycopg.connect(POSTGRES, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="module")
+def tables():
+    data = load("nursery").sample(frac=1.0, random_state=0).reset_index(drop=True)
+    return data.iloc[:4000], data.iloc[4000:7000]
+
+
+def _record(key: str, **values) -> dict:
+    record = {c: None for c in WINDOW_COLUMNS if c != "run_id"}
+    record.update(window_key=key, label=key, rows=10, digest="d", reference_digest="r", threshold=0.001, alarm=False)
+    record.update(values)
+    return record
+
+
+_RUN = {"started": "2026-11-27T00:00:00", "reference": "r", "reference_digest": "r", "alpha": 0.05, "horizon": 52}
+
+
+def test_a_rerun_adds_nothing_and_the_answer_is_stored(store, tables):
+    reference, data = tables
+    first = monitor(reference, data, window=1000, store=store, horizon=1)
+    again = monitor(reference, data, window=1000, store=store, horizon=1)
+    assert len(first.windows) == 3 and len(again.windows) == 0 and again.skipped == 3
+    stored = history(store).windows
+    assert list(stored["label"]) == list(first.windows["label"])
+    np.testing.assert_array_equal(stored["p_value"].to_numpy(), first.windows["p_value"].to_numpy())
+    assert stored["result"].iloc[0]["kind"] == "comparison"  # each window's full comparison
+
+
+def test_a_changed_window_alarms_with_its_mechanism_and_the_dashboard_shows_it(store, tables, tmp_path):
+    reference, data = tables
+    changed = data.iloc[:1000].copy()
+    flip = np.random.default_rng(0).random(1000) < 0.6
+    changed.loc[flip, "finance"] = "inconv"  # finance's prior moved
+    page = tmp_path / "dashboard.html"
+    result = monitor(reference, [data.iloc[1000:2000], changed], store=store, dashboard=page)
+    assert list(result.windows["alarm"]) == [False, True]
+    assert result.alarms["mechanism"].iloc[0] == "finance" and "finance" in result.alarms["cell"].iloc[0]
+    assert result.verdict().startswith("ALARM: 1 of 2 new windows")
+    text = page.read_text()
+    assert "1 alarm" in text and "<script" not in text and "http" not in text.replace("http-equiv", "")
+
+
+def test_two_monitors_writing_one_store_at_once_lose_no_window(store):
+    Store(store).close()  # the schema, once
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        added = pool.starmap(_append_many, [(store, "a"), (store, "b")])
+    assert added == [40, 40]
+    assert len(Store(store).windows()) == 80
+
+
+def _append_many(location: str, prefix: str) -> int:
+    total = 0
+    with Store(location) as opened:
+        for k in range(20):
+            total += opened.append(_RUN, [_record(f"{prefix}{k}-{j}") for j in range(2)])
+    return total
+
+
+def test_a_write_that_fails_midway_leaves_the_store_as_it_was(store):
+    with Store(store) as opened:
+        opened.append(_RUN, [_record("kept")])
+        with pytest.raises(Exception):
+            opened.append(_RUN, [_record("lost"), _record("bad", rows=None)])  # rows is NOT NULL: the 2nd fails
+        assert list(opened.windows()["label"]) == ["kept"]
+
+
+def test_the_schema_is_versioned_and_other_files_are_refused(tmp_path):
+    path = tmp_path / "h.db"
+    with Store(path) as opened:
+        assert opened.version == 1
+    connection = sqlite3.connect(path)
+    connection.execute("UPDATE bnfisher_meta SET value = '99' WHERE key = 'schema_version'")
+    connection.commit()
+    connection.close()
+    with pytest.raises(DataError, match="schema version 99"):
+        Store(path)
+    junk = tmp_path / "junk.db"
+    junk.write_text("not a database " * 100)
+    with pytest.raises(DataError, match="not a bnfisher store"):
+        Store(junk)
+
+
+def test_a_store_created_empty_is_migrated_to_the_current_schema(tmp_path):
+    path = tmp_path / "h.db"
+    sqlite3.connect(path).close()  # an empty SQLite file: version 0
+    with Store(path) as opened:
+        assert opened.version == 1 and opened.windows().empty
+
+
+def test_digests_depend_on_rows_as_a_multiset():
+    frame = load("nursery").iloc[:50]
+    assert frame_digest(frame) == frame_digest(frame.sample(frac=1.0, random_state=1))
+    assert frame_digest(frame) != frame_digest(frame.iloc[:49])
+
+
+class _Hook(http.server.BaseHTTPRequestHandler):
+    received: list = []
+
+    def do_POST(self):  # noqa: N802 - the http.server API
+        self.received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_the_command_line_exits_1_on_an_alarm_posts_the_webhook_and_warns_when_it_fails(tmp_path, tables, capsys):
+    reference, data = tables
+    changed = data.iloc[:1000].copy()
+    changed["finance"] = "inconv"
+    for name, frame in (("ref.csv", reference), ("same.csv", data.iloc[1000:2000]), ("new.csv", changed)):
+        frame.to_csv(tmp_path / name, index=False)
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/hook"
+    store = str(tmp_path / "h.db")
+    base = ["monitor", str(tmp_path / "ref.csv"), "--store", store]
+    assert main(base + [str(tmp_path / "same.csv"), "--rows", "1000", "--webhook", url, "--quiet"]) == 0
+    assert not _Hook.received
+    capsys.readouterr()
+    assert main(base + [str(tmp_path / "new.csv"), "--rows", "1000", "--webhook", url, "--json", "-"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["kind"] == "monitor" and out["webhook"] == "sent"
+    assert _Hook.received[0]["alarms"][0]["mechanism"] == "finance"
+    server.shutdown()
+    server.server_close()
+    other = str(tmp_path / "other.db")
+    assert main(["monitor", str(tmp_path / "ref.csv"), str(tmp_path / "new.csv"), "--rows", "1000", "--store", other,
+                 "--webhook", url, "--quiet"]) == 1  # the server is gone: a warning, and still an alarm
+    assert "could not be posted" in capsys.readouterr().err
+    assert main(["history", "--store", store, "--json", "-"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["windows"]) == 2
+    assert main(["monitor", str(tmp_path / "ref.csv"), str(tmp_path / "new.csv"), "--store", store]) == 2
+    assert "Say how to cut DATA" in capsys.readouterr().err
+
+
+def test_too_few_permutations_to_reach_the_level_are_named(tables, tmp_path):
+    reference, data = tables
+    with pytest.warns(DataWarning, match="no window can alarm"):
+        monitor(reference, data.iloc[:500], window=500, store=tmp_path / "h.db", n_permutations=99)
