@@ -1,16 +1,17 @@
 """bnfisher: the Fisher kernel of discrete Bayesian networks for categorical data.
 
-The jobs, each returning a result object that prints, renders and serialises:
-:func:`summarize` (representative rows, Algorithm 1), :func:`compare` (is B
-different from A, and where) and :func:`drift` (a reference against each window of
-later data: when it changed, and where).  The building blocks: :class:`Schema` (the fitted data
-boundary), :func:`learn` (structure and parameters), :class:`BayesianNetwork`,
-:class:`FisherKernel` (Gram matrix, feature map, set kernel, MMD),
-:func:`select_representatives`, :func:`mmd_test` and :func:`mmd_by_family`.
+The jobs, each returning a result object that prints, renders and serialises: :func:`summarize`
+(representative rows, Algorithm 1), :func:`compare` (is B different from A, and where),
+:func:`drift` (a reference against each window of later data: when it changed, and where) and
+:func:`monitor` (drift run after run, its windows kept in a store, alarms with a stated rate;
+:func:`history` reads the store). The building blocks: :class:`Schema` (the fitted data boundary),
+:func:`learn` (structure and parameters), :class:`BayesianNetwork`, :class:`FisherKernel` (Gram
+matrix, feature map, set kernel, MMD), :func:`select_representatives`, :func:`mmd_test` and
+:func:`mmd_by_family`.
 
 Where things live: ``bnfisher.data`` (schema, counts, providers, I/O),
 ``bnfisher.bn`` (the network, formats, scores, EM, inference, structure learning),
-``bnfisher.kernels``, ``bnfisher.summary``, ``bnfisher.comparison``,
+``bnfisher.kernels``, ``bnfisher.summary``, ``bnfisher.comparison``, ``bnfisher.store``,
 ``bnfisher.hmm``, and the shells ``bnfisher.sklearn``, ``bnfisher.dask``,
 ``bnfisher.viz`` and ``bnfisher.cli``.
 """
@@ -45,7 +46,18 @@ from .data import (
     read_profile,
 )
 from .exceptions import BnfisherError, ConvergenceWarning
-from .jobs import ComparisonResult, DriftResult, SummaryResult, compare, drift, summarize
+from .jobs import (
+    ComparisonResult,
+    DriftResult,
+    HistoryResult,
+    MonitorResult,
+    SummaryResult,
+    compare,
+    drift,
+    history,
+    monitor,
+    summarize,
+)
 from .kernels import FisherKernel, OverlapKernel
 from .summary import select_representatives
 
@@ -57,6 +69,8 @@ __all__ = [
     "DriftResult",
     "EncodedData",
     "FisherKernel",
+    "HistoryResult",
+    "MonitorResult",
     "OverlapKernel",
     "ReferenceProfile",
     "Schema",
@@ -67,12 +81,14 @@ __all__ = [
     "discretize",
     "drift",
     "encode",
+    "history",
     "infer_states",
     "learn",
     "marginal",
     "merge_profiles",
     "mmd_by_family",
     "mmd_test",
+    "monitor",
     "parent_marginals",
     "parse_bif",
     "profile",
