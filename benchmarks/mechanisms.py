@@ -125,12 +125,42 @@ def rate(values) -> str:
     return f"{k:.0f}/{r} ({100 * k / r:.0f} ± {100 * np.sqrt(max(k * (r - k), 1) / r**3):.0f}%)" if r else "—"
 
 
+def summary(table: pd.DataFrame, args) -> list:
+    """Return the tables of the runs (one row per network and size, then per position), with the command."""
+    lines = [f"Command: `python benchmarks/mechanisms.py --runs {args.runs} --networks {' '.join(args.networks)} "
+             f"--sizes {' '.join(map(str, args.sizes))}` ({datetime.date.today().isoformat()}, bnfisher "
+             f"{bf.__version__}); rates ± one Monte-Carlo standard error.", "",
+             "| network | n | runs | changed flagged | changed first | any unchanged flagged | cannot orient | "
+             "cell named | seconds (median) | tree families: changed first | tree families: unchanged flagged |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (name, n), group in table.groupby(["network", "n"], sort=False):
+        lines.append(f"| {name} | {n} | {len(group)} | {rate(group['flagged'])} | {rate(group['first'])} | "
+                     f"{rate(group['false'])} | {rate(group['unoriented'])} | {rate(group['cell'])} | "
+                     f"{group['seconds'].median():.1f} | {rate(group['tree_first'])} | {rate(group['tree_false'])} |")
+    lines += ["", "| position | runs | changed flagged | changed first | any unchanged flagged | cell named |",
+              "|---|---|---|---|---|---|"]
+    for position, group in table.groupby("position", sort=False):
+        lines.append(f"| {position} | {len(group)} | {rate(group['flagged'])} | {rate(group['first'])} | "
+                     f"{rate(group['false'])} | {rate(group['cell'])} |")
+    return lines + ["", f"All runs: changed flagged {rate(table['flagged'])}, first {rate(table['first'])}, any "
+                    f"unchanged flagged {rate(table['false'])}; the tree's families: changed first "
+                    f"{rate(table['tree_first'])}, unchanged flagged {rate(table['tree_false'])}."]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--networks", nargs="+", default=list(NETWORKS))
     parser.add_argument("--sizes", nargs="+", type=int, default=[500, 2000, 20000])
+    parser.add_argument("--records", help=argparse.SUPPRESS)  # summarise the runs this script printed on stderr
     args = parser.parse_args()
+    if args.records:
+        import ast
+
+        lines = [ast.literal_eval(line) for line in Path(args.records).read_text().splitlines() if line.startswith("{")]
+        table = pd.DataFrame(lines)
+        print("\n".join(summary(table[table["network"].isin(args.networks) & table["n"].isin(args.sizes)], args)))
+        return
     warnings.simplefilter("ignore")
     begin = time.perf_counter()
     records = []
@@ -147,26 +177,8 @@ def main() -> None:
                         records.append({"network": name, "position": position, "n": n, "variable": variable}
                                        | outcome)
                         print(records[-1], file=sys.stderr, flush=True)
-    table = pd.DataFrame(records)
-    lines = [f"Command: `python benchmarks/mechanisms.py --runs {args.runs} --networks {' '.join(args.networks)} "
-             f"--sizes {' '.join(map(str, args.sizes))}` ({datetime.date.today().isoformat()}, bnfisher "
-             f"{bf.__version__}); rates ± one Monte-Carlo standard error.", "",
-             "| network | n | runs | changed flagged | changed first | any unchanged flagged | cannot orient | "
-             "cell named | seconds (median) | tree families: changed first | tree families: unchanged flagged |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (name, n), group in table.groupby(["network", "n"], sort=False):
-        lines.append(f"| {name} | {n} | {len(group)} | {rate(group['flagged'])} | {rate(group['first'])} | "
-                     f"{rate(group['false'])} | {rate(group['unoriented'])} | {rate(group['cell'])} | "
-                     f"{group['seconds'].median():.1f} | {rate(group['tree_first'])} | {rate(group['tree_false'])} |")
-    lines += ["", "| position | runs | changed flagged | changed first | any unchanged flagged | cell named |",
-              "|---|---|---|---|---|---|"]
-    for position, group in table.groupby("position", sort=False):
-        lines.append(f"| {position} | {len(group)} | {rate(group['flagged'])} | {rate(group['first'])} | "
-                     f"{rate(group['false'])} | {rate(group['cell'])} |")
-    lines += ["", f"All runs: changed flagged {rate(table['flagged'])}, first {rate(table['first'])}, any unchanged "
-              f"flagged {rate(table['false'])}; the tree's families: changed first {rate(table['tree_first'])}, "
-              f"unchanged flagged {rate(table['tree_false'])}.", "",
-              f"Wall time: {time.perf_counter() - begin:.0f} s."]
+    lines = summary(pd.DataFrame(records), args)
+    lines += ["", f"Wall time: {time.perf_counter() - begin:.0f} s."]
     print("\n".join(lines))
 
 

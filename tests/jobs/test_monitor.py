@@ -9,7 +9,9 @@ import http.server
 import json
 import multiprocessing
 import os
+import shutil
 import sqlite3
+import subprocess
 import threading
 import uuid
 
@@ -182,3 +184,26 @@ def test_too_few_permutations_to_reach_the_level_are_named(tables, tmp_path):
     reference, data = tables
     with pytest.warns(DataWarning, match="no window can alarm"):
         monitor(reference, data.iloc[:500], window=500, store=tmp_path / "h.db", n_permutations=99)
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Chromium (.ci/run installs it)")
+def test_the_dashboard_opens_in_a_headless_browser_at_1280_pixels(tables, tmp_path):
+    """The page fits 1,280 px (no horizontal scroll of the page) and the verdict is at the top of its text."""
+    reference, data = tables
+    changed = data.iloc[:1000].copy()
+    changed["finance"] = "inconv"
+    page = tmp_path / "dashboard.html"
+    monitor(reference, [data.iloc[1000:2000], changed], store=tmp_path / "h.db", dashboard=page)
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+             f"--user-data-dir={tmp_path / 'profile'}"]
+    shot = tmp_path / "dashboard.png"
+    subprocess.run(["chromium", *flags, "--window-size=1280,900", f"--screenshot={shot}", page.resolve().as_uri()],
+                   capture_output=True, text=True, timeout=120)
+    from PIL import Image
+
+    pixels = np.asarray(Image.open(shot).convert("L"), dtype=float)
+    assert pixels.shape[1] == 1280 and pixels.std() > 10  # drawn, at the window's width
+    dom = subprocess.run(["chromium", *flags, "--dump-dom", page.resolve().as_uri()], capture_output=True, text=True,
+                         timeout=120).stdout
+    headline = dom.split("class=\"headline alarm\">")[1].split("</p>")[0]
+    assert "1 alarm" in headline and dom.index("headline") < dom.index("<svg")  # the verdict comes first

@@ -62,7 +62,8 @@ def test_the_report_opens_in_a_headless_browser(report):
     assert pixels.std() > 10  # not a blank page
     dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
                          capture_output=True, text=True, timeout=120).stdout
-    assert "Which conditional distributions changed" in dom and "<b>dysp</b>" in dom  # the top family is shown
+    assert "Which conditional distributions changed" in dom and "Which mechanisms changed" in dom
+    assert "dysp" in dom.split("class=\"headline\"")[1].split("</p>")[0]  # the headline names the changed variable
 
 
 def test_summary_report_with_prototypes_and_criticisms(tmp_path):

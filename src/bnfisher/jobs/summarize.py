@@ -149,6 +149,9 @@ class SummaryResult(JobResult):
     def fidelity_advice(self) -> list:
         """Return the warnings about what a user checks: common labels lost, a share of incomplete rows far off.
 
+        A lost label is named when most random subsets of the subset's size hold it (at
+        tiny ``k`` every subset loses some labels).
+
         Returns
         -------
         list of str
@@ -158,7 +161,8 @@ class SummaryResult(JobResult):
             return []
         out = []
         network = self.network
-        for column, code, share, missed in found.lost[:5]:
+        unusual = [lost for lost in found.lost if lost[3] < 0.5]  # a loss most random subsets of its size avoid
+        for column, code, share, missed in unusual[:5]:
             name = network.variables[column]
             out.append(f"Label {network.states[name][code]!r} of column {name!r} holds {100 * share:.1f}% of the "
                        f"column's observed cells but is absent from the subset (random subsets of its size lack it "
@@ -377,24 +381,24 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     candidates = "complete" if criterion == "chi2" and candidates == "auto" else candidates
     search: dict[str, Any] = dict(criterion=criterion, n_init=n_init, random_state=rng, progress=progress,
                                   n_criticisms=n_criticisms)
-    candidate_rows = None
+    mmd = MMDCriterion(kernel, encoded)  # the whole table: the target, and the yardstick of every subset
     if candidates == "auto" and encoded.n_rows and encoded.codes.min() < 0:
-        selection, candidate_rows, strata = _stratified(kernel, encoded, k, search)
+        selection, strata = _stratified(kernel, encoded, k, search)
         notes.append(strata)
     elif candidates == "all":
+        search["criterion"] = mmd if criterion == "mmd" else "chi2"
         selection = select_representatives(kernel, encoded, k, candidates="all", **search)
     else:  # complete rows (every row when all are complete), measured against every row
         candidate_set, candidate_rows, target = complete_candidates(kernel, encoded)
         if candidate_rows is not None and isinstance(k, int) and k >= len(candidate_rows):
             raise OptionError(f"Only {len(candidate_rows)} rows are complete, too few to choose k={k} among them; "
                               "choose a smaller k, or candidates='auto' or 'all'.")
-        within = MMDCriterion(kernel, candidate_set, target)
+        within = mmd if candidate_rows is None else MMDCriterion(kernel, candidate_set, target)
         search["criterion"] = within if criterion == "mmd" else "chi2"
         selection = select_representatives(kernel, candidate_set, k, candidates="all", **search)
         if candidate_rows is not None:  # back to positions in the data
             selection.indices = candidate_rows[selection.indices]
             selection.criticisms = candidate_rows[selection.criticisms]
-    mmd = MMDCriterion(kernel, encoded)
     subset_mmd = float(mmd.evaluate_many(np.sort(selection.indices)[None, :])[0])
     baseline = random_subsets(encoded.n_rows, len(selection.indices), n_random, random_state=rng)
     random_chi2 = None
@@ -425,7 +429,7 @@ def _stratified(kernel: FamilyKernel, encoded: EncodedData, k: int, search: dict
     The table's mean embedding is the share-weighted mean of its two strata's, so a subset whose strata
     are in the table's proportions and each close to its own stratum's mean is close to the table's;
     and each stratum keeps its labels (a label that lives only in incomplete rows is among the candidates).
-    Returns the merged selection (positions in ``encoded``), None, and a note.
+    Returns the merged selection (positions in ``encoded``) and a note.
     """
     incomplete = (encoded.codes < 0).any(axis=1)
     strata = [np.flatnonzero(~incomplete), np.flatnonzero(incomplete)]
@@ -457,7 +461,7 @@ def _stratified(kernel: FamilyKernel, encoded: EncodedData, k: int, search: dict
     note = (f"Candidates by stratum: {sizes[0]} of the {strata[0].size} complete rows and {sizes[1]} of the "
             f"{strata[1].size} rows with a missing cell (the table's proportions), each chosen to represent its "
             "own stratum (incomplete rows by their expected embedding, paper Sec. 8).")
-    return first, None, note
+    return first, note
 
 
 def summarize_distributed(path, k: int, *, scheduler: str | None = None, n_workers: int = 2, timeout: float = 10.0,
