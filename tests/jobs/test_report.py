@@ -42,6 +42,7 @@ def test_json_holds_the_same_content(report):
     assert abs(sum(f["mmd2"] for f in content["families"]) - content["test"]["mmd2"]) < 1e-10
     text = html.read_text()
     assert "http://" not in text and "https://" not in text and "<script" not in text  # self-contained
+    assert "anywhere" not in text and "break-all" not in text  # table cells break between words, never inside one
     assert text.count("data:image/png;base64,") == 3
 
 

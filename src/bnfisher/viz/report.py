@@ -23,12 +23,13 @@ color:#1d2733;line-height:1.45;padding:0 1rem}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #d8dee6}
 table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
 th,td{border:1px solid #d8dee6;padding:.25rem .5rem;text-align:left;vertical-align:top}
-th{background:#eef3fb}td.num{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#eef3fb}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .significant{color:#b03020;font-weight:600}.note{color:#5b6775;font-size:.85rem}
 img{max-width:100%;border:1px solid #e3e8ef;margin:.5rem 0}.headline{font-size:1.05rem;background:#f6f8fb;
 padding:.6rem .8rem;border-left:4px solid #4a6fa5}
 .verdict{font-size:1.2rem;font-weight:600;margin:.6rem 0 1rem}.warnings{color:#8a4b00;font-size:.9rem}
-.scroll{overflow-x:auto;max-width:100%}td{max-width:18rem;overflow-wrap:anywhere}.missing{color:#8895a4}
+.scroll{overflow-x:auto;max-width:100%}td{max-width:18rem;overflow-wrap:normal;word-break:normal}
+.missing{color:#8895a4}
 details{margin:.8rem 0}summary{cursor:pointer;font-weight:600}
 """
 
