@@ -110,7 +110,8 @@ def main() -> None:
     warnings.simplefilter("ignore")
     lines = [f"Command: `python benchmarks/mechanisms_dowhy.py --python <DoWhy's python> --seeds {args.seeds} "
              f"--n {args.n} --networks {' '.join(args.networks)}` ({datetime.date.today().isoformat()}, bnfisher "
-             f"{bf.__version__}); one core each.", "",
+             f"{bf.__version__}); bnfisher on one thread, DoWhy with its default joblib workers (2 processes), "
+             "on the same 2 cores.", "",
              "| network (changed) | method | changed first | F1 (mean) | false flags (mean) | changed share or "
              "flag (mean ± sd over seeds) | seconds per call (median) |", "|---|---|---|---|---|---|---|"]
     for name in args.networks:
