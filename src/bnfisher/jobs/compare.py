@@ -73,8 +73,8 @@ class ComparisonResult(JobResult):
     mechanisms : DataFrame or None
         Which mechanisms changed (:func:`bnfisher.jobs.attribute.mechanism_table`): one
         row per variable, whether its dependence on the sample survives every
-        conditioning set searched, clearest first.  None where it was not run (a drift
-        window whose p-value is above ``alpha``).
+        conditioning set searched, clearest first.  None where it was not run (the test's
+        p-value above 0.05, or a drift window's above ``alpha``).
     mechanism_cell : dict or None
         The cell of the clearest changed mechanism whose conditional frequency differs most.
 
@@ -455,7 +455,7 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
 
 def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *, names: tuple,
                     n_permutations: int, test: str, top: int, random_state, notes: list,
-                    advice: list, graph: list | None = None, attribute_below: float = 1.0) -> ComparisonResult:
+                    advice: list, graph: list | None = None, attribute_below: float = 0.05) -> ComparisonResult:
     """Compare two tables already encoded with the network's schema (the core of :func:`compare` and of drift).
 
     Inner code: trusts its inputs (encoded once at the boundary).  Runs the permutations of
@@ -478,8 +478,10 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     graph : list of tuple of int, optional
         The mechanism search's DAG (each variable's parents); default: learned by
         :func:`~bnfisher.jobs.attribute.neighbourhood_graph` on the two samples pooled.
-    attribute_below : float, default=1.0
-        Search for the changed mechanisms only when the test's p-value is at most this.
+    attribute_below : float, default=0.05
+        Search for the changed mechanisms only when the test's p-value is at most this (when
+        the samples do not differ there is no mechanism to name, and the search is the
+        costliest step on wide networks).
 
     Returns
     -------
