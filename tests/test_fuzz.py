@@ -14,6 +14,8 @@ import contextlib
 import copy
 import gzip
 import io
+import os
+import tempfile
 import warnings
 from decimal import Decimal
 
@@ -122,7 +124,14 @@ def _run_api(frame: pd.DataFrame, structure: str, bins, choice: str = "") -> Non
         _call(bf.compare, frame, frame, n_permutations=5, random_state=0, bins=bins, **binning)
         _call(bf.drift, frame, frame, window=max(2, len(frame) // 2), n_permutations=5, random_state=0,
               min_effect=0.0, bins=bins, **binning)
-        _call(bf.summarize, frame, 2, n_init=3, n_random=3, random_state=0)
+        _call(bf.summarize, frame, 2, n_init=3, n_random=3, random_state=0,
+              candidates=("auto", "all", "complete")[len(frame) % 3])
+        with tempfile.TemporaryDirectory() as folder:  # a monitoring store, run twice: the second adds nothing
+            store = os.path.join(folder, "history.db")
+            for _ in range(2):
+                _call(bf.monitor, frame, frame, window=max(2, len(frame) // 2), store=store, n_permutations=5,
+                      horizon=1, bins=bins, **binning)
+            assert len(_call(bf.history, store).windows) == len(range(0, len(frame), max(2, len(frame) // 2)))
 
 
 @FUZZ
@@ -178,7 +187,8 @@ def _cli(argv: list, kind: str) -> None:
             status = main(argv)
         except SystemExit as exc:  # argparse's own usage errors
             status = exc.code
-    assert status in (0, 2), (argv, status)
+    allowed = (0, 1, 2) if argv[0] == "monitor" or "--exit-code" in argv else (0, 2)  # 1: an alarm, a difference
+    assert status in allowed, (argv, status)
     if status == 2:
         lines = [line for line in stderr.getvalue().splitlines() if line.strip()]
         assert lines and lines[-1].startswith("bnfisher ") and "Traceback" not in stderr.getvalue()
@@ -193,10 +203,16 @@ def test_mutated_tables_through_the_command_line(tmp_path_factory, suffix, data)
     folder = tmp_path_factory.mktemp("fuzz")
     path = folder / f"t{suffix}"
     path.write_bytes(data.draw(mutated(suffix)))
-    command = data.draw(st.sampled_from(["summarize", "learn", "compare", "drift"]))
-    argv = {"summarize": ["summarize", str(path), "-k", "3", "--n-init", "3", "--n-random", "3", "--quiet"],
+    command = data.draw(st.sampled_from(["summarize", "learn", "compare", "drift", "monitor"]))
+    store = folder / "history.db"
+    if data.draw(st.booleans()):  # a hostile store: a mutated table's bytes where the database should be
+        store.write_bytes(data.draw(mutated(suffix)))
+    argv = {"summarize": ["summarize", str(path), "-k", "3", "--n-init", "3", "--n-random", "3", "--quiet",
+                          "--candidates", data.draw(st.sampled_from(["auto", "all", "complete"]))],
             "learn": ["learn", str(path), "--quiet"],
-            "compare": ["compare", str(path), str(path), "--permutations", "5"],
+            "compare": ["compare", str(path), str(path), "--permutations", "5", "--json", "-", "--exit-code"],
+            "monitor": ["monitor", str(path), str(path), "--rows", "4", "--permutations", "5", "--horizon", "1",
+                        "--store", str(store), "--quiet"],
             "drift": ["drift", str(path), str(path), "--rows", "4", "--permutations", "5",
                       "--min-effect", data.draw(st.sampled_from(["0", "0.01", "-1", "nan"]))]}[command]
     if data.draw(st.booleans()):

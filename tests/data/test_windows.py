@@ -185,6 +185,12 @@ def test_an_all_constant_csv_through_the_command_line(tmp_path, capsys):
                  ["mmd", str(path), str(path)]):
         assert main(argv) == 0, capsys.readouterr().err
     assert main(["drift", str(path), str(path), "--rows", "2", "--permutations", "9", "--quiet"]) == 0
+    assert main(["monitor", str(path), str(path), "--rows", "2", "--permutations", "9", "--horizon", "1",
+                 "--store", str(tmp_path / "h.db"), "--quiet"]) == 0  # constant tables: nothing can drift
+    one = tmp_path / "one.csv"
+    one.write_text("a,row\nk,z\n")  # one row, a reserved-looking column name
+    assert main(["monitor", str(one), str(one), "--rows", "1", "--store", str(tmp_path / "h1.db"), "--quiet"]) == 2
+    assert "bnfisher monitor: error:" in capsys.readouterr().err
     assert main(["drift", str(path), str(path), "--rows", "2", "--permutations", "9", "--quiet",
                  "--fit-fraction", "0.5"]) == 2
     assert "at least 4 rows" in capsys.readouterr().err

@@ -232,8 +232,9 @@ def monitor(reference, data, *, store, time: str | None = None, window=None, alp
     (table,) = tables_of([reference], bins=bins) if isinstance(reference, ReferenceProfile) else (reference,)
     reference_digest = frame_digest(table)
     windows, how = split_windows(data, time=time, window=window)
-    keyed = [(_key(reference_digest, label, start, end, frame), label, start, end, frame)
-             for label, start, end, frame in windows]
+    digests = [frame_digest(frame) for *_, frame in windows]
+    keyed = [(_key(reference_digest, label, start, end, digest), label, start, end, frame, digest)
+             for (label, start, end, frame), digest in zip(windows, digests)]
     with Store(store) as history:
         known = history.known([key for key, *_ in keyed])
         new = [w for w in keyed if w[0] not in known]
@@ -261,26 +262,26 @@ def monitor(reference, data, *, store, time: str | None = None, window=None, alp
     return result
 
 
-def _key(reference_digest: str, label, start, end, frame: pd.DataFrame) -> str:
-    """Return a window's identity: a digest of the reference, its bounds and its rows."""
-    text = "\x1f".join([reference_digest, str(label), str(start), str(end), frame_digest(frame)])
+def _key(reference_digest: str, label, start, end, digest: str) -> str:
+    """Return a window's identity: a digest of the reference, its bounds and its rows (``digest``)."""
+    text = "\x1f".join([reference_digest, str(label), str(start), str(end), digest])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _test(reference, new: list, reference_digest: str, *, threshold: float, min_effect, n_permutations: int,
           random_state, options: dict) -> list:
     """Test the new windows against the reference; return one store record per window."""
-    result = drift(reference, {str(label): frame for _, label, _, _, frame in new}, n_permutations=n_permutations,
+    result = drift(reference, {str(label): frame for _, label, _, _, frame, _ in new}, n_permutations=n_permutations,
                    alpha=threshold, min_effect=min_effect, random_state=random_state, **options)
     records: list = []
-    for (key, label, start, end, frame), (_, row) in zip(new, result.windows.iterrows()):
+    for (key, label, start, end, _, digest), (_, row) in zip(new, result.windows.iterrows()):
         comparison = result.comparisons[len(records)]
         large = min_effect is None or (np.isfinite(row["mmd2_u"]) and row["mmd2_u"] >= min_effect)
         alarm = bool(np.isfinite(row["p_value"]) and row["p_value"] <= threshold and large)
         cell = comparison.mechanism_cell["text"] if comparison is not None and comparison.mechanism_cell else None
         records.append({"window_key": key, "label": str(label), "start": None if start is None else str(start),
                         "end": None if end is None else str(end), "rows": int(row["rows"]),
-                        "digest": frame_digest(frame), "reference_digest": reference_digest,
+                        "digest": digest, "reference_digest": reference_digest,
                         "p_value": row["p_value"], "threshold": threshold, "alarm": alarm, "mmd2_u": row["mmd2_u"],
                         "mmd2_u_low": row["mmd2_u_low"], "mmd2_u_high": row["mmd2_u_high"],
                         "mechanism": row["mechanism"] or None, "family": row["family"] or None, "cell": cell,

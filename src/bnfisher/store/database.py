@@ -246,7 +246,7 @@ class Store:
             self._connection.commit()
         table = pd.DataFrame(rows, columns=WINDOW_COLUMNS + ["started"])
         table["alarm"] = table["alarm"].astype(bool)
-        table["result"] = [json.loads(r) if r else None for r in table["result"]]
+        table["result"] = [json.loads(r) if isinstance(r, str) else None for r in table["result"]]
         return table
 
     def last_run(self) -> tuple | None:

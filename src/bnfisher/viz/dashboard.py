@@ -8,7 +8,6 @@ cell a click away (``<details>``).
 from __future__ import annotations
 
 import html
-import os
 
 import numpy as np
 
@@ -117,8 +116,6 @@ def write_dashboard(history: pd.DataFrame, path, *, alpha: float, horizon: int, 
     alpha, horizon : float, int
     store : str
     """
-    text = dashboard_html(history, alpha=alpha, horizon=horizon, store=store)
-    temporary = f"{os.fspath(path)}.tmp"
-    with open(temporary, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(temporary, path)
+    from bnfisher.data.io import write_text
+
+    write_text(path, dashboard_html(history, alpha=alpha, horizon=horizon, store=store))
