@@ -9,8 +9,8 @@ table, merge of parts = profile of the union, label round trips, shuffled rows) 
 ``BNFISHER_FUZZ_EXAMPLES`` examples per test, on every core (pytest-xdist).  A raw traceback
 (any error that is not a ``BnfisherError``), a silent wrong answer (a metamorphic relation or
 an invariant broken), a data loss (an output changed by a failed command), a hang (a call over
-20 s) or an exit status other than 0/2 (0/1/2 for monitor and --exit-code) fails the run: the counts below are printed only when
-there were none.
+20 s) or an exit status other than 0/2 (0/1/2 for monitor and --exit-code) fails the run: the
+counts below are printed only when there were none.
 """
 
 import argparse
