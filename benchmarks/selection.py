@@ -10,7 +10,7 @@ as it is (16 states per feature); a hill-climbing (BIC) network; its Fisher kern
   against the N x sum(r_i) embedding per kernel column (``tests/_helpers.embedding_greedy``),
   from the same start; it must select exactly the same rows.
 * With ``--summarize-rows N``: ``bnfisher summarize`` on N rows sampled from alarm (37 variables),
-  k = 200, read from Parquet and from CSV, with its wall time and peak memory (``VmHWM``
+  k = 200 and 1000 from Parquet, k = 200 from CSV, with its wall time and peak memory (``VmHWM``
   of the child), and the search's inner loop -- a kernel column's gathers over the distinct rows --
   compiled on one thread and on every core beside NumPy's one ``take`` per family.
 
@@ -87,23 +87,24 @@ _CHILD = ("import re, sys; from bnfisher.cli.commands import main; code = main(s
           "sys.exit(code)")
 
 
-def summarize(rows: int) -> None:
+def summarize(rows: int, ks: list) -> None:
     """``bnfisher summarize`` on ``rows`` alarm rows from Parquet and from CSV, and the kernel-column gathers."""
     network = bf.read_bif(bif_path("alarm"))
     frame = network.sample(rows, random_state=0)
     with tempfile.TemporaryDirectory() as folder:
-        for suffix in ("parquet", "csv"):
+        for suffix, k in [("parquet", k) for k in ks] + [("csv", ks[0])]:
             path = Path(folder) / f"alarm.{suffix}"
-            frame.to_parquet(path, index=False) if suffix == "parquet" else frame.to_csv(path, index=False)
-            command = ["summarize", str(path), "-k", "200", "--quiet", "-o", str(Path(folder) / "out.csv")]
+            if not path.exists():
+                frame.to_parquet(path, index=False) if suffix == "parquet" else frame.to_csv(path, index=False)
+            command = ["summarize", str(path), "-k", str(k), "--quiet", "-o", str(Path(folder) / "out.csv")]
             begin = time.perf_counter()
             done = subprocess.run([sys.executable, "-c", _CHILD, *command], check=True, capture_output=True,
                                   text=True)
             seconds = time.perf_counter() - begin
             peak = int(done.stderr.split()[-1]) / 1024**2  # GiB
             print(f"  bnfisher summarize, {rows:,} x 37 alarm rows from {suffix.upper()} "
-                  f"({path.stat().st_size / 1e6:,.0f} MB), k = 200: {seconds:.1f} s wall, peak {peak:.2f} GiB "
-                  f"(goals: < 90 s and < 4 GiB at 10^7 rows)")
+                  f"({path.stat().st_size / 1e6:,.0f} MB), k = {k}: {seconds:.1f} s wall, peak {peak:.2f} GiB "
+                  f"(goals: < {90 if k <= 200 else 60} s and < {4 if suffix == 'parquet' else 2.5} GiB at 10^7 rows)")
     # The search's inner loop: a kernel column is a sum of one table lookup per family over the distinct rows.
     columns = bf.FisherKernel(network).columns(frame)
     parallel_work = _parallel.PARALLEL_WORK
@@ -141,12 +142,14 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="k = 200 only")
     parser.add_argument("--summarize-rows", type=int, default=0, help="also run `bnfisher summarize` on this many "
                         "rows sampled from alarm")
+    parser.add_argument("--summarize-k", type=int, nargs="+", default=[200, 1000], help="subset sizes for "
+                        "--summarize-rows (from Parquet; the first also from CSV)")
     args = parser.parse_args()
     ks = [200] if args.quick else [200, 1000]
     for bins in (4, 16):
         letter(bins, ks)
     if args.summarize_rows:
-        summarize(args.summarize_rows)
+        summarize(args.summarize_rows, args.summarize_k)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,265 @@
+"""Representative subsets side by side: bnfisher against random, stratified, herding, kernel thinning and MMD-critic.
+
+For each table, k rows are chosen by
+
+* **bnfisher** -- ``bnfisher.summarize`` with its defaults (Chow-Liu network, ``candidates="auto"``), ``n_init=200``;
+* **uniform random** -- the mean over 200 random subsets of size k;
+* **stratified random** -- proportional allocation over the class column, the mean over 200 draws;
+* **kernel herding** (Chen, Welling & Smola 2010) with the same Fisher kernel (its feature map, missing cells by
+  their expected embedding): ``x_t = argmax <w, Phi(x)>``, ``w <- w + mu - Phi(x_t)``, rows not repeated;
+* **kernel thinning** -- ``goodpoints.compress.compresspp_kt`` (Compress++ with target kernel thinning; Shetty,
+  Dwivedi & Mackey 2022) with a Gaussian kernel (median-heuristic bandwidth) on the one-hot rows (missing cells
+  all-zero), from a random ordering of the rows; it returns sqrt(n') rows for the largest power of four n' <= n,
+  which is why k is a power of two here;
+* **MMD-critic prototypes** (Kim, Khanna & Koyejo 2016, the greedy prototype objective, written here from the
+  paper) with its RBF kernel on the one-hot rows, on a uniform sample of at most 4,000 rows (the paper's
+  objective needs the n x n kernel matrix).
+
+Each subset is scored by: the Fisher-kernel MMD² to the whole table (the criterion bnfisher minimises: a home
+advantage, so read it with the others); the mean per-column total-variation distance over observed labels; the
+mean two-column total-variation distance (joint labels of every pair of columns, both observed; at most 300 pairs);
+and the accuracy of a logistic regression on one-hot features trained on the subset and tested on every other row
+(the class column, which the subset also represents; for the random rows, the first 20 draws). Figures are means over ``--seeds`` seeds (the random rows are
+means over 200 draws per seed). Tables: mushroom and adult from ``../shared/data/uci`` when present (they have
+real missing cells), letter, waveform-5000 and nursery (bundled), zoo, titanic, heart-disease, ionosphere and
+imports-85 (``benchmarks/data``); numeric columns with more than four values in four quantile bins.
+
+Run:  /tmp/peers/bin/python benchmarks/subset_peers.py [--seeds 3]
+      (a virtual environment with goodpoints: ``python -m venv --system-site-packages /tmp/peers &&
+      /tmp/peers/bin/pip install goodpoints``; without it the kernel-thinning column is left out)
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import itertools
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import OneHotEncoder
+
+import bnfisher as bf
+from bnfisher.summary import MMDCriterion
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parent.parent / "shared" / "data" / "uci"
+BUNDLED = HERE.parent / "src" / "bnfisher" / "datasets" / "data"
+METHODS = ("bnfisher", "uniform random", "stratified random", "kernel herding", "kernel thinning", "MMD-critic")
+RANDOM_DRAWS = 200
+MAX_PAIRS = 300
+CRITIC_ROWS = 4000
+ACCURACY_DRAWS = 20  # random subsets whose classifier is trained (the TV distances use all RANDOM_DRAWS)
+
+
+def tables() -> dict:
+    """Every table as labels (str, missing cells NaN), numeric columns binned; the class column named ``class``."""
+    paths = {name: SHARED / f"{name}.csv.gz" for name in ("mushroom", "adult")}
+    paths |= {name: BUNDLED / f"{name}.csv.gz" for name in ("letter", "waveform-5000", "nursery")}
+    paths |= {name: HERE / "data" / f"{name}.csv.gz" for name in ("zoo", "titanic", "heart-disease", "ionosphere",
+                                                                 "imports-85")}
+    out = {}
+    for name, path in paths.items():
+        if not path.exists():
+            continue
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False).replace({"": np.nan, "?": np.nan})
+        numeric = [c for c in frame.columns if c != "class" and frame[c].nunique() > 4
+                   and pd.to_numeric(frame[c], errors="coerce").notna().sum() == frame[c].notna().sum()]
+        for column in numeric:  # quantile bins; a missing cell stays missing
+            frame[column] = pd.qcut(frame[column].astype(float), 4, duplicates="drop").astype(str).where(
+                frame[column].notna(), None)
+        out[name] = frame.astype({c: object for c in frame.columns}).where(frame.notna(), None)
+    return out
+
+
+def subset_size(n_rows: int) -> int:
+    """The largest power of two whose square is at most ``n_rows``, at most 64 (what Compress++ returns)."""
+    return int(min(64, 2 ** int(np.floor(np.log(n_rows) / np.log(4)))))
+
+
+def label_codes(frame: pd.DataFrame) -> np.ndarray:
+    """Integer codes per column (-1 for a missing cell), for the total-variation distances."""
+    return np.column_stack([pd.Categorical(frame[c].astype("string")).codes for c in frame.columns]).astype(np.int64)
+
+
+def column_tv(codes: np.ndarray, rows: np.ndarray) -> float:
+    """Mean over columns of the TV distance between the subset's and the table's observed labels."""
+    out = []
+    for j in range(codes.shape[1]):
+        size = codes[:, j].max() + 2
+        whole = np.bincount(codes[:, j] + 1, minlength=size)[1:].astype(float)
+        part = np.bincount(codes[rows, j] + 1, minlength=size)[1:].astype(float)
+        if part.sum() == 0 or whole.sum() == 0:
+            out.append(1.0 if whole.sum() else 0.0)
+            continue
+        out.append(0.5 * np.abs(part / part.sum() - whole / whole.sum()).sum())
+    return float(np.mean(out))
+
+
+def pair_tv(codes: np.ndarray, rows: np.ndarray, pairs: list) -> float:
+    """Mean over column pairs of the TV distance between joint labels (both cells observed)."""
+    out = []
+    for a, b in pairs:
+        width = codes[:, b].max() + 1
+        both = (codes[:, a] >= 0) & (codes[:, b] >= 0)
+        joint = codes[:, a] * width + codes[:, b]
+        size = (codes[:, a].max() + 1) * width
+        whole = np.bincount(joint[both], minlength=size).astype(float)
+        keep = rows[both[rows]]
+        part = np.bincount(joint[keep], minlength=size).astype(float)
+        if part.sum() == 0 or whole.sum() == 0:
+            out.append(1.0 if whole.sum() else 0.0)
+            continue
+        out.append(0.5 * np.abs(part / part.sum() - whole / whole.sum()).sum())
+    return float(np.mean(out))
+
+
+def accuracy(onehot, target: np.ndarray, rows: np.ndarray) -> float:
+    """Logistic regression trained on ``rows``, tested on every other row."""
+    rest = np.setdiff1d(np.arange(len(target)), rows)
+    classes = np.unique(target[rows])
+    if classes.size < 2:
+        return float(np.mean(target[rest] == classes[0]))
+    model = LogisticRegression(max_iter=2000).fit(onehot[rows], target[rows])
+    return float(model.score(onehot[rest], target[rest]))
+
+
+def herding(embedding, k: int) -> np.ndarray:
+    """Kernel herding with a linear kernel on the rows of ``embedding`` (no row chosen twice)."""
+    mu = np.asarray(embedding.mean(axis=0)).ravel()
+    w, chosen = mu.copy(), []
+    taken = np.zeros(embedding.shape[0], dtype=bool)
+    for _ in range(k):
+        scores = embedding @ w
+        scores[taken] = -np.inf
+        best = int(np.argmax(scores))
+        chosen.append(best)
+        taken[best] = True
+        w += mu - embedding[best].toarray().ravel()
+    return np.array(chosen)
+
+
+def median_distance(onehot, rng) -> float:
+    sample = onehot[rng.choice(onehot.shape[0], size=min(500, onehot.shape[0]), replace=False)].toarray()
+    squared = ((sample[:, None, :] - sample[None, :, :]) ** 2).sum(axis=2)
+    return float(np.median(squared[np.triu_indices(len(sample), 1)])) or 1.0
+
+
+def mmd_critic(onehot, k: int, rng) -> np.ndarray:
+    """Greedy MMD-critic prototypes (Kim et al. 2016, eq. 4) with an RBF kernel, on a sample of the rows."""
+    sample = np.sort(rng.choice(onehot.shape[0], size=min(CRITIC_ROWS, onehot.shape[0]), replace=False))
+    X = onehot[sample].toarray()
+    squared = np.maximum((X * X).sum(1)[:, None] + (X * X).sum(1)[None, :] - 2 * X @ X.T, 0)
+    K = np.exp(-squared / median_distance(onehot, rng))
+    column_means = K.mean(axis=0)
+    chosen: list = []
+    within = np.zeros(len(X))  # sum over chosen j of K[:, j]
+    inner = 0.0  # sum over chosen pairs
+    for _ in range(k):
+        size = len(chosen) + 1
+        # J(S + c) = 2/|S+c| sum_{j in S+c} mean_i K_ij - 1/|S+c|^2 (inner + 2 within[c] + K_cc)
+        gain = 2 * (column_means[chosen].sum() + column_means) / size - (inner + 2 * within + K.diagonal()) / size**2
+        gain[chosen] = -np.inf
+        best = int(np.argmax(gain))
+        inner += 2 * within[best] + K[best, best]
+        within += K[:, best]
+        chosen.append(best)
+    return sample[np.array(chosen)]
+
+
+def thinning(onehot, k: int, rng) -> np.ndarray | None:
+    try:
+        from goodpoints import compress
+    except ImportError:
+        return None
+    order = rng.permutation(onehot.shape[0])
+    n_prime = k * k  # Compress++ returns sqrt(n') rows
+    rows = order[:n_prime]
+    X = onehot[rows].toarray()
+    found = compress.compresspp_kt(X, b"gaussian", k_params=np.array([median_distance(onehot, rng)]),
+                                   g=4, seed=int(rng.integers(2**31)))
+    return rows[np.asarray(found, dtype=np.int64)]
+
+
+def stratified(target: np.ndarray, k: int, rng) -> np.ndarray:
+    labels, counts = np.unique(target, return_counts=True)
+    share = counts / counts.sum() * k
+    sizes = np.floor(share).astype(int)
+    sizes[np.argsort(share - sizes)[::-1][: k - sizes.sum()]] += 1  # largest remainders
+    return np.concatenate([rng.choice(np.flatnonzero(target == label), size=size, replace=False)
+                           for label, size in zip(labels, sizes) if size])
+
+
+def measure(name: str, frame: pd.DataFrame, seeds: int) -> dict:
+    k = subset_size(len(frame))
+    codes = label_codes(frame)
+    target = frame["class"].astype(str).to_numpy()
+    features = frame.drop(columns="class").astype("string").fillna("(missing)")
+    onehot = OneHotEncoder(handle_unknown="ignore").fit_transform(features).tocsr()
+    pairs = list(itertools.combinations(range(codes.shape[1]), 2))
+    rng0 = np.random.default_rng(0)
+    if len(pairs) > MAX_PAIRS:
+        pairs = [pairs[i] for i in np.sort(rng0.choice(len(pairs), MAX_PAIRS, replace=False))]
+    scores: dict = {m: [] for m in METHODS}
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        begin = time.perf_counter()
+        result = bf.summarize(frame, k, n_init=200, n_random=20, random_state=seed)
+        seconds = time.perf_counter() - begin
+        mmd = MMDCriterion(result.kernel, result.encoded)
+        embedding = result.kernel.embed(result.encoded)
+
+        def score(rows_list, elapsed):
+            values = [(float(mmd.evaluate_many(np.sort(r)[None, :])[0]), column_tv(codes, r), pair_tv(codes, r, pairs))
+                      for r in rows_list]
+            fitted = [accuracy(onehot, target, r) for r in rows_list[:ACCURACY_DRAWS]]
+            return (*np.mean(values, axis=0), np.mean(fitted), elapsed)
+
+        scores["bnfisher"].append(score([np.asarray(result.indices)], seconds))
+        draws = [rng.choice(len(frame), size=k, replace=False) for _ in range(RANDOM_DRAWS)]
+        scores["uniform random"].append(score(draws, 0.0))
+        scores["stratified random"].append(score([stratified(target, k, rng) for _ in range(RANDOM_DRAWS)], 0.0))
+        begin = time.perf_counter()
+        chosen = herding(embedding, k)
+        scores["kernel herding"].append(score([chosen], time.perf_counter() - begin))
+        begin = time.perf_counter()
+        chosen = thinning(onehot, k, rng)
+        if chosen is not None:
+            scores["kernel thinning"].append(score([chosen], time.perf_counter() - begin))
+        begin = time.perf_counter()
+        chosen = mmd_critic(onehot, k, rng)
+        scores["MMD-critic"].append(score([chosen], time.perf_counter() - begin))
+    return {"k": k, "rows": len(frame), "incomplete": float(frame.isna().any(axis=1).mean()),
+            "scores": {m: np.mean(v, axis=0) for m, v in scores.items() if v}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=3)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    begin = time.perf_counter()
+    print(f"Command: `python benchmarks/subset_peers.py --seeds {args.seeds}` ({datetime.date.today().isoformat()}, "
+          f"bnfisher {bf.__version__}); means over {args.seeds} seeds; random rows: {RANDOM_DRAWS} draws per seed.\n")
+    print("| table (rows, incomplete) | k | method | Fisher MMD² | column TV | pairwise TV | accuracy | seconds |")
+    print("|---|---|---|---|---|---|---|---|")
+    wins = {m: [] for m in METHODS}
+    for name, frame in tables().items():
+        found = measure(name, frame, args.seeds)
+        best = {i: min(s[i] for s in found["scores"].values()) for i in (0, 1, 2)}
+        for method, (mmd2, col, pair, acc, seconds) in found["scores"].items():
+            marks = [f"**{v:.4f}**" if v <= best[i] + 1e-12 else f"{v:.4f}" for i, v in enumerate((mmd2, col, pair))]
+            print(f"| {name} ({found['rows']:,}, {100 * found['incomplete']:.0f}%) | {found['k']} | {method} | "
+                  f"{' | '.join(marks)} | {acc:.3f} | {seconds:.2f} |", flush=True)
+            wins[method].append((col <= best[1] + 1e-12, pair <= best[2] + 1e-12))
+    print("\nBest column TV / best pairwise TV (tables): " + "; ".join(
+        f"{m} {sum(a for a, _ in w)} / {sum(b for _, b in w)}" for m, w in wins.items() if w))
+    print(f"Wall time: {time.perf_counter() - begin:.0f} s.")
+
+
+if __name__ == "__main__":
+    main()
