@@ -4,8 +4,9 @@ Run by ``monitor_peers.py`` in the tool's own virtual environment (this file imp
 
     python benchmarks/_monitor_peer.py TOOL FOLDER
 
-``FOLDER`` holds ``year-NNN.parquet`` files (column ``week``: -1 for the reference rows, 0..51 for each weekly
-window).  Prints one JSON line per year: ``{"year": "...", "alarms": [weeks], "seconds": median per window}``.
+``FOLDER`` holds ``year-NNNN.parquet`` files (column ``week``: -1 for the reference rows, 0..51 for each weekly
+window).  Prints one JSON line per year and alarm rule: ``{"tool": ..., "year": ..., "alarms": [weeks], "seconds":
+mean per window}`` (evidently prints two rules from one report per window).
 Each tool is run as its documentation's drift quick-start runs it, with its default thresholds:
 
 * evidently: ``Report([DataDriftPreset()])``; an alarm when the preset's dataset drift is detected (at least half
@@ -32,17 +33,19 @@ import numpy as np
 import pandas as pd
 
 
-def evidently_weeks(reference: pd.DataFrame, windows: list, any_column: bool) -> list:
+def evidently_weeks(reference: pd.DataFrame, windows: list) -> tuple:
+    """Evidently's dataset-drift flags and its any-column flags, from one report per window."""
     from evidently import Report
     from evidently.presets import DataDriftPreset
 
-    flags = []
+    dataset, any_column = [], []
     for window in windows:
         snapshot = Report([DataDriftPreset()]).run(current_data=window, reference_data=reference)
-        found = snapshot.dict()["metrics"]
-        drifted = next(m for m in found if m["metric_name"].startswith("DriftedColumnsCount"))["value"]
-        flags.append(drifted["count"] > 0 if any_column else drifted["share"] >= 0.5)
-    return flags
+        drifted = next(m for m in snapshot.dict()["metrics"]
+                       if m["metric_name"].startswith("DriftedColumnsCount"))["value"]
+        dataset.append(drifted["share"] >= 0.5)
+        any_column.append(drifted["count"] > 0)
+    return dataset, any_column
 
 
 def nannyml_weeks(reference: pd.DataFrame, windows: list) -> list:
@@ -92,15 +95,15 @@ def main() -> None:
         reference = frame[frame["week"] < 0].drop(columns="week").reset_index(drop=True)
         windows = [w.drop(columns="week").reset_index(drop=True) for _, w in frame[frame["week"] >= 0].groupby("week")]
         begin = time.perf_counter()
-        if tool.startswith("evidently"):
-            flags = evidently_weeks(reference, windows, any_column=tool == "evidently-any")
+        if tool == "evidently":
+            found = dict(zip(("evidently", "evidently-any"), evidently_weeks(reference, windows)))
         else:
-            flags = {"nannyml": nannyml_weeks, "deepchecks": deepchecks_weeks, "whylogs": whylogs_weeks}[tool](
-                reference, windows)
+            found = {tool: {"nannyml": nannyml_weeks, "deepchecks": deepchecks_weeks, "whylogs": whylogs_weeks}[tool](
+                reference, windows)}
         seconds = (time.perf_counter() - begin) / len(windows)
-        print(json.dumps({"year": path.stem, "alarms": [int(w) for w in np.flatnonzero(flags)],
-                          "seconds": seconds}), flush=True)
-
+        for name, flags in found.items():
+            print(json.dumps({"tool": name, "year": path.stem, "alarms": [int(w) for w in np.flatnonzero(flags)],
+                              "seconds": seconds}), flush=True)
 
 if __name__ == "__main__":
     main()

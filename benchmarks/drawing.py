@@ -21,9 +21,11 @@ from pathlib import Path
 import pandas as pd
 
 import bnfisher as bf
-from bnfisher.datasets import bif_path, load
+from bnfisher.datasets import load
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "uci"
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parent.parent / "shared" / "data" / "uci"
+ALARM = HERE.parent / "tests" / "fixtures" / "bif" / "alarm.bif.gz"
 
 
 def best(function, repeats: int) -> tuple:
@@ -44,7 +46,7 @@ def main() -> None:
     mushroom = SHARED / "mushroom.csv.gz"
     tables = {"mushroom": (pd.read_csv(mushroom, dtype=str), 50)} if mushroom.exists() else {
         "nursery": (load("nursery"), 50)}
-    tables[f"alarm, {args.rows:,} rows"] = (bf.read_bif(bif_path("alarm")).sample(args.rows, random_state=0), 200)
+    tables[f"alarm, {args.rows:,} rows"] = (bf.read_bif(ALARM).sample(args.rows, random_state=0), 200)
     print(f"Command: `python benchmarks/drawing.py --rows {args.rows} --repeats {args.repeats}` "
           f"({datetime.date.today().isoformat()}, bnfisher {bf.__version__}); best of {args.repeats}.\n")
     print("| table | k | analysis (summarize) | plot (PNG) | HTML report | plot / analysis | report / analysis |")

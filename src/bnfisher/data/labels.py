@@ -257,20 +257,30 @@ def encode_column(series: pd.Series, column, states: tuple, *, bin_edges=None, n
     return codes
 
 
+def _declared(column: pd.Series) -> bool:
+    """A categorical column whose categories are not all text: its labels are declared, never re-read as numbers.
+
+    (Text columns of a CSV file are read as categories of strings; they are text here.)
+    """
+    return isinstance(column.dtype, pd.CategoricalDtype) and not all(
+        isinstance(c, str) for c in column.cat.categories)
+
+
 def harmonise_labels(columns: list) -> list:
     """One column from several tables: where some hold numbers and others text, read numeric text as numbers.
 
     A CSV column with one odd cell (``"unknown"`` among integers) is read as text, so
     ``"1"`` in one table and ``1`` in another would become two states and every row of
     one table would look different.  Text that is a number becomes that number (an
-    int when it is integral); other text stays a label.
+    int when it is integral); other text stays a label.  Categories of text count as
+    text (a CSV file's text columns are read as categories).
     """
-    kinds = [_is_numeric(c) for c in columns if not isinstance(c.dtype, pd.CategoricalDtype)]
+    kinds = [_is_numeric(c) for c in columns if not _declared(c)]
     if not (any(kinds) and not all(kinds)):
         return columns
     out = []
     for column in columns:
-        if _is_numeric(column) or isinstance(column.dtype, pd.CategoricalDtype):
+        if _is_numeric(column) or _declared(column):
             out.append(column)
             continue
         numbers = pd.to_numeric(column.astype(object).where(column.notna(), None), errors="coerce")

@@ -230,8 +230,11 @@ def merge_profiles(profiles) -> ReferenceProfile:
             raise SchemaError(f"Profile {k} bins {', '.join(binned)} with other edges than profile 1: a profile keeps "
                               "bins, not numbers, so the rows cannot be re-binned. Profile the tables together, or "
                               "bin them with the same edges first (Schema.discretize).")
-    distinct = [_distinct_frame(p) for p in profiles]
-    labels = Schema.from_data(*distinct, na_values=tuple(first.na_values), missing="allow")
+    counts = np.concatenate([p.counts for p in profiles])
+    if all(p.schema.states == first.states for p in profiles[1:]):  # one schema: its codes mean the same labels
+        return _from_codes(first, np.vstack([p.codes for p in profiles]), counts)
+    # The labels each profile uses, a few rows each: the merged schema is learned from them as from the tables.
+    labels = Schema.from_data(*map(_used_labels, profiles), na_values=tuple(first.na_values), missing="allow")
     # Binned columns keep every bin of the edges, in order (the labels alone would lose the edges); a column whose
     # labels every profile declares alike keeps them, unused ones included, as profile() of the union does (pandas
     # keeps a categorical's categories when every table has the same).
@@ -239,9 +242,10 @@ def merge_profiles(profiles) -> ReferenceProfile:
     schema = Schema({v: first.states[v] if v in first.bin_edges or v in same else labels.states[v]
                      for v in labels.variables},
                     bin_edges=dict(first.bin_edges), na_values=tuple(first.na_values))
-    codes = np.vstack([schema.encode(frame, missing="allow").codes for frame in distinct])
-    counts = np.concatenate([p.counts for p in profiles])
-    return _from_codes(schema, codes, counts)
+    recoded = [_recode(p, schema) for p in profiles]
+    if any(codes is None for codes in recoded):  # labels that do not map one to one: through the tables' labels
+        recoded = [schema.encode(_distinct_frame(p), missing="allow").codes for p in profiles]
+    return _from_codes(schema, np.vstack(recoded), counts)
 
 
 def read_profile(path: str | os.PathLike) -> ReferenceProfile:
@@ -309,6 +313,30 @@ def tables_of(tables, *, bins: int | None) -> list:
 def _distinct_frame(p: ReferenceProfile) -> pd.DataFrame:
     """Each distinct row of a profile once, as labels."""
     return ReferenceProfile(p.schema, p.codes, np.ones(len(p.counts), dtype=np.int64)).to_frame()
+
+
+def _used_labels(p: ReferenceProfile) -> pd.DataFrame:
+    """A few rows holding every label (and missing cell) each column of ``p`` uses, as :meth:`to_frame` gives them."""
+    used = [np.flatnonzero(np.bincount(p.codes[:, j] + 1, minlength=len(p.schema.states[v]) + 1)) - 1
+            for j, v in enumerate(p.schema.variables)]
+    height = max(len(u) for u in used)
+    codes = np.column_stack([np.resize(u, height) for u in used])  # repeated to one height: the same label sets
+    return ReferenceProfile(p.schema, codes, np.ones(height, dtype=np.int64)).to_frame()
+
+
+def _recode(p: ReferenceProfile, schema: Schema) -> np.ndarray | None:
+    """``p``'s codes in ``schema``'s labels, a lookup per column (None when a used label has no match)."""
+    largest = max((len(states) for states in schema.states.values()), default=1)
+    out = np.empty(p.codes.shape, dtype=next(t for t in (np.int8, np.int16, np.int32, np.int64)
+                                             if largest - 1 <= np.iinfo(t).max))  # as Schema.encode gives them
+    for j, variable in enumerate(p.schema.variables):
+        position = {label: i for i, label in enumerate(schema.states[variable])}
+        lookup = np.array([position.get(label, -2) for label in p.schema.states[variable]] + [-1], dtype=np.int64)
+        column = lookup[p.codes[:, j]]  # code -1 (missing) reads the last entry, -1
+        if (column == -2).any():
+            return None
+        out[:, j] = column
+    return out
 
 
 def _from_codes(schema: Schema, codes: np.ndarray, counts: np.ndarray | None = None) -> ReferenceProfile:
