@@ -19,10 +19,11 @@ Each subset is scored by: the Fisher-kernel MMD² to the whole table (the criter
 advantage, so read it with the others); the mean per-column total-variation distance over observed labels; the
 mean two-column total-variation distance (joint labels of every pair of columns, both observed; at most 300 pairs);
 and the accuracy of a logistic regression on one-hot features trained on the subset and tested on every other row
-(the class column, which the subset also represents; for the random rows, the first 20 draws). Figures are means over ``--seeds`` seeds (the random rows are
-means over 200 draws per seed). Tables: mushroom and adult from ``../shared/data/uci`` when present (they have
-real missing cells), letter, waveform-5000 and nursery (bundled), zoo, titanic, heart-disease, ionosphere and
-imports-85 (``benchmarks/data``); numeric columns with more than four values in four quantile bins.
+(the class column, which the subset also represents; for the random rows, the first 20 draws). Figures are means
+over ``--seeds`` seeds (the random rows are means over 200 draws per seed). Tables: mushroom and adult from
+``../shared/data/uci`` when present (they have real missing cells), letter, waveform-5000 and nursery (bundled),
+zoo, titanic, heart-disease, ionosphere and imports-85 (``benchmarks/data``); numeric columns with more than four
+values in four quantile bins.
 
 Run:  /tmp/peers/bin/python benchmarks/subset_peers.py [--seeds 3]
       (a virtual environment with goodpoints: ``python -m venv --system-site-packages /tmp/peers &&
@@ -213,7 +214,7 @@ def measure(name: str, frame: pd.DataFrame, seeds: int) -> dict:
         mmd = MMDCriterion(result.kernel, result.encoded)
         embedding = result.kernel.embed(result.encoded)
 
-        def score(rows_list, elapsed):
+        def score(rows_list, elapsed, mmd=mmd):
             values = [(float(mmd.evaluate_many(np.sort(r)[None, :])[0]), column_tv(codes, r), pair_tv(codes, r, pairs))
                       for r in rows_list]
             fitted = [accuracy(onehot, target, r) for r in rows_list[:ACCURACY_DRAWS]]

@@ -191,7 +191,7 @@ def _read_stream(path: str, source: str) -> bytes:
 
 
 def _text_columns(source, options: dict) -> list:
-    """The columns that the first :data:`TEXT_SAMPLE_ROWS` rows hold as text (read as categories: a label once)."""
+    """Return the columns the first :data:`TEXT_SAMPLE_ROWS` rows hold as text (read as categories: a label once)."""
     head = pd.read_csv(source, nrows=TEXT_SAMPLE_ROWS, **options)
     if hasattr(source, "seek"):
         source.seek(0)
@@ -200,7 +200,7 @@ def _text_columns(source, options: dict) -> list:
 
 
 def _labels_in_order(frame: pd.DataFrame, text: list) -> pd.DataFrame:
-    """Text read as categories, put back in the order the labels of a text column take (numbers by value)."""
+    """Put text read as categories in the order the labels of a text column take (numbers by value)."""
     for column in text:
         categories = frame[column].cat.categories
         frame[column] = frame[column].cat.reorder_categories(

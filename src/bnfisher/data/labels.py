@@ -258,7 +258,7 @@ def encode_column(series: pd.Series, column, states: tuple, *, bin_edges=None, n
 
 
 def _declared(column: pd.Series) -> bool:
-    """A categorical column whose categories are not all text: its labels are declared, never re-read as numbers.
+    """Say whether a column is categorical with categories not all text: declared labels, never re-read as numbers.
 
     (Text columns of a CSV file are read as categories of strings; they are text here.)
     """

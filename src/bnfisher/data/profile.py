@@ -316,7 +316,7 @@ def _distinct_frame(p: ReferenceProfile) -> pd.DataFrame:
 
 
 def _used_labels(p: ReferenceProfile) -> pd.DataFrame:
-    """A few rows holding every label (and missing cell) each column of ``p`` uses, as :meth:`to_frame` gives them."""
+    """Return a few rows holding every label (and missing cell) each column of ``p`` uses, as :meth:`to_frame` does."""
     used = [np.flatnonzero(np.bincount(p.codes[:, j] + 1, minlength=len(p.schema.states[v]) + 1)) - 1
             for j, v in enumerate(p.schema.variables)]
     height = max(len(u) for u in used)
