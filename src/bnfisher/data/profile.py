@@ -242,8 +242,9 @@ def merge_profiles(profiles) -> ReferenceProfile:
     schema = Schema({v: first.states[v] if v in first.bin_edges or v in same else labels.states[v]
                      for v in labels.variables},
                     bin_edges=dict(first.bin_edges), na_values=tuple(first.na_values))
-    recoded = [_recode(p, schema) for p in profiles]
-    if any(codes is None for codes in recoded):  # labels that do not map one to one: through the tables' labels
+    found = [_recode(p, schema) for p in profiles]
+    recoded = [codes for codes in found if codes is not None]
+    if len(recoded) < len(found):  # labels that do not map one to one: through the tables' labels
         recoded = [schema.encode(_distinct_frame(p), missing="allow").codes for p in profiles]
     return _from_codes(schema, np.vstack(recoded), counts)
 
