@@ -113,6 +113,23 @@ def test_summarize_statistics_agree_with_independent_computations(two_tables):
     assert result.subset["row"].tolist() == list(result.indices)
 
 
+def test_a_pooled_search_is_measured_against_the_whole_table(two_tables):
+    """pool_size below the rows: candidates from a pool, the target and the yardstick the whole table."""
+    data = pd.concat(two_tables, ignore_index=True)  # 700 rows
+    pooled = bf.summarize(data, 15, n_init=40, n_random=60, random_state=0, pool_size=200)
+    assert "uniform pool of 200 of the 700 rows" in str(pooled)
+    assert len(set(pooled.indices)) == 15 and pooled.indices.max() < len(data)
+    # Measured against every row (FamilyKernel.mmd from count tables), and better than random subsets of the table.
+    assert pooled.mmd2 == pytest.approx(pooled.kernel.mmd(data.iloc[pooled.indices], data), rel=1e-9, abs=1e-12)
+    assert pooled.mmd2 < np.quantile(pooled.random_mmd2, 0.05)
+    # A pool at least as large as the table is no pool: the same rows as the search over every row.
+    whole = bf.summarize(data, 15, n_init=40, n_random=60, random_state=0)
+    assert np.array_equal(whole.indices, bf.summarize(data, 15, n_init=40, n_random=60, random_state=0,
+                                                       pool_size=700).indices)
+    with pytest.raises(bf.exceptions.OptionError, match="not below pool_size"):
+        bf.summarize(data, 15, pool_size=10)
+
+
 def test_summarize_reports_the_share_of_incomplete_rows(two_tables):
     data = two_tables[0].copy()
     data.iloc[::10, 0] = None

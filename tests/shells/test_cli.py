@@ -146,7 +146,7 @@ def test_pseudocount_changes_the_result(tables, capsys):
     (["--kdb-k", "2"], "--kdb-k does not apply"),
     (["--score", "bdeu"], "--score does not apply"),
     (["--workers", "2"], "apply to --engine dask only"),
-    (["--pool-size", "10"], "apply to --engine dask only"),
+    (["--pool-size", "5"], "is not below pool_size"),
     (["--engine", "dask", "--criticisms", "3"], "cannot be used with --engine dask"),
     (["--engine", "dask", "--criterion", "chi2"], "cannot be used with --engine dask"),
 ])

@@ -32,7 +32,7 @@ from bnfisher.jobs.inputs import read_distributed, read_inputs
 from bnfisher.jobs.learn import learn_network, structure_options
 from bnfisher.jobs.monitor import history, monitor
 from bnfisher.jobs.profile import mmd_between, profile_inputs
-from bnfisher.jobs.summarize import summarize_distributed
+from bnfisher.jobs.summarize import POOL_SIZE, summarize_distributed
 
 
 def _learning(args) -> tuple[str, dict]:
@@ -234,7 +234,7 @@ def _command_learn(args) -> None:
 
 def _check_summarize_options(args) -> None:
     dask = args.engine == "dask"
-    only_dask = {"--scheduler": args.scheduler, "--workers": args.workers, "--pool-size": args.pool_size,
+    only_dask = {"--scheduler": args.scheduler, "--workers": args.workers,
                  "--scheduler-timeout": args.scheduler_timeout}
     misplaced = [flag for flag, value in only_dask.items() if value is not None and not dask]
     if misplaced:
@@ -262,7 +262,7 @@ def _command_summarize(args) -> None:
         result = summarize_distributed(
             args.data, args.k, scheduler=args.scheduler, n_workers=args.workers or 2,
             timeout=10.0 if args.scheduler_timeout is None else args.scheduler_timeout,
-            pool_size=args.pool_size or 100_000, n_init=args.n_init, n_random=n_random, random_state=args.seed,
+            pool_size=args.pool_size or POOL_SIZE, n_init=args.n_init, n_random=n_random, random_state=args.seed,
             progress=not args.quiet, **_model_options(args))
     else:
         if args.data is None:
@@ -274,7 +274,8 @@ def _command_summarize(args) -> None:
             (data,) = _read(args, [args.data])
         result = summarize(data, args.k, criterion=args.criterion, n_init=args.n_init, n_random=n_random,
                            n_criticisms=args.criticisms, source=source, random_state=args.seed,
-                           progress=not args.quiet, candidates=args.candidates or "auto", **_model_options(args))
+                           progress=not args.quiet, candidates=args.candidates or "auto", pool_size=args.pool_size,
+                           **_model_options(args))
     _show(result, args)
     analysis = time.perf_counter() - started
     _write_subset(result.data.iloc[result.positions], result.indices, args.output,

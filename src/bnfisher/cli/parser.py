@@ -389,7 +389,9 @@ def _add_summarize(sub, *, data, learning, run, datasets) -> None:
     summarize.add_argument("--workers", type=_positive_int, default=None,
                            help="dask engine: local worker processes (default 2)")
     summarize.add_argument("--pool-size", type=_positive_int, default=None,
-                           help="dask engine: candidate rows sampled into memory (default 100000)")
+                           help="on a larger table, the search chooses among a uniform pool of this many rows, "
+                                "against the whole table (default 100000; with the dask engine, the rows sampled "
+                                "into memory)")
     summarize.set_defaults(command_name="summarize")
 
 

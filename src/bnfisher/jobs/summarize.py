@@ -305,7 +305,8 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
               bins: int | None = None, bin_columns=None, categorical=None, na_values=(), criterion: str = "mmd",
               n_init: int = 1000,
               n_random: int = 1000, n_criticisms: int = 0, source: str = "data", random_state=None,
-              progress: bool = False, learn_options: dict | None = None, candidates: str = "auto") -> SummaryResult:
+              progress: bool = False, learn_options: dict | None = None, candidates: str = "auto",
+              pool_size: int | None = None) -> SummaryResult:
     """Pick ``k`` representative rows of a table (Algorithm 1) and say how representative they are.
 
     Parameters
@@ -352,6 +353,13 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
         Show progress of the search.
     learn_options : dict, optional
         Further options of :func:`bnfisher.learn`.
+    pool_size : int, optional
+        On a table of more rows, the search chooses among a uniform pool of this many rows
+        (default :data:`POOL_SIZE`), still against the whole table's mean embedding; the
+        subset is measured against the whole table and random subsets of it.  A search's
+        sweep costs a kernel column over the candidates per chosen row, so a pool keeps
+        large ``k`` on large tables fast; give a larger value (or the row count) for the
+        search over every row.
 
     Returns
     -------
@@ -382,23 +390,32 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     search: dict[str, Any] = dict(criterion=criterion, n_init=n_init, random_state=rng, progress=progress,
                                   n_criticisms=n_criticisms)
     mmd = MMDCriterion(kernel, encoded)  # the whole table: the target, and the yardstick of every subset
-    if candidates == "auto" and encoded.n_rows and encoded.codes.min() < 0:
-        selection, strata = _stratified(kernel, encoded, k, search)
+    pool = _pool(encoded.n_rows, k, POOL_SIZE if pool_size is None else pool_size, rng)
+    searched = encoded if pool is None else encoded.take(pool)
+    if pool is not None:
+        notes.append(f"The search chose among a uniform pool of {len(pool):,} of the {encoded.n_rows:,} rows "
+                     "(pool_size), against the whole table's mean embedding.")
+    if candidates == "auto" and searched.n_rows and searched.codes.min() < 0:
+        selection, strata = _stratified(kernel, searched, k, search)
         notes.append(strata)
     elif candidates == "all":
-        search["criterion"] = mmd if criterion == "mmd" else "chi2"
-        selection = select_representatives(kernel, encoded, k, candidates="all", **search)
+        within = mmd if pool is None else MMDCriterion(kernel, searched, mmd.target_cells)
+        search["criterion"] = within if criterion == "mmd" else "chi2"
+        selection = select_representatives(kernel, searched, k, candidates="all", **search)
     else:  # complete rows (every row when all are complete), measured against every row
-        candidate_set, candidate_rows, target = complete_candidates(kernel, encoded)
+        candidate_set, candidate_rows, target = complete_candidates(kernel, searched)
         if candidate_rows is not None and isinstance(k, int) and k >= len(candidate_rows):
             raise OptionError(f"Only {len(candidate_rows)} rows are complete, too few to choose k={k} among them; "
                               "choose a smaller k, or candidates='auto' or 'all'.")
-        within = mmd if candidate_rows is None else MMDCriterion(kernel, candidate_set, target)
+        within = mmd if candidate_rows is None and pool is None else MMDCriterion(
+            kernel, candidate_set, mmd.target_cells if pool is not None else target)
         search["criterion"] = within if criterion == "mmd" else "chi2"
         selection = select_representatives(kernel, candidate_set, k, candidates="all", **search)
-        if candidate_rows is not None:  # back to positions in the data
+        if candidate_rows is not None:  # back to positions in the searched rows
             selection.indices = candidate_rows[selection.indices]
             selection.criticisms = candidate_rows[selection.criticisms]
+    if pool is not None:  # back to positions in the data
+        selection.indices, selection.criticisms = pool[selection.indices], pool[selection.criticisms]
     subset_mmd = float(mmd.evaluate_many(np.sort(selection.indices)[None, :])[0])
     baseline = random_subsets(encoded.n_rows, len(selection.indices), n_random, random_state=rng)
     random_chi2 = None
@@ -415,6 +432,21 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     warn(later)
     result.advice += later
     return result
+
+
+#: Rows a search chooses among at most, by default (``summarize``'s and ``summarize_distributed``'s ``pool_size``).
+POOL_SIZE = 100_000
+
+
+def _pool(n_rows: int, k, pool_size, rng) -> np.ndarray | None:
+    """Return the sorted positions of a uniform pool of ``pool_size`` rows, or None when the table is no larger."""
+    pool_size = check_positive_int(pool_size, "pool_size")
+    if n_rows <= pool_size:
+        return None
+    if isinstance(k, int) and k >= pool_size:
+        raise OptionError(f"k={k} is not below pool_size={pool_size}; give a larger pool_size (at most the "
+                          f"{n_rows} rows) or a smaller k.")
+    return np.sort(rng.choice(n_rows, size=pool_size, replace=False))
 
 
 #: How ``summarize`` chooses its candidates (see its ``candidates`` parameter).
@@ -465,7 +497,7 @@ def _stratified(kernel: FamilyKernel, encoded: EncodedData, k: int, search: dict
 
 
 def summarize_distributed(path, k: int, *, scheduler: str | None = None, n_workers: int = 2, timeout: float = 10.0,
-                          pool_size: int = 100_000, network: BayesianNetwork | None = None,
+                          pool_size: int = POOL_SIZE, network: BayesianNetwork | None = None,
                           structure: str = "chow-liu", bins: int | None = None, bin_columns=None,
                           categorical=None, na_values=(), n_init: int = 1000,
                           n_random: int = 1000, random_state=None, progress: bool = False,
