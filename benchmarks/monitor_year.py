@@ -10,7 +10,11 @@ fresh SQLite store, with the defaults: alpha = 0.05 over a horizon of 52 windows
    ``bronc``/``either`` has its most frequent row rolled): the week of the first alarm, counted from the change
    (0: caught in the first changed week), and the false alarms before it.
 
-Run:  python benchmarks/monitor_year.py [--years 40] [--change-years 10]
+3. With ``--size-runs N``: N independent unchanged windows (a fresh reference and window each), each tested once by
+   ``bnfisher.drift`` with the monitor's permutations; the share with p <= 0.05 and <= 0.01 (the per-window size,
+   whose excess a year's Bonferroni bound multiplies by 52).
+
+Run:  python benchmarks/monitor_year.py [--years 40] [--change-years 10] [--size-runs 0]
 """
 
 from __future__ import annotations
@@ -59,13 +63,35 @@ def year(network, other, seed: int) -> tuple:
     return alarms, float(np.median(seconds))
 
 
+def window_size(network, runs: int) -> str:
+    """The share of unchanged windows, each with its own reference, whose drift p-value is <= 0.05 and <= 0.01."""
+    p_values = []
+    for seed in range(runs):
+        rng = np.random.default_rng(10_000 + seed)
+        reference, window = network.sample(5000, random_state=rng), network.sample(WINDOW, random_state=rng)
+        result = bf.drift(reference, {"week": window}, n_permutations=4159, random_state=seed)
+        p_values.append(float(result.windows["p_value"].iloc[0]))
+    p = np.array(p_values)
+    parts = []
+    for level in (0.05, 0.01):
+        rate = float(np.mean(p <= level))
+        parts.append(f"p <= {level}: {int(np.sum(p <= level))}/{runs} = {rate:.3f} ± "
+                     f"{np.sqrt(level * (1 - level) / runs):.3f} (standard error at the nominal level)")
+    return f"Per-window size, {runs} independent unchanged windows: " + "; ".join(parts) + "."
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--years", type=int, default=40)
     parser.add_argument("--change-years", type=int, default=10)
+    parser.add_argument("--size-runs", type=int, default=0)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     network = bf.read_bif(ASIA)
+    if args.size_runs:
+        print(window_size(network, args.size_runs), flush=True)
+    if not args.years:
+        return
     begin = time.perf_counter()
     quiet = [year(network, None, seed) for seed in range(args.years)]
     alarmed = sum(bool(a) for a, _ in quiet)
