@@ -104,6 +104,24 @@ def summary_marginals(encoded, subset_rows: np.ndarray) -> dict:
 
 
 @plain_text
+def _grouped_bars(ax, frame: pd.DataFrame, colours: list) -> None:
+    """Draw one group of bars per row of ``frame`` (a bar per column) as one collection: one artist, not one a bar."""
+    from matplotlib.collections import PolyCollection
+    from matplotlib.colors import to_rgba_array
+
+    n_groups, n_bars = frame.shape
+    width = 0.8 / n_bars
+    left = np.arange(n_groups)[None, :] + (np.arange(n_bars)[:, None] - n_bars / 2) * width  # (bar, group)
+    height = frame.to_numpy(dtype=float).T
+    corners = np.stack([np.stack([left, np.zeros_like(height)], -1), np.stack([left, height], -1),
+                        np.stack([left + width, height], -1), np.stack([left + width, np.zeros_like(height)], -1)],
+                       axis=2).reshape(-1, 4, 2)
+    faces = np.repeat(to_rgba_array([colours[k % len(colours)] for k in range(n_bars)]), n_groups, axis=0)
+    ax.add_collection(PolyCollection(corners, facecolors=faces, linewidths=0))
+    ax.set_xlim(-0.5, n_groups - 0.5)
+    ax.set_ylim(0, max(float(np.nanmax(height)) * 1.05, 1e-9) if height.size else 1.0)
+
+
 def plot_summary(result, encoded, subset_rows: np.ndarray, path=None, *, baseline: tuple | None = None):
     """Objective per sweep (with the random baseline), and every variable's marginal in the subset vs the data.
 
@@ -140,6 +158,7 @@ def plot_summary(result, encoded, subset_rows: np.ndarray, path=None, *, baselin
     >>> figure is not None
     True
     """
+    from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
 
     plt = pyplot()
@@ -163,20 +182,19 @@ def plot_summary(result, encoded, subset_rows: np.ndarray, path=None, *, baselin
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, (v, frame) in zip(axes[1:], marginals.items()):
         r = len(encoded.states[v])
-        x = np.arange(len(frame))
-        width = 0.8 / frame.shape[1]
-        for k, column in enumerate(frame.columns):  # grouped bars, drawn directly (pandas' bar plot is slow)
-            ax.bar(x + (k - (frame.shape[1] - 1) / 2) * width, frame[column].to_numpy(), width, label=column,
-                   color=colours[k % len(colours)])
+        _grouped_bars(ax, frame, colours)
         rotate = len(frame) > 3
-        ax.set_xticks(x, [_short(label) for label in frame.index], rotation=45 if rotate else 0,
+        ax.set_xticks(np.arange(len(frame)), [_short(label) for label in frame.index], rotation=45 if rotate else 0,
                       ha="right" if rotate else "center", fontsize=7)
-        ax.set_title(_short(v, 28) + (f" ({MAX_BARS} most frequent of {r})" if r > MAX_BARS else ""), fontsize=9)
+        # A title at a fixed height: matplotlib's automatic one measures every tick label's box first.
+        ax.set_title(_short(v, 28) + (f" ({MAX_BARS} most frequent of {r})" if r > MAX_BARS else ""), fontsize=9,
+                     y=1.0)
     for ax in axes[n_panels:]:
         ax.axis("off")
     if marginals:  # one legend for every bar panel, above them: it covers no bar
-        handles, labels = axes[1].get_legend_handles_labels()
-        figure.legend(handles, labels, loc="upper center", ncol=2, fontsize=8, frameon=False)
+        columns = next(iter(marginals.values())).columns
+        handles = [Patch(color=colours[k % len(colours)], label=column) for k, column in enumerate(columns)]
+        figure.legend(handles=handles, loc="upper center", ncol=2, fontsize=8, frameon=False)
     # Fixed margins (tight_layout measures every label's box, which costs more than the analysis on wide tables).
     height = 3 * n_rows + 0.4
     figure.subplots_adjust(left=0.06, right=0.98, bottom=0.9 / height, top=1 - 0.75 / height, wspace=0.3,
