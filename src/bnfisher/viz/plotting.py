@@ -117,7 +117,7 @@ def _grouped_bars(ax, frame: pd.DataFrame, colours: list) -> None:
                         np.stack([left + width, height], -1), np.stack([left + width, np.zeros_like(height)], -1)],
                        axis=2).reshape(-1, 4, 2)
     faces = np.repeat(to_rgba_array([colours[k % len(colours)] for k in range(n_bars)]), n_groups, axis=0)
-    ax.add_collection(PolyCollection(corners, facecolors=faces, linewidths=0))
+    ax.add_collection(PolyCollection(list(corners), facecolors=faces, linewidths=0))
     ax.set_xlim(-0.5, n_groups - 0.5)
     ax.set_ylim(0, max(float(np.nanmax(height)) * 1.05, 1e-9) if height.size else 1.0)
 
