@@ -232,7 +232,7 @@ def merge_profiles(profiles) -> ReferenceProfile:
                               "bin them with the same edges first (Schema.discretize).")
     counts = np.concatenate([p.counts for p in profiles])
     if all(p.schema.states == first.states for p in profiles[1:]):  # one schema: its codes mean the same labels
-        return _from_codes(first, np.vstack([p.codes for p in profiles]), counts)
+        return _merge_rows(first, np.vstack([p.codes for p in profiles]), counts)
     # The labels each profile uses, a few rows each: the merged schema is learned from them as from the tables.
     labels = Schema.from_data(*map(_used_labels, profiles), na_values=tuple(first.na_values), missing="allow")
     # Binned columns keep every bin of the edges, in order (the labels alone would lose the edges); a column whose
@@ -246,7 +246,7 @@ def merge_profiles(profiles) -> ReferenceProfile:
     recoded = [codes for codes in found if codes is not None]
     if len(recoded) < len(found):  # labels that do not map one to one: through the tables' labels
         recoded = [schema.encode(_distinct_frame(p), missing="allow").codes for p in profiles]
-    return _from_codes(schema, np.vstack(recoded), counts)
+    return _merge_rows(schema, np.vstack(recoded), counts)
 
 
 def read_profile(path: str | os.PathLike) -> ReferenceProfile:
@@ -338,6 +338,31 @@ def _recode(p: ReferenceProfile, schema: Schema) -> np.ndarray | None:
             return None
         out[:, j] = column
     return out
+
+
+def _merge_rows(schema: Schema, codes: np.ndarray, counts: np.ndarray) -> ReferenceProfile:
+    """Add up the counts of equal rows and return them in canonical order: the profile of rows already distinct.
+
+    Each row is packed into as few 64-bit words as the cardinalities allow, ``code + 1`` in mixed radix, leading
+    column first, so sorting the words sorts the rows lexicographically (missing first, as :func:`_from_codes`).
+    """
+    radix = [len(schema.states[v]) + 1 for v in schema.variables]
+    columns = np.ascontiguousarray(codes.T)  # one contiguous column at a time
+    words, word, capacity = [], np.zeros(len(codes), dtype=np.int64), 1
+    for column, r in zip(columns, radix):
+        if capacity * r >= 2**62:
+            words.append(word)
+            word, capacity = np.zeros(len(codes), dtype=np.int64), 1
+        word *= r
+        word += column
+        word += 1
+        capacity *= r
+    words.append(word)
+    order = np.lexsort(words[::-1])
+    keys = np.stack([w[order] for w in words])
+    start = np.flatnonzero(np.r_[True, (keys[:, 1:] != keys[:, :-1]).any(axis=0)])
+    return ReferenceProfile(schema, np.ascontiguousarray(codes[order[start]]),
+                            np.add.reduceat(counts[order], start).astype(np.int64))
 
 
 def _from_codes(schema: Schema, codes: np.ndarray, counts: np.ndarray | None = None) -> ReferenceProfile:
