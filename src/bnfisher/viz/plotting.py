@@ -186,6 +186,8 @@ def plot_summary(result, encoded, subset_rows: np.ndarray, path=None, *, baselin
         rotate = len(frame) > 3
         ax.set_xticks(np.arange(len(frame)), [_short(label) for label in frame.index], rotation=45 if rotate else 0,
                       ha="right" if rotate else "center", fontsize=7)
+        for label in ax.get_xticklabels():  # made now, not when the figure is drawn: a label is text, never math
+            label.set_parse_math(False)
         # A title at a fixed height: matplotlib's automatic one measures every tick label's box first.
         ax.set_title(_short(v, 28) + (f" ({MAX_BARS} most frequent of {r})" if r > MAX_BARS else ""), fontsize=9,
                      y=1.0)
