@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -22,19 +21,11 @@ import pandas as pd
 
 import bnfisher as bf
 from bnfisher.datasets import load
+from permutations import best_of  # benchmarks/permutations.py (this folder is on the path)
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared" / "data" / "uci"
 ALARM = HERE.parent / "tests" / "fixtures" / "bif" / "alarm.bif.gz"
-
-
-def best(function, repeats: int) -> tuple:
-    times, value = [], None
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        value = function()
-        times.append(time.perf_counter() - begin)
-    return min(times), value
 
 
 def main() -> None:
@@ -59,9 +50,9 @@ def main() -> None:
             result = analyse()  # warm-up (compilation, first imports)
             result.plot(Path(folder) / "warm.png")
             result.to_html(Path(folder) / "warm.html")
-            analysis, result = best(analyse, args.repeats)
-            plot, _ = best(lambda result=result: result.plot(Path(folder) / "subset.png"), args.repeats)
-            report, _ = best(lambda result=result: result.to_html(Path(folder) / "subset.html"), args.repeats)
+            analysis, result = best_of(analyse, args.repeats)
+            plot, _ = best_of(lambda result=result: result.plot(Path(folder) / "subset.png"), args.repeats)
+            report, _ = best_of(lambda result=result: result.to_html(Path(folder) / "subset.html"), args.repeats)
             print(f"| {name} | {k} | {analysis:.2f} s | {plot:.2f} s | {report:.2f} s | {plot / analysis:.2f} | "
                   f"{report / analysis:.2f} |", flush=True)
 

@@ -28,13 +28,13 @@ import datetime  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
-import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 import bnfisher as bf  # noqa: E402
+from permutations import best_of  # noqa: E402  (benchmarks/permutations.py)
 
 HERE = Path(__file__).resolve().parent
 ALARM = HERE.parent / "tests" / "fixtures" / "bif" / "alarm.bif.gz"
@@ -63,15 +63,6 @@ print(json.dumps({"profile": min(times), "merge": min(merges)}))
 """
 
 
-def best(function, repeats: int) -> tuple:
-    times, value = [], None
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        value = function()
-        times.append(time.perf_counter() - begin)
-    return min(times), value
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -83,9 +74,9 @@ def main() -> None:
     size = args.rows // args.parts
     pieces = [frame.iloc[i * size:(i + 1) * size] for i in range(args.parts)]
     bf.profile(frame.iloc[:1000])  # warm-up (compilation)
-    t_profile, whole = best(lambda: bf.profile(frame), args.repeats)
+    t_profile, whole = best_of(lambda: bf.profile(frame), args.repeats)
     parts = [bf.profile(piece) for piece in pieces]
-    t_merge, merged = best(lambda: bf.merge_profiles(parts), args.repeats)
+    t_merge, merged = best_of(lambda: bf.merge_profiles(parts), args.repeats)
     union = bf.profile(frame.iloc[: size * args.parts])
     equal = bool(merged.schema == union.schema and np.array_equal(merged.codes, union.codes)
                  and np.array_equal(merged.counts, union.counts))
