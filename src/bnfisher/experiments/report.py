@@ -38,9 +38,9 @@ def plot_summarization(results: pd.DataFrame, path: str, model: str) -> None:
         PNG file to write (atomically).
     model : {"hc", "tan", "kdb"}
     """
-    from bnfisher.viz.plotting import pyplot, save_figure
+    from bnfisher.viz.plotting import figures, save_figure
 
-    plt = pyplot()
+    plt = figures()
 
     frame = results[results["model"] == model]
     datasets = [d for d in DATASETS if d in set(frame["dataset"])] or sorted(set(frame["dataset"]))

@@ -15,28 +15,68 @@ import numpy as np
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher.data.binning import BIN_SEPARATOR
 
-__all__ = ["plot_summary", "summary_marginals", "pyplot", "save_figure", "plot_network", "network_layout",
+__all__ = ["plot_summary", "summary_marginals", "figures", "save_figure", "plot_network", "network_layout",
            "plot_family_shares", "plot_witness", "figure_png"]
 
 #: Most categories drawn per variable; more are shown as the most frequent ones, in state order.
 MAX_BARS = 20
 
 
-def pyplot():
-    """``matplotlib.pyplot`` with the non-interactive Agg backend, or an ImportError naming the extra.
+class _Figures:
+    """What bnfisher draws with: matplotlib figures, and the user's backend left as it is.
+
+    Like ``matplotlib.pyplot`` for the few calls bnfisher makes (``subplots``, ``rcParams``,
+    ``rc_context``, ``cm``).  A figure returned to the user (``shown``) is pyplot's, under the
+    user's own backend (a notebook's inline display, a window, or Agg where there is no
+    display); a figure drawn for a file is matplotlib's alone, never registered with pyplot,
+    drawn by the Agg renderer when it is saved.  bnfisher never switches the backend.
+    """
+
+    def __init__(self, matplotlib, shown: bool):
+        self._matplotlib = matplotlib
+        self._shown = shown
+        self.rcParams = matplotlib.rcParams
+        self.rc_context = matplotlib.rc_context
+        self.cm = matplotlib.cm
+
+    def subplots(self, *args, figsize=None, **kwargs):
+        """Return a new figure and its axes (as ``matplotlib.pyplot.subplots``)."""
+        if self._shown:
+            import matplotlib.pyplot as plt
+
+            return plt.subplots(*args, figsize=figsize, **kwargs)
+        from matplotlib.figure import Figure
+
+        figure = Figure(figsize=figsize)
+        return figure, figure.subplots(*args, **kwargs)
+
+
+def figures(*, shown: bool = False) -> _Figures:
+    """Return what bnfisher draws with (:class:`_Figures`), or an ImportError naming the extra.
+
+    Parameters
+    ----------
+    shown : bool, default=False
+        Whether the figure is returned to the user (pyplot's, under the user's backend)
+        rather than written to a file (off-screen, never pyplot's).
 
     Returns
     -------
-    module
+    _Figures
     """
     try:
         import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("Plotting needs matplotlib: pip install 'bnfisher[plot]'.") from exc
-    return plt
+    return _Figures(matplotlib, shown)
+
+
+def _release(figure) -> None:
+    """Close a figure pyplot holds (one made for the user and then written): pyplot would keep it alive."""
+    if getattr(figure.canvas, "manager", None) is not None:
+        import matplotlib.pyplot as plt
+
+        plt.close(figure)
 
 
 def plain_text(function):
@@ -48,14 +88,14 @@ def plain_text(function):
     """
     @functools.wraps(function)
     def wrapped(*args, **kwargs):
-        with pyplot().rc_context({"text.parse_math": False}):
+        with figures().rc_context({"text.parse_math": False}):
             return function(*args, **kwargs)
 
     return wrapped
 
 
 def save_figure(figure, path, *, dpi: int = 100) -> None:
-    """Write a figure as PNG atomically, and close it.
+    """Write a figure as PNG atomically.
 
     Parameters
     ----------
@@ -67,7 +107,7 @@ def save_figure(figure, path, *, dpi: int = 100) -> None:
 
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi)
-    pyplot().close(figure)
+    _release(figure)
     write_bytes(path, buffer.getvalue())  # atomically
 
 
@@ -161,7 +201,7 @@ def plot_summary(result, encoded, subset_rows: np.ndarray, path=None, *, baselin
     from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
 
-    plt = pyplot()
+    plt = figures(shown=path is None)
     marginals = {v: frame for v, frame in summary_marginals(encoded, subset_rows).items() if len(frame) > 1}
     n_panels = len(marginals) + 1
     n_cols = min(4, n_panels)
@@ -294,7 +334,7 @@ def plot_network(network, *, highlight=None, ax=None):
     >>> len(figure.axes)
     1
     """
-    plt = pyplot()
+    plt = figures(shown=True)
     position = network_layout(network)
     depth = int(max((x for x, _ in position.values()), default=0)) + 1
     widest = max((sum(1 for x, _ in position.values() if x == level) for level in range(depth)), default=1)
@@ -349,7 +389,7 @@ def plot_family_shares(table: pd.DataFrame, *, top: int = 15, ax=None):
     >>> len(figure.axes)
     1
     """
-    plt = pyplot()
+    plt = figures(shown=True)
     shown = table.head(top).iloc[::-1]
     if ax is None:
         figure, ax = plt.subplots(figsize=(7, 0.4 * len(shown) + 1.2))
@@ -404,7 +444,7 @@ def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y")
     >>> len(figure.axes)
     1
     """
-    plt = pyplot()
+    plt = figures(shown=True)
     if ax is None:
         figure, ax = plt.subplots(figsize=(7, 3))
     else:
@@ -443,7 +483,7 @@ def plot_comparison(result, path=None):
     >>> len(figure.axes)
     2
     """
-    plt = pyplot()
+    plt = figures(shown=path is None)
     shown = min(len(result.families), result.top)
     figure, (upper, lower) = plt.subplots(2, 1, figsize=(7.5, 0.4 * shown + 4.8),
                                           gridspec_kw={"height_ratios": [0.4 * shown + 1.2, 3]})
@@ -457,7 +497,7 @@ def plot_comparison(result, path=None):
 
 
 def figure_png(figure) -> bytes:
-    """Return a figure as PNG bytes (and close it).
+    """Return a figure as PNG bytes.
 
     Parameters
     ----------
@@ -469,5 +509,5 @@ def figure_png(figure) -> bytes:
     """
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=100)
-    pyplot().close(figure)
+    _release(figure)
     return buffer.getvalue()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher.viz.plotting import _short, plain_text, pyplot
+from bnfisher.viz.plotting import _short, figures, plain_text
 
 __all__ = ["plot_drift"]
 
@@ -29,7 +29,7 @@ def plot_drift(result, *, ax=None):
     -------
     matplotlib.figure.Figure
     """
-    plt = pyplot()
+    plt = figures(shown=True)
     table = result.windows
     n = len(table)
     if ax is None:
