@@ -124,8 +124,16 @@ def _run_api(frame: pd.DataFrame, structure: str, bins, choice: str = "") -> Non
         _call(bf.compare, frame, frame, n_permutations=5, random_state=0, bins=bins, **binning)
         _call(bf.drift, frame, frame, window=max(2, len(frame) // 2), n_permutations=5, random_state=0,
               min_effect=0.0, bins=bins, **binning)
-        _call(bf.summarize, frame, 2, n_init=3, n_random=3, random_state=0,
-              candidates=("auto", "all", "complete")[len(frame) % 3])
+        candidates = ("auto", "all", "complete")[len(frame) % 3]
+        whole = _call(bf.summarize, frame, 2, n_init=3, n_random=3, random_state=0, candidates=candidates)
+        # A pool as large as the table is no pool (the same rows); a smaller one chooses among a pool.
+        same = _call(bf.summarize, frame, 2, n_init=3, n_random=3, random_state=0, candidates=candidates,
+                     pool_size=len(frame))
+        assert np.array_equal(whole.indices, same.indices)
+        OUTCOMES["metamorphic"]["pool = table"] += 1
+        pooled = _call(bf.summarize, frame, 2, n_init=3, n_random=3, random_state=0, candidates=candidates,
+                       pool_size=max(3, len(frame) - 1))
+        assert len(set(pooled.indices)) == 2 and pooled.indices.max() < len(frame)
         with tempfile.TemporaryDirectory() as folder:  # a monitoring store, run twice: the second adds nothing
             store = os.path.join(folder, "history.db")
             for _ in range(2):
@@ -208,7 +216,9 @@ def test_mutated_tables_through_the_command_line(tmp_path_factory, suffix, data)
     if data.draw(st.booleans()):  # a hostile store: a mutated table's bytes where the database should be
         store.write_bytes(data.draw(mutated(suffix)))
     argv = {"summarize": ["summarize", str(path), "-k", "3", "--n-init", "3", "--n-random", "3", "--quiet",
-                          "--candidates", data.draw(st.sampled_from(["auto", "all", "complete"]))],
+                          "--candidates", data.draw(st.sampled_from(["auto", "all", "complete"])),
+                          *data.draw(st.sampled_from([[], ["--pool-size", "3"], ["--pool-size", "4"],
+                                                      ["--pool-size", "1000"]]))],
             "learn": ["learn", str(path), "--quiet"],
             "compare": ["compare", str(path), str(path), "--permutations", "5", "--json", "-", "--exit-code"],
             "monitor": ["monitor", str(path), str(path), "--rows", "4", "--permutations", "5", "--horizon", "1",
