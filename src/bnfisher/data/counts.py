@@ -380,11 +380,12 @@ def _words(radix: list[int], shift) -> list[list[tuple[int, int, int]]]:
 def _pack(codes: np.ndarray, words: list) -> np.ndarray:
     """Mixed-radix keys of the rows, one int64 column per word."""
     keys = np.zeros((codes.shape[0], len(words)), dtype=np.int64)
+    by_column = codes.T if codes.flags.f_contiguous else np.ascontiguousarray(codes.T)  # each column contiguous
     for w, columns in enumerate(words):
         key = keys[:, w]
         for column, r, shift in columns:
             key *= r
-            key += codes[:, column]
+            key += by_column[column]
             if shift:
                 key += shift
     return keys

@@ -16,7 +16,7 @@ import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.memory import check_allocation
-from bnfisher.data.counts import distinct_rows
+from bnfisher.data.counts import _pack, _words, distinct_rows
 from bnfisher.data.profile_file import FORMAT, FORMAT_VERSION, read_profile_file, write_profile_file
 from bnfisher.data.providers import backend_for
 from bnfisher.data.schema import Schema
@@ -327,9 +327,7 @@ def _used_labels(p: ReferenceProfile) -> pd.DataFrame:
 
 def _recode(p: ReferenceProfile, schema: Schema) -> np.ndarray | None:
     """``p``'s codes in ``schema``'s labels, a lookup per column (None when a used label has no match)."""
-    largest = max((len(states) for states in schema.states.values()), default=1)
-    out = np.empty(p.codes.shape, dtype=next(t for t in (np.int8, np.int16, np.int32, np.int64)
-                                             if largest - 1 <= np.iinfo(t).max))  # as Schema.encode gives them
+    out: np.ndarray = np.empty(p.codes.shape, dtype=schema.code_dtype)  # as Schema.encode gives them
     for j, variable in enumerate(p.schema.variables):
         position = {label: i for i, label in enumerate(schema.states[variable])}
         lookup = np.array([position.get(label, -2) for label in p.schema.states[variable]] + [-1], dtype=np.int64)
@@ -343,24 +341,14 @@ def _recode(p: ReferenceProfile, schema: Schema) -> np.ndarray | None:
 def _merge_rows(schema: Schema, codes: np.ndarray, counts: np.ndarray) -> ReferenceProfile:
     """Add up the counts of equal rows and return them in canonical order: the profile of rows already distinct.
 
-    Each row is packed into as few 64-bit words as the cardinalities allow, ``code + 1`` in mixed radix, leading
-    column first, so sorting the words sorts the rows lexicographically (missing first, as :func:`_from_codes`).
+    The rows are packed as :func:`~bnfisher.data.counts.distinct_rows` packs them, ``code + 1`` for every column
+    (missing first), so sorting the words sorts the rows as :func:`_from_codes` orders them.
     """
     radix = [len(schema.states[v]) + 1 for v in schema.variables]
-    columns = np.ascontiguousarray(codes.T)  # one contiguous column at a time
-    words, word, capacity = [], np.zeros(len(codes), dtype=np.int64), 1
-    for column, r in zip(columns, radix):
-        if capacity * r >= 2**62:
-            words.append(word)
-            word, capacity = np.zeros(len(codes), dtype=np.int64), 1
-        word *= r
-        word += column
-        word += 1
-        capacity *= r
-    words.append(word)
-    order = np.lexsort(words[::-1])
-    keys = np.stack([w[order] for w in words])
-    start = np.flatnonzero(np.r_[True, (keys[:, 1:] != keys[:, :-1]).any(axis=0)])
+    keys = _pack(codes, _words(radix, np.ones(len(radix), dtype=int)))
+    order = np.lexsort(keys.T[::-1])
+    ordered = keys[order]
+    start = np.flatnonzero(np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)])
     return ReferenceProfile(schema, np.ascontiguousarray(codes[order[start]]),
                             np.add.reduceat(counts[order], start).astype(np.int64))
 

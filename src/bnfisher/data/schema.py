@@ -276,6 +276,15 @@ class Schema:
         """Number of states of each variable, in ``variables`` order."""
         return np.array([len(self._states[v]) for v in self._variables], dtype=np.intp)
 
+    @property
+    def code_dtype(self) -> type:
+        """The smallest signed integer type that holds every code (1 byte up to 127 states).
+
+        An eighth of the memory, and of the page faults, of ``intp`` for large blocks.
+        """
+        largest = max((len(s) for s in self._states.values()), default=1)
+        return next(t for t in (np.int8, np.int16, np.int32, np.int64) if largest - 1 <= np.iinfo(t).max)
+
     def select(self, variables: Sequence) -> Schema:
         """Return the schema of ``variables`` only, in that order.
 
@@ -382,11 +391,7 @@ class Schema:
                 self._hidden) else ""
             raise SchemaError(f"Column(s) {absent} required by the model are absent from the data "
                               f"(it has {list(data.columns)}){hint}.")
-        largest = max((len(s) for s in self._states.values()), default=1)
-        # The smallest signed integer type that holds every code (1 byte up to 127 states): an eighth
-        # of the memory, and of the page faults, of intp for large blocks.
-        dtype = next(t for t in (np.int8, np.int16, np.int32, np.int64) if largest - 1 <= np.iinfo(t).max)
-        codes = np.empty((len(data), len(self._variables)), dtype=dtype, order="F")
+        codes = np.empty((len(data), len(self._variables)), dtype=self.code_dtype, order="F")
         for i, v in enumerate(self._variables):
             if v not in data.columns:  # a hidden variable: missing in every row
                 codes[:, i] = -1
