@@ -382,12 +382,13 @@ def _pack(codes: np.ndarray, words: list) -> np.ndarray:
     keys = np.zeros((codes.shape[0], len(words)), dtype=np.int64)
     by_column = codes.T if codes.flags.f_contiguous else np.ascontiguousarray(codes.T)  # each column contiguous
     for w, columns in enumerate(words):
-        key = keys[:, w]
+        key = np.zeros(codes.shape[0], dtype=np.int64)  # contiguous while it is built; one strided copy at the end
         for column, r, shift in columns:
             key *= r
             key += by_column[column]
             if shift:
                 key += shift
+        keys[:, w] = key
     return keys
 
 
