@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import bnfisher as bf
 from bnfisher import FisherKernel
 from bnfisher.bn.inference import expected_counts, query
-from bnfisher.comparison import split_draws
+from bnfisher.comparison.null import permutation_splits
 from bnfisher.data.counts import distinct_rows
 
 from _helpers import (
@@ -215,11 +215,7 @@ def test_two_sample_test_with_missing_values_equals_the_gram_matrix_definition()
     # The same draws, from the same seed: copies of each distinct row (missing cells included) sent first.
     codes = kernel.encode(pd.concat([X, Y], ignore_index=True)).codes
     first, inverse, multiplicity = distinct_rows(codes)
-    # The engine draws distinct rows by multiplicity, ties by the rows' codes (missing cells are -1).
-    order = np.lexsort(np.vstack([codes[first].T[::-1], multiplicity[None, :]]))
-    draws = np.empty((len(multiplicity), 30), dtype=int)
-    draws[order] = split_draws(multiplicity[order], n_x, 30, random_state=np.random.default_rng(7))
-    draws = draws.T
+    draws = permutation_splits(codes[first], multiplicity, n_x, 30, random_state=np.random.default_rng(7))
     null = [biased(np.concatenate([np.flatnonzero(inverse == d)[:count] for d, count in enumerate(draw)]))
             for draw in draws]
     np.testing.assert_allclose(result.null_distribution, null, rtol=1e-9)

@@ -120,25 +120,32 @@ def test_summarize_cli_with_dask_engine(client, alarm, tmp_path, capsys):
         assert frame.iloc[int(row["row"])].astype(str).tolist() == row.iloc[1:].astype(str).tolist()
 
 
-def test_mmd_test_on_dask_data_is_exact_through_a_distributed_group_by(client, alarm):
-    """Distinct rows and counts from the partitions: the same statistic, null and p-value as in memory."""
-    from bnfisher.comparison import mmd_test
+def test_mmd_test_on_dask_data_is_drawn_where_the_rows_lie_bit_for_bit(client, alarm, monkeypatch):
+    """Hash buckets held by the workers: the in-memory statistic, null and p-value, bit for bit, on any number of
+    partitions, with missing cells; the client never gathers the distinct rows."""
+    from bnfisher.comparison import mmd_test, null
+    from bnfisher.exceptions import DataWarning
 
     network, frame, _ = alarm
+    holed = frame.astype(object).mask(np.random.default_rng(1).random(frame.shape) < 0.05)
     kernel = FisherKernel(network)
-    first = dd.from_pandas(frame.iloc[:3000], npartitions=3)
-    second = dd.from_pandas(frame.iloc[3000:], npartitions=3)
-    result = mmd_test(kernel, first, second, n_permutations=50, random_state=0)
-    reference = mmd_test(kernel, frame.iloc[:3000], frame.iloc[3000:], n_permutations=50, random_state=0)
-    assert result.full_statistic is None
-    assert result.statistic == pytest.approx(kernel.mmd(frame.iloc[:3000], frame.iloc[3000:]), rel=1e-12)
-    assert result.unbiased == pytest.approx(reference.unbiased, rel=1e-12)
-    np.testing.assert_allclose(np.sort(result.null_distribution), np.sort(reference.null_distribution), rtol=1e-9)
-    # Too many distinct rows for `max_rows`: a warning, and the test on uniform subsamples.
-    with pytest.warns(UserWarning, match="more than max_rows=1000 distinct rows"):
-        sub = mmd_test(kernel, first, second, n_permutations=50, random_state=0, max_rows=1000)
-    assert sub.full_statistic == pytest.approx(kernel.mmd(frame.iloc[:3000], frame.iloc[3000:]), rel=1e-12)
-    assert 0 < sub.p_value <= 1 and len(sub.null_distribution) == 50
+    monkeypatch.setattr(null, "ROWS_PER_BUCKET", 211)  # 29 buckets in 2 groups (the client tells the workers)
+
+    def gathered(*args, **kwargs):
+        raise AssertionError("the client gathered the distinct rows")
+
+    reference = mmd_test(kernel, holed.iloc[:3000], holed.iloc[3000:], n_permutations=50, random_state=0)
+    monkeypatch.setattr(DaskCounts, "distinct", gathered)
+    for parts in ((3, 2), (1, 5)):
+        first = dd.from_pandas(holed.iloc[:3000], npartitions=parts[0])
+        second = dd.from_pandas(holed.iloc[3000:], npartitions=parts[1])
+        result = mmd_test(kernel, first, second, n_permutations=50, random_state=0)
+        assert result.full_statistic is None
+        assert result.statistic == reference.statistic and result.unbiased == reference.unbiased
+        np.testing.assert_array_equal(result.null_distribution, reference.null_distribution)
+        assert result.p_value == reference.p_value
+    with pytest.warns(DataWarning, match="`max_rows=1000` has no effect"):
+        mmd_test(kernel, first, second, n_permutations=5, random_state=0, max_rows=1000)
 
 
 def test_every_input_form_gives_identical_results_through_as_provider(client, alarm, tmp_path):

@@ -9,6 +9,7 @@ from scipy import stats
 
 from bnfisher import ConvergenceWarning, FisherKernel, learn, read_bif
 from bnfisher.comparison import mmd_test, split_draws
+from bnfisher.comparison.null import permutation_splits
 from bnfisher.data.counts import distinct_rows
 from bnfisher.summary import chi2_criterion, random_baseline, random_mmd_baseline, select_representatives
 
@@ -195,11 +196,7 @@ def test_permutation_statistics_match_pairwise_definitions():
     # the first sample) from the same seed and compute that split's MMD from the Gram matrix.
     pooled = np.vstack([X, Y])
     first, inverse, multiplicity = distinct_rows(pooled)
-    # The engine draws distinct rows by multiplicity, ties by the rows' codes (so the order of rows does not matter).
-    order = np.lexsort(np.vstack([pooled[first].T[::-1], multiplicity[None, :]]))
-    draws = np.empty((len(multiplicity), 20), dtype=int)
-    draws[order] = split_draws(multiplicity[order], 30, 20, random_state=np.random.default_rng(0))
-    draws = draws.T
+    draws = permutation_splits(pooled[first], multiplicity, 30, 20, random_state=np.random.default_rng(0))
     gram = kernel.gram(pooled)
     for value, draw in zip(result.null_distribution, draws):
         first = np.concatenate([np.flatnonzero(inverse == d)[:count] for d, count in enumerate(draw)])
@@ -211,18 +208,18 @@ def test_permutation_statistics_match_pairwise_definitions():
         mmd_test(kernel, X[:1], Y)
 
 
-def test_permutations_drawn_ahead_on_a_second_thread_give_the_same_statistics(monkeypatch):
-    """The next batch of splits is drawn while this batch's products run: the same stream in the same order, so
-    the same null statistics, bit for bit, as on one core (batches of 7 distinct-row splits here)."""
+def test_permutations_on_one_or_two_cores_give_the_same_statistics(monkeypatch):
+    """Hash buckets are drawn on every core, each from its own stream, and summed in one order: the same null
+    statistics, bit for bit, on one core and on two (small buckets and batches here: 13 buckets, 7 splits a batch)."""
     from bnfisher._utils import parallel as _parallel
-    from bnfisher.comparison import permutation
+    from bnfisher.comparison import null, permutation
 
     network = random_network(np.random.default_rng(12), n_vars=5, max_parents=2, max_states=3)
     X = network.sample(300, random_state=1, as_frame=False)
     Y = network.sample(250, random_state=2, as_frame=False)
     kernel = FisherKernel(network)
-    n_units = distinct_rows(np.vstack([X, Y]))[0].size
-    monkeypatch.setattr(permutation, "_BATCH_CELLS", 7 * n_units)
+    monkeypatch.setattr(null, "ROWS_PER_BUCKET", 43)
+    monkeypatch.setattr(null, "BATCH_CELLS", 7 * 40)
     outcomes, threads = {}, []
     real = _parallel.ThreadPoolExecutor
 
@@ -235,10 +232,9 @@ def test_permutations_drawn_ahead_on_a_second_thread_give_the_same_statistics(mo
         monkeypatch.setattr(_parallel, "resolve_jobs", lambda n_jobs, cores=cores: n_jobs if n_jobs and n_jobs > 0
                             else cores)  # this machine with `cores` cores
         outcomes[cores] = permutation.permutation_statistics(kernel, X, Y, n_permutations=40, random_state=3)
-    assert threads == [1]  # one pool, for the two-core run
+    assert threads and set(threads) == {2}  # pools only in the two-core run
     for name in ("null", "columns_null", "overlap_null"):
         np.testing.assert_array_equal(getattr(outcomes[1], name), getattr(outcomes[2], name))
-
 
 def test_cores_are_bounded_by_a_containers_cpu_quota(tmp_path, monkeypatch):
     """cgroup v2 (``cpu.max``) and v1 (``cfs_quota_us`` / ``cfs_period_us``) quotas read in cores, none when
@@ -460,15 +456,20 @@ def test_split_draws_are_multivariate_hypergeometric():
                                ).pvalue > 1e-3
     # and the joint law: covariances between distinct rows agree with the exact sampler's
     np.testing.assert_allclose(np.cov(ours.T), np.cov(reference.T), atol=0.05)
-    # Deferred (the engine evens the splits out on another thread): the same splits, unsorted rows included.
-    from bnfisher.comparison.permutation import _even_out
-
-    for rows in (multiplicity, np.sort(multiplicity)):
-        whole = split_draws(rows, n_first, 500, random_state=5)
-        splits, picks = split_draws(rows, n_first, 500, random_state=5, defer=True)
-        assert picks and not np.array_equal(splits, whole)  # some splits needed evening out
-        _even_out(splits.T, rows, picks)
-        np.testing.assert_array_equal(splits, whole)
+    # One first-sample size per split (a bucket's share of each permutation): each split is uniform given its size.
+    sizes = np.random.default_rng(6).integers(0, multiplicity.sum() + 1, size=20000)
+    varied = split_draws(multiplicity, sizes, 20000, random_state=7).T
+    np.testing.assert_array_equal(varied.sum(axis=1), sizes)
+    assert (varied <= multiplicity).all() and (varied >= 0).all()
+    for size in (3, 11, 20):  # given its size, a split's marginal is hypergeometric
+        chosen = varied[sizes == size]
+        for u in (0, 6):
+            m = multiplicity[u]
+            expected = stats.hypergeom(multiplicity.sum(), m, size).pmf(np.arange(m + 1)) * len(chosen)
+            observed = np.bincount(chosen[:, u], minlength=m + 1)
+            keep = expected > 5
+            assert stats.chisquare(observed[keep], expected[keep] * observed[keep].sum() / expected[keep].sum()
+                                   ).pvalue > 1e-3
 
 
 def test_selection_on_dask_data_that_fits_is_the_in_memory_selection():

@@ -7,6 +7,7 @@ data into other processes.
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 import os
@@ -116,7 +117,8 @@ def threads_for(work: int, n_jobs: int | None = -1) -> int:
     """
     return resolve_jobs(n_jobs) if work >= PARALLEL_WORK else 1
 
-def map_threads(function: Callable, items: Iterable, *, n_jobs: int | None = None) -> Iterator:
+def map_threads(function: Callable, items: Iterable, *, n_jobs: int | None = None,
+                lookahead: int | None = None) -> Iterator:
     """``function(item)`` for every item, in order, on ``n_jobs`` threads (lazily: results as they are consumed).
 
     Parameters
@@ -125,6 +127,9 @@ def map_threads(function: Callable, items: Iterable, *, n_jobs: int | None = Non
     items : iterable
     n_jobs : int or None
         See :func:`resolve_jobs`.
+    lookahead : int, optional
+        At most this many results per thread computed ahead of the one consumed (bounds the
+        memory of large results); default: every item submitted at once.
 
     Returns
     -------
@@ -141,7 +146,16 @@ def map_threads(function: Callable, items: Iterable, *, n_jobs: int | None = Non
         yield from map(function, items)
         return
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_PREFIX) as pool:
-        yield from pool.map(function, items)
+        if lookahead is None:
+            yield from pool.map(function, items)
+            return
+        pending: collections.deque = collections.deque()
+        for item in items:
+            pending.append(pool.submit(function, item))
+            if len(pending) > lookahead * workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def prefetch(function: Callable, items: Iterable) -> Iterator:

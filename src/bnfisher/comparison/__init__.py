@@ -4,6 +4,7 @@ from bnfisher.comparison.aggregate import aggregate_pvalues
 from bnfisher.comparison.attribution import FamilyTests, conditional_family_tests, holm
 from bnfisher.comparison.explain import explain_rows, family_table, mmd_by_family, top_cells, witness
 from bnfisher.comparison.mechanisms import MechanismTests, changed_cell, mechanism_tests
+from bnfisher.comparison.null import permutation_splits
 from bnfisher.comparison.permutation import (
     PermutationStatistics,
     permutation_pvalue,
@@ -18,6 +19,7 @@ __all__ = [
     "permutation_statistics",
     "permutation_pvalue",
     "split_draws",
+    "permutation_splits",
     "TwoSampleResult",
     "mmd_test",
     "effect_interval",

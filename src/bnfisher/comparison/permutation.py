@@ -4,20 +4,30 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Literal, overload
 
 import numpy as np
 
 from bnfisher._utils.memory import check_allocation
-from bnfisher._utils.parallel import prefetch
 from bnfisher._utils.validation import check_positive_int, check_random_state
-from bnfisher.data.providers import in_memory
+from bnfisher.comparison.null import (
+    NullPlan,
+    PooledRows,
+    bucket_fixed_sums,
+    bucket_null_sums,
+    bucket_order,
+    n_buckets,
+    row_buckets,
+    split_draws,
+)
+from bnfisher.data.counts import distinct_rows
+from bnfisher.data.providers import backend_for, in_memory
 from bnfisher.data.rows import DistinctRows
 from bnfisher.data.schema import EncodedData
-from bnfisher.exceptions import DataError, OptionError
+from bnfisher.exceptions import DataError, DataWarning, OptionError
 from bnfisher.kernels.base import FamilyKernel
+from bnfisher.kernels.columns import CellLayout, KernelColumns
 
-__all__ = ["permutation_pvalue", 'PermutationStatistics', 'permutation_statistics', 'split_draws']
+__all__ = ["LocalPool", "PermutationStatistics", "permutation_pvalue", "permutation_statistics", "split_draws"]
 
 
 @dataclass
@@ -89,7 +99,7 @@ class PermutationStatistics:
 
 
 def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_state=None,
-                           max_rows: int = 10_000_000, witness: bool = False) -> PermutationStatistics:
+                           max_rows: int | None = None, witness: bool = False) -> PermutationStatistics:
     """Per-family MMD² of two samples and of ``n_permutations`` random re-splits, from count tables.
 
     The engine of :func:`mmd_test` and :func:`bnfisher.comparison.explain.mmd_by_family`: with the
@@ -108,9 +118,9 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     X, Y : DataFrame, ndarray of int, EncodedData, DistinctRows, Dask DataFrame or path
     n_permutations : int, default=1000
     random_state : None, int or Generator
-    max_rows : int, default=10_000_000
-        For data beyond memory: the most distinct rows a sample may have for the
-        exact test (see :func:`mmd_test`).
+    max_rows : int, optional
+        For data beyond memory whose backend cannot draw the null where the rows lie:
+        the most distinct rows a sample may bring into memory (see :func:`mmd_test`).
     witness : bool, default=False
         Also return the witness of every given row (``witness_x``, ``witness_y``).
 
@@ -138,16 +148,79 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
         raise OptionError("mmd_test needs a kernel without normalize=True (the MMD must come from counts).")
     rng = check_random_state(random_state)
     n_permutations = check_positive_int(n_permutations, "n_permutations")
-    limit = check_positive_int(max_rows, "max_rows")
-    samples, full_statistic = _samples(kernel, X, Y, limit=limit, witness=witness, rng=rng)
-    pool = _Pool(kernel, *samples)
-    observed = pool.observed(witness=witness)
-    null_parts, null_columns, null_overlap = pool.null(n_permutations, rng)
-    if not (np.all(np.isfinite(observed["observed"])) and np.all(np.isfinite(null_parts))):
+    limit = None if max_rows is None else check_positive_int(max_rows, "max_rows")
+    pool, full_statistic = _pool(kernel, X, Y, limit=limit, witness=witness, rng=rng)
+    statistics = _run(pool, n_permutations, rng, witness=witness)
+    statistics.full_statistic = full_statistic
+    return statistics
+
+
+def _run(pool: PooledRows, n_permutations: int, rng, *, witness: bool) -> PermutationStatistics:
+    """Every statistic of the observed split and of ``n_permutations`` re-splits of ``pool`` (in rounds)."""
+    layout, n_x, n_y = pool.layout, pool.n_x, pool.n_y
+    fixed, sizes = pool.fixed_sums()
+    observed_counts, pooled_counts = fixed[: layout.n_cells].T
+    statistics = _Statistics(layout, n_x, n_y, pooled_counts)
+    observed_parts, observed_columns, observed_overlap = (part[0] for part in statistics(observed_counts[:, None]))
+    check_allocation(8.0 * n_permutations * len(layout.active), f"{n_permutations} permutations' statistics",
+                     "use fewer permutations (`n_permutations`; 1,000-10,000 resolve p-values to 0.1-0.01%).")
+    plan = NullPlan.draw(rng, n_x, sizes, n_permutations, n_cells=layout.n_cells)
+    null_parts = np.empty((n_permutations, len(layout.active)))
+    null_columns = np.empty((n_permutations, len(layout.active)))
+    null_overlap = np.empty(n_permutations)
+    for r in range(plan.n_rounds):
+        rows = plan.round(r)
+        null_parts[rows], null_columns[rows], null_overlap[rows] = statistics(
+            pool.null_sums(plan, r, plan.bucket_counts(r)))
+    if not (np.all(np.isfinite(observed_parts)) and np.all(np.isfinite(null_parts))):
         raise DataError("The MMD² is not finite (a cell of probability ~0 under the network); no p-value is given "
                         "for it. Refit the network's CPTs with a pseudocount.")
-    return PermutationStatistics(families=list(pool.units.active), null=null_parts, columns_null=null_columns,
-                                 overlap_null=null_overlap, full_statistic=full_statistic, **observed)
+    kernel = layout.kernel
+    counts_x: list = [None] * len(kernel.families)
+    counts_y: list = [None] * len(kernel.families)
+    for k, i in enumerate(layout.active):
+        counts_x[i] = observed_counts[layout.offsets[k]: layout.offsets[k + 1]]
+        counts_y[i] = pooled_counts[layout.offsets[k]: layout.offsets[k + 1]] - counts_x[i]
+    mean_x = kernel.mean_embedding_from_counts(counts_x, n_x)
+    mean_y = kernel.mean_embedding_from_counts(counts_y, n_y)
+    # MMD^2_u: sum_{i != j} k(x_i, x_j) = ||sum_i phi(x_i)||^2 - sum_i k(x_i, x_i), so for Y.
+    diag_x, diag_pool = fixed[layout.n_cells]
+    unbiased = ((n_x**2 * float(mean_x @ mean_x) - diag_x) / (n_x * (n_x - 1))
+                + (n_y**2 * float(mean_y @ mean_y) - (diag_pool - diag_x)) / (n_y * (n_y - 1))
+                - 2 * float(mean_x @ mean_y))
+    witnesses = pool.witness(mean_x - mean_y) if isinstance(pool, LocalPool) and witness else (None, None)
+    return PermutationStatistics(
+        families=list(layout.active), observed=observed_parts, null=null_parts, unbiased=unbiased,
+        full_statistic=None, mean_x=mean_x, mean_y=mean_y, columns_observed=observed_columns,
+        columns_null=null_columns, columns_df=statistics.columns_df, overlap_observed=float(observed_overlap),
+        overlap_null=null_overlap, counts_x=counts_x, counts_y=counts_y, n_x=n_x, n_y=n_y,
+        witness_x=witnesses[0], witness_y=witnesses[1])
+
+
+class _Statistics:
+    """Per-family MMD², per-column Pearson and overlap MMD² of first-sample cell sums (a column per split)."""
+
+    def __init__(self, layout: CellLayout, n_x: int, n_y: int, pooled_counts: np.ndarray):
+        self.layout, self.n_x, self.n_y, self.pooled_counts = layout, n_x, n_y, pooled_counts
+        # Pooled marginal frequency of each family's child (the weights of the per-column Pearson statistics).
+        n = n_x + n_y
+        self.inverse_marginal, columns_df = [], []
+        for pooled_marginal in layout.marginals(pooled_counts[:, None] / n):
+            self.inverse_marginal.append(n_x * n_y / n * np.divide(
+                1.0, pooled_marginal, out=np.zeros_like(pooled_marginal), where=pooled_marginal > 0))
+            columns_df.append(max(int(np.sum(pooled_marginal > 0)) - 1, 0))
+        self.columns_df = np.asarray(columns_df)
+
+    def __call__(self, counts_x: np.ndarray) -> tuple:
+        """Return the three statistics of every column of ``counts_x`` (shape ``(n_cells, k)``)."""
+        n_x, n_y, layout = self.n_x, self.n_y, self.layout
+        difference = counts_x * (1 / n_x + 1 / n_y) - (self.pooled_counts / n_y)[:, None]  # counts_x/n_x - .._y/n_y
+        marginal = layout.marginals(difference)
+        k = counts_x.shape[1]
+        columns = np.stack([np.sum(m**2 * w, axis=0) for m, w in zip(marginal, self.inverse_marginal)], axis=1) \
+            if marginal else np.zeros((k, 0))
+        overlap = sum((np.sum(m**2, axis=0) for m in marginal), np.zeros(k))
+        return layout.mmd2_by_family(difference), columns, overlap
 
 
 @dataclass(frozen=True)
@@ -163,12 +236,21 @@ class _Sample:
     given: np.ndarray | None = None
 
 
-def _samples(kernel: FamilyKernel, X, Y, *, limit: int, witness: bool, rng) -> tuple[tuple, float | None]:
-    """Resolve both samples to distinct rows with copies (tables in memory, DistinctRows, or data beyond memory).
+def _pool(kernel: FamilyKernel, X, Y, *, limit: int | None, witness: bool, rng) -> tuple[PooledRows, float | None]:
+    """Resolve both samples to pooled distinct rows: in memory, or held where they lie by a backend that can.
 
-    Data beyond memory is grouped where it lies; a sample with more than ``limit`` distinct rows is subsampled
-    (with a warning), and then ``full_statistic`` is eq. 10 of the whole samples.
+    Data beyond memory whose backend cannot draw the permutations where the rows are is grouped to distinct rows
+    where it lies; a sample with more than ``limit`` distinct rows is subsampled (with a warning), and then the
+    second value is eq. 10 of the whole samples.
     """
+    backends = [None if isinstance(data, DistinctRows) or in_memory(data) else backend_for(data) for data in (X, Y)]
+    if not witness and backends[0] is not None and backends[0] is backends[1] and backends[0].pooled_rows is not None:
+        if limit is not None:
+            warnings.warn(f"`max_rows={limit}` has no effect on {backends[0].name} data: the permutation test runs "
+                          "where the rows lie and the client holds none of them. Leave it out.", DataWarning,
+                          stacklevel=4)
+        return backends[0].pooled_rows(kernel, X, Y), None
+    limit = 10_000_000 if limit is None else limit
     full_statistic = None
     samples = []
     for data in (X, Y):
@@ -190,136 +272,99 @@ def _samples(kernel: FamilyKernel, X, Y, *, limit: int, witness: bool, rng) -> t
     n_x, n_y = (int(sample.copies.sum()) for sample in samples)
     if n_x < 2 or n_y < 2:
         raise DataError(f"Each sample needs at least 2 rows; got {n_x} and {n_y}.")
-    return tuple(samples), full_statistic
+    return LocalPool(kernel, *samples), full_statistic
 
 
-class _Pool:
-    """The pooled distinct rows of two samples (*units*) with their copies, and the statistics of any split of them.
+class LocalPool:
+    """Two samples' pooled distinct rows in memory, in hash buckets (a :class:`~bnfisher.comparison.null.PooledRows`).
 
-    ``multiplicity`` counts each unit's copies in the pool, ``first`` in the first sample.
     Statistics depend on the rows only through how many copies of each distinct row each side holds: the engine
-    works on distinct rows (one inference per distinct row when values are missing) with their multiplicities.
+    works on distinct rows (*units*; one inference per distinct row when values are missing) with their
+    multiplicities, in :func:`~bnfisher.comparison.null.bucket_order`, and draws the buckets on every core.
+
+    Parameters
+    ----------
+    kernel : FisherKernel or OverlapKernel
+    x, y : _Sample
     """
 
     def __init__(self, kernel: FamilyKernel, x: _Sample, y: _Sample):
         self.kernel, self.x, self.y = kernel, x, y
         self.n_x, self.n_y = int(x.copies.sum()), int(y.copies.sum())
-        pooled = EncodedData(np.vstack([x.codes, y.codes]), kernel.network.variables, dict(kernel.network.states),
-                             schema=kernel.schema)
-        self.units = units = kernel.columns(pooled)
-        representative = np.empty(units.n_units, dtype=np.intp)  # each distinct row's first place in the pool
-        representative[units.inverse[::-1]] = np.arange(units.inverse.size - 1, -1, -1)
-        unit_codes = pooled.codes[representative]
-        del pooled
-        multiplicity = np.bincount(units.inverse, weights=np.concatenate([x.copies, y.copies]),
-                                   minlength=units.n_units).astype(np.int64)
-        observed = np.bincount(units.inverse[: x.copies.size], weights=x.copies,
-                               minlength=units.n_units).astype(np.int64)
-        # Every side's count tables sum copies of distinct rows: exact in float64, and in float32 (half the memory
-        # traffic) below 2**24 copies, posterior weights aside.
-        self.dtype = np.float32 if units.incomplete.size == 0 and max(self.n_x, self.n_y) < 2**24 else np.float64
-        self.observed_counts, self.pooled_counts = units.cell_sums(
-            np.stack([observed, multiplicity]).astype(np.float64)).T
-        # Distinct rows in order of multiplicity: split_draws then fills contiguous blocks, and the count tables read
-        # the cell index front to back. Ties go by the rows' codes, so the draws, and the p-values, depend on the
-        # samples as multisets of rows: not on the rows' order, and a profile gives its table's answer.
-        order = np.lexsort(np.vstack([unit_codes.T[::-1], multiplicity[None, :]]))
-        units.renumber(order)
-        self.multiplicity, self.first = multiplicity[order], observed[order]
-        # Pooled marginal frequency of each family's child (the weights of the per-column Pearson statistics).
-        n = self.n_x + self.n_y
-        self.inverse_marginal, self.columns_df = [], []
-        for pooled_marginal in units.marginals(self.pooled_counts[:, None] / n):
-            self.inverse_marginal.append(self.n_x * self.n_y / n * np.divide(
-                1.0, pooled_marginal, out=np.zeros_like(pooled_marginal), where=pooled_marginal > 0))
-            self.columns_df.append(max(int(np.sum(pooled_marginal > 0)) - 1, 0))
+        codes = np.vstack([x.codes, y.codes])  # each sample's distinct rows
+        first, inverse, _ = distinct_rows(codes, kernel.network.cardinalities)
+        multiplicity = np.bincount(inverse, weights=np.concatenate([x.copies, y.copies]),
+                                   minlength=first.size).astype(np.int64)
+        in_first = np.bincount(inverse[: x.copies.size], weights=x.copies, minlength=first.size).astype(np.int64)
+        unit_codes = codes[first]
+        del codes
+        self.n_buckets = n_buckets(self.n_x + self.n_y)
+        buckets = row_buckets(unit_codes, self.n_buckets)
+        order = bucket_order(unit_codes, multiplicity, buckets, kernel.network.cardinalities)
+        rank = np.empty(order.size, dtype=np.intp)
+        rank[order] = np.arange(order.size)
+        self.inverse = rank[inverse]  # each sample's distinct rows' unit
+        self.multiplicity, self.first, buckets = multiplicity[order], in_first[order], buckets[order]
+        self.buckets, starts = np.unique(buckets, return_index=True)
+        self.bounds = np.append(starts, buckets.size)
+        self.sizes = np.bincount(buckets, weights=self.multiplicity, minlength=self.n_buckets).astype(np.int64)
+        self._jobs = -1 if self.buckets.size > 1 else 1  # threads over the buckets (the sums do not depend on it)
+        # Posterior weights of rows with missing cells are computed bucket by bucket, as a worker holding the bucket
+        # computes them: the same values on every engine.
+        network = kernel.network
+        self.layout = KernelColumns(kernel, EncodedData(np.asfortranarray(unit_codes[order]), network.variables,
+                                                        dict(network.states), schema=kernel.schema),
+                                    batches=self.bounds)
 
-    def parts(self, draws: np.ndarray, out: np.ndarray | None = None) -> tuple:
-        """Return the per-family MMD², per-column Pearson and overlap MMD² of every row of ``draws``."""
-        n_x, n_y = self.n_x, self.n_y
-        counts_x = self.units.cell_sums(draws, dtype=self.dtype, out=out).astype(np.float64)
-        difference = counts_x * (1 / n_x + 1 / n_y) - (self.pooled_counts / n_y)[:, None]  # counts_x/n_x - .._y/n_y
-        marginal = self.units.marginals(difference)
-        columns = np.stack([np.sum(m**2 * w, axis=0) for m, w in zip(marginal, self.inverse_marginal)], axis=1) \
-            if marginal else np.zeros((draws.shape[0], 0))
-        overlap = sum((np.sum(m**2, axis=0) for m in marginal), np.zeros(draws.shape[0]))
-        return self.units.mmd2_by_family(difference), columns, overlap
+    def fixed_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return the observed split's and the pool's cell sums, and every bucket's rows.
 
-    def observed(self, *, witness: bool) -> dict:
-        """Return the observed split's statistics, by the names of :class:`PermutationStatistics`' fields."""
-        kernel, units, active = self.kernel, self.units, self.units.active
-        observed_parts, observed_columns, observed_overlap = (part[0] for part in self.parts(self.first[None, :]))
-        counts_x: list = [None] * len(kernel.families)
-        counts_y: list = [None] * len(kernel.families)
-        for k, i in enumerate(active):
-            counts_x[i] = self.observed_counts[units.offsets[k]: units.offsets[k + 1]]
-            counts_y[i] = self.pooled_counts[units.offsets[k]: units.offsets[k + 1]] - counts_x[i]
-        mean_x = kernel.mean_embedding_from_counts(counts_x, self.n_x)
-        mean_y = kernel.mean_embedding_from_counts(counts_y, self.n_y)
-        return {"observed": observed_parts, "columns_observed": observed_columns,
-                "overlap_observed": float(observed_overlap), "columns_df": np.asarray(self.columns_df),
-                "unbiased": self._unbiased(mean_x, mean_y), "mean_x": mean_x, "mean_y": mean_y,
-                "counts_x": counts_x, "counts_y": counts_y, "n_x": self.n_x, "n_y": self.n_y,
-                **dict(zip(("witness_x", "witness_y"), self._witness(mean_x - mean_y) if witness else (None, None)))}
+        Returns
+        -------
+        sums : ndarray of shape (n_cells + 1, 2)
+            :func:`~bnfisher.comparison.null.bucket_fixed_sums` of the pool.
+        sizes : ndarray of int64, shape (n_buckets,)
+            Pooled rows in every bucket.
+        """
+        return bucket_fixed_sums(self.layout, self.first, self.multiplicity, self.bounds, self.buckets,
+                                 n_jobs=self._jobs), self.sizes
 
-    def _unbiased(self, mean_x: np.ndarray, mean_y: np.ndarray) -> float:
-        """Return ``MMD^2_u`` (``sum_{i != j} k(x_i, x_j) = ||sum_i phi(x_i)||^2 - sum_i k(x_i, x_i)``, so for Y)."""
-        n_x, n_y, self_kernel = self.n_x, self.n_y, self.units.diag  # K(x, x) of every distinct row
-        within_x = (n_x**2 * float(mean_x @ mean_x) - float(self_kernel @ self.first)) / (n_x * (n_x - 1))
-        within_y = (n_y**2 * float(mean_y @ mean_y) - float(self_kernel @ (self.multiplicity - self.first))) / (
-            n_y * (n_y - 1))
-        return within_x + within_y - 2 * float(mean_x @ mean_y)
+    def null_sums(self, plan: NullPlan, r: int, counts: np.ndarray) -> np.ndarray:
+        """Return round ``r``'s first-sample cell sums (threads over the buckets; the same sums on any number).
 
-    def _witness(self, difference: np.ndarray) -> tuple:
-        """Return ``<Phi(x), mu_X - mu_Y>`` of every row as given (its distinct row's cells' witness, summed)."""
-        active = self.units.active
-        cell_witness = np.concatenate([_cell_witness(self.kernel, i, difference) for i in active]) if active else \
-            np.zeros(0)
-        values = self.units.inner(cell_witness)[self.units.inverse]
+        Parameters
+        ----------
+        plan : NullPlan
+        r : int
+        counts : ndarray of int, shape (round permutations, n_buckets)
+            :meth:`~bnfisher.comparison.null.NullPlan.bucket_counts` of the round.
+
+        Returns
+        -------
+        ndarray of shape (n_cells, round permutations)
+        """
+        return bucket_null_sums(self.layout, self.multiplicity, self.bounds, self.buckets, plan, r,
+                                counts[:, self.buckets], n_jobs=self._jobs)
+
+    def witness(self, difference: np.ndarray) -> tuple:
+        """Return ``<Phi(x), mu_X - mu_Y>`` of every row as given (its distinct row's cells' witness, summed).
+
+        Parameters
+        ----------
+        difference : ndarray of shape (n_features,)
+            ``mu_X - mu_Y``.
+
+        Returns
+        -------
+        witness_x, witness_y : ndarray
+        """
+        units, kernel = self.layout, self.kernel
+        cell_witness = np.concatenate([_cell_witness(kernel, i, difference) for i in units.active]) \
+            if units.active else np.zeros(0)
+        values = units.inner(cell_witness)[self.inverse]
         parts = (values[: self.x.codes.shape[0]], values[self.x.codes.shape[0]:])
         return tuple(part if sample.given is None else part[sample.given]
                      for part, sample in zip(parts, (self.x, self.y)))
-
-    def null(self, n_permutations: int, rng) -> tuple:
-        """Return the statistics of ``n_permutations`` random re-splits of the copies (one stream, in batches).
-
-        The copies of each distinct row sent first follow a multivariate hypergeometric law (the same null as
-        permuting rows); a batch of draws is one pass over the distinct rows' cells.
-        """
-        units, active = self.units, self.units.active
-        check_allocation(8.0 * n_permutations * len(active), f"{n_permutations} permutations' statistics",
-                         "use fewer permutations (`n_permutations`; 1,000-10,000 resolve p-values to 0.1-0.01%).")
-        null_parts = np.empty((n_permutations, len(active)))
-        null_columns = np.empty((n_permutations, len(active)))
-        null_overlap = np.empty(n_permutations)
-        # Draws in batches of up to 2**25 cells (their random streams fix the p-values: keep the batches), count
-        # tables of 64 draws at a time (benchmarks/permutations.py). Buffers are reused rather than fresh arrays,
-        # whose page faults can cost more than the draws. On two cores the next batch is drawn while this one's count
-        # tables are computed (one stream, drawn in the same order: the same p-values on any number of cores), into
-        # two buffers in turn.
-        batch = int(max(1, min(n_permutations, _BATCH_CELLS // max(units.n_units, 1))))
-        width = min(batch, 64)
-        count_buffer = np.empty((units.n_cells + 1, width), dtype=self.dtype)
-        starts = range(0, n_permutations, batch)
-        split_buffers = [np.empty((batch, units.n_units), dtype=np.int32) for _ in range(min(2, len(starts)))]
-
-        def draw(position: int) -> tuple:
-            size = min(batch, n_permutations - starts[position])
-            return split_draws(self.multiplicity, self.n_x, size, random_state=rng,
-                               out=split_buffers[position % 2][:size], defer=True)
-
-        # The draws (one random stream) take longer than the count tables: the splits' last step, which draws
-        # nothing, runs here rather than on the drawing thread.
-        for start, (splits, picks) in zip(starts, prefetch(draw, range(len(starts)))):
-            splits = splits.T  # a split per row, as drawn
-            _even_out(splits, self.multiplicity, picks)
-            size = splits.shape[0]
-            for first in range(0, size, width):
-                k = min(width, size - first)
-                block = slice(start + first, start + first + k)
-                null_parts[block], null_columns[block], null_overlap[block] = self.parts(
-                    splits[first: first + k], out=count_buffer if k == width else None)
-        return null_parts, null_columns, null_overlap
 
 
 def _cell_witness(kernel: FamilyKernel, i: int, difference: np.ndarray) -> np.ndarray:
@@ -373,124 +418,3 @@ def permutation_pvalue(observed, null) -> np.ndarray:
     flat = threshold.reshape(-1, null.shape[1])
     below = np.stack([np.searchsorted(ordered[:, f], flat[:, f], side="left") for f in range(null.shape[1])], axis=1)
     return ((1 + null.shape[0] - below) / (1 + null.shape[0])).reshape(threshold.shape)
-
-
-#: Split counts drawn per batch (permutations x distinct rows); the batches fix the random stream, so the p-values.
-_BATCH_CELLS = 1 << 25
-
-#: Distinct rows with at most this many copies are split by Bernoulli draws, the others by binomials.
-_BERNOULLI_COPIES = 16
-
-
-@overload
-def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_state=None,
-                out: np.ndarray | None = None, defer: Literal[False] = ...) -> np.ndarray: ...
-
-
-@overload
-def split_draws(multiplicity: np.ndarray, n_first: int, size: int, *, random_state=None,
-                out: np.ndarray | None = None, defer: Literal[True]) -> tuple[np.ndarray, list]: ...
-
-
-def split_draws(multiplicity, n_first, size, *, random_state=None, out=None, defer=False):
-    """Random splits of pooled rows, as copies of each distinct row sent to the first sample.
-
-    Each column is one uniformly random ``n_first``-subset of the pooled rows, counted by
-    distinct row: a multivariate hypergeometric draw, the null of a permutation test.
-    It is drawn in ``O(n_distinct)``: every row joins the first sample independently
-    with probability ``n_first / N`` (a binomial per distinct row), then the excess
-    or shortfall, ``O(sqrt(N))`` rows, is removed from or added to it uniformly at
-    random.  The result is exchangeable over the rows and always has ``n_first`` of
-    them, hence uniform over the ``n_first``-subsets.
-
-    Parameters
-    ----------
-    multiplicity : ndarray of int, shape (n_distinct,)
-        Copies of each distinct row in the pooled sample.
-    n_first : int
-        Rows of the first sample, ``0 <= n_first <= multiplicity.sum()``.
-    size : int
-        Number of splits.
-    random_state : None, int or Generator
-    out : ndarray of int32, shape (size, n_distinct), optional
-        Where to write the splits (a buffer reused across calls saves the page faults of a fresh one).
-    defer : bool, default=False
-        Return the splits before their last, deterministic step, with what it needs:
-        ``(splits, picks)``, completed by ``_even_out(splits.T, multiplicity, picks)``
-        (the permutation engine runs that step on another thread than the draws).
-
-    Returns
-    -------
-    ndarray of int32, shape (n_distinct, size)
-        (A transposed view: each split is contiguous; of ``out`` when given.)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> draws = split_draws(np.array([3, 1, 2]), 4, 5, random_state=0)
-    >>> draws.sum(axis=0).tolist(), bool((draws <= [[3], [1], [2]]).all())
-    ([4, 4, 4, 4, 4], True)
-    """
-    rng = check_random_state(random_state)
-    multiplicity = np.asarray(multiplicity, dtype=np.int64)
-    n_total = int(multiplicity.sum())
-    # Every row's inclusion probability: a multiple of 2**-24, so that a float32 uniform below it has exactly that
-    # probability, the same as each row's in the binomials (rows must be exchangeable; any common p will do).
-    p = np.floor(n_first / n_total * 2**24) / 2**24 if n_total else 0.0
-    # Draw in order of multiplicity (contiguous blocks of equal copies); sorted input needs no reordering.
-    order = np.argsort(multiplicity, kind="stable")
-    ordered = multiplicity[order]
-    rows = np.empty((size, multiplicity.size), dtype=np.int32) if out is None else out  # one split per row
-    bounds = np.searchsorted(ordered, np.arange(_BERNOULLI_COPIES + 2))
-    # Few copies: a sum of Bernoulli draws per distinct row, copies c = 1 .. 16 in turn, from float32 uniforms drawn
-    # a few splits at a time into a reused buffer (a large fresh array costs more in page faults than the draws:
-    # the stream is the same as one (size, rows, c) array per c) and summed one copy index at a time (with NumPy's sum
-    # over the short last axis the whole draw takes longer: benchmarks/permutations.py).
-    buffer = np.empty(1 << 20, dtype=np.float32)
-    for copies in range(1, _BERNOULLI_COPIES + 1):
-        begin, end = bounds[copies], bounds[copies + 1]
-        if end == begin:
-            continue
-        per_split = (end - begin) * copies
-        chunk = max(1, min(size, buffer.size // per_split))
-        if chunk * per_split > buffer.size:
-            buffer = np.empty(per_split, dtype=np.float32)
-        for first in range(0, size, chunk):
-            k = min(chunk, size - first)
-            uniforms = buffer[: k * per_split].reshape(k, end - begin, copies)
-            rng.random(out=uniforms, dtype=np.float32)
-            _bernoulli_sums(uniforms, np.float32(p), rows[first: first + k, begin:end])
-    rows[:, : bounds[1]] = 0  # rows with no copies (an empty unit) never move
-    begin = bounds[_BERNOULLI_COPIES + 1]
-    if begin < ordered.size:
-        rows[:, begin:] = rng.binomial(ordered[begin:], p, size=(size, ordered.size - begin))
-    if np.any(np.diff(order) != 1):
-        rows[:] = rows[:, np.argsort(order)]
-    # Remove |excess| rows of the first sample, or add them from the rest, uniformly among those rows: which rows
-    # is drawn here, in split order (the same stream as drawing each when it is applied); applying them needs no
-    # random number (`_even_out`), so the permutation engine does it on the thread that uses the splits.
-    excess = rows.sum(axis=1, dtype=np.int64) - n_first
-    picks = [(k, int(e), rng.choice(int(sums) if e > 0 else n_total - int(sums), size=abs(int(e)), replace=False))
-             for k, (e, sums) in enumerate(zip(excess, excess + n_first)) if e]
-    if defer:
-        return rows.T, picks
-    _even_out(rows, multiplicity, picks)
-    return rows.T
-
-
-def _even_out(rows: np.ndarray, multiplicity: np.ndarray, picks: list) -> None:
-    """Apply :func:`split_draws`' drawn corrections: in split ``k``, take or give back the rows ``picked``."""
-    for k, excess, picked in picks:
-        draw = rows[k]
-        cumulative = np.cumsum(draw if excess > 0 else multiplicity - draw)
-        np.add.at(draw, np.searchsorted(cumulative, picked, side="right"), -1 if excess > 0 else 1)
-
-
-def _bernoulli_sums(uniforms: np.ndarray, p: np.float32, out: np.ndarray) -> None:
-    """``out[b, j] = #{i : uniforms[b, j, i] < p}``: how many copies of distinct row ``j`` split ``b`` sends first.
-
-    One comparison per copy index ``i``, added in place: NumPy's ``sum`` over the short last axis is 3x slower.
-    """
-    np.less(uniforms[:, :, 0], p, out=out, casting="unsafe")
-    for i in range(1, uniforms.shape[2]):
-        out += uniforms[:, :, i] < p

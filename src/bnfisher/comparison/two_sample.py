@@ -163,7 +163,7 @@ def effect_interval(unbiased: float, null: np.ndarray, X: tuple, Y: tuple, *, le
 
 
 def mmd_test(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_state=None,
-             max_rows: int = 10_000_000, method: str = "mmd") -> TwoSampleResult:
+             max_rows: int | None = None, method: str = "mmd") -> TwoSampleResult:
     """Permutation two-sample test with the Fisher-kernel MMD, from count tables.
 
     A random re-split of the pooled rows only decides how many copies of each
@@ -183,13 +183,15 @@ def mmd_test(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_s
         The two samples (encoded with ``kernel.schema``).
     n_permutations : int, default=1000
     random_state : None, int or Generator
-    max_rows : int, default=10_000_000
-        For Dask DataFrames (data beyond memory): the test needs only each
-        sample's distinct rows and their counts, from a distributed group-by, and
-        is then exact on all rows.  When a sample has more than ``max_rows``
-        distinct rows (too many for memory) a UserWarning says so and the test
-        runs on uniform subsamples of ``max_rows`` rows instead, with
-        ``full_statistic`` holding eq. 10 of the whole samples.
+    max_rows : int, optional
+        Not needed for Dask DataFrames and Parquet/CSV paths: the test runs where
+        the rows lie (each worker draws its hash buckets' share of every
+        permutation, :mod:`bnfisher.comparison.null`), exact on all rows, and the
+        client holds no rows (a DataWarning says ``max_rows`` has no effect there).
+        For a provider that cannot do that (a custom backend): the most distinct
+        rows a sample may bring into memory (default 10,000,000); beyond them a
+        UserWarning says so and the test runs on uniform subsamples of ``max_rows``
+        rows instead, with ``full_statistic`` holding eq. 10 of the whole samples.
     method : {"mmd", "aggregate"}, default="mmd"
         ``"mmd"``: the paper's test of the Fisher-kernel MMD².  ``"aggregate"``: the
         weighted min-p combination of the Fisher MMD, its largest standardised block

@@ -5,6 +5,7 @@ Importing it registers the ``"dask"`` backend; Dask itself is imported only when
 
 from bnfisher.dask.client import dask_client, is_distributed, read_dask
 from bnfisher.dask.counts import DaskCounts, embed_distributed
+from bnfisher.dask.permutations import pooled_rows
 from bnfisher.dask.windows import dask_windows
 from bnfisher.data.providers import Backend, register_provider
 
@@ -14,7 +15,7 @@ def _provider(data, schema, missing, **options):
 
 
 register_provider(Backend("dask", detects=is_distributed, provider=_provider, embed=embed_distributed, paths=True,
-                          windows=dask_windows))
+                          windows=dask_windows, pooled_rows=pooled_rows))
 
 __all__ = [
     "DaskCounts",

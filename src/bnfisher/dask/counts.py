@@ -89,6 +89,10 @@ def _distinct_partition(frame: pd.DataFrame, schema: Schema, missing: str, max_r
     return _distinct_codes(codes, schema.cardinalities, max_rows)
 
 
+def _apply_codes(frame: pd.DataFrame, schema: Schema, missing: str, function, *args):
+    return function(schema.encode(frame, missing=missing).codes, *args)
+
+
 def _partition_length(frame: pd.DataFrame) -> int:
     return len(frame)
 
@@ -392,6 +396,25 @@ class DaskCounts:
             return function(self.schema.encode(frame).codes)
 
         return list(_compute(self.source, *[dask.delayed(apply)(part) for part in self._parts]))
+
+    def code_tasks(self, function, *args) -> list:
+        """Return a delayed ``function(codes, *args)`` per partition, ``codes`` its encoded rows (not computed).
+
+        Parameters
+        ----------
+        function : callable
+        *args
+            Passed on (a large argument is best given as a delayed object).
+
+        Returns
+        -------
+        list of Delayed
+        """
+        import dask
+
+        if self._blocks is not None:
+            return [dask.delayed(function)(block, *args) for block in self._blocks]
+        return [dask.delayed(_apply_codes)(part, self.schema, self.missing, function, *args) for part in self._parts]
 
     def distinct(self, *, max_rows: int | None = None):
         """Distinct rows with their multiplicities, by a distributed group-by.

@@ -328,6 +328,10 @@ class Backend:
         ``windows(data, schema, *, time, window) -> (list, str)``: the data cut into
         windows in one pass, each as :class:`~bnfisher.data.windows.WindowRows` (what
         :func:`bnfisher.drift` needs of data beyond memory).
+    pooled_rows : callable, optional
+        ``pooled_rows(kernel, X, Y) -> PooledRows``: two samples' distinct rows held in hash
+        buckets where they lie (:class:`~bnfisher.comparison.null.PooledRows`), so that the
+        permutation test draws its null there and the client holds no rows.
     """
 
     name: str
@@ -336,6 +340,7 @@ class Backend:
     embed: Callable
     paths: bool = False
     windows: Callable | None = None
+    pooled_rows: Callable | None = None
 
 
 _BACKENDS: dict = {}

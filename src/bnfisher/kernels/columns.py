@@ -14,7 +14,7 @@ from bnfisher.data.counts import distinct_rows
 from bnfisher.data.schema import EncodedData
 from bnfisher.kernels.mmd import family_mmd2
 
-__all__ = ["CellKernel", "KernelColumns"]
+__all__ = ["CellKernel", "CellLayout", "KernelColumns"]
 
 
 class CellKernel(Protocol):
@@ -177,7 +177,71 @@ def _scatter_rows(cells, weights, out):  # pragma: no cover - compiled
                     row[j] += block[u - start, j]
 
 
-class KernelColumns:
+class CellLayout:
+    """The cells of a kernel's families, side by side: where each family's cells start, and statistics over them.
+
+    What the permutation engine needs of a kernel on a client that holds no rows
+    (:class:`KernelColumns` adds the rows).
+
+    Parameters
+    ----------
+    kernel : CellKernel
+
+    Attributes
+    ----------
+    active : tuple of int
+        Families with features.
+    offsets : ndarray of int64, shape (len(active) + 1,)
+        First cell of each active family.
+    n_cells : int
+    """
+
+    def __init__(self, kernel: CellKernel):
+        self.kernel = kernel
+        active = [i for i in range(len(kernel.families)) if kernel.block_width(i)]
+        sizes = [kernel.cell_features(i).shape[0] for i in active]
+        self.active = tuple(active)
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.n_cells = int(self.offsets[-1])
+
+    def mmd2_by_family(self, difference: np.ndarray) -> np.ndarray:
+        """Per-family squared MMD (eq. 10) of cell-frequency differences (:func:`~bnfisher.kernels.mmd.family_mmd2`).
+
+        Parameters
+        ----------
+        difference : ndarray of shape (n_cells, batch)
+            Cell frequencies of one side minus the other's, cells as in :attr:`offsets`.
+
+        Returns
+        -------
+        ndarray of shape (batch, len(active))
+        """
+        cards = self.kernel.network.cardinalities
+        out = np.empty((difference.shape[1], len(self.active)))
+        for a, i in enumerate(self.active):
+            table = self.kernel.cell_features(i).reshape(-1, int(cards[i]), self.kernel.block_width(i))
+            out[:, a] = family_mmd2(table, difference[self.offsets[a]: self.offsets[a + 1]])
+        return out
+
+    def marginals(self, difference: np.ndarray) -> list:
+        """Each family's child marginal from cell values (summed over parent configurations).
+
+        Parameters
+        ----------
+        difference : ndarray of shape (n_cells, batch)
+            Cell values (counts, frequencies or their differences), cells as in :attr:`offsets`.
+
+        Returns
+        -------
+        list of ndarray of shape (r_i, batch)
+            One per active family, in :attr:`active` order.
+        """
+        cards = self.kernel.network.cardinalities
+        return [difference[self.offsets[a]: self.offsets[a + 1]].reshape(-1, int(cards[i]), difference.shape[1])
+                .sum(axis=0) for a, i in enumerate(self.active)]
+
+
+class KernelColumns(CellLayout):
     r"""The rows of a data set as cells of a kernel's families: kernel columns by gathers, in ``O(N n)``.
 
     Row ``x`` falls in one cell per family (a complete row) or spreads a posterior
@@ -199,6 +263,10 @@ class KernelColumns:
     kernel : CellKernel
     encoded : EncodedData
         Rows encoded with ``kernel.encode``.
+    batches : ndarray of int, optional
+        Bounds of batches of distinct rows (``encoded`` holding distinct rows) whose posterior
+        weights are computed together: a unit's weights then depend on its block alone, not on
+        the other rows (the permutation engine's buckets).  Default: all at once.
 
     Attributes
     ----------
@@ -225,8 +293,8 @@ class KernelColumns:
     True
     """
 
-    def __init__(self, kernel: CellKernel, encoded: EncodedData):
-        self.kernel = kernel
+    def __init__(self, kernel: CellKernel, encoded: EncodedData, *, batches: np.ndarray | None = None):
+        super().__init__(kernel)
         codes = encoded.codes
         network = kernel.network
         cards = network.cardinalities
@@ -236,11 +304,8 @@ class KernelColumns:
         units = np.empty((self.n_units, codes.shape[1]), dtype=codes.dtype, order="F")  # read column by column
         for column in range(codes.shape[1]):
             np.take(codes[:, column], self.first, out=units[:, column])
-        active = [i for i in range(len(kernel.families)) if kernel.block_width(i)]
-        sizes = [kernel.cell_features(i).shape[0] for i in active]
-        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        self.n_cells = int(offsets[-1])
-        self.active, self.offsets = tuple(active), offsets
+        active, offsets = self.active, self.offsets
+        sizes = np.diff(offsets).tolist()
         # P: cells -> features (row c holds F_f[c] in the block of its configuration); M = P P^T.
         blocks = []
         for i, size in zip(active, sizes):
@@ -285,13 +350,20 @@ class KernelColumns:
         # Posterior cell weights of incomplete units (the marginalized kernel), one sparse row each.
         self.incomplete_weights = sp.csr_matrix((self.incomplete.size, self.n_cells))
         if self.incomplete.size and active:  # (no active family: no feature, nothing to weigh)
-            subset = EncodedData(units[self.incomplete], encoded.variables, encoded.states, schema=encoded.schema)
-            triples = kernel.cell_weights(subset)
-            self.incomplete_weights = sp.coo_matrix(
-                (np.concatenate([triples[i][2] for i in active]),
-                 (np.concatenate([triples[i][0] for i in active]),
-                  np.concatenate([offsets[a] + triples[i][1] for a, i in enumerate(active)]))),
-                shape=(self.incomplete.size, self.n_cells)).tocsr()
+            bounds = np.searchsorted(self.incomplete, [0, self.n_units] if batches is None else batches)
+            parts = []
+            for lo, hi in zip(bounds[:-1], bounds[1:]):
+                if hi == lo:
+                    continue
+                subset = EncodedData(units[self.incomplete[lo:hi]], encoded.variables, encoded.states,
+                                     schema=encoded.schema)
+                triples = kernel.cell_weights(subset)
+                parts.append(sp.coo_matrix(
+                    (np.concatenate([triples[i][2] for i in active]),
+                     (np.concatenate([triples[i][0] for i in active]),
+                      np.concatenate([offsets[a] + triples[i][1] for a, i in enumerate(active)]))),
+                    shape=(hi - lo, self.n_cells)))
+            self.incomplete_weights = sp.vstack(parts, format="csr")
         self.scale = np.ones(self.n_units)
         diag = self._gather(self.cell_gram.diagonal())
         if self.incomplete.size:
@@ -428,7 +500,22 @@ class KernelColumns:
                 counts = counts + (indicator @ self.incomplete_weights).toarray()
         return counts
 
-    def cell_sums(self, weights: np.ndarray, *, dtype=np.float64, out: np.ndarray | None = None) -> np.ndarray:
+    def has_incomplete(self, units: slice = slice(None)) -> bool:
+        """Whether a unit in ``units`` (a range) has a missing cell.
+
+        Parameters
+        ----------
+        units : slice, default=all
+
+        Returns
+        -------
+        bool
+        """
+        start, stop, _ = units.indices(self.n_units)
+        return bool(np.searchsorted(self.incomplete, stop) > np.searchsorted(self.incomplete, start))
+
+    def cell_sums(self, weights: np.ndarray, *, dtype=np.float64, out: np.ndarray | None = None,
+                  units: slice = slice(None)) -> np.ndarray:
         """Return the summed cell weights of every weighting of the units: column ``j`` is ``sum_u weights[j, u] w_u``.
 
         A batch of count tables (a weighting per permutation, the copies of each distinct
@@ -438,12 +525,14 @@ class KernelColumns:
 
         Parameters
         ----------
-        weights : ndarray of shape (k, n_units)
+        weights : ndarray of shape (k, n_units) or (k, units' length)
             A weighting per row (integer copies or floats), rows contiguous.
         dtype : float32 or float64, default=float64
             Of the sums; float32 sums of integer weights are exact below 2**24.
         out : ndarray of shape (n_cells + 1, k), optional
             Scratch of ``dtype`` (its last row collects incomplete units' placeholder cell).
+        units : slice, default=all
+            A range of units that ``weights`` weigh (a hash bucket of the permutation engine).
 
         Returns
         -------
@@ -452,11 +541,14 @@ class KernelColumns:
         """
         if out is None:
             out = np.empty((self.n_cells + 1, weights.shape[0]), dtype=dtype)
+        start, stop, _ = units.indices(self.n_units)
         # (incomplete units point at the placeholder cell; their posterior weights are scaled already)
-        _scatter_rows(self.cells, weights * self.scale if self.kernel.normalize else weights, out)
+        _scatter_rows(self.cells[start:stop], weights * self.scale[start:stop] if self.kernel.normalize else weights,
+                      out)
         counts = out[: self.n_cells]
-        if self.incomplete.size:
-            counts += self.incomplete_weights.T @ weights[:, self.incomplete].T
+        if self.has_incomplete(units):
+            lo, hi = np.searchsorted(self.incomplete, [start, stop])
+            counts += self.incomplete_weights[lo:hi].T @ weights[:, self.incomplete[lo:hi] - start].T
         return counts
 
     def weighted_cells(self, weights: np.ndarray) -> np.ndarray:
@@ -471,39 +563,3 @@ class KernelColumns:
         ndarray of shape (n_cells,)
         """
         return self.cell_sums(np.asarray(weights, dtype=np.float64)[None, :])[:, 0].copy()
-
-    def mmd2_by_family(self, difference: np.ndarray) -> np.ndarray:
-        """Per-family squared MMD (eq. 10) of cell-frequency differences (:func:`~bnfisher.kernels.mmd.family_mmd2`).
-
-        Parameters
-        ----------
-        difference : ndarray of shape (n_cells, batch)
-            Cell frequencies of one side minus the other's, cells as in :attr:`offsets`.
-
-        Returns
-        -------
-        ndarray of shape (batch, len(active))
-        """
-        cards = self.kernel.network.cardinalities
-        out = np.empty((difference.shape[1], len(self.active)))
-        for a, i in enumerate(self.active):
-            table = self.kernel.cell_features(i).reshape(-1, int(cards[i]), self.kernel.block_width(i))
-            out[:, a] = family_mmd2(table, difference[self.offsets[a]: self.offsets[a + 1]])
-        return out
-
-    def marginals(self, difference: np.ndarray) -> list:
-        """Each family's child marginal from cell values (summed over parent configurations).
-
-        Parameters
-        ----------
-        difference : ndarray of shape (n_cells, batch)
-            Cell values (counts, frequencies or their differences), cells as in :attr:`offsets`.
-
-        Returns
-        -------
-        list of ndarray of shape (r_i, batch)
-            One per active family, in :attr:`active` order.
-        """
-        cards = self.kernel.network.cardinalities
-        return [difference[self.offsets[a]: self.offsets[a + 1]].reshape(-1, int(cards[i]), difference.shape[1])
-                .sum(axis=0) for a, i in enumerate(self.active)]
