@@ -156,6 +156,26 @@ def test_options_that_would_be_ignored_are_refused(tables, capsys, argv, message
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["compare", "drift", "profile"])
+def test_the_cluster_options_go_with_the_dask_engine_on_every_command(tables, tmp_path, capsys, command):
+    _, first, second = tables
+    argv = {"compare": ["compare", str(first), str(second)],
+            "drift": ["drift", str(first), str(second), "--rows", "50"],
+            "profile": ["profile", str(first), "-o", str(tmp_path / "p.bnfp")]}[command]
+    assert main([*argv, "--scheduler", "tcp://127.0.0.1:8786"]) == 2
+    assert "--scheduler apply to --engine dask only" in capsys.readouterr().err
+    assert not (tmp_path / "p.bnfp").exists()
+
+
+def test_compare_on_the_dask_engine_refuses_a_profile(tables, tmp_path, capsys):
+    _, first, second = tables
+    profile = tmp_path / "a.bnfp"
+    assert main(["profile", str(first), "-o", str(profile), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(profile), str(second), "--engine", "dask"]) == 2
+    assert "a profile is in memory already" in capsys.readouterr().err
+
+
 def test_every_summarize_option_is_either_used_or_refused():
     """Enumerate the options: each one is consumed by a code path or checked by a refusal."""
     import inspect

@@ -148,6 +148,39 @@ def test_mmd_test_on_dask_data_is_drawn_where_the_rows_lie_bit_for_bit(client, a
         mmd_test(kernel, first, second, n_permutations=5, random_state=0, max_rows=1000)
 
 
+def test_compare_cli_on_the_dask_engine_gives_the_in_memory_answer(client, tmp_path, capsys):
+    """``compare A B --engine dask --scheduler``: the test, p-value, interval and family tests of the in-memory
+    job on the same rows, network and seed; the typical rows are the most typical distinct rows; JSON and report."""
+    import json
+
+    from bnfisher.cli import main
+    from bnfisher.datasets import load
+
+    data = load("nursery").astype(str).sample(frac=1.0, random_state=0)
+    first, second = data.iloc[:3000].copy(), data.iloc[3000:6000].copy()
+    second.loc[second.index[:800], "health"] = "priority"
+    paths = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
+    first.to_parquet(paths[0])
+    second.to_parquet(paths[1])
+    network = tmp_path / "net.bif"
+    data.iloc[:6000].to_parquet(tmp_path / "both.parquet")
+    assert main(["learn", str(tmp_path / "both.parquet"), "-o", str(network), "--quiet"]) == 0
+    outputs = {}
+    for engine in ("numpy", "dask"):
+        outputs[engine] = tmp_path / f"{engine}.json"
+        extra = ["--engine", "dask", "--scheduler", client.scheduler.address] if engine == "dask" else []
+        assert main(["compare", str(paths[0]), str(paths[1]), "--network", str(network), "--permutations", "200",
+                     "--json", str(outputs[engine]), "--report", str(tmp_path / f"{engine}.html"), "--quiet",
+                     *extra]) == 0
+    numpy, dask = (json.loads(outputs[engine].read_text()) for engine in ("numpy", "dask"))
+    assert dask["test"] == numpy["test"]
+    assert [f["p_value"] for f in dask["families"]] == [f["p_value"] for f in numpy["families"]]
+    assert [s["rows"] for s in dask["samples"]] == [3000, 3000]
+    typical = {(r["sample"], r["witness"]) for r in dask["typical_rows"]}
+    assert typical == {(r["sample"], r["witness"]) for r in numpy["typical_rows"]}
+    assert "not run on data beyond memory" in " ".join(dask["notes"])
+
+
 def test_every_input_form_gives_identical_results_through_as_provider(client, alarm, tmp_path):
     """DataFrame, codes, Dask DataFrame and Parquet path: same counts, scores, kernel and selection."""
     from bnfisher import as_provider, score

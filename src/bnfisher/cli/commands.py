@@ -25,10 +25,11 @@ from bnfisher.data.io import check_outputs, write_table
 from bnfisher.datasets import load
 from bnfisher.exceptions import BnfisherError
 from bnfisher.jobs import compare, drift, summarize
+from bnfisher.jobs.compare_distributed import compare_distributed
 from bnfisher.jobs.demo import demo
 from bnfisher.jobs.experiment import MODELS, experiment
 from bnfisher.jobs.hmm import hmm_gram_file
-from bnfisher.jobs.inputs import read_distributed, read_inputs
+from bnfisher.jobs.inputs import dask_engine, read_distributed, read_inputs
 from bnfisher.jobs.learn import learn_network, structure_options
 from bnfisher.jobs.monitor import history, monitor
 from bnfisher.jobs.profile import mmd_between, profile_inputs
@@ -159,13 +160,39 @@ def _command_mmd(args) -> None:
     print(result.verdict() if args.quiet else result.to_text())
 
 
+def _check_engine(args) -> None:
+    """Refuse the Dask cluster's options without ``--engine dask`` (they would be ignored)."""
+    only_dask = {"--scheduler": args.scheduler, "--workers": args.workers,
+                 "--scheduler-timeout": args.scheduler_timeout}
+    misplaced = [flag for flag, value in only_dask.items() if value is not None and args.engine != "dask"]
+    if misplaced:
+        raise UsageError(f"{', '.join(misplaced)} apply to --engine dask only.")
+
+
+def _cluster(args):
+    """Return the context a command runs in: a Dask client with ``--engine dask``, else nothing."""
+    return dask_engine(args.engine, scheduler=args.scheduler, n_workers=args.workers, timeout=args.scheduler_timeout)
+
+
 def _command_compare(args) -> int:
     if args.alpha is not None and not args.exit_code:
         raise UsageError("--alpha sets the level of --exit-code; give --exit-code too, or drop --alpha.")
+    _check_engine(args)
     check_outputs(_outputs(args.report, args.json), inputs=[args.first, args.second, args.network])
-    frames = _read(args, [args.first, args.second], profiles=True)
-    result = compare(frames[0], frames[1], n_permutations=args.permutations, top=args.top, test=args.test,
-                     names=(args.first, args.second), random_state=args.seed, **_model_options(args))
+    if args.engine == "dask":
+        profiles = [path for path in (args.first, args.second) if str(path).endswith(".bnfp")]
+        if profiles:
+            raise UsageError(f"{profiles[0]}: --engine dask compares data files (Parquet or CSV) where they lie; "
+                             "a profile is in memory already: leave out --engine dask.")
+        result = compare_distributed(args.first, args.second, scheduler=args.scheduler, n_workers=args.workers or 2,
+                                     timeout=10.0 if args.scheduler_timeout is None else args.scheduler_timeout,
+                                     n_permutations=args.permutations, top=args.top, test=args.test,
+                                     names=(args.first, args.second), random_state=args.seed,
+                                     **_model_options(args))
+    else:
+        frames = _read(args, [args.first, args.second], profiles=True)
+        result = compare(frames[0], frames[1], n_permutations=args.permutations, top=args.top, test=args.test,
+                         names=(args.first, args.second), random_state=args.seed, **_model_options(args))
     _show(result, args)
     _write_result(result, args)
     return int(args.exit_code and result.test.p_value <= (0.05 if args.alpha is None else args.alpha))
@@ -188,19 +215,21 @@ def _check_drift_options(args) -> None:
 
 def _command_drift(args) -> int:
     _check_drift_options(args)
+    _check_engine(args)
     check_outputs(_outputs(args.report, args.json, args.plot), inputs=[args.reference, *args.data])
-    if args.engine == "dask":  # DATA stays where it lies: one pass cuts it into windows of distinct rows
-        (reference,) = _read(args, [args.reference], profiles=True)
-        data = read_distributed(args.data, na_values=args.na_values)
-    else:
-        reference, *frames = _read(args, [args.reference, *args.data], profiles=True)
-        data = dict(zip(args.data, frames)) if len(frames) > 1 else frames[0]
-    structure, options = _learning(args)
-    result = drift(reference, data, time=args.time_column, window=args.window or args.rows, structure=structure,
-                   **_binning(args), na_values=args.na_values or (), fit_fraction=args.fit_fraction,
-                   n_permutations=args.permutations, test=args.test, alpha=args.alpha, min_effect=args.min_effect,
-                   top=args.top,
-                   random_state=args.seed, learn_options=options, n_jobs=args.jobs, progress=not args.quiet)
+    with _cluster(args):
+        if args.engine == "dask":  # DATA stays where it lies: one pass cuts it into windows of distinct rows
+            (reference,) = _read(args, [args.reference], profiles=True)
+            data = read_distributed(args.data, na_values=args.na_values)
+        else:
+            reference, *frames = _read(args, [args.reference, *args.data], profiles=True)
+            data = dict(zip(args.data, frames)) if len(frames) > 1 else frames[0]
+        structure, options = _learning(args)
+        result = drift(reference, data, time=args.time_column, window=args.window or args.rows, structure=structure,
+                       **_binning(args), na_values=args.na_values or (), fit_fraction=args.fit_fraction,
+                       n_permutations=args.permutations, test=args.test, alpha=args.alpha,
+                       min_effect=args.min_effect, top=args.top, random_state=args.seed, learn_options=options,
+                       n_jobs=args.jobs, progress=not args.quiet)
     _show(result, args)
     if args.plot:
         result.plot(args.plot)
@@ -216,7 +245,9 @@ def _command_profile(args) -> None:
     check_outputs([args.output], inputs=args.inputs)
     if all(path.endswith(".bnfp") for path in args.inputs) and (args.bins or args.engine == "dask"):
         raise UsageError("--bins and --engine apply to tables; the inputs are all profiles.")
-    merged, notes = profile_inputs(args.inputs, **_binning(args), na_values=args.na_values, engine=args.engine)
+    _check_engine(args)
+    with _cluster(args):
+        merged, notes = profile_inputs(args.inputs, **_binning(args), na_values=args.na_values, engine=args.engine)
     if not args.quiet:
         print("\n".join(notes))
     merged.save(args.output)
@@ -233,13 +264,8 @@ def _command_learn(args) -> None:
 
 
 def _check_summarize_options(args) -> None:
-    dask = args.engine == "dask"
-    only_dask = {"--scheduler": args.scheduler, "--workers": args.workers,
-                 "--scheduler-timeout": args.scheduler_timeout}
-    misplaced = [flag for flag, value in only_dask.items() if value is not None and not dask]
-    if misplaced:
-        raise UsageError(f"{', '.join(misplaced)} apply to --engine dask only.")
-    if dask:
+    _check_engine(args)
+    if args.engine == "dask":
         refused = {"--criticisms": args.criticisms or None, "--candidates": args.candidates,
                    "--criterion chi2": args.criterion if args.criterion == "chi2" else None}
         given = [flag for flag, value in refused.items() if value is not None]

@@ -119,6 +119,20 @@ def _learning_options(network: bool = True) -> argparse.ArgumentParser:
     return parent
 
 
+def _engine_options(engine_help: str) -> argparse.ArgumentParser:
+    """``--engine`` and the Dask cluster's options, alike on every command that reads data where it lies."""
+    parent = _parser(add_help=False)
+    group = parent.add_argument_group("engine")
+    group.add_argument("--engine", choices=("numpy", "dask"), default="numpy", help=engine_help)
+    group.add_argument("--scheduler", help="dask engine: a running scheduler's address, e.g. tcp://host:8786 "
+                                           "(default: a local cluster)")
+    group.add_argument("--scheduler-timeout", type=_nonnegative_float, default=None, metavar="SECONDS",
+                       help="dask engine: seconds to wait for --scheduler to answer (default 10)")
+    group.add_argument("--workers", type=_positive_int, default=None,
+                       help="dask engine: local worker processes (default 2)")
+    return parent
+
+
 def _run_options(*, seed: bool = True, quiet: bool = True) -> argparse.ArgumentParser:
     parent = _parser(add_help=False)
     if seed:
@@ -248,7 +262,9 @@ def _add_mmd(sub, *, data, learning) -> None:
 
 def _add_compare(sub, *, data, learning, run) -> None:
     """Add the ``compare`` command: the two-sample test."""
-    compare = sub.add_parser("compare", parents=[data, learning, run], allow_abbrev=False,
+    engine = _engine_options("dask: A and B (Parquet or CSV files, folders or globs) stay where they lie; the test, "
+                             "the family tests and the witness are computed by the workers")
+    compare = sub.add_parser("compare", parents=[data, learning, run, engine], allow_abbrev=False,
                              help="MMD permutation two-sample test between two tables",
                              description="Permutation test (from count tables) of whether two tables come from "
                                          "the same distribution, under the Fisher kernel of a network. Both tables "
@@ -277,7 +293,9 @@ def _add_compare(sub, *, data, learning, run) -> None:
 def _add_drift(sub, *, data, run) -> None:
     """Add the ``drift`` command: drift over windows."""
     drift = sub.add_parser(
-        "drift", parents=[data, _learning_options(network=False), run], allow_abbrev=False,
+        "drift", parents=[data, _learning_options(network=False), run, _engine_options(
+            "dask: DATA (Parquet or CSV files, one data set) stays where it lies; one pass cuts it into windows, each "
+            "kept as its distinct rows with counts")], allow_abbrev=False,
         help="a reference table against each window of later data: which windows drifted, and where",
         description="Cut DATA into windows (by time with --time-column and --window, by --rows, or one window per "
                     "file), and compare each with the reference by compare's exact test; window p-values are "
@@ -303,9 +321,6 @@ def _add_drift(sub, *, data, run) -> None:
                        help="flag a window only when it is significant and its unbiased MMD²_u (the effect size, "
                             "comparable across window sizes) is at least this (default: any size)")
     drift.add_argument("--top", type=_positive_int, default=5, help="families shown per drifted window (default 5)")
-    drift.add_argument("--engine", choices=("numpy", "dask"), default="numpy",
-                       help="dask: DATA (Parquet or CSV files, one data set) stays where it lies; one pass cuts it "
-                            "into windows, each kept as its distinct rows with counts")
     drift.add_argument("--jobs", type=_jobs, default=1,
                        help="windows compared at once, on threads; -1: all cores (default 1; the result is the same)")
     drift.add_argument("--report", help="write a self-contained HTML report to this file")
@@ -319,7 +334,9 @@ def _add_drift(sub, *, data, run) -> None:
 def _add_profile(sub) -> None:
     """Add the ``profile`` command: reference profiles."""
     profile = sub.add_parser(
-        "profile", parents=[_run_options(seed=False)], allow_abbrev=False,
+        "profile", parents=[_run_options(seed=False), _engine_options(
+            "dask: profile the tables where they lie (Parquet or CSV, partition by partition) instead of reading "
+            "them into memory")], allow_abbrev=False,
         help="store a reference table's schema and distinct rows with counts in one file, for compare and drift",
         description="Profile tables and merge profiles into one versioned, compressed file (.bnfp): the labels "
                     "and each distinct row with its count. The profile of several inputs is the profile of their "
@@ -332,9 +349,6 @@ def _add_profile(sub) -> None:
                          help="bin numeric columns into at most this many quantile bins, edges over all the tables; "
                               "the profile keeps the edges and bins later tables with them")
     _binning_choices(profile)
-    profile.add_argument("--engine", choices=("numpy", "dask"), default="numpy",
-                         help="dask: profile the tables where they lie (Parquet or CSV, partition by partition) "
-                              "instead of reading them into memory")
     profile.set_defaults(command_name="profile")
 
 
@@ -356,7 +370,8 @@ def _add_learn(sub, *, data) -> None:
 def _add_summarize(sub, *, data, learning, run, datasets) -> None:
     """Add the ``summarize`` command: representative rows (the main job)."""
     summarize = sub.add_parser(
-        "summarize", parents=[data, learning, run], allow_abbrev=False,
+        "summarize", parents=[data, learning, run, _engine_options(
+            "dask: count tables computed by Dask workers, for data beyond memory")], allow_abbrev=False,
         help="select k representative rows (the main job)",
         description="Learn a network, build its Fisher kernel and select k rows whose MMD to the whole data is "
                     "small (Algorithm 1, started from the best of --n-init random subsets). Prints the subset's "
@@ -381,13 +396,6 @@ def _add_summarize(sub, *, data, learning, run, datasets) -> None:
     summarize.add_argument("--report", help="write a self-contained HTML report to this file")
     summarize.add_argument("--json", help="write the report's content as JSON to this file ('-': to standard "
                                           "output, and nothing else there)")
-    summarize.add_argument("--engine", default="numpy", choices=["numpy", "dask"],
-                           help="dask: count tables computed by Dask workers, for data beyond memory")
-    summarize.add_argument("--scheduler", help="dask engine: scheduler address (default: a local cluster)")
-    summarize.add_argument("--scheduler-timeout", type=_nonnegative_float, default=None, metavar="SECONDS",
-                           help="dask engine: seconds to wait for --scheduler to answer (default 10)")
-    summarize.add_argument("--workers", type=_positive_int, default=None,
-                           help="dask engine: local worker processes (default 2)")
     summarize.add_argument("--pool-size", type=_positive_int, default=None,
                            help="on a larger table, the search chooses among a uniform pool of this many rows, "
                                 "against the whole table (default 100000; with the dask engine, the rows sampled "

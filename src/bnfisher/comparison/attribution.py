@@ -150,32 +150,45 @@ def holm(p_values) -> np.ndarray:
     return adjusted
 
 
-def _family_units(cardinalities, families: list, samples) -> tuple:
+def _family_tables(cardinalities, families: list, samples) -> list:
+    """Each ``(child, conditioning set)``'s two count tables, ``(configurations, child states)``, over complete rows.
+
+    Families whose child has one state are skipped (None).
+    """
+    cards = cardinalities
+    out: list = []
+    for i, parents in families:
+        r = int(cards[i])
+        if r < 2:
+            out.append(None)
+            continue
+        columns = list(parents) + [i]
+        tables = []
+        for codes, copies in samples:
+            observed = np.all(codes[:, columns] >= 0, axis=1)
+            index = np.ravel_multi_index(codes[observed][:, columns].T, [int(cards[c]) for c in columns])
+            q = int(np.prod([int(cards[p]) for p in parents], dtype=np.int64))
+            tables.append(np.bincount(index, weights=copies[observed], minlength=q * r).reshape(q, r))
+        out.append(tuple(tables))
+    return out
+
+
+def _family_units(tables: list) -> tuple:
     """Count tables of the informative configurations of every ``(child, conditioning set)``, stacked as "units".
 
     A configuration is informative when both samples have rows in it and its rows
     hold two child states or more; any other configuration adds exactly 0 to
     ``D_i`` under every permutation (see the module docstring), so it is dropped.
-    Families whose child has one state are skipped (returned indices: the tested ones).
+    Families whose child has one state (None) are skipped (returned indices: the tested ones).
     """
-    cards = cardinalities
     tested, units, rows = [], [], []
-    for i, parents in families:
-        r = int(cards[i])
-        if r < 2:
+    for i, pair in enumerate(tables):
+        if pair is None:
             continue
-        columns = list(parents) + [i]
-        tables, totals = [], []
-        for codes, copies in samples:
-            observed = np.all(codes[:, columns] >= 0, axis=1)
-            family_codes = codes[observed][:, columns]
-            index = np.ravel_multi_index(family_codes.T, [int(cards[c]) for c in columns])
-            q = int(np.prod([int(cards[p]) for p in parents], dtype=np.int64))
-            tables.append(np.bincount(index, weights=copies[observed], minlength=q * r).reshape(q, r))
-            totals.append(float(copies[observed].sum()))
+        count_x, count_y = (np.asarray(table, dtype=np.float64) for table in pair)
+        totals = [float(count_x.sum()), float(count_y.sum())]
         tested.append(i)
         rows.append(totals)
-        count_x, count_y = tables
         pooled = count_x + count_y
         keep = (count_x.sum(axis=1) > 0) & (count_y.sum(axis=1) > 0) & ((pooled > 0).sum(axis=1) >= 2)
         if totals[0] > 0 and totals[1] > 0:
@@ -208,7 +221,7 @@ def default_permutations(n_families: int, *, minimum: int = 1000) -> int:
 
 
 def conditional_family_tests(network: BayesianNetwork, X, Y, *, n_permutations: int | None = None,
-                             random_state=None) -> FamilyTests:
+                             random_state=None, tables: list | None = None) -> FamilyTests:
     """Test every family's conditional distribution for a change between two samples (exact, per family).
 
     See the module docstring for the statistic, its null and its guarantees.
@@ -217,13 +230,17 @@ def conditional_family_tests(network: BayesianNetwork, X, Y, *, n_permutations: 
     ----------
     network : BayesianNetwork
         Gives the families (its structure); its CPTs are not used.
-    X, Y : tuple of (ndarray of int, ndarray)
+    X, Y : tuple of (ndarray of int, ndarray), or None
         Each sample as encoded codes (rows x variables in ``network.variables``
         order, ``-1`` where missing) and the number of copies of each row.
     n_permutations : int, optional
         Within-configuration permutations (all families share each draw).  Default:
         :func:`default_permutations` of the number of families.
     random_state : None, int or Generator
+    tables : list, optional
+        Instead of ``X`` and ``Y`` (then None): every family's two count tables,
+        ``(parent configurations, child states)`` over the rows observed on the family, in
+        ``network.variables`` order (data beyond memory: counted where the rows lie).
 
     Returns
     -------
@@ -242,16 +259,18 @@ def conditional_family_tests(network: BayesianNetwork, X, Y, *, n_permutations: 
     [True, False]
     """
     rng = check_random_state(random_state)
-    samples = [(np.asarray(codes), np.asarray(copies, dtype=np.float64)) for codes, copies in (X, Y)]
+    samples = None if tables is not None else [(np.asarray(codes), np.asarray(copies, dtype=np.float64))
+                                               for codes, copies in (X, Y)]
     pairs = list(enumerate(network.parent_indices()))
     n_families = sum(int(network.cardinalities[i]) >= 2 for i, _ in pairs)
     n_permutations = default_permutations(n_families) if n_permutations is None else \
         check_positive_int(n_permutations, "n_permutations")
-    return conditional_tests(network.cardinalities, pairs, samples, n_permutations=n_permutations, random_state=rng)
+    return conditional_tests(network.cardinalities, pairs, samples, n_permutations=n_permutations, random_state=rng,
+                             tables=tables)
 
 
-def conditional_tests(cardinalities, pairs: list, samples: list, *, n_permutations: int,
-                      random_state) -> FamilyTests:
+def conditional_tests(cardinalities, pairs: list, samples: list | None, *, n_permutations: int,
+                      random_state, tables: list | None = None) -> FamilyTests:
     """Test, for each ``(child, conditioning set)``, that the child's distribution given the set is equal in both.
 
     The engine of :func:`conditional_family_tests` (the sets are the network's parents)
@@ -265,10 +284,14 @@ def conditional_tests(cardinalities, pairs: list, samples: list, *, n_permutatio
         States of each column of the codes.
     pairs : list of (int, sequence of int)
         Each test's child column and conditioning columns.
-    samples : list of two (ndarray of int, ndarray of float)
+    samples : list of two (ndarray of int, ndarray of float), or None
         Codes (``-1`` missing) and copies of each sample's rows.
     n_permutations : int
     random_state : Generator
+    tables : list, optional
+        Instead of ``samples``: each pair's two count tables ``(configurations, child states)``
+        over the rows observed on the pair (None for a child of one state), e.g. counted where
+        the rows lie.  The tests need nothing else of the rows.
 
     Returns
     -------
@@ -276,7 +299,8 @@ def conditional_tests(cardinalities, pairs: list, samples: list, *, n_permutatio
         ``families`` holds the position in ``pairs`` of each test run (children of one state are skipped).
     """
     rng = random_state
-    tested, units, rows = _family_units(cardinalities, [(i, tuple(s)) for i, s in pairs], samples)
+    tables = _family_tables(cardinalities, [(i, tuple(s)) for i, s in pairs], samples) if tables is None else tables
+    tested, units, rows = _family_units(tables)
     n_families = len(tested)
     families = [k for k, (i, _) in enumerate(pairs) if int(cardinalities[i]) >= 2]
     statistic = np.zeros(n_families)

@@ -27,7 +27,8 @@ from bnfisher.exceptions import DataError, DataWarning, OptionError
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.columns import CellLayout, KernelColumns
 
-__all__ = ["LocalPool", "PermutationStatistics", "permutation_pvalue", "permutation_statistics", "split_draws"]
+__all__ = ["LocalPool", "PermutationStatistics", "cell_witness", "permutation_pvalue", "permutation_statistics",
+           "pooled_statistics", "split_draws"]
 
 
 @dataclass
@@ -150,13 +151,31 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     n_permutations = check_positive_int(n_permutations, "n_permutations")
     limit = None if max_rows is None else check_positive_int(max_rows, "max_rows")
     pool, full_statistic = _pool(kernel, X, Y, limit=limit, witness=witness, rng=rng)
-    statistics = _run(pool, n_permutations, rng, witness=witness)
+    statistics = pooled_statistics(pool, n_permutations, rng, witness=witness)
     statistics.full_statistic = full_statistic
     return statistics
 
 
-def _run(pool: PooledRows, n_permutations: int, rng, *, witness: bool) -> PermutationStatistics:
-    """Every statistic of the observed split and of ``n_permutations`` re-splits of ``pool`` (in rounds)."""
+def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, *,
+                      witness: bool = False) -> PermutationStatistics:
+    """Every statistic of the observed split and of ``n_permutations`` re-splits of pooled rows held anywhere.
+
+    The engine of :func:`permutation_statistics` once the samples are pooled: in memory
+    (:class:`LocalPool`) or held where they lie (a backend's ``pooled_rows``).
+
+    Parameters
+    ----------
+    pool : PooledRows
+    n_permutations : int
+    random_state : None, int or Generator
+    witness : bool, default=False
+        Also the witness of every given row (a :class:`LocalPool` only).
+
+    Returns
+    -------
+    PermutationStatistics
+    """
+    rng = check_random_state(random_state)
     layout, n_x, n_y = pool.layout, pool.n_x, pool.n_y
     fixed, sizes = pool.fixed_sums()
     observed_counts, pooled_counts = fixed[: layout.n_cells].T
@@ -358,21 +377,36 @@ class LocalPool:
         -------
         witness_x, witness_y : ndarray
         """
-        units, kernel = self.layout, self.kernel
-        cell_witness = np.concatenate([_cell_witness(kernel, i, difference) for i in units.active]) \
-            if units.active else np.zeros(0)
-        values = units.inner(cell_witness)[self.inverse]
+        values = self.layout.inner(cell_witness(self.kernel, difference))[self.inverse]
         parts = (values[: self.x.codes.shape[0]], values[self.x.codes.shape[0]:])
         return tuple(part if sample.given is None else part[sample.given]
                      for part, sample in zip(parts, (self.x, self.y)))
 
 
-def _cell_witness(kernel: FamilyKernel, i: int, difference: np.ndarray) -> np.ndarray:
-    """``<F[c], difference>`` of every cell ``c`` of family ``i`` (a cell meets only its configuration's block)."""
-    d = kernel.block_width(i)
-    block = difference[kernel.block_offsets[i]: kernel.block_offsets[i + 1]].reshape(-1, d)
-    features = kernel.cell_features(i).reshape(block.shape[0], -1, d)
-    return np.einsum("jad,jd->ja", features, block).ravel()
+def cell_witness(kernel: FamilyKernel, difference: np.ndarray) -> np.ndarray:
+    """Return ``<F[c], difference>`` of every cell ``c`` of the kernel's active families, side by side.
+
+    A row's witness ``<Phi(x), mu_X - mu_Y>`` is the sum of its cells' (a posterior-weighted
+    sum where it has missing cells): :meth:`~bnfisher.kernels.columns.KernelColumns.inner`.
+
+    Parameters
+    ----------
+    kernel : FisherKernel or OverlapKernel
+    difference : ndarray of shape (n_features,)
+        ``mu_X - mu_Y``.
+
+    Returns
+    -------
+    ndarray of shape (n_cells,)
+        Cells as in :class:`~bnfisher.kernels.columns.CellLayout`.
+    """
+    parts = []
+    for i in CellLayout(kernel).active:  # a cell meets only its configuration's block
+        d = kernel.block_width(i)
+        block = difference[kernel.block_offsets[i]: kernel.block_offsets[i + 1]].reshape(-1, d)
+        features = kernel.cell_features(i).reshape(block.shape[0], -1, d)
+        parts.append(np.einsum("jad,jd->ja", features, block).ravel())
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def permutation_pvalue(observed, null) -> np.ndarray:

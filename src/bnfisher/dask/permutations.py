@@ -39,7 +39,8 @@ __all__ = ["DaskPool", "pooled_rows"]
 class _Shard:
     """A group of whole buckets on a worker: their distinct rows as kernel columns, in bucket order."""
 
-    units: object
+    units: KernelColumns
+    codes: np.ndarray
     first: np.ndarray
     multiplicity: np.ndarray
     bounds: np.ndarray
@@ -84,7 +85,7 @@ def _shard(kernel, buckets: int, n_x_pieces: int, *pieces) -> _Shard | None:
     network = kernel.network
     units = KernelColumns(kernel, EncodedData(np.asfortranarray(codes[order]), network.variables,
                                               dict(network.states), schema=kernel.schema), batches=bounds)
-    return _Shard(units, in_first[order], multiplicity[order], bounds, present,
+    return _Shard(units, codes[order], in_first[order], multiplicity[order], bounds, present,
                   np.bincount(bucket, weights=multiplicity[order], minlength=buckets).astype(np.int64))
 
 
@@ -92,6 +93,32 @@ def _shard_fixed(shard: _Shard | None):
     if shard is None:
         return None
     return bucket_fixed_sums(shard.units, shard.first, shard.multiplicity, shard.bounds, shard.buckets), shard.sizes
+
+
+def _shard_witness(shard: _Shard | None, cell_witness: np.ndarray, top: int):
+    """Each side's witness moments, range and ``top`` most typical distinct rows (largest for A, smallest for B)."""
+    if shard is None:
+        return None
+    values = shard.units.inner(cell_witness)
+    out = []
+    for copies, sign in ((shard.first, 1.0), (shard.multiplicity - shard.first, -1.0)):
+        held = np.flatnonzero(copies > 0)
+        kept = held[np.argsort(-sign * values[held], kind="stable")[:top]]
+        weights = copies[held].astype(np.float64)
+        out.append({"n": float(weights.sum()), "sum": float(weights @ values[held]),
+                    "squares": float(weights @ values[held] ** 2),
+                    "low": float(values[held].min(initial=np.inf)), "high": float(values[held].max(initial=-np.inf)),
+                    "codes": shard.codes[kept], "values": values[kept], "copies": copies[kept]})
+    return out
+
+
+def _shard_histogram(shard: _Shard | None, cell_witness: np.ndarray, edges: np.ndarray):
+    """Each side's histogram of witness values (rows counted) over ``edges``."""
+    if shard is None:
+        return None
+    values = shard.units.inner(cell_witness)
+    return np.stack([np.histogram(values, bins=edges, weights=copies)[0]
+                     for copies in (shard.first, shard.multiplicity - shard.first)])
 
 
 def _chain(total, part):
@@ -172,6 +199,49 @@ class DaskPool:
             held = counts[:, g * BUCKETS_PER_GROUP: (g + 1) * BUCKETS_PER_GROUP]
             tasks.append(_delayed(_shard_null_group)(shard, plan, r, held, g * BUCKETS_PER_GROUP))
         return self._reduce(tasks)
+
+    def witness_summary(self, cell_witness: np.ndarray, *, top: int = 5, bins: int = 40) -> dict:
+        """Summarise the witness ``<Phi(x), mu_A - mu_B>`` where the rows lie: moments, histograms, typical rows.
+
+        Two passes over the held distinct rows (the range, then the histogram); the client
+        receives a few numbers per shard and ``top`` rows per side and shard.
+
+        Parameters
+        ----------
+        cell_witness : ndarray of shape (n_cells,)
+            The witness of every cell (a row's witness is the sum over its cells).
+        top : int, default=5
+            Rows of each side kept as its most typical.
+        bins : int, default=40
+            Of the histograms, over the witness's range.
+
+        Returns
+        -------
+        dict
+            ``moments``: per side ``(rows, mean, variance)``; ``edges`` and ``counts`` (2, bins):
+            the histograms; ``codes``, ``values``, ``copies``: per side its ``top`` most
+            typical distinct rows (codes in the kernel's order), most typical first.
+        """
+        import dask
+
+        parts = [part for part in _compute(self.source, *[dask.delayed(_shard_witness)(shard, cell_witness, top)
+                                                          for shard in self._shards]) if part is not None]
+        low = min(side["low"] for part in parts for side in part)
+        high = max(side["high"] for part in parts for side in part)
+        edges = np.histogram_bin_edges(np.array([low, high]), bins=bins)
+        counts = self._reduce([_delayed(_shard_histogram)(shard, cell_witness, edges) for shard in self._shards])
+        summary: dict = {"edges": edges, "counts": counts, "moments": [], "codes": [], "values": [], "copies": []}
+        for k, sign in ((0, 1.0), (1, -1.0)):
+            sides = [part[k] for part in parts]
+            n = sum(side["n"] for side in sides)
+            mean = sum(side["sum"] for side in sides) / n
+            summary["moments"].append((n, mean, max(sum(side["squares"] for side in sides) / n - mean**2, 0.0)))
+            values = np.concatenate([side["values"] for side in sides])
+            order = np.argsort(-sign * values, kind="stable")[:top]
+            summary["values"].append(values[order])
+            summary["codes"].append(np.vstack([side["codes"] for side in sides])[order])
+            summary["copies"].append(np.concatenate([side["copies"] for side in sides])[order])
+        return summary
 
     def _reduce(self, tasks: list):
         total = None

@@ -77,6 +77,13 @@ class ComparisonResult(JobResult):
         p-value above 0.05, or a drift window's above ``alpha``).
     mechanism_cell : dict or None
         The cell of the clearest changed mechanism whose conditional frequency differs most.
+    sizes : tuple of dict or None
+        Each sample's ``rows`` and ``missing_cells`` when ``samples`` hold only the rows
+        shown (data beyond memory, :func:`~bnfisher.jobs.compare_distributed.compare_distributed`);
+        None: counted from ``samples``.
+    witness_histogram : tuple or None
+        ``(edges, counts)`` of each sample's witness (counts of shape (2, bins)) when
+        ``witness`` holds only the typical rows' values (data beyond memory).
 
     Examples
     --------
@@ -102,6 +109,23 @@ class ComparisonResult(JobResult):
     copies: tuple = (None, None)
     mechanisms: pd.DataFrame | None = None
     mechanism_cell: dict | None = None
+    sizes: tuple | None = None
+    witness_histogram: tuple | None = None
+
+    def witness_bars(self) -> tuple:
+        """Return what the witness histograms are drawn from: ``(values_x, values_y, weights, bins)``.
+
+        Returns
+        -------
+        tuple
+            Every row's witness and copies (40 bins), or, for data beyond memory, the bins'
+            centres weighted by their counts over the bins' edges.
+        """
+        if self.witness_histogram is None:
+            return self.witness[0], self.witness[1], self.copies, 40
+        edges, counts = self.witness_histogram
+        centres = (edges[:-1] + edges[1:]) / 2
+        return centres, centres, (counts[0], counts[1]), edges
 
     def typical_rows(self, n: int = 3) -> pd.DataFrame:
         """Return the rows of each sample most typical of it against the other (largest witness, by sign).
@@ -310,9 +334,10 @@ class ComparisonResult(JobResult):
         return {
             "kind": "comparison",
             "verdict": self.verdict(),
-            "samples": [{"name": n, "rows": int(len(f) if c is None else c.sum()), "columns": int(f.shape[1]),
-                         "missing_cells": int(f.isna().sum().sum() if c is None else f.isna().sum(axis=1) @ c)}
-                        for n, f, c in zip(self.names, self.samples, self.copies)],
+            "samples": [{"name": n, "columns": int(f.shape[1]), **(size if size is not None else {
+                "rows": int(len(f) if c is None else c.sum()),
+                "missing_cells": int(f.isna().sum().sum() if c is None else f.isna().sum(axis=1) @ c)})}
+                        for n, f, c, size in zip(self.names, self.samples, self.copies, self.sizes or (None, None))],
             "notes": list(self.notes),
             "warnings": list(self.advice),
             "network": {"summary": repr(self.network), "arcs": [[str(p), str(c)] for p, c in self.network.edges]},
@@ -510,29 +535,33 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
 MAX_FAMILY_PERMUTATIONS = 20_000
 
 
-def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, notes: list, alpha: float = 0.05):
+def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, notes: list, alpha: float = 0.05,
+                          tables: list | None = None):
     """Return the family tests, run again with ten times the permutations while a family sits at the floor.
 
     Parameters
     ----------
     network : BayesianNetwork
-    X, Y : tuple of (ndarray of int, ndarray)
+    X, Y : tuple of (ndarray of int, ndarray), or None
         Codes and copies of each sample's distinct rows.
     random_state : Generator
     notes : list of str
         Gets a line saying how many permutations the tests took, and why.
     alpha : float, default=0.05
+    tables : list, optional
+        Instead of ``X`` and ``Y``: every family's two count tables
+        (:func:`~bnfisher.comparison.conditional_family_tests`).
 
     Returns
     -------
     FamilyTests
     """
-    tests = conditional_family_tests(network, X, Y, random_state=random_state)
+    tests = conditional_family_tests(network, X, Y, random_state=random_state, tables=tables)
     first = tests.n_permutations
     while tests.n_permutations * 10 <= MAX_FAMILY_PERMUTATIONS and np.any(
             tests.p_value <= 1.0 / (tests.n_permutations + 1) + 1e-15):
         tests = conditional_family_tests(network, X, Y, n_permutations=tests.n_permutations * 10,
-                                         random_state=random_state)
+                                         random_state=random_state, tables=tables)
     again = (f"; run again with {tests.n_permutations} because a family's p-value sat at the floor of {first} "
              "permutations" if tests.n_permutations != first else "")
     notes.append(f"Family tests: {first} permutations within parent configurations ({len(tests.families)} "

@@ -48,6 +48,33 @@ def read_inputs(paths, *, na_values=None, profiles: bool = False) -> tuple[list,
     return inputs, shown
 
 
+def dask_engine(engine: str, *, scheduler: str | None = None, n_workers: int | None = None,
+                timeout: float | None = None):
+    """Return the context a job runs in: a Dask client for ``engine="dask"`` (:func:`bnfisher.dask.dask_client`).
+
+    Parameters
+    ----------
+    engine : {"numpy", "dask"}
+    scheduler : str, optional
+        A running scheduler's address; default a local cluster.
+    n_workers : int, optional
+        Local worker processes (default 2).
+    timeout : float, optional
+        Seconds to wait for ``scheduler`` (default 10).
+
+    Returns
+    -------
+    context manager
+    """
+    import contextlib
+
+    if engine != "dask":
+        return contextlib.nullcontext()
+    from bnfisher.dask import dask_client  # Dask: a heavy optional dependency
+
+    return dask_client(scheduler, n_workers=n_workers or 2, timeout=10.0 if timeout is None else timeout)
+
+
 def read_distributed(paths, *, na_values=None):
     """Return a Dask DataFrame over Parquet or CSV file(s) (:func:`bnfisher.dask.read_dask`).
 

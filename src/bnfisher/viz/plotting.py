@@ -420,7 +420,8 @@ def plot_family_shares(table: pd.DataFrame, *, top: int = 15, ax=None):
 
 
 @plain_text
-def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y"), weights=(None, None), ax=None):
+def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y"), weights=(None, None), bins=40,
+                 ax=None):
     """Histograms of the witness values of the two samples' rows.
 
     Parameters
@@ -430,6 +431,8 @@ def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y")
     names : tuple of str
     weights : tuple of (ndarray or None), default=(None, None)
         Rows each value stands for (a sample known by its distinct rows).
+    bins : int or ndarray, default=40
+        Bins over the values' range, or the bins' edges.
     ax : matplotlib Axes, optional
 
     Returns
@@ -449,7 +452,7 @@ def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y")
         figure, ax = plt.subplots(figsize=(7, 3))
     else:
         figure = ax.figure
-    edges = np.histogram_bin_edges(np.concatenate([values_x, values_y]), bins=40)
+    edges = np.histogram_bin_edges(np.concatenate([values_x, values_y]), bins=bins)
     ax.hist(values_x, bins=edges, weights=weights[0], alpha=0.6, label=_short(names[0], 30), density=True)
     ax.hist(values_y, bins=edges, weights=weights[1], alpha=0.6, label=_short(names[1], 30), density=True)
     ax.set_xlabel("witness <Φ(x), μ_A − μ_B> (right: typical of the first sample)")
@@ -488,7 +491,8 @@ def plot_comparison(result, path=None):
     figure, (upper, lower) = plt.subplots(2, 1, figsize=(7.5, 0.4 * shown + 4.8),
                                           gridspec_kw={"height_ratios": [0.4 * shown + 1.2, 3]})
     plot_family_shares(result.families, top=result.top, ax=upper)
-    plot_witness(result.witness[0], result.witness[1], names=result.names, weights=result.copies, ax=lower)
+    values_x, values_y, weights, bins = result.witness_bars()
+    plot_witness(values_x, values_y, names=result.names, weights=weights, bins=bins, ax=lower)
     figure.tight_layout()
     if path is None:
         return figure

@@ -71,12 +71,12 @@ def comparison_figures(result) -> dict:
     from bnfisher.viz.plotting import figure_png, plot_family_shares, plot_network, plot_witness
 
     families = result.families
+    values_x, values_y, weights, bins = result.witness_bars()
     return {
         "network": figure_png(plot_network(result.network,
                                            highlight=dict(zip(families["variable"], families["share"])))),
         "families": figure_png(plot_family_shares(families, top=result.top)),
-        "witness": figure_png(plot_witness(result.witness[0], result.witness[1], names=result.names,
-                                           weights=result.copies)),
+        "witness": figure_png(plot_witness(values_x, values_y, names=result.names, weights=weights, bins=bins)),
     }
 
 

@@ -1,0 +1,164 @@
+"""The comparison job for data beyond memory: ``compare`` on a Dask cluster, every step where the rows lie.
+
+The schema and the network come from distributed counts of the two tables pooled; the
+exact test draws its permutations on the workers (:mod:`bnfisher.dask.permutations`);
+the family tests need only each family's two count tables, counted where the rows lie;
+the witness is summarised on the workers (moments, histograms, the most typical
+distinct rows).  The client holds the model, ``cells x permutations`` numbers and a few
+rows: never the tables.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import check_option, check_positive_int, check_random_state
+from bnfisher.bn.network import BayesianNetwork
+from bnfisher.bn.structure.learn import learn
+from bnfisher.comparison.explain import cells_from_counts, family_table
+from bnfisher.comparison.permutation import cell_witness, pooled_statistics
+from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval
+from bnfisher.exceptions import DataError, OptionError
+from bnfisher.jobs.compare import ComparisonResult, _profiles, resolved_family_tests
+from bnfisher.jobs.inputs import feature_advice, warn
+from bnfisher.kernels.fisher import FisherKernel
+
+__all__ = ["compare_distributed"]
+
+
+def compare_distributed(first, second, *, scheduler: str | None = None, n_workers: int = 2, timeout: float = 10.0,
+                        network: BayesianNetwork | None = None, structure: str = "chow-liu", bins: int | None = None,
+                        bin_columns=None, categorical=None, na_values=(), n_permutations: int = 1000,
+                        test: str = "aggregate", top: int = 10, names: tuple = ("A", "B"), random_state=None,
+                        learn_options: dict | None = None) -> ComparisonResult:
+    """Compare two data sets beyond memory (Parquet or CSV) on a Dask cluster: :func:`~bnfisher.compare`'s answer.
+
+    The same test, p-value and family tests as :func:`~bnfisher.compare` on the same rows
+    with the same network and seed; the typical rows are each sample's most typical
+    *distinct* rows (with their copies), and the mechanism search, which needs the rows
+    in memory, is not run (a note says so).
+
+    Parameters
+    ----------
+    first, second : str, path-like or list of them
+        Parquet or CSV file(s), a folder or a glob (:func:`bnfisher.dask.read_dask`).
+    scheduler : str, optional
+        A running Dask scheduler's address; default a local cluster of ``n_workers`` processes.
+    n_workers : int, default=2
+    timeout : float, default=10.0
+        Seconds to wait for ``scheduler``.
+    network : BayesianNetwork, optional
+        Default: learned from the two data sets pooled (distributed counts, EM for missing cells).
+    structure : str, default="chow-liu"
+    bins : int, optional
+        Bin numeric columns (edges from both data sets pooled), by the rule (float columns, and
+        integer columns with more than ``max(bins, 30)`` values).
+    bin_columns, categorical : None
+        Apply to tables in memory (:func:`~bnfisher.compare`); refused here.
+    na_values : sequence, default=()
+    n_permutations : int, default=1000
+    test : {"aggregate", "mmd"}, default="aggregate"
+    top : int, default=10
+    names : tuple of str, default=("A", "B")
+    random_state : None, int or Generator
+    learn_options : dict, optional
+
+    Returns
+    -------
+    ComparisonResult
+
+    Raises
+    ------
+    DataError
+        When the two data sets do not have the same columns.
+    OptionError
+        For ``bin_columns`` or ``categorical``.
+
+    Examples
+    --------
+    >>> result = compare_distributed("a.parquet", "b.parquet", n_permutations=199, random_state=0)
+    >>> 0 < result.test.p_value <= 1
+    True
+    """
+    import dask.dataframe as dd
+
+    from bnfisher.dask import DaskCounts, dask_client, read_dask
+    from bnfisher.dask.permutations import DaskPool
+
+    if bin_columns is not None or categorical is not None:
+        raise OptionError("`bin_columns` and `categorical` apply to tables in memory; data read by Dask is binned by "
+                          "the rule (float columns, and integer columns with more than max(bins, 30) values).")
+    check_option(test, "test", ("aggregate", "mmd"))
+    top = check_positive_int(top, "top")
+    rng = check_random_state(random_state)
+    notes: list = []
+    with dask_client(scheduler, n_workers=n_workers, timeout=timeout):
+        frames = [read_dask(path, na_values=list(na_values) or None) for path in (first, second)]
+        if set(frames[0].columns) != set(frames[1].columns):
+            only = [sorted(set(a.columns) - set(b.columns)) for a, b in (frames, frames[::-1])]
+            raise DataError(f"{names[0]} and {names[1]} must have the same columns; only {names[0]} has {only[0]}, "
+                            f"only {names[1]} has {only[1]}. Drop the extra columns or compare matching files.")
+        frames[1] = frames[1][list(frames[0].columns)]
+        if network is None:
+            pooled = DaskCounts(dd.concat(frames), bins=bins, na_values=tuple(na_values), missing="allow")
+            network = learn(pooled, structure, missing="em", **(learn_options or {}))
+            notes.append(f"Network ({structure}, learned from the two data sets pooled, by distributed counts): "
+                         f"{network}")
+        kernel = FisherKernel(network)
+        notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
+        advice = list(feature_advice(kernel))
+        pool = DaskPool(kernel, *frames)
+        notes.insert(0, f"{names[0]}: {pool.n_x} rows, {names[1]}: {pool.n_y} rows; the permutations drawn where "
+                        "the rows lie (hash buckets of distinct rows on the workers).")
+        statistics = pooled_statistics(pool, check_positive_int(n_permutations, "n_permutations"), rng)
+        tables = _family_tables(network, [DaskCounts(frame, network.schema, missing="allow") for frame in frames])
+        tests = resolved_family_tests(network, None, None, random_state=rng, notes=notes, tables=tables)
+        summary = pool.witness_summary(cell_witness(kernel, statistics.mean_x - statistics.mean_y), top=5)
+    notes.append("Mechanism search: not run on data beyond memory (it searches conditioning sets over the rows); "
+                 "the family tests above say which conditionals changed.")
+    result = _result(kernel, statistics, tests, summary, names=tuple(names), notes=notes, top=top, method=test)
+    result.advice = advice
+    warn(advice)
+    return result
+
+
+def _family_tables(network: BayesianNetwork, providers: list) -> list:
+    """Every family's two count tables ``(parent configurations, child states)``, counted where the rows lie."""
+    position = {v: i for i, v in enumerate(providers[0].variables)}
+    cards = network.cardinalities
+    families = [tuple(position[network.variables[j]] for j in (*parents, i))
+                for i, parents in enumerate(network.parent_indices())]
+    counted = [provider.counts(families) for provider in providers]
+    return [None if int(cards[i]) < 2 else tuple(np.asarray(side[i], dtype=np.float64).reshape(-1, int(cards[i]))
+                                                 for side in counted) for i in range(len(families))]
+
+
+def _result(kernel, statistics, tests, summary: dict, *, names: tuple, notes: list, top: int,
+            method: str) -> ComparisonResult:
+    """Assemble the comparison from the distributed statistics (typical rows: distinct rows with copies)."""
+    network = kernel.network
+    families = family_table(kernel, statistics, tests)
+    result = TwoSampleResult.from_statistics(statistics, method=method)
+    # The first-order variance needs each side's witness mean and variance only: a two-point law with both.
+    moments = [(np.array([mean - np.sqrt(variance), mean + np.sqrt(variance)]), np.array([n / 2, n / 2]))
+               for n, mean, variance in summary["moments"]]
+    result.unbiased_ci = effect_interval(result.unbiased, result.null_distribution, *moments)
+    components = result.components if result.components is not None else pd.DataFrame()
+    for name in ("blocks", "columns"):
+        column = components.loc[name, "column"]
+        if column is not None:
+            components.loc[name, "column"] = network.variables[int(column)]
+    samples = []
+    for codes in summary["codes"]:
+        frame = pd.DataFrame({v: pd.Categorical.from_codes(codes[:, i], categories=list(network.states[v]))
+                              for i, v in enumerate(network.variables)})
+        samples.append(frame[list(network.schema.variables)])
+    counts = ((statistics.counts_x, statistics.n_x), (statistics.counts_y, statistics.n_y))
+    sizes = tuple({"rows": int(n), "missing_cells": None} for n in (statistics.n_x, statistics.n_y))
+    return ComparisonResult(names=names, test=result, families=families,
+                            cells=cells_from_counts(kernel, *counts, n=top, names=names),
+                            witness=tuple(summary["values"]), network=network, kernel=kernel, samples=tuple(samples),
+                            notes=notes, top=top, profiles=_profiles(kernel, counts, families, top),
+                            copies=tuple(summary["copies"]), sizes=sizes,
+                            witness_histogram=(summary["edges"], summary["counts"]))
