@@ -39,7 +39,7 @@ from bnfisher.data.rows import DistinctRows
 from bnfisher.exceptions import DataError
 from bnfisher.kernels.base import FamilyKernel
 
-__all__ = ["mmd_by_family", "family_table", "top_cells", "witness", "explain_rows", "sample_codes"]
+__all__ = ["mmd_by_family", "family_table", "family_profiles", "top_cells", "witness", "explain_rows", "sample_codes"]
 
 #: What ``p_adjusted`` controls, stated once and shown by every report.
 ADJUSTMENT = ("Holm's step-down adjustment over the families: strong family-wise error control (the chance that "
@@ -386,3 +386,47 @@ def explain_rows(kernel: FamilyKernel, rows) -> pd.DataFrame:
                             "kernel_self": float(kernel_self[row, i]), "neg_log_p": float(neg_log_p[row, i])})
     table = pd.DataFrame(records, columns=["row", "variable", "value", "given", "kernel_self", "neg_log_p"])
     return table.sort_values(["row", "neg_log_p"], ascending=[True, False], kind="stable").reset_index(drop=True)
+
+
+def family_profiles(kernel: FamilyKernel, counts: tuple, families: pd.DataFrame, top: int) -> list:
+    """Return, for each of the ``top`` families, the child's distribution in A and in B where they differ most.
+
+    "Where": the parent configuration with the largest total-variation distance between the two,
+    weighted by how often the configuration occurs; this is what a comparison report draws inline.
+
+    Parameters
+    ----------
+    kernel : FisherKernel or OverlapKernel
+    counts : tuple of two (list of ndarray, int)
+        Each sample's count table of every family and its rows
+        (:class:`~bnfisher.comparison.PermutationStatistics`' ``counts_x``, ``n_x`` and so for Y).
+    families : DataFrame
+        :func:`family_table`, in its order.
+    top : int
+
+    Returns
+    -------
+    list of dict
+        ``variable``, ``given`` (the parent configuration), ``states`` and each sample's distribution.
+    """
+    (counts_a, n_a), (counts_b, n_b) = counts
+    network = kernel.network
+    position = {v: i for i, v in enumerate(network.variables)}
+    out = []
+    for variable in families["variable"].head(top):
+        i = position[variable]
+        states = network.states[variable]
+        r = len(states)
+        a = np.asarray(counts_a[i], dtype=np.float64).reshape(-1, r)
+        b = np.asarray(counts_b[i], dtype=np.float64).reshape(-1, r)
+        with np.errstate(invalid="ignore", divide="ignore"):  # configurations one side never shows
+            p_a = np.nan_to_num(a / a.sum(axis=1, keepdims=True))
+            p_b = np.nan_to_num(b / b.sum(axis=1, keepdims=True))
+        weight = a.sum(axis=1) / max(n_a, 1) + b.sum(axis=1) / max(n_b, 1)
+        j = int(np.argmax(weight * np.abs(p_a - p_b).sum(axis=1)))
+        parents = network.parents[variable]
+        config = np.unravel_index(j, [len(network.states[p]) for p in parents]) if parents else ()
+        out.append({"variable": str(variable), "given": {str(p): str(network.states[p][k])
+                                                           for p, k in zip(parents, config)},
+                    "states": [str(x) for x in states], "A": p_a[j].tolist(), "B": p_b[j].tolist()})
+    return out

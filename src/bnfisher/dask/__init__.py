@@ -3,7 +3,7 @@
 Importing it registers the ``"dask"`` backend; Dask itself is imported only when Dask data arrives.
 """
 
-from bnfisher.dask.client import dask_client, is_distributed, read_dask
+from bnfisher.dask.client import concat_frames, dask_client, is_distributed, read_dask
 from bnfisher.dask.counts import DaskCounts, embed_distributed
 from bnfisher.dask.permutations import pooled_rows
 from bnfisher.dask.windows import dask_windows
@@ -24,4 +24,5 @@ __all__ = [
     "embed_distributed",
     "dask_client",
     "dask_windows",
+    "concat_frames",
 ]

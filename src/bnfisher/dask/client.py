@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from bnfisher.exceptions import DataError, OptionError, SchedulerError
 
-__all__ = ["is_distributed", "dask_client", "read_dask", "parquet_row_groups"]
+__all__ = ["is_distributed", "dask_client", "read_dask", "parquet_row_groups", "concat_frames"]
 
 #: glibc's mmap threshold (bytes) in the workers of a local cluster :func:`dask_client` starts (see there).
 MMAP_THRESHOLD = 64 * 2**20
@@ -214,3 +214,28 @@ def parquet_row_groups(paths, columns: Sequence[str]):
             parts.append(read(path, group, list(columns)))
             lengths.append(metadata.row_group(group).num_rows)
     return parts, np.asarray(lengths, dtype=np.int64)
+
+
+def concat_frames(frames: Sequence):
+    """Return Dask DataFrames stacked row-wise (``dask.dataframe.concat``), for a job that pools two data sets.
+
+    Parameters
+    ----------
+    frames : sequence of dask.dataframe.DataFrame
+        With the same columns.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd
+    >>> from bnfisher.dask import concat_frames
+    >>> parts = [dd.from_pandas(data.iloc[:10], npartitions=1), dd.from_pandas(data.iloc[10:], npartitions=2)]
+    >>> len(concat_frames(parts)) == len(data)
+    True
+    """
+    import dask.dataframe as dd
+
+    return dd.concat(list(frames))

@@ -18,7 +18,7 @@ from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option, check_random_state, free_name
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.comparison.attribution import conditional_family_tests
-from bnfisher.comparison.explain import ADJUSTMENT, FAMILY_ORDER, cells_from_counts, family_table
+from bnfisher.comparison.explain import ADJUSTMENT, FAMILY_ORDER, cells_from_counts, family_profiles, family_table
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
@@ -588,34 +588,5 @@ def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, enco
     return ComparisonResult(names=names, test=test, families=families,
                             cells=cells_from_counts(kernel, *counts, n=top, names=names), witness=witness,
                             network=kernel.network, kernel=kernel, samples=samples, notes=notes, top=top,
-                            profiles=_profiles(kernel, counts, families, top),
+                            profiles=family_profiles(kernel, counts, families, top),
                             copies=tuple(rows.copies if rows.inverse is None else None for rows in encoded))
-
-
-def _profiles(kernel: FamilyKernel, counts: tuple, families: pd.DataFrame, top: int) -> list:
-    """Return, for each of the ``top`` families, the child's distribution in A and in B where they differ most.
-
-    "Where": the parent configuration with the largest total-variation distance between the two,
-    weighted by how often the configuration occurs; this is what the report draws inline.
-    """
-    (counts_a, n_a), (counts_b, n_b) = counts
-    network = kernel.network
-    position = {v: i for i, v in enumerate(network.variables)}
-    out = []
-    for variable in families["variable"].head(top):
-        i = position[variable]
-        states = network.states[variable]
-        r = len(states)
-        a = np.asarray(counts_a[i], dtype=np.float64).reshape(-1, r)
-        b = np.asarray(counts_b[i], dtype=np.float64).reshape(-1, r)
-        with np.errstate(invalid="ignore", divide="ignore"):  # configurations one side never shows
-            p_a = np.nan_to_num(a / a.sum(axis=1, keepdims=True))
-            p_b = np.nan_to_num(b / b.sum(axis=1, keepdims=True))
-        weight = a.sum(axis=1) / max(n_a, 1) + b.sum(axis=1) / max(n_b, 1)
-        j = int(np.argmax(weight * np.abs(p_a - p_b).sum(axis=1)))
-        parents = network.parents[variable]
-        config = np.unravel_index(j, [len(network.states[p]) for p in parents]) if parents else ()
-        out.append({"variable": str(variable), "given": {str(p): str(network.states[p][k])
-                                                           for p, k in zip(parents, config)},
-                    "states": [str(x) for x in states], "A": p_a[j].tolist(), "B": p_b[j].tolist()})
-    return out

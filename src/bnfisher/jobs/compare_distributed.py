@@ -16,11 +16,11 @@ from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option, check_positive_int, check_random_state
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
-from bnfisher.comparison.explain import cells_from_counts, family_table
+from bnfisher.comparison.explain import cells_from_counts, family_profiles, family_table
 from bnfisher.comparison.permutation import cell_witness, pooled_statistics
 from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval
 from bnfisher.exceptions import DataError, OptionError
-from bnfisher.jobs.compare import ComparisonResult, _profiles, resolved_family_tests
+from bnfisher.jobs.compare import ComparisonResult, resolved_family_tests
 from bnfisher.jobs.inputs import feature_advice, warn
 from bnfisher.kernels.fisher import FisherKernel
 
@@ -77,13 +77,16 @@ def compare_distributed(first, second, *, scheduler: str | None = None, n_worker
 
     Examples
     --------
-    >>> result = compare_distributed("a.parquet", "b.parquet", n_permutations=199, random_state=0)
-    >>> 0 < result.test.p_value <= 1
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> table = load("nursery").astype(str).sample(frac=0.5, random_state=0)
+    >>> table.iloc[::2].to_parquet(folder / "a.parquet"); table.iloc[1::2].to_parquet(folder / "b.parquet")
+    >>> result = compare_distributed(folder / "a.parquet", folder / "b.parquet", n_permutations=199,
+    ...                              random_state=0, n_workers=1)  # doctest: +SKIP
+    >>> 0 < result.test.p_value <= 1  # doctest: +SKIP
     True
     """
-    import dask.dataframe as dd
-
-    from bnfisher.dask import DaskCounts, dask_client, read_dask
+    from bnfisher.dask import DaskCounts, concat_frames, dask_client, read_dask
     from bnfisher.dask.permutations import DaskPool
 
     if bin_columns is not None or categorical is not None:
@@ -101,7 +104,7 @@ def compare_distributed(first, second, *, scheduler: str | None = None, n_worker
                             f"only {names[1]} has {only[1]}. Drop the extra columns or compare matching files.")
         frames[1] = frames[1][list(frames[0].columns)]
         if network is None:
-            pooled = DaskCounts(dd.concat(frames), bins=bins, na_values=tuple(na_values), missing="allow")
+            pooled = DaskCounts(concat_frames(frames), bins=bins, na_values=tuple(na_values), missing="allow")
             network = learn(pooled, structure, missing="em", **(learn_options or {}))
             notes.append(f"Network ({structure}, learned from the two data sets pooled, by distributed counts): "
                          f"{network}")
@@ -159,6 +162,6 @@ def _result(kernel, statistics, tests, summary: dict, *, names: tuple, notes: li
     return ComparisonResult(names=names, test=result, families=families,
                             cells=cells_from_counts(kernel, *counts, n=top, names=names),
                             witness=tuple(summary["values"]), network=network, kernel=kernel, samples=tuple(samples),
-                            notes=notes, top=top, profiles=_profiles(kernel, counts, families, top),
+                            notes=notes, top=top, profiles=family_profiles(kernel, counts, families, top),
                             copies=tuple(summary["copies"]), sizes=sizes,
                             witness_histogram=(summary["edges"], summary["counts"]))
