@@ -66,9 +66,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from bnfisher._utils.memory import check_allocation
+from bnfisher._utils.parallel import map_threads, threads_for
 from bnfisher._utils.validation import check_positive_int, check_random_state
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.comparison.permutation import permutation_pvalue
+from bnfisher.data.counts import count_block, count_family
 
 __all__ = ["FamilyTests", "conditional_family_tests", "default_permutations", "holm"]
 
@@ -155,22 +157,19 @@ def _family_tables(cardinalities, families: list, samples) -> list:
 
     Families whose child has one state are skipped (None).
     """
-    cards = cardinalities
-    out: list = []
-    for i, parents in families:
-        r = int(cards[i])
-        if r < 2:
-            out.append(None)
-            continue
-        columns = list(parents) + [i]
-        tables = []
-        for codes, copies in samples:
-            observed = np.all(codes[:, columns] >= 0, axis=1)
-            index = np.ravel_multi_index(codes[observed][:, columns].T, [int(cards[c]) for c in columns])
-            q = int(np.prod([int(cards[p]) for p in parents], dtype=np.int64))
-            tables.append(np.bincount(index, weights=copies[observed], minlength=q * r).reshape(q, r))
-        out.append(tuple(tables))
-    return out
+    cards = np.asarray(cardinalities)
+    tested = [(i, (*parents, i)) for i, parents in families if int(cards[i]) >= 2]
+    counted = []
+    for codes, copies in samples:  # the package's counting kernel, on every core
+        weights = np.asarray(copies, dtype=np.float64)
+        if codes.size == 0 or codes.min() >= 0:
+            counted.append(count_block(codes, [columns for _, columns in tested], cards, weights, n_jobs=-1))
+        else:  # each family over the rows observed on it
+            counted.append([count_family(codes, columns, cards, weights, rows=(codes[:, list(columns)] >= 0).all(
+                axis=1)) for _, columns in tested])
+    tables = iter(zip(*counted))
+    return [None if int(cards[i]) < 2 else tuple(np.asarray(table, dtype=np.float64).reshape(-1, int(cards[i]))
+                                                 for table in next(tables)) for i, _ in families]
 
 
 def _family_units(tables: list) -> tuple:
@@ -343,24 +342,34 @@ def conditional_tests(cardinalities, pairs: list, samples: list | None, *, n_per
                          f"{n_permutations} within-configuration permutations", "use fewer `n_permutations`.")
         need_total = first.sum(axis=1).astype(np.int64)
         # Child states are left-aligned: after a configuration's last present state nothing is left to take, and
-        # numpy's hypergeometric draws no random number for an empty sample, so those cells are skipped and the
-        # random stream stays that of drawing every cell.
+        # numpy's hypergeometric draws no random number for an empty sample, so those cells are skipped.
         present = (pooled > 0).sum(axis=1)
-        batch = int(max(1, min(n_permutations, (1 << 23) // max(pooled.size, 1))))
+        # Batches of permutations (at most 2**23 cells, and 16 batches or more), each from its own stream spawned
+        # from the seed and drawn on any thread: the batches depend on the data alone, so the p-values do not
+        # depend on the number of cores.
+        batch = int(max(1, min(n_permutations, (1 << 23) // max(pooled.size, 1), -(-n_permutations // 16))))
         counts = pooled.astype(np.int64)
-        for begin in range(0, n_permutations, batch):
+        entropy = int(rng.integers(2**63))
+
+        def run(begin: int) -> np.ndarray:
             b = min(batch, n_permutations - begin)
+            stream = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(begin,))))
             drawn = np.zeros((b,) + pooled.shape)
             need = np.broadcast_to(need_total, (b, owner.size)).copy()
             rest = np.broadcast_to(counts.sum(axis=1), (b, owner.size)).copy()
             for a in range(width):  # sequential hypergeometric draws: one multivariate draw per configuration
                 active = np.flatnonzero(present > a)
                 good = np.broadcast_to(counts[active, a], (b, active.size))
-                take = rng.hypergeometric(good, rest[:, active] - good, need[:, active])
+                take = stream.hypergeometric(good, rest[:, active] - good, need[:, active])
                 drawn[:, active, a] = take
                 need[:, active] -= take
                 rest[:, active] -= good
-            null[begin:begin + b] = family_statistics(drawn)
+            return family_statistics(drawn)
+
+        starts = range(0, n_permutations, batch)
+        threads = threads_for(n_permutations * pooled.size)
+        for begin, values in zip(starts, map_threads(run, starts, n_jobs=threads, lookahead=2)):
+            null[begin: begin + values.shape[0]] = values
     p_value = permutation_pvalue(statistic, null) if n_families else np.ones(0)
     return FamilyTests(families, statistic, null.mean(axis=0), null.std(axis=0), np.asarray(p_value), rows,
                        n_permutations)
