@@ -330,3 +330,34 @@ def test_the_local_cluster_takes_temporaries_from_the_heap_unless_configured_oth
             assert list(client.run(environment).values()) == [(str(1 << 20), "65536")]
     finally:  # Dask's nanny wrote the configured value here
         os.environ.pop("MALLOC_MMAP_THRESHOLD_", None)
+
+
+@pytest.mark.parametrize("case", ["constant", "one row", "reserved names"])
+def test_compare_on_the_dask_engine_gives_a_result_or_a_one_line_refusal_on_edge_tables(client, tmp_path, capsys,
+                                                                                         case):
+    import pandas as pd
+
+    from bnfisher.cli import main
+
+    rng = np.random.default_rng(0)
+    if case == "constant":
+        a, b = pd.DataFrame({"a": ["x"] * 50, "b": ["y"] * 50}), pd.DataFrame({"a": ["x"] * 40, "b": ["y"] * 40})
+    elif case == "one row":
+        a, b = pd.DataFrame({"a": ["x"], "b": ["y"]}), pd.DataFrame({"a": ["x", "z"] * 20, "b": ["y", "w"] * 20})
+    else:
+        names = ["row", "sample", "witness", "copies"]
+        a, b = (pd.DataFrame({n: rng.choice(["p", "q"], 60) for n in names}) for _ in range(2))
+    a.to_parquet(tmp_path / "a.parquet")
+    b.to_parquet(tmp_path / "b.parquet")
+    code = main(["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "--engine", "dask",
+                 "--scheduler", client.scheduler.address, "--permutations", "99", "--quiet",
+                 "--json", str(tmp_path / "r.json")])
+    err = capsys.readouterr().err
+    if case == "one row":
+        assert code == 2 and "at least 2 rows" in err and len(err.strip().splitlines()) == 1
+    else:
+        import json
+
+        assert code == 0
+        content = json.loads((tmp_path / "r.json").read_text())
+        assert 0 < content["test"]["p_value"] <= 1
