@@ -203,3 +203,30 @@ def test_a_write_killed_by_a_signal_leaves_no_temporary_file_and_no_target(tmp_p
     assert done.returncode == -getattr(signal, name), done.stderr
     assert "survived" not in done.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_csv_read_in_chunks_is_the_file_read_at_once(tmp_path, monkeypatch):
+    """Oracle: one pandas read_csv of the whole file (text as object), against the reader's chunks of 7 rows:
+    text joined as categories with every label, numbers upcast when a later chunk has an empty cell, and a column
+    whose later chunk holds text read as the whole file reads it."""
+    import pandas as pd
+
+    from bnfisher.data import io as reader
+
+    rng = np.random.default_rng(0)
+    n = 40
+    frame = pd.DataFrame({"word": rng.choice(["ant", "bee", "cat", "dog"], n), "count": rng.integers(0, 9, n),
+                          "late": np.arange(n).astype(object), "gap": rng.integers(0, 3, n).astype(float)})
+    frame.loc[n - 2, "word"] = "eel"  # a label only the last chunk holds
+    frame.loc[n - 3, "late"] = "text"  # a number column that turns to text after the first chunks
+    frame.loc[n - 1, "gap"] = np.nan  # an integer column with an empty cell in the last chunk
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    whole = reader.read_table(path)
+    monkeypatch.setattr(reader, "CSV_CHUNK_ROWS", 7)
+    chunked = reader.read_table(path)
+    pd.testing.assert_frame_equal(chunked, whole)
+    assert list(chunked["word"].cat.categories) == ["ant", "bee", "cat", "dog", "eel"]
+    expected = pd.read_csv(path)
+    assert (chunked["late"].astype(str).tolist() == expected["late"].astype(str).tolist())
+    assert chunked["gap"].isna().sum() == 1 and chunked["count"].tolist() == expected["count"].tolist()

@@ -383,6 +383,35 @@ def test_windows_of_dask_data_in_one_pass_equal_the_windows_of_the_table(nursery
     assert "copies" in distributed.comparisons[0].typical_rows(2).columns
 
 
+def test_drift_on_dask_holds_windows_on_the_workers_and_gives_the_in_memory_windows(nursery, monkeypatch):
+    """A drifted window (30% of one column set to one label) among unchanged ones: on Dask, with 2 or 5
+    partitions, the window table (p-values, clearest family, mechanism) is the in-memory one; the client gathers
+    a window only for the mechanism search of a drifted window, and never when that search is capped."""
+    dd = pytest.importorskip("dask.dataframe")
+    from bnfisher.dask.windows import HeldWindow
+    compare_distributed = importlib.import_module("bnfisher.jobs.compare_distributed")  # the module, not the job
+
+    changed = nursery.iloc[4200:4800].copy()
+    changed.loc[np.random.default_rng(1).random(len(changed)) < 0.3, "health"] = "not_recom"
+    data = pd.concat([nursery.iloc[3000:4200], changed], ignore_index=True).astype(object)
+    local = bf.drift(nursery.iloc[:3000], data, window=600, n_permutations=199, random_state=0)
+    assert local.windows["drift"].tolist() == [False, False, True] and local.windows["mechanism"][2] == "health"
+    gathered = []
+    original = HeldWindow.gather
+    monkeypatch.setattr(HeldWindow, "gather", lambda self: gathered.append(self.n_rows) or original(self))
+    for partitions in (2, 5):
+        distributed = bf.drift(nursery.iloc[:3000], dd.from_pandas(data, npartitions=partitions), window=600,
+                               n_permutations=199, random_state=0)
+        pd.testing.assert_frame_equal(local.windows, distributed.windows)
+    assert gathered == [600, 600]  # the drifted window, once per run: for its mechanism search
+    monkeypatch.setattr(compare_distributed, "MECHANISM_ROWS", 10)
+    capped = bf.drift(nursery.iloc[:3000], dd.from_pandas(data, npartitions=3), window=600, n_permutations=199,
+                      random_state=0)
+    assert gathered == [600, 600] and capped.windows["mechanism"].tolist() == ["", "", ""]
+    assert capped.windows["p_value"].tolist() == local.windows["p_value"].tolist()
+    assert any("Mechanism search: not run" in note for note in capped.comparisons[2].notes)
+
+
 def test_the_unbiased_effect_is_centred_at_zero_at_every_window_size_and_min_effect_filters():
     """Simulation: 16 independent (reference, window) pairs per window size (60, 240 and 960 rows), both drawn from
     asia's network (no change).  The biased MMD² grows as windows shrink; MMD²_u's mean stays within 4 Monte-Carlo

@@ -11,9 +11,10 @@ A function declared with a ``fallback`` (a NumPy version, or ``"python"`` for th
 function itself run as plain Python) and a ``cost`` (the fallback's estimated
 seconds for the arguments) runs the fallback instead, for as long as the estimated
 work of all fallbacks stays within :data:`FALLBACK_BUDGET` seconds: a small job
-(learning a network on a table of a few thousand rows) then never waits for the
-compiler, which costs about 5 s on a fresh install, and a large one compiles once
-the work it has done would have paid for it.  The switch is decided by the
+(learning a network on a table of tens of thousands of rows) then never waits for
+the compiler, which costs 5 s or more on a fresh install (23 s on a slow 2-core
+machine for hill climbing's kernels), and a large one compiles once the work it
+has done would have paid for it.  The switch is decided by the
 estimates, not by the clock, so the same job takes the same path in every run.
 Calls made from inside a running fallback run as plain Python.  Once numba is in
 (the budget spent, or a function without a fallback called), every function is
@@ -36,7 +37,7 @@ from typing import Any
 __all__ = ["compiled"]
 
 #: Estimated seconds of fallback work, over all fallbacks, after which compiling is cheaper than going on.
-FALLBACK_BUDGET = 1.0
+FALLBACK_BUDGET = 5.0
 
 _pending: list[_Deferred] = []
 _lock = threading.Lock()

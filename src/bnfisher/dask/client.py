@@ -38,6 +38,36 @@ def is_distributed(data) -> bool:
     return hasattr(data, "__dask_graph__")
 
 
+def active_client():
+    """Return the active ``distributed.Client``, or None (no distributed client: Dask's local schedulers).
+
+    Returns
+    -------
+    distributed.Client or None
+    """
+    try:
+        from distributed import default_client
+    except ImportError:
+        return None
+    try:
+        return default_client()
+    except ValueError:  # no client
+        return None
+
+
+def worker_threads() -> int:
+    """Return the threads of the active client's workers (1 without a distributed client).
+
+    Returns
+    -------
+    int
+    """
+    client = active_client()
+    if client is None:
+        return 1
+    return max(1, sum(int(n) for n in client.nthreads().values()))
+
+
 def dask_client(scheduler: str | None = None, *, n_workers: int = 2, timeout: float = 10.0):
     """Return a Dask client: connected to ``scheduler``, or to a new local cluster of worker processes.
 

@@ -17,6 +17,7 @@ This is the only module that knows about Dask; the core reaches it through
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import os
 from collections.abc import Sequence
 
@@ -84,6 +85,22 @@ def _distinct_codes(codes: np.ndarray, cardinalities, max_rows: int | None):
     return codes[first].astype(small), multiplicity
 
 
+def _merge_distinct(cardinalities, max_rows: int | None, *parts):
+    """Merge partitions' distinct rows with counts (None: one of them, or the merge, exceeds ``max_rows``)."""
+    if any(part is None for part in parts):
+        return None
+    codes = np.vstack([part[0] for part in parts])
+    first, inverse, _ = distinct_rows(codes, cardinalities)
+    if max_rows is not None and first.size > max_rows:
+        return None
+    counts = np.bincount(inverse, weights=np.concatenate([part[1] for part in parts]), minlength=first.size)
+    return codes[first], counts.astype(np.int64)
+
+
+#: Partitions' distinct rows merged per task of the tree that reduces them on the workers.
+MERGE_FAN_IN = 8
+
+
 def _distinct_partition(frame: pd.DataFrame, schema: Schema, missing: str, max_rows: int | None):
     codes = schema.encode(frame, missing=missing).codes
     return _distinct_codes(codes, schema.cardinalities, max_rows)
@@ -111,8 +128,23 @@ def _compute(source: str, *tasks):
     """``dask.compute``, with a corrupt or unreadable part reported as a DataError naming the data."""
     import dask
 
-    try:
+    with _reading(source):
         return dask.compute(*tasks)
+
+
+def _persist(source: str, *tasks) -> tuple:
+    """``dask.persist`` (the results stay on the workers), with errors reported as :func:`_compute` reports them."""
+    import dask
+
+    with _reading(source):
+        return dask.persist(*tasks)
+
+
+@contextlib.contextmanager
+def _reading(source: str):
+    """Turn a corrupt or unreadable part, or a cluster that went away, into a one-line error naming ``source``."""
+    try:
+        yield
     except BnfisherError:
         raise
     except (OSError, KeyError, ValueError, TypeError, IndexError) as exc:
@@ -419,8 +451,10 @@ class DaskCounts:
     def distinct(self, *, max_rows: int | None = None):
         """Distinct rows with their multiplicities, by a distributed group-by.
 
-        Every partition reduces its rows to distinct rows and counts; the client
-        combines them.  Missing cells (with ``missing="allow"``) are code -1, a
+        Every partition reduces its rows to distinct rows and counts; the workers merge
+        them in a tree (:data:`MERGE_FAN_IN` at a time), so the client receives the
+        distinct rows once, never the partitions' pieces.  Rows keep the order of their
+        first occurrence.  Missing cells (with ``missing="allow"``) are code -1, a
         value of their own.
 
         Parameters
@@ -442,16 +476,13 @@ class DaskCounts:
         else:
             parts = [dask.delayed(_distinct_partition)(part, self.schema, self.missing, max_rows)
                      for part in self._parts]
-        results = _compute(self.source, *parts)
-        if any(r is None for r in results) or (max_rows is not None and sum(len(r[1]) for r in results) > 4 * max_rows):
-            return None  # the partitions' distinct rows together would not fit
-        codes = np.vstack([r[0] for r in results])
-        counts = np.concatenate([r[1] for r in results])
-        first, inverse, _ = distinct_rows(codes, self.cardinalities)
-        multiplicity = np.bincount(inverse, weights=counts, minlength=first.size).astype(np.int64)
-        if max_rows is not None and first.size > max_rows:
-            return None
-        return codes[first], multiplicity
+        while len(parts) > 1:
+            parts = [dask.delayed(_merge_distinct)(self.cardinalities, max_rows, *parts[i: i + MERGE_FAN_IN])
+                     for i in range(0, len(parts), MERGE_FAN_IN)]
+        if not parts:
+            return np.zeros((0, len(self.variables)), dtype=np.int8), np.zeros(0, dtype=np.int64)
+        (result,) = _compute(self.source, parts[0])
+        return result
 
     def sample(self, n: int, *, random_state=None) -> pd.DataFrame:
         """``min(n, n_rows)`` rows drawn uniformly without replacement, into memory.

@@ -27,8 +27,10 @@ from bnfisher.comparison.null import (
     row_buckets,
 )
 from bnfisher.dask.counts import _compute
+from bnfisher.dask.windows import HeldWindow
 from bnfisher.data.counts import distinct_rows
 from bnfisher.data.schema import EncodedData
+from bnfisher.data.windows import WindowRows
 from bnfisher.exceptions import DataError
 from bnfisher.kernels.columns import CellLayout, KernelColumns
 
@@ -48,14 +50,19 @@ class _Shard:
     sizes: np.ndarray
 
 
-def _partition_pieces(codes: np.ndarray, columns: np.ndarray, cardinalities, buckets: int, groups: int) -> list:
+def _partition_pieces(block, columns: np.ndarray, cardinalities, buckets: int, groups: int) -> list:
     """Cut a partition's distinct rows (with copies) by group of buckets: a ``(codes, copies)`` piece per group.
 
-    ``columns`` puts the provider's columns in the kernel's (the network's) order.
+    ``block`` is a partition's codes, or a held window's distinct rows
+    (:class:`~bnfisher.data.windows.WindowRows`); ``columns`` puts its columns in the
+    kernel's (the network's) order.
     """
-    codes = codes[:, columns]
-    first, _, copies = distinct_rows(codes, cardinalities, with_inverse=False)
-    codes = codes[first]
+    if isinstance(block, WindowRows):  # distinct rows already, with their copies
+        codes, copies = block.codes[:, columns], block.counts
+    else:
+        codes = block[:, columns]
+        first, _, copies = distinct_rows(codes, cardinalities, with_inverse=False)
+        codes = codes[first]
     group = row_buckets(codes, buckets) // BUCKETS_PER_GROUP
     order = np.argsort(group, kind="stable")
     bounds = np.searchsorted(group[order], np.arange(groups + 1))
@@ -138,7 +145,9 @@ class DaskPool:
     Parameters
     ----------
     kernel : FisherKernel or OverlapKernel
-    X, Y : Dask DataFrame or Parquet/CSV path(s)
+    X, Y : Dask DataFrame, Parquet/CSV path(s) or HeldWindow
+        A :class:`~bnfisher.dask.windows.HeldWindow` is a window's distinct rows already
+        on a worker (drift), encoded with the kernel's schema.
 
     Attributes
     ----------
@@ -149,7 +158,7 @@ class DaskPool:
     def __init__(self, kernel, X, Y):
         import dask
 
-        providers = [kernel.provider(data) for data in (X, Y)]
+        providers = [data if isinstance(data, HeldWindow) else kernel.provider(data) for data in (X, Y)]
         self.n_x, self.n_y = (int(p.n_rows) for p in providers)
         if self.n_x < 2 or self.n_y < 2:
             raise DataError(f"Each sample needs at least 2 rows; got {self.n_x} and {self.n_y}.")

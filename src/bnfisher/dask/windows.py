@@ -1,24 +1,176 @@
-"""Windows of Dask data in one pass: each window's distinct rows with their counts (the Dask shell of drift).
+"""Windows of Dask data in one pass, held by the workers: each window's distinct rows with their counts.
 
 A window of later data matters to :func:`bnfisher.drift` only through how many copies of
 each distinct row it holds (and its first and last time, its missing and unseen cells).
 One pass over the partitions encodes their rows with the reference's schema, assigns each
 row its window, and reduces the rows of every window to distinct rows with counts; the
-client adds up the partitions' counts.  Memory is bounded by a partition's rows and the
-windows' distinct rows, never the data.
+pieces of a window are merged on a worker and kept there (:class:`HeldWindow`).  The
+client receives a few numbers per window: the window's refit, test, family tables and
+witness are computed where its rows lie (:mod:`bnfisher.dask.permutations`).  A worker's
+memory is bounded by a partition's rows and the windows' distinct rows; the client's by
+neither.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher.data.counts import distinct_rows
+from bnfisher.data.providers import NumpyCounts
 from bnfisher.data.schema import Schema
 from bnfisher.data.windows import TimeGrid, WindowRows, check_window, group_rows, parse_times
 from bnfisher.exceptions import DataError
 
-__all__ = ["dask_windows"]
+__all__ = ["HeldWindow", "dask_windows"]
+
+
+@dataclass(frozen=True)
+class HeldWindow:
+    """A window of data beyond memory held by a Dask worker: its distinct rows with their copies.
+
+    Attributes
+    ----------
+    schema : Schema
+        The schema its rows are encoded with (the reference's).
+    piece : Delayed or Future
+        The persisted :class:`~bnfisher.data.windows.WindowRows` (on a worker; a
+        reference's on every worker).
+    n_rows, n_distinct : int
+        Rows, and distinct rows, of the window.
+    missing_cells, unseen_cells : int
+        Its missing cells, and its cells holding labels the schema lacks.
+    source : str
+        Where the data came from (for messages).
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd
+    >>> from bnfisher.dask import dask_windows
+    >>> data = load("nursery").iloc[:1000]
+    >>> windows, _ = dask_windows(dd.from_pandas(data, npartitions=3), bf.Schema.from_data(data), window=600)
+    >>> held = windows[0][3]
+    >>> held.n_rows, held.n_distinct == len(data.iloc[:600].drop_duplicates()), held.gather().n_rows
+    (600, True, 600)
+    """
+
+    schema: Schema
+    piece: Any
+    n_rows: int
+    n_distinct: int
+    missing_cells: int
+    unseen_cells: int
+    source: str
+
+    @property
+    def variables(self) -> tuple:
+        """The schema's variables (the columns of the held codes)."""
+        return tuple(self.schema.variables)
+
+    @classmethod
+    def of(cls, rows: WindowRows, *, source: str) -> HeldWindow:
+        """Send distinct rows in memory (a reference) to a worker, once.
+
+        Parameters
+        ----------
+        rows : WindowRows
+        source : str
+
+        Returns
+        -------
+        HeldWindow
+        """
+        import dask
+
+        from bnfisher.dask.client import active_client
+        from bnfisher.dask.counts import _persist
+
+        client = active_client()
+        if client is not None:  # sent once to every worker: a window's tasks run where the window lies
+            piece = client.scatter(rows, broadcast=True)
+        else:
+            (piece,) = _persist(source, dask.delayed(rows, traverse=False))
+        return cls(rows.schema, piece, rows.n_rows, int(rows.counts.size), rows.missing_cells, rows.unseen_cells,
+                   source)
+
+    def run(self, function, *args):
+        """Return ``function(*args, rows)``, computed where the rows lie (a HeldWindow among ``args``: its rows).
+
+        Parameters
+        ----------
+        function : callable
+        *args
+            Passed first; a :class:`HeldWindow` is passed as its :class:`~bnfisher.data.windows.WindowRows`.
+
+        Returns
+        -------
+        object
+            What ``function`` returns (it should be small: it comes to the client).
+        """
+        import dask
+
+        from bnfisher.dask.counts import _compute
+
+        args = tuple(arg.piece if isinstance(arg, HeldWindow) else arg for arg in args)
+        (out,) = _compute(self.source, dask.delayed(function)(*args, self.piece))
+        return out
+
+    def counts(self, families) -> list:
+        """Return the count tables of ``families`` over the rows where each family is observed (on the worker).
+
+        Parameters
+        ----------
+        families : sequence of sequence of int
+            Column indices in :attr:`variables` order, child last.
+
+        Returns
+        -------
+        list of ndarray
+        """
+        return self.run(_count_window, [tuple(f) for f in families])
+
+    def code_tasks(self, function, *args) -> list:
+        """Return ``[delayed function(rows, *args)]``, ``rows`` the held :class:`~bnfisher.data.windows.WindowRows`.
+
+        Parameters
+        ----------
+        function : callable
+        *args
+            Passed on.
+
+        Returns
+        -------
+        list of Delayed
+        """
+        import dask
+
+        return [dask.delayed(function)(self.piece, *args)]
+
+    def gather(self) -> WindowRows:
+        """Return the window's distinct rows on the client (for steps that need them in memory).
+
+        Returns
+        -------
+        WindowRows
+        """
+        import dask
+
+        from bnfisher.dask.counts import _compute
+
+        (rows,) = _compute(self.source, dask.delayed(_same)(self.piece))
+        return rows
+
+
+def _same(rows: WindowRows) -> WindowRows:
+    return rows
+
+
+def _count_window(families: list, rows: WindowRows) -> list:
+    return NumpyCounts(rows.codes, rows.schema, weights=rows.counts.astype(np.float64),
+                       missing="available-case").counts(families)
 
 
 def _window_partition(frame: pd.DataFrame, schema: Schema, time: str | None, grid: TimeGrid | None, offset: int,
@@ -48,6 +200,30 @@ def _window_partition(frame: pd.DataFrame, schema: Schema, time: str | None, gri
     return out
 
 
+def _piece(part: dict, key):
+    return part[key]
+
+
+def _merge_window(schema: Schema, *pieces) -> tuple:
+    """Merge one window's pieces (one per partition it spans): ``(WindowRows, first time, last time)``."""
+    codes = np.vstack([p[0] for p in pieces])
+    first, inverse, _ = distinct_rows(codes, schema.cardinalities)
+    counts = np.bincount(inverse, weights=np.concatenate([p[1] for p in pieces]), minlength=first.size)
+    rows = WindowRows(schema, np.asfortranarray(codes[first]), counts.astype(np.int64), sum(p[2] for p in pieces),
+                      sum(p[3] for p in pieces))
+    times = [p[4] for p in pieces if p[4] is not None]
+    return rows, min(times) if times else None, max(p[5] for p in pieces) if times else None
+
+
+def _summary(merged: tuple) -> tuple:
+    rows, first, last = merged
+    return rows.n_rows, int(rows.counts.size), rows.missing_cells, rows.unseen_cells, first, last
+
+
+def _rows(merged: tuple) -> WindowRows:
+    return merged[0]
+
+
 def _partition_span(frame: pd.DataFrame, time: str) -> tuple | None:
     """Return one partition's first and last time (None for an empty partition), checked as the table's would be."""
     try:
@@ -74,7 +250,7 @@ def _time_span(source: str, parts: list, time: str) -> tuple:
 
 
 def dask_windows(data, schema: Schema, *, time: str | None = None, window=None) -> tuple[list, str]:
-    """Cut Dask data (or Parquet/CSV paths) into windows in one pass; each window as its distinct rows.
+    """Cut Dask data (or Parquet/CSV paths) into windows in one pass, each as its distinct rows held by a worker.
 
     Parameters
     ----------
@@ -90,7 +266,8 @@ def dask_windows(data, schema: Schema, *, time: str | None = None, window=None) 
     Returns
     -------
     windows : list of tuple
-        ``(label, start, end, WindowRows)`` per non-empty window, in order.
+        ``(label, start, end, HeldWindow)`` per non-empty window, in order: its distinct
+        rows stay on a worker.
     how : str
 
     Raises
@@ -110,7 +287,7 @@ def dask_windows(data, schema: Schema, *, time: str | None = None, window=None) 
     import dask
 
     from bnfisher.dask.client import read_dask
-    from bnfisher.dask.counts import _compute
+    from bnfisher.dask.counts import _compute, _persist
 
     source = "the Dask DataFrame"
     if not hasattr(data, "to_delayed"):
@@ -132,30 +309,27 @@ def dask_windows(data, schema: Schema, *, time: str | None = None, window=None) 
     else:
         (lengths,) = _compute(source, [dask.delayed(len)(part) for part in parts])
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    results = _compute(source, *[dask.delayed(_window_partition)(part, schema, time, grid, int(offset), size)
-                                 for part, offset in zip(parts, offsets)])
-    merged: dict = {}
-    for result in results:
-        for key, piece in result.items():
-            merged.setdefault(key, []).append(piece)
+    parts = _persist(source, *[dask.delayed(_window_partition)(part, schema, time, grid, int(offset), size)
+                               for part, offset in zip(parts, offsets)])
+    keys = _compute(source, *[dask.delayed(sorted)(part) for part in parts])
+    held = {}
+    for key in sorted({key for part in keys for key in part}):
+        pieces = [dask.delayed(_piece)(part, key) for part, known in zip(parts, keys) if key in known]
+        held[key] = dask.delayed(_merge_window)(schema, *pieces)
+    merged = dict(zip(held, _persist(source, *held.values())))
+    del parts  # the partitions' pieces are released once every window is merged
+    summaries = _compute(source, *[dask.delayed(_summary)(piece) for piece in merged.values()])
     windows = []
-    for key in sorted(merged):
-        pieces = merged[key]
-        codes = np.vstack([p[0] for p in pieces])
-        first, inverse, _ = distinct_rows(codes, schema.cardinalities)
-        counts = np.bincount(inverse, weights=np.concatenate([p[1] for p in pieces]),
-                             minlength=first.size).astype(np.int64)
-        rows = WindowRows(schema, np.asfortranarray(codes[first]), counts, sum(p[2] for p in pieces),
-                          sum(p[3] for p in pieces))
+    for (key, piece), (n_rows, n_distinct, missing, unseen, start, end) in zip(merged.items(), summaries):
+        rows = HeldWindow(schema, dask.delayed(_rows)(piece), n_rows, n_distinct, missing, unseen, source)
         if time is not None:
-            start, end = min(p[4] for p in pieces), max(p[5] for p in pieces)
             assert grid is not None
             label = grid.label(key)
         else:
             assert size is not None
             start = end = None
-            label = f"rows {key * size}-{key * size + rows.n_rows - 1}"
+            label = f"rows {key * size}-{key * size + n_rows - 1}"
         windows.append((label, start, end, rows))
     how = (f"{len(windows)} non-empty windows of {frequency.freqstr} on column {time!r}" if time is not None
            else f"{len(windows)} windows of {size} consecutive rows")
-    return windows, how + f", from {source} in one pass (each window as its distinct rows)"
+    return windows, how + f", from {source} in one pass (each window as its distinct rows, held by the workers)"

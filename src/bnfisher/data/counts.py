@@ -414,11 +414,13 @@ def _pack(codes: np.ndarray, words: list) -> np.ndarray:
     by_column = codes.T if codes.flags.f_contiguous else np.ascontiguousarray(codes.T)  # each column contiguous
     for w, columns in enumerate(words):
         key = np.zeros(codes.shape[0], dtype=np.int64)  # contiguous while it is built; one strided copy at the end
+        offset = 0  # the shifts, added once: sum of (code + shift) x place = sum of code x place + sum of shift x place
         for column, r, shift in columns:
             key *= r
             key += by_column[column]
-            if shift:
-                key += shift
+            offset = offset * r + shift
+        if offset:
+            key += offset
         keys[:, w] = key
     return keys
 

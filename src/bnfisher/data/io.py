@@ -135,7 +135,7 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
             options = dict(sep=sep, na_values=list(na_values) if na_values else None,
                            usecols=list(columns) if columns is not None else None, skipinitialspace=True)
             text = _text_columns(buffer if stream else path, options)
-            frame = pd.read_csv(buffer if stream else path, dtype=dict.fromkeys(text, "category"), **options)
+            frame = _read_csv_chunks(buffer if stream else path, text, options)
             frame = _integer_codes_with_gaps(_labels_in_order(frame, text))
     except (FileNotFoundError, DataError):
         raise
@@ -197,6 +197,42 @@ def _text_columns(source, options: dict) -> list:
         source.seek(0)
     return [c for c in head.columns if pd.api.types.is_object_dtype(head[c].dtype)
             or pd.api.types.is_string_dtype(head[c].dtype)]
+
+
+#: Rows the CSV parser reads at a time: its working memory (every cell as a Python object for a moment) is bounded by
+#: a chunk, not the file; the chunks' columns are joined (text as categories) at the end.
+CSV_CHUNK_ROWS = 4_000_000
+
+
+def _read_csv_chunks(source, text: list, options: dict) -> pd.DataFrame:
+    """Read a CSV :data:`CSV_CHUNK_ROWS` rows at a time, ``text`` columns as categories, and join the chunks.
+
+    A column read as different kinds in different chunks (numbers in one, text in another) is read again from
+    the whole file, so the result is always what one ``read_csv`` of the file gives.
+    """
+    chunks = list(pd.read_csv(source, dtype=dict.fromkeys(text, "category"), chunksize=CSV_CHUNK_ROWS, **options))
+    if len(chunks) == 1:
+        return chunks[0]
+    kinds = [{_kind(chunk[c]) for chunk in chunks} for c in chunks[0].columns] if chunks else []
+    if not chunks or any(len(k) > 1 and not k <= {"i", "f"} for k in kinds):
+        # No rows, or numbers in one chunk and text (or booleans) in another: as the whole file reads.
+        if hasattr(source, "seek"):
+            source.seek(0)
+        del chunks
+        return pd.read_csv(source, dtype=dict.fromkeys(text, "category"), **options)
+    columns = {}
+    for column in chunks[0].columns:
+        parts = [chunk.pop(column) for chunk in chunks]  # each chunk's column freed as it is joined
+        columns[column] = (pd.api.types.union_categoricals(parts, ignore_order=True) if column in text
+                           else pd.concat(parts, ignore_index=True))
+        del parts
+    return pd.DataFrame(columns)
+
+
+def _kind(column: pd.Series) -> str:
+    """Return the kind of a column's values (of its categories, for a categorical column)."""
+    dtype = column.dtype
+    return "c" + column.cat.categories.dtype.kind if isinstance(dtype, pd.CategoricalDtype) else dtype.kind
 
 
 def _labels_in_order(frame: pd.DataFrame, text: list) -> pd.DataFrame:

@@ -326,12 +326,17 @@ class Backend:
         Whether the backend reads lists of paths (a single path is read into memory otherwise).
     windows : callable, optional
         ``windows(data, schema, *, time, window) -> (list, str)``: the data cut into
-        windows in one pass, each as :class:`~bnfisher.data.windows.WindowRows` (what
-        :func:`bnfisher.drift` needs of data beyond memory).
+        windows in one pass, each held where it lies (:class:`~bnfisher.data.windows.HeldRows`;
+        what :func:`bnfisher.drift` needs of data beyond memory).
     pooled_rows : callable, optional
         ``pooled_rows(kernel, X, Y) -> PooledRows``: two samples' distinct rows held in hash
         buckets where they lie (:class:`~bnfisher.comparison.null.PooledRows`), so that the
-        permutation test draws its null there and the client holds no rows.
+        permutation test draws its null there and the client holds no rows.  ``X`` and ``Y``
+        may be held windows.
+    hold : callable, optional
+        ``hold(rows: WindowRows) -> HeldRows``: send rows in memory (a drift reference) to the backend, once.
+    threads : callable, optional
+        ``threads() -> int``: the backend's worker threads (how many windows drift tests at a time).
     """
 
     name: str
@@ -341,6 +346,8 @@ class Backend:
     paths: bool = False
     windows: Callable | None = None
     pooled_rows: Callable | None = None
+    hold: Callable | None = None
+    threads: Callable | None = None
 
 
 _BACKENDS: dict = {}

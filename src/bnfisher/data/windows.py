@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from bnfisher._utils.lazy import pandas as pd
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, ResourceError
 
-__all__ = ["MAX_CALENDAR_WINDOWS", "TimeGrid", "WindowRows", "check_window", "group_rows", "parse_times",
+__all__ = ["MAX_CALENDAR_WINDOWS", "HeldRows", "TimeGrid", "WindowRows", "check_window", "group_rows", "parse_times",
            "split_windows"]
 
 
@@ -57,6 +57,66 @@ class WindowRows:
         """
         return pd.DataFrame({variable: pd.Categorical.from_codes(self.codes[:, i], categories=list(
             self.schema.states[variable])) for i, variable in enumerate(self.schema.variables)})
+
+
+@runtime_checkable
+class HeldRows(Protocol):
+    """A window of data beyond memory held where it lies (a backend's worker): what drift needs of it.
+
+    :attr:`bnfisher.data.providers.Backend.windows` returns windows so held, and
+    :attr:`~bnfisher.data.providers.Backend.hold` sends a reference's rows to the backend
+    (:class:`bnfisher.dask.windows.HeldWindow` is Dask's).
+
+    Attributes
+    ----------
+    schema : Schema
+    n_rows, n_distinct, missing_cells, unseen_cells : int
+    variables : tuple of str
+    """
+
+    schema: Schema
+    n_rows: int
+    n_distinct: int
+    missing_cells: int
+    unseen_cells: int
+
+    @property
+    def variables(self) -> tuple:
+        """The schema's variables (the columns of the held codes)."""
+
+    def run(self, function, *args):
+        """Return ``function(*args, rows)`` computed where the rows lie (held rows among ``args``: theirs).
+
+        Parameters
+        ----------
+        function : callable
+            Takes :class:`WindowRows` last.
+        *args
+
+        Returns
+        -------
+        object
+        """
+
+    def counts(self, families) -> list:
+        """Return available-case count tables of ``families`` (column indices in :attr:`variables` order).
+
+        Parameters
+        ----------
+        families : sequence of sequence of int
+
+        Returns
+        -------
+        list of ndarray
+        """
+
+    def gather(self) -> WindowRows:
+        """Return the distinct rows in memory.
+
+        Returns
+        -------
+        WindowRows
+        """
 
 
 def check_window(time: str | None, window) -> tuple:

@@ -523,10 +523,28 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     result = _result(kernel, statistics, tests, encoded, samples, names, notes, top, test)
     result.advice = advice
     if result.test.p_value <= attribute_below:
-        graph = neighbourhood_graph(network, encoded, notes=notes) if graph is None else graph
-        result.mechanisms, result.mechanism_cell = mechanism_table(network, tuple(samples_codes), graph,
-                                                                   names=names, random_state=rng)
+        find_mechanisms(result, encoded, graph=graph, random_state=rng)
     return result
+
+
+def find_mechanisms(result: ComparisonResult, encoded: tuple, *, graph: list | None, random_state) -> None:
+    """Search for the changed mechanisms of a comparison and set its ``mechanisms`` and ``mechanism_cell``.
+
+    Parameters
+    ----------
+    result : ComparisonResult
+        Its network, kernel, names and notes are used; the notes get the search's lines.
+    encoded : tuple of DistinctRows
+        The two samples, encoded with the network's schema.
+    graph : list of tuple of int, optional
+        The search's DAG; default :func:`~bnfisher.jobs.attribute.neighbourhood_graph` on the samples pooled.
+    random_state : Generator
+    """
+    network = result.network
+    samples_codes = tuple((result.kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded)
+    graph = neighbourhood_graph(network, encoded, notes=result.notes) if graph is None else graph
+    result.mechanisms, result.mechanism_cell = mechanism_table(network, samples_codes, graph, names=result.names,
+                                                               random_state=random_state)
 
 
 #: Family tests run again, with ten times the permutations, while a family sits at the p-value floor (no permutation

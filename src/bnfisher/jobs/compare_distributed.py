@@ -24,7 +24,11 @@ from bnfisher.jobs.compare import ComparisonResult, resolved_family_tests
 from bnfisher.jobs.inputs import feature_advice, warn
 from bnfisher.kernels.fisher import FisherKernel
 
-__all__ = ["compare_distributed"]
+__all__ = ["compare_distributed", "compare_held"]
+
+#: A drifted window held by the workers comes to the client for the mechanism search (which searches conditioning
+#: sets over its rows) when it has at most this many distinct rows; beyond, a note says the search was not run.
+MECHANISM_ROWS = 1_000_000
 
 
 def compare_distributed(first, second, *, scheduler: str | None = None, n_workers: int = 2, timeout: float = 10.0,
@@ -126,6 +130,73 @@ def compare_distributed(first, second, *, scheduler: str | None = None, n_worker
     return result
 
 
+def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, reference_rows, names: tuple,
+                 n_permutations: int, test: str, top: int, random_state, notes: list, advice: list,
+                 graph: list | None = None, attribute_below: float = 0.05) -> ComparisonResult:
+    """Compare two samples held where they lie (a reference and a drift window): compare_encoded's answer.
+
+    The test, its p-value and the family tests are those of
+    :func:`~bnfisher.jobs.compare.compare_encoded` on the same rows with the same network and
+    random state; the permutations, family tables and witness are computed where the rows
+    lie.  A window whose test is at most ``attribute_below`` comes to the client for the
+    mechanism search when it has at most :data:`MECHANISM_ROWS` distinct rows.
+
+    Parameters
+    ----------
+    network : BayesianNetwork
+    reference, window : HeldRows
+        Both encoded with ``network``'s schema (:class:`~bnfisher.data.windows.HeldRows`).
+    pooled_rows : callable
+        The backend's :attr:`~bnfisher.data.providers.Backend.pooled_rows`.
+    reference_rows : DistinctRows
+        The reference's distinct rows, in memory (for the mechanism search).
+    names : tuple of str
+    n_permutations : int
+    test : {"aggregate", "mmd"}
+    top : int
+    random_state : Generator
+    notes, advice : list of str
+        Extended here.
+    graph : list of tuple of int, optional
+        The mechanism search's DAG (:func:`~bnfisher.jobs.compare.find_mechanisms`).
+    attribute_below : float, default=0.05
+
+    Returns
+    -------
+    ComparisonResult
+        Its typical rows are each sample's most typical distinct rows, with their copies.
+    """
+    from bnfisher.data.rows import DistinctRows
+    from bnfisher.data.schema import EncodedData
+    from bnfisher.jobs.compare import find_mechanisms
+
+    kernel = FisherKernel(network)
+    notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
+    advice += feature_advice(kernel)
+    pool = pooled_rows(kernel, reference, window)
+    statistics = pooled_statistics(pool, n_permutations, random_state)
+    tables = _family_tables(network, [reference, window])
+    tests = resolved_family_tests(network, None, None, random_state=random_state, notes=notes, tables=tables)
+    summary = pool.witness_summary(cell_witness(kernel, statistics.mean_x - statistics.mean_y), top=5)
+    del pool  # its shards leave the workers
+    sizes = tuple({"rows": held.n_rows, "missing_cells": held.missing_cells + held.unseen_cells}
+                  for held in (reference, window))
+    result = _result(kernel, statistics, tests, summary, names=names, notes=notes, top=top, method=test, sizes=sizes)
+    result.advice = advice
+    if result.test.p_value <= attribute_below:
+        if window.n_distinct <= MECHANISM_ROWS:
+            rows = window.gather()
+            schema = rows.schema
+            encoded = EncodedData(rows.codes, schema.variables, dict(schema.states), schema)
+            find_mechanisms(result, (reference_rows, DistinctRows(encoded, rows.counts, None)), graph=graph,
+                            random_state=random_state)
+        else:
+            notes.append(f"Mechanism search: not run on a window of {window.n_distinct} distinct rows (more than "
+                         f"{MECHANISM_ROWS} would come to the client); the family tests say which conditionals "
+                         "changed.")
+    return result
+
+
 def _family_tables(network: BayesianNetwork, providers: list) -> list:
     """Every family's two count tables ``(parent configurations, child states)``, counted where the rows lie."""
     position = {v: i for i, v in enumerate(providers[0].variables)}
@@ -138,7 +209,7 @@ def _family_tables(network: BayesianNetwork, providers: list) -> list:
 
 
 def _result(kernel, statistics, tests, summary: dict, *, names: tuple, notes: list, top: int,
-            method: str) -> ComparisonResult:
+            method: str, sizes: tuple | None = None) -> ComparisonResult:
     """Assemble the comparison from the distributed statistics (typical rows: distinct rows with copies)."""
     network = kernel.network
     families = family_table(kernel, statistics, tests)
@@ -158,7 +229,7 @@ def _result(kernel, statistics, tests, summary: dict, *, names: tuple, notes: li
                               for i, v in enumerate(network.variables)})
         samples.append(frame[list(network.schema.variables)])
     counts = ((statistics.counts_x, statistics.n_x), (statistics.counts_y, statistics.n_y))
-    sizes = tuple({"rows": int(n), "missing_cells": None} for n in (statistics.n_x, statistics.n_y))
+    sizes = sizes or tuple({"rows": int(n), "missing_cells": None} for n in (statistics.n_x, statistics.n_y))
     return ComparisonResult(names=names, test=result, families=families,
                             cells=cells_from_counts(kernel, *counts, n=top, names=names),
                             witness=tuple(summary["values"]), network=network, kernel=kernel, samples=tuple(samples),

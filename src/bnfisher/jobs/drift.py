@@ -40,6 +40,7 @@ from bnfisher.data.windows import WindowRows, split_windows
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
 from bnfisher.jobs.attribute import SEARCHED_STRUCTURES
 from bnfisher.jobs.compare import ComparisonResult, compare_encoded
+from bnfisher.jobs.compare_distributed import compare_held
 from bnfisher.jobs.drift_result import MIN_WINDOW_ROWS, NO_SINGLE_FAMILY, DriftResult
 from bnfisher.jobs.inputs import binned_note, warn
 
@@ -63,8 +64,9 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         The data to watch: one table cut into windows (``time`` and ``window``, or
         ``window`` rows at a time), or the windows themselves.  A Dask DataFrame (e.g.
         a partitioned Parquet data set, :func:`bnfisher.dask.read_dask`) is cut into
-        windows in one pass where it lies, each window kept as its distinct rows with
-        counts: the same answer as for the table in memory.
+        windows in one pass where it lies, each window kept by a worker as its distinct
+        rows with counts and tested there (:func:`~bnfisher.jobs.compare_distributed.compare_held`):
+        the same window table as for the table in memory.
     time : str, optional
         Column of ``data`` with each row's time; dropped from the comparison (and from
         ``reference`` when it has it).
@@ -109,8 +111,9 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         Further options of :func:`bnfisher.learn` (``pseudocount`` also applies to each window's CPTs).
     n_jobs : int, optional
         Windows compared at once, on threads (the heavy steps release the GIL): None
-        means 1, -1 all cores.  The result does not depend on it (each window draws
-        from its own random stream).
+        means 1, -1 all cores; on data beyond memory, at least one window per worker
+        thread of the backend (the client waits on the workers).  The result does not
+        depend on it (each window draws from its own random stream).
     progress : bool, default=False
         A progress bar over the windows (on a terminal).
 
@@ -175,35 +178,39 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         [c for *_, frame in windows for c in frame.columns]
     _advise_extra_columns(columns, reference.columns, advice)
     notes += binned_note(schema, bins, "edges from the reference's fitting part")
-    encoded_rest, _, unseen_rest = _encode(schema, rest, "the reference's test part")
-    if unseen_rest:
-        notes.append(f"{unseen_rest} cells of the reference's test part hold labels its fitting part never showed: "
-                     "marginalized, like missing cells.")
-    reference_rows = DistinctRows.of(encoded_rest)  # once: every window is compared with these rows
+    reference_rows, unseen_rest = _reference_rows(schema, rest, notes)
     # One generator per window: the same answer however many threads run.
     streams = [np.random.default_rng(seed) for seed in np.random.SeedSequence(int(rng.integers(2**63))).spawn(
         len(windows))]
 
+    how = parents if fit_fraction is not None else structure  # the structure to refit on every pool
+    searched = isinstance(structure, str) and structure in SEARCHED_STRUCTURES
+    held_reference = None
+    if distributed is not None:  # the reference's rows go to a worker once; every window's pool is formed there
+        held_reference = distributed.hold(WindowRows(schema, reference_rows.encoded.codes, reference_rows.copies,
+                                                     int(rest.isna().sum().sum()), unseen_rest))
+        n_jobs = max(n_jobs, distributed.threads())  # the client waits on the workers: a window per worker thread
+
     def compare_window(k: int) -> tuple:
         label, _, _, frame = windows[k]
-        if isinstance(frame, WindowRows):  # a window beyond memory, as its distinct rows
-            window_rows = DistinctRows(EncodedData(frame.codes, schema.variables, dict(schema.states), schema),
-                                       frame.counts, None)
-            missing, unseen, frame = frame.missing_cells, frame.unseen_cells, frame.to_frame()
-        else:
-            encoded, missing, unseen = _encode(schema, frame, f"window {label!r}")
-            window_rows = DistinctRows.of(encoded)
-        pooled = _pooled(schema, reference_rows, window_rows)
-        fitted = learn(pooled, parents, schema=schema, pseudocount=pseudocount) if fit_fraction is not None else \
-            learn(pooled, structure, schema=schema, pseudocount=pseudocount, **options)
-        searched = isinstance(structure, str) and structure in SEARCHED_STRUCTURES
+        if held_reference is not None:  # a window beyond memory, held by a worker as its distinct rows
+            fitted = frame.run(_fit_held, schema, how, pseudocount, options, held_reference)
+            result = compare_held(fitted, held_reference, frame, pooled_rows=distributed.pooled_rows,
+                                  reference_rows=reference_rows,
+                                  names=("reference", label), n_permutations=n_permutations, test=test, top=top,
+                                  random_state=streams[k], notes=[], advice=[],
+                                  graph=fitted.parent_indices() if searched else None, attribute_below=alpha)
+            return result, frame.missing_cells, frame.unseen_cells
+        encoded, missing, unseen = _encode(schema, frame, f"window {label!r}")
+        window_rows = DistinctRows.of(encoded)
+        fitted = _fit_pool(schema, how, pseudocount, options, reference_rows, window_rows)
         result = compare_encoded(fitted, (reference_rows, window_rows), (rest, frame), names=("reference", label),
                                  n_permutations=n_permutations, test=test, top=top, random_state=streams[k],
                                  notes=[], advice=[], graph=fitted.parent_indices() if searched else None,
                                  attribute_below=alpha)
         return result, missing, unseen
 
-    sizes = [frame.n_rows if isinstance(frame, WindowRows) else len(frame) for *_, frame in windows]
+    sizes = [len(frame) if isinstance(frame, pd.DataFrame) else frame.n_rows for *_, frame in windows]
     tested = [k for k, size in enumerate(sizes) if size >= MIN_WINDOW_ROWS]
     if not tested:
         raise DataError(f"Every window has fewer than {MIN_WINDOW_ROWS} rows ({len(windows)} window(s), "
@@ -390,6 +397,30 @@ def _backend(data):
     if backend is not None and backend.windows is None:
         raise OptionTypeError(f"`data` of the {backend.name!r} engine cannot be cut into windows; pass a DataFrame.")
     return backend
+
+
+def _reference_rows(schema: Schema, rest: pd.DataFrame, notes: list) -> tuple:
+    """Return the reference's test part as distinct rows (once: every window uses them) and its unseen cells."""
+    encoded, _, unseen = _encode(schema, rest, "the reference's test part")
+    if unseen:
+        notes.append(f"{unseen} cells of the reference's test part hold labels its fitting part never showed: "
+                     "marginalized, like missing cells.")
+    return DistinctRows.of(encoded), unseen
+
+
+def _fit_pool(schema: Schema, how, pseudocount: float, options: dict, *samples: DistinctRows) -> BayesianNetwork:
+    """Learn the window's network on the reference and the window pooled: ``how`` a structure name or parents."""
+    pooled = _pooled(schema, *samples)
+    if isinstance(how, dict):
+        return learn(pooled, how, schema=schema, pseudocount=pseudocount)
+    return learn(pooled, how, schema=schema, pseudocount=pseudocount, **options)
+
+
+def _fit_held(schema: Schema, how, pseudocount: float, options: dict, *pieces: WindowRows) -> BayesianNetwork:
+    """:func:`_fit_pool` on a worker, from the distinct rows it holds (the reference's, then the window's)."""
+    samples = [DistinctRows(EncodedData(rows.codes, schema.variables, dict(schema.states), schema), rows.counts, None)
+               for rows in pieces]
+    return _fit_pool(schema, how, pseudocount, options, *samples)
 
 
 def _pooled(schema: Schema, *samples: DistinctRows):
