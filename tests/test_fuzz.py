@@ -333,3 +333,28 @@ def test_one_changed_cell_moves_the_statistic_by_at_most_one_rows_worth(samples)
     step = (np.sqrt(kernel.diag(A.iloc[[row]])[0]) + np.sqrt(kernel.diag(changed.iloc[[row]])[0])) / len(A)
     assert abs(np.sqrt(moved) - np.sqrt(value)) <= step + 1e-9
     OUTCOMES["metamorphic"]["one cell"] += 1
+
+
+@FUZZ
+@given(frame=tables(), chunk=st.integers(1, 30))
+def test_a_csv_read_in_chunks_reads_as_the_file_read_at_once(tmp_path_factory, frame, chunk):
+    """Metamorphic: the reader's chunks (any size) give the table one read of the whole file gives, or the same
+    refusal; hostile tables (mixed kinds, empty cells, booleans, labels such as "?" and "1") included."""
+    from bnfisher.data import io as reader
+
+    path = tmp_path_factory.mktemp("chunks") / "t.csv"
+    frame.to_csv(path, index=False)
+    outcomes = []
+    for rows in (10**9, chunk):
+        reader.CSV_CHUNK_ROWS, saved = rows, reader.CSV_CHUNK_ROWS
+        try:
+            outcomes.append(bf.data.read_table(path))
+        except bf.exceptions.DataError as exc:
+            outcomes.append(str(exc))
+        finally:
+            reader.CSV_CHUNK_ROWS = saved
+    if isinstance(outcomes[0], str):
+        assert outcomes[1] == outcomes[0]
+    else:
+        pd.testing.assert_frame_equal(outcomes[1], outcomes[0])
+    OUTCOMES["metamorphic"]["csv chunks"] += 1

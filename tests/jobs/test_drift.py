@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -477,3 +478,27 @@ def test_a_window_p_value_does_not_hang_on_the_seed():
     reference, window = network.sample(10_000, random_state=0), network.sample(2_000, random_state=1)
     p = [bf.drift(reference, [window], random_state=seed).windows["p_value"].iloc[0] for seed in range(10)]
     assert max(p) - min(p) <= 0.10, p
+
+
+@pytest.mark.parametrize("case", ["constant", "one row", "reserved names"])
+def test_drift_on_dask_gives_a_result_or_a_one_line_refusal_on_edge_tables(case):
+    """Windows held by the workers: an all-constant table and columns named like the result's fields give a
+    result (no window differs); a one-row table a one-line refusal."""
+    dask = pytest.importorskip("dask")
+    dd = pytest.importorskip("dask.dataframe")
+    table = {"constant": pd.DataFrame({"a": ["x"] * 40, "b": ["y"] * 40}),
+             "one row": pd.DataFrame({"a": ["x"], "b": ["y"]}),
+             "reserved names": pd.DataFrame({"row": list("xyxy") * 10, "sample": list("uuvv") * 10,
+                                             "witness": list("ab") * 20, "copies": list("pq") * 20})}[case]
+    reference = pd.concat([table] * (10 if len(table) == 1 else 1), ignore_index=True)
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if case == "one row":
+            with pytest.raises(DataError, match="fewer than 2 rows") as refused:
+                bf.drift(reference, dd.from_pandas(table, npartitions=1), window=20, n_permutations=19,
+                         random_state=0)
+            assert len(str(refused.value).splitlines()) == 1
+            return
+        result = bf.drift(reference, dd.from_pandas(table, npartitions=2), window=20, n_permutations=19,
+                          random_state=0)
+    assert result.windows["rows"].tolist() == [20, 20] and not result.windows["drift"].any()

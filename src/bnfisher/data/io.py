@@ -213,7 +213,7 @@ def _read_csv_chunks(source, text: list, options: dict) -> pd.DataFrame:
     chunks = list(pd.read_csv(source, dtype=dict.fromkeys(text, "category"), chunksize=CSV_CHUNK_ROWS, **options))
     if len(chunks) == 1:
         return chunks[0]
-    kinds = [{_kind(chunk[c]) for chunk in chunks} for c in chunks[0].columns] if chunks else []
+    kinds = [{_kind(chunk[c]) for chunk in chunks} - {None} for c in chunks[0].columns] if chunks else []
     if not chunks or any(len(k) > 1 and not k <= {"i", "f"} for k in kinds):
         # No rows, or numbers in one chunk and text (or booleans) in another: as the whole file reads.
         if hasattr(source, "seek"):
@@ -223,16 +223,28 @@ def _read_csv_chunks(source, text: list, options: dict) -> pd.DataFrame:
     columns = {}
     for column in chunks[0].columns:
         parts = [chunk.pop(column) for chunk in chunks]  # each chunk's column freed as it is joined
-        columns[column] = (pd.api.types.union_categoricals(parts, ignore_order=True) if column in text
-                           else pd.concat(parts, ignore_index=True))
+        columns[column] = (_union(parts) if column in text else pd.concat(parts, ignore_index=True))
         del parts
     return pd.DataFrame(columns)
 
 
-def _kind(column: pd.Series) -> str:
-    """Return the kind of a column's values (of its categories, for a categorical column)."""
-    dtype = column.dtype
-    return "c" + column.cat.categories.dtype.kind if isinstance(dtype, pd.CategoricalDtype) else dtype.kind
+def _kind(column: pd.Series) -> str | None:
+    """Return the type of a column's values (of its categories; None for a categorical chunk with no label)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        categories = column.cat.categories
+        return f"c{categories.dtype}" if len(categories) else None
+    return column.dtype.kind
+
+
+def _union(parts: list) -> pd.Categorical:
+    """Join the chunks of a text column; a chunk with no label (every cell empty) takes the others' label type."""
+    labelled = [part for part in parts if len(part.cat.categories)]
+    if not labelled:
+        return pd.api.types.union_categoricals(parts)
+    empty = labelled[0].cat.categories[:0]
+    parts = [part if len(part.cat.categories) else pd.Series(pd.Categorical.from_codes(
+        np.full(len(part), -1), categories=empty)) for part in parts]
+    return pd.api.types.union_categoricals(parts, ignore_order=True)
 
 
 def _labels_in_order(frame: pd.DataFrame, text: list) -> pd.DataFrame:
