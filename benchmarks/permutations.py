@@ -40,9 +40,9 @@ import scipy.sparse as sp
 import bnfisher as bf
 from bnfisher._utils import parallel as _parallel
 from bnfisher._utils.jit import _materialise
-from bnfisher.comparison.null import BERNOULLI_COPIES as _BERNOULLI_COPIES
 from bnfisher.comparison.null import split_draws
 from bnfisher.comparison.permutation import permutation_statistics
+from bnfisher.comparison.splits import BERNOULLI_COPIES as _BERNOULLI_COPIES
 from bnfisher.data.counts import distinct_rows
 
 ROOT = Path(__file__).resolve().parent.parent

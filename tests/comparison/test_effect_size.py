@@ -10,6 +10,7 @@ import itertools
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import bnfisher as bf
 from bnfisher.comparison.permutation import permutation_statistics
@@ -48,6 +49,7 @@ def _coverage(p, q, n: int, runs: int) -> tuple:
     return float(np.mean(covered)), truth
 
 
+@pytest.mark.slow
 def test_the_interval_covers_zero_under_no_change_and_the_population_value_under_a_change():
     """Simulation: 80 runs each, n = m = 400; coverage of the nominal 95% interval >= 0.95 - 3 Monte-Carlo
     standard errors (0.024 each)."""

@@ -7,8 +7,9 @@ import pytest
 from scipy import stats
 
 from bnfisher import FisherKernel
-from bnfisher.comparison import null, permutation_pvalue, permutation_statistics
+from bnfisher.comparison import null, permutation_pvalue, permutation_statistics, splits
 from bnfisher.comparison.null import n_buckets, permutation_splits, row_buckets
+from bnfisher.exceptions import OptionError
 
 from _helpers import random_network
 
@@ -19,7 +20,8 @@ def _biased_mmd(gram: np.ndarray, first: np.ndarray) -> float:
         - 2 * gram[np.ix_(first, second)].mean()
 
 
-def test_the_bucketed_null_is_the_law_of_a_uniform_split_by_full_enumeration(monkeypatch):
+@pytest.mark.parametrize("by_subsets", [False, True])  # both ways of drawing a bucket's splits
+def test_the_bucketed_null_is_the_law_of_a_uniform_split_by_full_enumeration(monkeypatch, by_subsets):
     """A pool of 11 rows cut into 4 buckets: the engine's 20,000 permutations against all 462 splits.
 
     The law of the statistic over every 6-subset of the rows (enumerated, from the Gram matrix) is what a uniform
@@ -27,6 +29,7 @@ def test_the_bucketed_null_is_the_law_of_a_uniform_split_by_full_enumeration(mon
     once in 1,000 runs) and the p-value must be the exact one within 4 Monte-Carlo standard errors.
     """
     monkeypatch.setattr(null, "ROWS_PER_BUCKET", 3)
+    monkeypatch.setattr(splits, "draws_by_subsets", lambda multiplicity, first: by_subsets)
     network = random_network(np.random.default_rng(3), n_vars=3, max_parents=2, max_states=3)
     kernel = FisherKernel(network)
     X = network.sample(6, random_state=4, as_frame=False)
@@ -84,10 +87,21 @@ def test_rounds_of_permutations_are_each_from_their_own_streams(monkeypatch):
         assert stats.chisquare(np.bincount(splits[:, u], minlength=m + 1), expected).pvalue > 1e-3
 
 
-def test_split_draws_take_a_size_per_split_and_refuse_nothing_legal():
-    draws = null.split_draws(np.array([2, 0, 3]), np.array([0, 5, 2]), 3, random_state=0)
+@pytest.mark.parametrize("method", ["bernoulli", "subsets", "auto"])
+def test_split_draws_take_a_size_per_split_and_refuse_nothing_legal(method):
+    draws = null.split_draws(np.array([2, 0, 3]), np.array([0, 5, 2]), 3, random_state=0, method=method)
     np.testing.assert_array_equal(draws.sum(axis=0), [0, 5, 2])
     assert draws[1].sum() == 0
+    assert null.split_draws(np.zeros(0, dtype=int), 0, 2, random_state=0, method=method).shape == (0, 2)
+    with pytest.raises(OptionError, match="`method` must be"):
+        null.split_draws(np.array([2]), 1, 1, method="shuffle")
+
+
+def test_the_cheaper_way_is_chosen_from_the_inputs():
+    """Nearly distinct rows and a small sample: subsets; few distinct rows with many copies: Bernoulli/binomials."""
+    distinct = np.ones(110_000, dtype=np.int64)
+    assert splits.draws_by_subsets(distinct, np.array([10_000]))
+    assert not splits.draws_by_subsets(np.full(1000, 1000), np.array([500_000]))
 
 
 @pytest.mark.parametrize("n_rows, expected", [(1, 1), (null.ROWS_PER_BUCKET, 1), (null.ROWS_PER_BUCKET + 1, 2)])

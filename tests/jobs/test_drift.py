@@ -246,6 +246,40 @@ def test_the_profile_of_a_union_is_the_merge_of_the_profiles():
     assert rows(whole.to_frame()) == rows(pd.concat(parts, ignore_index=True))
 
 
+@pytest.mark.parametrize("n_columns, n_states", [(6, 3), (40, 10)])  # one 64-bit word a row, and several
+def test_a_profile_is_the_sorted_distinct_rows_with_their_copies(n_columns, n_states):
+    """Oracle: NumPy's ``unique`` of the encoded rows (lexicographic, missing first), an independent sort."""
+    rng = np.random.default_rng(n_columns)
+    values = rng.integers(0, n_states, size=(3000, n_columns)).astype(object)
+    values[rng.random(values.shape) < 0.05] = None
+    values[:, 0] = rng.integers(0, 2, 3000)  # one column without missing cells
+    frame = pd.DataFrame(values, columns=[f"c{j}" for j in range(n_columns)])
+    if n_columns == 6:
+        frame = pd.concat([frame] * 3, ignore_index=True)  # copies
+    p = bf.profile(frame)
+    rows, copies = np.unique(p.schema.encode(frame, missing="allow").codes, axis=0, return_counts=True)
+    np.testing.assert_array_equal(p.codes, rows)
+    np.testing.assert_array_equal(p.counts, copies)
+
+
+@pytest.mark.parametrize("n_labels", [200, 40_000])  # codes wider than one byte, and than two
+@pytest.mark.parametrize("declared", [True, False])  # one schema (stacked) or labels united first
+def test_merging_profiles_sorts_wide_codes_and_missing_cells_as_the_profile_of_the_union(n_labels, declared):
+    rng = np.random.default_rng(n_labels)
+    labels = [f"v{k}" for k in range(n_labels)]
+    kind = pd.CategoricalDtype(labels) if declared else object
+    parts = []
+    for n in (n_labels // 2, n_labels, 30):
+        wide = pd.Series(rng.choice(labels, n), dtype=kind).where(rng.random(n) > 0.1)  # missing cells
+        parts.append(pd.DataFrame({"small": rng.choice(["a", "b"], n), "wide": wide,
+                                   "last": rng.choice(["x", "y"], n)}))
+    merged = bf.merge_profiles([bf.profile(part) for part in parts])
+    union = bf.profile(pd.concat(parts, ignore_index=True))
+    assert merged.schema == union.schema
+    np.testing.assert_array_equal(merged.codes, union.codes)
+    np.testing.assert_array_equal(merged.counts, union.counts)
+
+
 def test_profiles_round_trip_through_their_file_and_refuse_other_files(tmp_path):
     p = bf.profile(_adult_like(0, 400))
     path = tmp_path / "ref.bnfp"
@@ -413,6 +447,7 @@ def test_drift_on_dask_holds_windows_on_the_workers_and_gives_the_in_memory_wind
     assert any("Mechanism search: not run" in note for note in capped.comparisons[2].notes)
 
 
+@pytest.mark.slow
 def test_the_unbiased_effect_is_centred_at_zero_at_every_window_size_and_min_effect_filters():
     """Simulation: 16 independent (reference, window) pairs per window size (60, 240 and 960 rows), both drawn from
     asia's network (no change).  The biased MMD² grows as windows shrink; MMD²_u's mean stays within 4 Monte-Carlo
@@ -465,6 +500,7 @@ def test_a_profile_gives_its_tables_answer_bit_for_bit():
         pd.testing.assert_frame_equal(table.windows[columns], shuffled.windows[columns], check_exact=True)
 
 
+@pytest.mark.slow
 def test_a_window_p_value_does_not_hang_on_the_seed():
     """Ten seeds on one unchanged window (alarm, 2,000 rows against a 10,000-row reference): no random split enters
     the p-value, only the permutations' Monte-Carlo error; at the default 2,999 permutations the aggregate p-value's

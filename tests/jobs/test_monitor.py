@@ -186,6 +186,7 @@ def test_too_few_permutations_to_reach_the_level_are_named(tables, tmp_path):
         monitor(reference, data.iloc[:500], window=500, store=tmp_path / "h.db", n_permutations=99)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Chromium (.ci/run installs it)")
 def test_the_dashboard_opens_in_a_headless_browser_at_1280_pixels(tables, tmp_path):
     """The page fits 1,280 px (no horizontal scroll of the page) and the verdict is at the top of its text."""

@@ -46,6 +46,7 @@ def test_json_holds_the_same_content(report):
     assert text.count("data:image/png;base64,") == 3
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs it)")
 def test_the_report_opens_in_a_headless_browser(report):
     folder, html, _ = report

@@ -283,6 +283,7 @@ def test_prefetch_yields_in_order_and_reraises():
     assert seen == [0, 1, 2]
 
 
+@pytest.mark.slow
 def test_the_null_distribution_is_that_of_row_permutations():
     """Drawing copies of distinct rows is the same null as permuting rows (two-sample KS, 2,000 draws each)."""
     network = random_network(np.random.default_rng(5), n_vars=4, max_parents=2, max_states=3)
@@ -441,11 +442,12 @@ def test_the_column_cache_keeps_the_first_columns_when_the_subset_outgrows_it(mo
     assert counts[10**6] < counts[4] < counts[0]
 
 
-def test_split_draws_are_multivariate_hypergeometric():
+@pytest.mark.parametrize("method", ["bernoulli", "subsets"])
+def test_split_draws_are_multivariate_hypergeometric(method):
     """Each split is a uniform subset of the rows: compare with numpy's multivariate hypergeometric sampler."""
     multiplicity = np.array([1, 1, 1, 5, 2, 1, 7, 1, 3, 1])
     n_first = 11
-    ours = split_draws(multiplicity, n_first, 20000, random_state=3).T
+    ours = split_draws(multiplicity, n_first, 20000, random_state=3, method=method).T
     reference = np.random.default_rng(4).multivariate_hypergeometric(multiplicity, n_first, size=20000)
     assert (ours.sum(axis=1) == n_first).all() and (ours <= multiplicity).all() and (ours >= 0).all()
     for u, m in enumerate(multiplicity):  # every marginal is hypergeometric(N, m, n_first)
@@ -458,7 +460,7 @@ def test_split_draws_are_multivariate_hypergeometric():
     np.testing.assert_allclose(np.cov(ours.T), np.cov(reference.T), atol=0.05)
     # One first-sample size per split (a bucket's share of each permutation): each split is uniform given its size.
     sizes = np.random.default_rng(6).integers(0, multiplicity.sum() + 1, size=20000)
-    varied = split_draws(multiplicity, sizes, 20000, random_state=7).T
+    varied = split_draws(multiplicity, sizes, 20000, random_state=7, method=method).T
     np.testing.assert_array_equal(varied.sum(axis=1), sizes)
     assert (varied <= multiplicity).all() and (varied >= 0).all()
     for size in (3, 11, 20):  # given its size, a split's marginal is hypergeometric

@@ -31,6 +31,7 @@ import numpy as np
 
 from bnfisher._utils.parallel import map_threads, threads_for
 from bnfisher._utils.validation import check_random_state
+from bnfisher.comparison.splits import split_draws
 from bnfisher.data.counts import row_keys
 
 __all__ = ["NullPlan", "PooledRows", "bucket_fixed_sums", "bucket_group", "bucket_null_sums", "bucket_order",
@@ -47,9 +48,6 @@ ROUND_CELLS = 1 << 23
 
 #: Split counts drawn per batch within a bucket (permutations x the bucket's distinct rows).
 BATCH_CELLS = 1 << 25
-
-#: Distinct rows with at most this many copies are split by Bernoulli draws, the others by binomials.
-BERNOULLI_COPIES = 16
 
 #: Count tables computed per pass over a bucket's cell index.
 BLOCK = 64
@@ -488,99 +486,3 @@ def permutation_splits(codes: np.ndarray, multiplicity: np.ndarray, n_first: int
             for start, splits in _bucket_draws(multiplicity[held], counts[:, b], plan.stream(b, r)):
                 out[rows.start + start: rows.start + start + splits.shape[0], held] = splits
     return out
-
-
-def split_draws(multiplicity, n_first, size, *, random_state=None, out=None):
-    """Random splits of pooled rows, as copies of each distinct row sent to the first sample.
-
-    Each column is one uniformly random ``n_first``-subset of the pooled rows, counted by
-    distinct row: a multivariate hypergeometric draw, the null of a permutation test.
-    It is drawn in ``O(n_distinct)``: every row joins the first sample independently
-    with probability ``n_first / N`` (a binomial per distinct row), then the excess
-    or shortfall, ``O(sqrt(N))`` rows, is removed from or added to it uniformly at
-    random.  The result is exchangeable over the rows and always has ``n_first`` of
-    them, hence uniform over the ``n_first``-subsets.
-
-    Parameters
-    ----------
-    multiplicity : ndarray of int, shape (n_distinct,)
-        Copies of each distinct row in the pooled sample.
-    n_first : int or ndarray of int, shape (size,)
-        Rows of the first sample, ``0 <= n_first <= multiplicity.sum()``; one per split,
-        or one for all.
-    size : int
-        Number of splits.
-    random_state : None, int or Generator
-    out : ndarray of int32 or int64, shape (size, n_distinct), optional
-        Where to write the splits (a buffer reused across calls saves the page faults of a fresh one).
-
-    Returns
-    -------
-    ndarray, shape (n_distinct, size)
-        (A transposed view: each split is contiguous; of ``out`` when given.)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> draws = split_draws(np.array([3, 1, 2]), 4, 5, random_state=0)
-    >>> draws.sum(axis=0).tolist(), bool((draws <= [[3], [1], [2]]).all())
-    ([4, 4, 4, 4, 4], True)
-    """
-    rng = check_random_state(random_state)
-    multiplicity = np.asarray(multiplicity, dtype=np.int64)
-    n_total = int(multiplicity.sum())
-    first = np.broadcast_to(np.asarray(n_first, dtype=np.int64), (size,))
-    # Every row's inclusion probability: a multiple of 2**-24, so that a float32 uniform below it has exactly that
-    # probability, the same as each row's in the binomials (rows must be exchangeable; any p per split will do).
-    p = (np.floor(first / n_total * 2**24) / 2**24 if n_total else np.zeros(size)).astype(np.float32)
-    # Draw in order of multiplicity (contiguous blocks of equal copies); sorted input needs no reordering.
-    ordered_input = bool(np.all(multiplicity[1:] >= multiplicity[:-1]))
-    order = np.arange(multiplicity.size) if ordered_input else np.argsort(multiplicity, kind="stable")
-    ordered = multiplicity[order]
-    if out is None:
-        out = np.empty((size, multiplicity.size), dtype=np.int32 if n_total < 2**31 else np.int64)
-    rows = out  # one split per row
-    bounds = np.searchsorted(ordered, np.arange(BERNOULLI_COPIES + 2))
-    # Few copies: a sum of Bernoulli draws per distinct row, copies c = 1 .. 16 in turn, from float32 uniforms drawn
-    # a few splits at a time into a reused buffer (a large fresh array costs more in page faults than the draws)
-    # and summed one copy index at a time (benchmarks/permutations.py).
-    buffer = np.empty(1 << 20, dtype=np.float32)
-    for copies in range(1, BERNOULLI_COPIES + 1):
-        begin, end = bounds[copies], bounds[copies + 1]
-        if end == begin:
-            continue
-        per_split = (end - begin) * copies
-        chunk = max(1, min(size, buffer.size // per_split))
-        if chunk * per_split > buffer.size:
-            buffer = np.empty(per_split, dtype=np.float32)
-        for start in range(0, size, chunk):
-            k = min(chunk, size - start)
-            uniforms = buffer[: k * per_split].reshape(k, end - begin, copies)
-            rng.random(out=uniforms, dtype=np.float32)
-            _bernoulli_sums(uniforms, p[start: start + k, None], rows[start: start + k, begin:end])
-    rows[:, : bounds[1]] = 0  # rows with no copies (an empty unit) never move
-    begin = bounds[BERNOULLI_COPIES + 1]
-    if begin < ordered.size:
-        rows[:, begin:] = rng.binomial(ordered[begin:], p[:, None].astype(np.float64),
-                                       size=(size, ordered.size - begin))
-    if not ordered_input:
-        rows[:] = rows[:, np.argsort(order)]
-    # Remove |excess| rows of the first sample, or add them from the rest, uniformly among those rows.
-    excess = rows.sum(axis=1, dtype=np.int64) - first
-    for k in np.flatnonzero(excess):
-        e, sums = int(excess[k]), int(excess[k] + first[k])
-        picked = rng.choice(sums if e > 0 else n_total - sums, size=abs(e), replace=False)
-        draw = rows[k]
-        cumulative = np.cumsum(draw if e > 0 else multiplicity - draw)
-        np.add.at(draw, np.searchsorted(cumulative, picked, side="right"), -1 if e > 0 else 1)
-    return rows.T
-
-
-def _bernoulli_sums(uniforms: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """``out[b, j] = #{i : uniforms[b, j, i] < p[b]}``: how many copies of distinct row ``j`` split ``b`` sends first.
-
-    One comparison per copy index ``i``, added in place: NumPy's ``sum`` over the short last axis is 3x slower.
-    """
-    np.less(uniforms[:, :, 0], p, out=out, casting="unsafe")
-    for i in range(1, uniforms.shape[2]):
-        out += uniforms[:, :, i] < p

@@ -150,9 +150,14 @@ def _lookup_codes(series: pd.Series, states: tuple) -> np.ndarray:
     """Codes of ``series`` in ``states``, -1 for values that are not states."""
     if isinstance(series.dtype, pd.CategoricalDtype):
         # Map the (few) categories, then index by the integer category codes: no per-row hashing.
+        # The table in the smallest type that holds the states: 10^6 rows give 1 MB of codes, not 8.
         category_codes = pd.Index(list(states), dtype=object).get_indexer(
             pd.Index(series.cat.categories.astype(object), dtype=object))
-        return np.append(category_codes, -1)[series.cat.codes.to_numpy()].astype(np.intp)
+        codes = series.cat.codes.to_numpy()
+        if np.array_equal(category_codes, np.arange(len(category_codes))):  # the states' order: codes as they are
+            return codes.copy()  # a copy: the caller may write to it, and the user's column stays as it is
+        table = np.append(category_codes, -1).astype(np.min_scalar_type(-len(states) - 1))
+        return table[codes]
     if isinstance(series.dtype, pd.StringDtype):
         # Text: number the distinct values (Arrow's dictionary encoding as read), then look up only those.
         value_codes, uniques = pd.factorize(series)
@@ -217,7 +222,7 @@ def encode_column(series: pd.Series, column, states: tuple, *, bin_edges=None, n
         absent = None
     else:
         if not na_values and bin_edges is None and (series.dtype == object
-                                                    or isinstance(series.dtype, pd.StringDtype)):
+                                                    or isinstance(series.dtype, (pd.StringDtype, pd.CategoricalDtype))):
             # Look every value up first: a missing value is no state, so only the values not found need the
             # missing-value test (slow on text).  Values that are neither take the general path below.
             codes = _lookup_codes(series, states)
