@@ -386,11 +386,12 @@ def _from_codes(schema: Schema, codes: np.ndarray, counts: np.ndarray | None = N
         if weights is None:
             unique, summed = np.unique(keys, return_counts=True)
         else:
-            unique, inverse = np.unique(keys, return_inverse=True)
-            summed = np.bincount(inverse, weights=weights, minlength=unique.size)
+            unique, position = np.unique(keys, return_inverse=True)
+            summed = np.bincount(position, weights=weights, minlength=unique.size)
         return ReferenceProfile(schema, _unpack(unique, words[0], codes.dtype), summed.astype(np.int64))
     first, inverse, copies = distinct_rows(codes, with_inverse=weights is not None)
-    summed = copies if weights is None else np.bincount(inverse, weights=weights, minlength=len(first))
+    if weights is not None and inverse is not None:
+        copies = np.bincount(inverse, weights=weights, minlength=len(first))
     rows = codes[first]
     order = np.lexsort(rows.T[::-1])
-    return ReferenceProfile(schema, np.ascontiguousarray(rows[order]), summed[order].astype(np.int64))
+    return ReferenceProfile(schema, np.ascontiguousarray(rows[order]), copies[order].astype(np.int64))
