@@ -4,7 +4,7 @@ Data: 600,000 rows sampled from *alarm* (tests/fixtures/bif), pooled as a two-sa
 against 100,000 rows pools them (the drift benchmark's reference test part and one window), reduced to
 distinct rows with their multiplicities.
 
-(a) ``split_draws`` (1,000 splits, best of 3): the Bernoulli sums of the distinct rows with 16 copies
+(a) ``split_draws(method="bernoulli")`` (1,000 splits, best of 3): the Bernoulli sums of the distinct rows with 16 copies
     or fewer added one copy index at a time, beside the former code (float32 uniforms compared with p
     and summed over the short last axis).  Both consume the same random stream and give the same
     splits (checked).
@@ -40,9 +40,9 @@ import scipy.sparse as sp
 import bnfisher as bf
 from bnfisher._utils import parallel as _parallel
 from bnfisher._utils.jit import _materialise
-from bnfisher.comparison.null import split_draws
 from bnfisher.comparison.permutation import permutation_statistics
 from bnfisher.comparison.splits import BERNOULLI_COPIES as _BERNOULLI_COPIES
+from bnfisher.comparison.splits import split_draws
 from bnfisher.data.counts import distinct_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,7 +116,7 @@ def main() -> None:
     print(f"python benchmarks/permutations.py (bnfisher {bf.__version__}, {datetime.date.today()}): alarm, "
           f"600,000 rows pooled, {units.n_units:,} distinct rows, 500,000 sent to the first sample")
     size = 1000
-    ours_time, ours = best_of(lambda: split_draws(multiplicity, 500_000, size, random_state=1))
+    ours_time, ours = best_of(lambda: split_draws(multiplicity, 500_000, size, random_state=1, method="bernoulli"))
     reference, theirs = best_of(lambda: numpy_split_draws(multiplicity, 500_000, size, np.random.default_rng(1)))
     assert np.array_equal(ours, theirs), "the draws differ from the former code's"
     print(f"(a) split_draws, {size} splits (best of 3): sums by copy index {ours_time:.2f} s | sums over the last "
