@@ -4,8 +4,8 @@ Data: 600,000 rows sampled from *alarm* (tests/fixtures/bif), pooled as a two-sa
 against 100,000 rows pools them (the drift benchmark's reference test part and one window), reduced to
 distinct rows with their multiplicities.
 
-(a) ``split_draws(method="bernoulli")`` (1,000 splits, best of 3): the Bernoulli sums of the distinct rows with 16 copies
-    or fewer added one copy index at a time, beside the former code (float32 uniforms compared with p
+(a) ``split_draws(method="bernoulli")`` (1,000 splits, best of 3): the Bernoulli sums of the distinct rows
+    with 16 copies or fewer added one copy index at a time, beside the former code (float32 uniforms compared with p
     and summed over the short last axis).  Both consume the same random stream and give the same
     splits (checked).
 (b) The count tables of 1,000 splits, by splits per pass (64 is what ``permutation_statistics`` uses;
