@@ -358,3 +358,42 @@ def test_a_csv_read_in_chunks_reads_as_the_file_read_at_once(tmp_path_factory, f
     else:
         pd.testing.assert_frame_equal(outcomes[1], outcomes[0])
     OUTCOMES["metamorphic"]["csv chunks"] += 1
+
+
+@FUZZ
+@given(frame=tables(), parts=st.integers(1, 3))
+def test_a_profile_is_the_sorted_distinct_rows_in_memory_and_on_dask(frame, parts):
+    """Oracle and metamorphic: a profile's rows are NumPy's ``unique`` of the encoded rows, with their copies; a
+    Dask table (synchronous scheduler, 1-3 partitions) gives the profile of the table it computes to (Dask turns
+    object columns into text), or both refuse it."""
+    dd = pytest.importorskip("dask.dataframe")
+    import dask
+
+    # Dask itself cannot build or compute a frame whose names repeat or are True, None or NaN: such tables are
+    # profiled in memory only (the profile refuses them there, or profiles them).
+    named = frame.columns.is_unique and all(isinstance(name, str) for name in frame.columns)
+    with dask.config.set(scheduler="synchronous"):
+        distributed = dd.from_pandas(frame, npartitions=parts) if named else None
+        table = distributed.compute() if named else frame
+        outcomes = []
+        for data in (table, distributed) if named else (table,):
+            try:
+                outcomes.append(_call(bf.profile, data, bins=3))
+            except bf.exceptions.BnfisherError as exc:
+                outcomes.append(type(exc).__name__)
+    if isinstance(outcomes[0], str):
+        OUTCOMES["metamorphic"]["profile refused"] += 1
+        assert not named or isinstance(outcomes[1], str)  # refused on Dask too (a library error, never a traceback)
+        return
+    memory = outcomes[0]
+    encoded = memory.schema.encode(table, missing="allow").codes
+    rows, copies = np.unique(encoded, axis=0, return_counts=True)
+    np.testing.assert_array_equal(memory.codes, rows)
+    np.testing.assert_array_equal(memory.counts, copies)
+    OUTCOMES["metamorphic"]["profile = unique rows"] += 1
+    if named:
+        assert not isinstance(outcomes[1], str), outcomes[1]
+        assert outcomes[1].schema == memory.schema
+        np.testing.assert_array_equal(outcomes[1].codes, memory.codes)
+        np.testing.assert_array_equal(outcomes[1].counts, memory.counts)
+        OUTCOMES["metamorphic"]["profile on dask"] += 1

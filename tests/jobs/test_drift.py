@@ -516,6 +516,20 @@ def test_a_window_p_value_does_not_hang_on_the_seed():
     assert max(p) - min(p) <= 0.10, p
 
 
+def test_a_dask_table_with_repeated_column_names_is_refused_in_one_line():
+    """Found by the fuzzer's Dask relation: a repeated name gave a raw AttributeError from Dask."""
+    dask = pytest.importorskip("dask")
+    dd = pytest.importorskip("dask.dataframe")
+    repeated = pd.DataFrame([["x", "u"], ["y", "v"]], columns=["a", "a"])
+    with dask.config.set(scheduler="synchronous"):
+        reference = pd.DataFrame({"a": list("xy"), "b": list("uv")})
+        for call, says in ((bf.profile, "Duplicate column names: \\['a'\\]"),
+                           (lambda d: bf.drift(reference, d, window=1, n_permutations=9), "not in the data")):
+            with pytest.raises(DataError, match=says) as refused:
+                call(dd.from_pandas(repeated, npartitions=1))
+            assert len(str(refused.value).splitlines()) == 1
+
+
 @pytest.mark.parametrize("case", ["constant", "one row", "reserved names"])
 def test_drift_on_dask_gives_a_result_or_a_one_line_refusal_on_edge_tables(case):
     """Windows held by the workers: an all-constant table and columns named like the result's fields give a

@@ -27,7 +27,7 @@ from bnfisher._utils.lazy import pandas as pd
 from bnfisher.dask.client import is_distributed, parquet_row_groups, read_dask
 from bnfisher.data.binning import interval_labels, make_bin_edges
 from bnfisher.data.counts import count_block, distinct_rows, sample_positions
-from bnfisher.data.labels import MANY_INTEGER_VALUES, sorted_states
+from bnfisher.data.labels import MANY_INTEGER_VALUES, check_column_names, sorted_states
 from bnfisher.data.providers import NumpyCounts
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import BnfisherError, DataError, OptionTypeError, SchedulerError
@@ -282,6 +282,10 @@ class DaskCounts:
         if schema is not None and bins is not None:
             raise OptionTypeError("Pass either a fitted `schema` or `bins` (to learn one), not both.")
         columns = list(schema.variables) if schema is not None else list(data.columns)
+        check_column_names(list(data.columns))
+        repeated = sorted({str(c) for c in data.columns if list(data.columns).count(c) > 1})
+        if repeated:  # as a table in memory is refused (Dask would select a frame for each such name)
+            raise DataError(f"Duplicate column names: {repeated}.")
         absent = [c for c in columns if c not in data.columns]
         if absent:
             raise DataError(f"Column(s) {absent} are absent from the data (it has {list(data.columns)}).")
