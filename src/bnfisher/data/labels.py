@@ -150,12 +150,12 @@ def _lookup_codes(series: pd.Series, states: tuple) -> np.ndarray:
     """Codes of ``series`` in ``states``, -1 for values that are not states."""
     if isinstance(series.dtype, pd.CategoricalDtype):
         # Map the (few) categories, then index by the integer category codes: no per-row hashing.
-        # The table in the smallest type that holds the states: 10^6 rows give 1 MB of codes, not 8.
         category_codes = pd.Index(list(states), dtype=object).get_indexer(
             pd.Index(series.cat.categories.astype(object), dtype=object))
         codes = series.cat.codes.to_numpy()
         if np.array_equal(category_codes, np.arange(len(category_codes))):  # the states' order: codes as they are
             return codes.copy()  # a copy: the caller may write to it, and the user's column stays as it is
+        # The table in the smallest type that holds the states: 10^6 rows give 1 MB of codes, not 8.
         table = np.append(category_codes, -1).astype(np.min_scalar_type(-len(states) - 1))
         return table[codes]
     if isinstance(series.dtype, pd.StringDtype) or series.dtype == object:
