@@ -19,6 +19,7 @@ the floor of any pass over the data.  Peak memory: this process's largest reside
 step (sampled every 2 ms, and its memory before the step) and each worker's max RSS so far.
 
 Run:  python benchmarks/drift_dask.py [--rows 100000000] [--cache /tmp/bnfisher-drift-dask] [--steps drift test profile]
+      [--early-stop]
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=1_000_000)
     parser.add_argument("--reference-rows", type=int, default=1_000_000)
     parser.add_argument("--permutations", type=int, default=999)
+    parser.add_argument("--early-stop", action="store_true", help="bnfisher.drift(..., early_stop=True)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cache", default="/tmp/bnfisher-drift-dask")
     steps = ["drift", "test", "profile"]
@@ -102,7 +104,7 @@ def main() -> None:
             with PeakMemory() as drift_memory:
                 started = time.perf_counter()
                 result = bf.drift(reference, data, window=args.window, n_permutations=args.permutations,
-                                  random_state=0, n_jobs=-1)
+                                  random_state=0, n_jobs=-1, early_stop=args.early_stop)
                 seconds = time.perf_counter() - started
             workers = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)
         half = data.npartitions // 2
@@ -129,7 +131,8 @@ def main() -> None:
         return
     windows = result.windows
     print(f"bnfisher.drift, {args.rows:,} rows from Parquet in {len(windows)} windows of {args.window:,} rows, "
-          f"{args.permutations} permutations each, reference {args.reference_rows:,} rows: {seconds:.0f} s "
+          f"{args.permutations} permutations each{early(result)}, reference {args.reference_rows:,} rows: "
+          f"{seconds:.0f} s "
           f"(goal: under 600 s); {int(windows['drift'].sum())} windows flagged (no drift planted)")
     print(f"peak memory: this process {drift_memory.peak:.2f} GiB (before: {drift_memory.before:.2f}); workers "
           f"{gib(workers)} GiB; a partition: {args.window:,} rows")
@@ -142,6 +145,14 @@ def main() -> None:
               f"{gib(test_workers)} GiB (max so far)")
     if "profile" in args.steps:
         report_profile(args, profiled, profile_seconds, profile_memory, gib(profile_workers))
+
+
+def early(result) -> str:
+    """With early_stop: how many permutations the windows ran on average."""
+    if not any(note.startswith("Early stop") for note in result.notes):
+        return ""
+    done = [len(c.test.null_distribution) for c in result.comparisons if c is not None]
+    return f" at most (early_stop=True: {np.mean(done):.0f} on average)"
 
 
 def report_profile(args, profiled, seconds: float, memory, workers: str) -> None:

@@ -17,7 +17,7 @@ Goal (issue "The exact test where the data lies"): a window within 3x of ChiSqua
 same error rate.
 
 Run:  python benchmarks/drift_window.py --peers-python /tmp/v_alibi/bin/python [--reference 100000] [--rows 10000]
-      [--windows 10] [--jobs -1]
+      [--windows 10] [--jobs -1] [--early-stop]   (--early-stop: drift(..., early_stop=True))
 """
 
 from __future__ import annotations
@@ -103,6 +103,7 @@ def main() -> None:
     parser.add_argument("--windows", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=-1, help="bnfisher's n_jobs (-1: every core)")
     parser.add_argument("--peers-python", default=None)
+    parser.add_argument("--early-stop", action="store_true", help="bnfisher.drift(..., early_stop=True)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     _jit.FALLBACK_BUDGET = 0.0  # time the compiled code, as a monitor that runs for weeks runs it
@@ -111,19 +112,23 @@ def main() -> None:
     windows = _windows(network, args)
     bf.drift(reference.iloc[:2000], [windows[0].iloc[:500]], n_permutations=99, random_state=0)  # compile, warm
     start = time.perf_counter()
-    result = bf.drift(reference, windows, random_state=0, n_jobs=args.jobs)
+    result = bf.drift(reference, windows, random_state=0, n_jobs=args.jobs, early_stop=args.early_stop)
     ours = time.perf_counter() - start
     flags = result.windows["drift"].tolist()
     theirs = _alibi(args.peers_python, reference, windows) if args.peers_python else None
     n = args.windows
+    flag = " --early-stop" if args.early_stop else ""
     print(f"Command: `python benchmarks/drift_window.py --reference {args.reference} --rows {args.rows} --windows "
-          f"{n} --jobs {args.jobs}` ({datetime.date.today().isoformat()}, bnfisher {bf.__version__}); alarm, a "
+          f"{n} --jobs {args.jobs}{flag}` ({datetime.date.today().isoformat()}, bnfisher {bf.__version__}); alarm, a "
           f"{args.reference:,}-row reference, {n} unchanged windows of {args.rows:,} rows, then a dependence and a "
           "marginal change.\n")
     print("| detector | time per window | false alarms | dependence change | marginal change |")
     print("|---|---|---|---|---|")
     permutations = next(note for note in result.notes if "permutations per window" in note).split("; ")[-1]
     cores = "every core" if args.jobs == -1 else f"n_jobs={args.jobs}"
+    if args.early_stop:
+        done = [len(c.test.null_distribution) for c in result.comparisons]
+        permutations = f"early_stop=True: {np.mean(done):.0f} of {permutations} on average"
     print(f"| bnfisher drift ({permutations.rstrip('.')}, {cores}) | {ours / len(windows):.3f} s | "
           f"{sum(flags[:n])} of {n} | {_said(flags[n])} | {_said(flags[n + 1])} |")
     if theirs:

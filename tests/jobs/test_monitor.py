@@ -85,6 +85,22 @@ def test_a_changed_window_alarms_with_its_mechanism_and_the_dashboard_shows_it(s
     assert "1 alarm" in text and "<script" not in text and "http" not in text.replace("http-equiv", "")
 
 
+def test_early_stop_alarms_as_the_full_test_does_with_far_fewer_permutations(store, tables, tmp_path):
+    """At the level alpha / 52 an unchanged window stops after 199 permutations (its p-value above 0.05), a
+    changed one runs all of them and alarms; the command line takes --early-stop."""
+    reference, data = tables
+    changed = data.iloc[:1000].copy()
+    changed.loc[np.random.default_rng(0).random(1000) < 0.6, "finance"] = "inconv"
+    result = monitor(reference, [data.iloc[1000:2000], changed], store=store, early_stop=True)
+    assert list(result.windows["alarm"]) == [False, True]
+    done = [json.loads(record)["test"]["permutations"] for record in result.windows["result"]]
+    assert done[0] == 199 and done[1] == 4159, done
+    for name, frame in (("ref.csv", reference), ("same.csv", data.iloc[1000:2000])):
+        frame.to_csv(tmp_path / name, index=False)
+    assert main(["monitor", str(tmp_path / "ref.csv"), str(tmp_path / "same.csv"), "--rows", "1000", "--store",
+                 str(tmp_path / "cli.db"), "--early-stop", "--quiet"]) == 0
+
+
 def test_two_monitors_writing_one_store_at_once_lose_no_window(store):
     Store(store).close()  # the schema, once
     with multiprocessing.get_context("spawn").Pool(2) as pool:

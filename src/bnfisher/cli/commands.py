@@ -227,9 +227,9 @@ def _command_drift(args) -> int:
         structure, options = _learning(args)
         result = drift(reference, data, time=args.time_column, window=args.window or args.rows, structure=structure,
                        **_binning(args), na_values=args.na_values or (), fit_fraction=args.fit_fraction,
-                       n_permutations=args.permutations, test=args.test, alpha=args.alpha,
-                       min_effect=args.min_effect, top=args.top, random_state=args.seed, learn_options=options,
-                       n_jobs=args.jobs, progress=not args.quiet)
+                       n_permutations=args.permutations, early_stop=args.early_stop, test=args.test,
+                       alpha=args.alpha, min_effect=args.min_effect, top=args.top, random_state=args.seed,
+                       learn_options=options, n_jobs=args.jobs, progress=not args.quiet)
     _show(result, args)
     if args.plot:
         result.plot(args.plot)
@@ -388,7 +388,8 @@ def _command_monitor(args) -> int:
     data = dict(zip(args.data, frames)) if len(frames) > 1 else frames[0]
     result = monitor(reference, data, store=args.store, time=args.time_column, window=args.window or args.rows,
                      alpha=args.alpha, horizon=args.horizon, min_effect=args.min_effect,
-                     n_permutations=args.permutations, structure=args.structure, **_binning(args),
+                     n_permutations=args.permutations, early_stop=args.early_stop, structure=args.structure,
+                     **_binning(args),
                      na_values=args.na_values or (), webhook=args.webhook, dashboard=args.dashboard,
                      random_state=args.seed)
     _show(result, args)

@@ -206,6 +206,9 @@ def _add_monitor(sub, *, data) -> None:
                          help="alarm only when the window's MMD²_u is at least this, too")
     monitor.add_argument("--permutations", type=_positive_int, default=None,
                          help="per window (default max(2999, 4 x horizon / alpha - 1))")
+    monitor.add_argument("--early-stop", action="store_true",
+                         help="stop a window's permutations at 199 or 999 where its p-value is plainly large (valid "
+                              "p-values, far less work; a stopped window's p-value rests on fewer permutations)")
     monitor.add_argument("--structure", choices=STRUCTURES, default="chow-liu", help="the kernel's structure")
     monitor.add_argument("--dashboard", help="write the store's dashboard (one HTML page) here")
     monitor.add_argument("--webhook", help="POST one JSON message to this URL when the run alarms")
@@ -313,6 +316,9 @@ def _add_drift(sub, *, data, run) -> None:
     drift.add_argument("--permutations", type=_positive_int, default=None,
                        help="permutations per window (default: max(2999, 4 x windows / alpha - 1), so that the "
                             "adjustment over windows can reach alpha)")
+    drift.add_argument("--early-stop", action="store_true",
+                       help="stop a window's permutations at 199 or 999 where its p-value is plainly large (valid "
+                            "p-values, far less work; a stopped window's p-value rests on fewer permutations)")
     drift.add_argument("--test", choices=("aggregate", "mmd"), default="aggregate",
                        help="the test of each window, as in compare (default aggregate)")
     drift.add_argument("--alpha", type=float, default=0.05,

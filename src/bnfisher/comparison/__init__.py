@@ -11,7 +11,8 @@ from bnfisher.comparison.permutation import (
     permutation_statistics,
     split_draws,
 )
-from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval, mmd_test
+from bnfisher.comparison.sequential import EarlyStop
+from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval, mmd_test, statistics_pvalue
 from bnfisher.comparison.validity import fitted_on_one_sample, reference_split
 
 __all__ = [
@@ -22,6 +23,8 @@ __all__ = [
     "permutation_splits",
     "TwoSampleResult",
     "mmd_test",
+    "statistics_pvalue",
+    "EarlyStop",
     "effect_interval",
     "mmd_by_family",
     "family_table",

@@ -157,6 +157,10 @@ class NullPlan:
     n_permutations : int
     round_size : int
         Permutations per round (a round's count tables are ``cells x round_size`` numbers).
+    stages : tuple of int, default=()
+        Permutation counts at which a round also ends, so that a sequential test can stop
+        there (:class:`~bnfisher.comparison.sequential.EarlyStop`).  The first ``s``
+        permutations of a plan are ``s`` independent uniform splits whatever follows them.
 
     Examples
     --------
@@ -172,10 +176,11 @@ class NullPlan:
     bucket_sizes: np.ndarray
     n_permutations: int
     round_size: int
+    stages: tuple = ()
 
     @classmethod
     def draw(cls, random_state, n_first: int, bucket_sizes: np.ndarray, n_permutations: int, *,
-             n_cells: int) -> NullPlan:
+             n_cells: int, stages: Sequence[int] = ()) -> NullPlan:
         """Return the plan of ``n_permutations`` draws, its entropy drawn from ``random_state``.
 
         Parameters
@@ -186,6 +191,8 @@ class NullPlan:
         n_permutations : int
         n_cells : int
             Cells of the count tables (sets the round size).
+        stages : sequence of int, default=()
+            Permutation counts at which a round ends as well.
 
         Returns
         -------
@@ -193,7 +200,15 @@ class NullPlan:
         """
         entropy = int(check_random_state(random_state).integers(2**63))
         round_size = int(min(n_permutations, max(BLOCK, ROUND_CELLS // max(int(n_cells) + 1, 1))))
-        return cls(entropy, int(n_first), np.asarray(bucket_sizes, dtype=np.int64), int(n_permutations), round_size)
+        stages = tuple(sorted({int(s) for s in stages if 0 < int(s) < n_permutations}))
+        return cls(entropy, int(n_first), np.asarray(bucket_sizes, dtype=np.int64), int(n_permutations), round_size,
+                   stages)
+
+    @property
+    def bounds(self) -> np.ndarray:
+        """Where every round starts, and the end: every ``round_size`` permutations and at every stage."""
+        regular = np.arange(0, self.n_permutations, self.round_size)
+        return np.unique(np.concatenate([regular, np.asarray(self.stages, dtype=np.int64), [self.n_permutations]]))
 
     @property
     def n_buckets(self) -> int:
@@ -203,7 +218,7 @@ class NullPlan:
     @property
     def n_rounds(self) -> int:
         """Rounds of permutations."""
-        return -(-self.n_permutations // self.round_size)
+        return int(self.bounds.size - 1)
 
     def round(self, r: int) -> slice:
         """Return the permutations of round ``r``.
@@ -216,7 +231,8 @@ class NullPlan:
         -------
         slice
         """
-        return slice(r * self.round_size, min(self.n_permutations, (r + 1) * self.round_size))
+        bounds = self.bounds
+        return slice(int(bounds[r]), int(bounds[r + 1]))
 
     @property
     def n_groups(self) -> int:
@@ -440,7 +456,7 @@ def _bucket_draws(multiplicity: np.ndarray, n_first: np.ndarray, rng):
 
 
 def permutation_splits(codes: np.ndarray, multiplicity: np.ndarray, n_first: int, n_permutations: int, *,
-                       random_state=None) -> np.ndarray:
+                       random_state=None, stages: Sequence[int] = ()) -> np.ndarray:
     """Return the permutations the engine draws for a pool: copies of every distinct row sent to the first sample.
 
     The same draws as :func:`~bnfisher.comparison.permutation_statistics` with the same
@@ -457,6 +473,8 @@ def permutation_splits(codes: np.ndarray, multiplicity: np.ndarray, n_first: int
         Rows of the first sample.
     n_permutations : int
     random_state : None, int or Generator
+    stages : sequence of int, default=()
+        As :meth:`NullPlan.draw` (the rounds of a sequential test, :class:`~bnfisher.comparison.EarlyStop`).
 
     Returns
     -------
@@ -474,7 +492,7 @@ def permutation_splits(codes: np.ndarray, multiplicity: np.ndarray, n_first: int
     buckets = row_buckets(codes, n_buckets(int(multiplicity.sum())))
     order = bucket_order(codes, multiplicity, buckets)
     sizes = np.bincount(buckets, weights=multiplicity, minlength=n_buckets(int(multiplicity.sum()))).astype(np.int64)
-    plan = NullPlan.draw(random_state, n_first, sizes, n_permutations, n_cells=0)
+    plan = NullPlan.draw(random_state, n_first, sizes, n_permutations, n_cells=0, stages=stages)
     ordered_buckets = buckets[order]
     present, starts = np.unique(ordered_buckets, return_index=True)
     bounds = np.append(starts, order.size)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -100,7 +100,8 @@ class PermutationStatistics:
 
 
 def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_state=None,
-                           max_rows: int | None = None, witness: bool = False) -> PermutationStatistics:
+                           max_rows: int | None = None, witness: bool = False,
+                           early_stop=None) -> PermutationStatistics:
     """Per-family MMD² of two samples and of ``n_permutations`` random re-splits, from count tables.
 
     The engine of :func:`mmd_test` and :func:`bnfisher.comparison.explain.mmd_by_family`: with the
@@ -124,6 +125,10 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
         the most distinct rows a sample may bring into memory (see :func:`mmd_test`).
     witness : bool, default=False
         Also return the witness of every given row (``witness_x``, ``witness_y``).
+    early_stop : EarlyStop, optional
+        Stop at a checkpoint where the test's p-value is plainly large
+        (:class:`~bnfisher.comparison.sequential.EarlyStop`); ``null`` then holds the
+        permutations done.  Default: every permutation.
 
     Returns
     -------
@@ -151,13 +156,13 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     n_permutations = check_positive_int(n_permutations, "n_permutations")
     limit = None if max_rows is None else check_positive_int(max_rows, "max_rows")
     pool, full_statistic = _pool(kernel, X, Y, limit=limit, witness=witness, rng=rng)
-    statistics = pooled_statistics(pool, n_permutations, rng, witness=witness)
+    statistics = pooled_statistics(pool, n_permutations, rng, witness=witness, early_stop=early_stop)
     statistics.full_statistic = full_statistic
     return statistics
 
 
 def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, *,
-                      witness: bool = False) -> PermutationStatistics:
+                      witness: bool = False, early_stop=None) -> PermutationStatistics:
     """Every statistic of the observed split and of ``n_permutations`` re-splits of pooled rows held anywhere.
 
     The engine of :func:`permutation_statistics` once the samples are pooled: in memory
@@ -170,6 +175,8 @@ def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, 
     random_state : None, int or Generator
     witness : bool, default=False
         Also the witness of every given row (a :class:`LocalPool` only).
+    early_stop : EarlyStop, optional
+        As :func:`permutation_statistics`: the rounds of the null end at its checkpoints.
 
     Returns
     -------
@@ -183,17 +190,11 @@ def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, 
     observed_parts, observed_columns, observed_overlap = (part[0] for part in statistics(observed_counts[:, None]))
     check_allocation(8.0 * n_permutations * len(layout.active), f"{n_permutations} permutations' statistics",
                      "use fewer permutations (`n_permutations`; 1,000-10,000 resolve p-values to 0.1-0.01%).")
-    plan = NullPlan.draw(rng, n_x, sizes, n_permutations, n_cells=layout.n_cells)
+    stages = early_stop.stages(n_permutations) if early_stop is not None else ()
+    plan = NullPlan.draw(rng, n_x, sizes, n_permutations, n_cells=layout.n_cells, stages=stages)
     null_parts = np.empty((n_permutations, len(layout.active)))
     null_columns = np.empty((n_permutations, len(layout.active)))
     null_overlap = np.empty(n_permutations)
-    for r in range(plan.n_rounds):
-        rows = plan.round(r)
-        null_parts[rows], null_columns[rows], null_overlap[rows] = statistics(
-            pool.null_sums(plan, r, plan.bucket_counts(r)))
-    if not (np.all(np.isfinite(observed_parts)) and np.all(np.isfinite(null_parts))):
-        raise DataError("The MMD² is not finite (a cell of probability ~0 under the network); no p-value is given "
-                        "for it. Refit the network's CPTs with a pseudocount.")
     kernel = layout.kernel
     counts_x: list = [None] * len(kernel.families)
     counts_y: list = [None] * len(kernel.families)
@@ -207,13 +208,41 @@ def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, 
     unbiased = ((n_x**2 * float(mean_x @ mean_x) - diag_x) / (n_x * (n_x - 1))
                 + (n_y**2 * float(mean_y @ mean_y) - (diag_pool - diag_x)) / (n_y * (n_y - 1))
                 - 2 * float(mean_x @ mean_y))
-    witnesses = pool.witness(mean_x - mean_y) if isinstance(pool, LocalPool) and witness else (None, None)
-    return PermutationStatistics(
+    outcome = PermutationStatistics(
         families=list(layout.active), observed=observed_parts, null=null_parts, unbiased=unbiased,
         full_statistic=None, mean_x=mean_x, mean_y=mean_y, columns_observed=observed_columns,
         columns_null=null_columns, columns_df=statistics.columns_df, overlap_observed=float(observed_overlap),
-        overlap_null=null_overlap, counts_x=counts_x, counts_y=counts_y, n_x=n_x, n_y=n_y,
-        witness_x=witnesses[0], witness_y=witnesses[1])
+        overlap_null=null_overlap, counts_x=counts_x, counts_y=counts_y, n_x=n_x, n_y=n_y)
+    done = n_permutations
+    for r in range(plan.n_rounds):
+        rows = plan.round(r)
+        null_parts[rows], null_columns[rows], null_overlap[rows] = statistics(
+            pool.null_sums(plan, r, plan.bucket_counts(r)))
+        if rows.stop in stages:
+            _check_finite(observed_parts, null_parts[: rows.stop])
+            if early_stop.stops(rows.stop, _first(outcome, rows.stop)):
+                done = rows.stop
+                break
+    _check_finite(observed_parts, null_parts[:done])
+    outcome = _first(outcome, done)
+    if isinstance(pool, LocalPool) and witness:
+        outcome.witness_x, outcome.witness_y = pool.witness(mean_x - mean_y)
+    return outcome
+
+
+def _first(outcome: PermutationStatistics, done: int) -> PermutationStatistics:
+    """Return the statistics of the observed split and of the first ``done`` permutations."""
+    if done == outcome.null.shape[0]:
+        return outcome
+    assert outcome.columns_null is not None and outcome.overlap_null is not None  # set by pooled_statistics
+    return replace(outcome, null=outcome.null[:done], columns_null=outcome.columns_null[:done],
+                   overlap_null=outcome.overlap_null[:done])
+
+
+def _check_finite(observed: np.ndarray, null: np.ndarray) -> None:
+    if not (np.all(np.isfinite(observed)) and np.all(np.isfinite(null))):
+        raise DataError("The MMD² is not finite (a cell of probability ~0 under the network); no p-value is given "
+                        "for it. Refit the network's CPTs with a pseudocount.")
 
 
 class _Statistics:

@@ -17,7 +17,7 @@ from bnfisher.data.providers import in_memory
 from bnfisher.exceptions import DataWarning
 from bnfisher.kernels.base import FamilyKernel
 
-__all__ = ['TwoSampleResult', 'effect_interval', 'mmd_test']
+__all__ = ['TwoSampleResult', 'effect_interval', 'mmd_test', 'statistics_pvalue']
 
 
 # ------------------------------------------------------------------ two-sample
@@ -93,12 +93,10 @@ class TwoSampleResult:
         TwoSampleResult
         """
         check_option(method, "method", ("mmd", "aggregate"))
-        observed = float(outcome.observed.sum())
-        null = outcome.null.sum(axis=1)
         aggregate, components = aggregate_pvalues(outcome)
-        # Ties within rounding count as "at least as extreme".
-        p_value = float(permutation_pvalue(observed, null)) if method == "mmd" else aggregate
-        return cls(observed, p_value, outcome.unbiased, null, outcome.full_statistic, method, components)
+        p_value = statistics_pvalue(outcome, method) if method == "mmd" else aggregate
+        return cls(float(outcome.observed.sum()), p_value, outcome.unbiased, outcome.null.sum(axis=1),
+                   outcome.full_statistic, method, components)
 
     def _repr_html_(self) -> str:
         rows = [("MMD² (eq. 10)", f"{self.statistic:.6g}"), ("unbiased MMD²_u", f"{self.unbiased:.6g}"),
@@ -109,6 +107,30 @@ class TwoSampleResult:
         if self.full_statistic is not None:
             rows.append(("MMD² of the whole samples", f"{self.full_statistic:.6g}"))
         return html_table("Two-sample test", rows)
+
+
+def statistics_pvalue(outcome, method: str) -> float:
+    """Return the p-value of test ``method`` from permutation statistics (ties within rounding count as extreme).
+
+    Parameters
+    ----------
+    outcome : PermutationStatistics
+    method : {"mmd", "aggregate"}
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> outcome = bf.comparison.permutation_statistics(bf.FisherKernel(network), data.iloc[::2], data.iloc[1::2],
+    ...                                                n_permutations=99, random_state=0)
+    >>> 0 < statistics_pvalue(outcome, "mmd") <= 1
+    True
+    """
+    if method == "mmd":
+        return float(permutation_pvalue(float(outcome.observed.sum()), outcome.null.sum(axis=1)))
+    return aggregate_pvalues(outcome)[0]
 
 
 def effect_interval(unbiased: float, null: np.ndarray, X: tuple, Y: tuple, *, level: float = 0.95) -> tuple:

@@ -480,7 +480,8 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
 
 def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *, names: tuple,
                     n_permutations: int, test: str, top: int, random_state, notes: list,
-                    advice: list, graph: list | None = None, attribute_below: float = 0.05) -> ComparisonResult:
+                    advice: list, graph: list | None = None, attribute_below: float = 0.05,
+                    early_stop=None) -> ComparisonResult:
     """Compare two tables already encoded with the network's schema (the core of :func:`compare` and of drift).
 
     Inner code: trusts its inputs (encoded once at the boundary).  Runs the permutations of
@@ -507,6 +508,9 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
         Search for the changed mechanisms only when the test's p-value is at most this (when
         the samples do not differ there is no mechanism to name, and the search is the
         costliest step on wide networks).
+    early_stop : EarlyStop, optional
+        Stop the permutations where the p-value is plainly large
+        (:class:`~bnfisher.comparison.sequential.EarlyStop`); default: all of them.
 
     Returns
     -------
@@ -517,7 +521,7 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     advice += feature_advice(kernel)
     rng = check_random_state(random_state)
     statistics = permutation_statistics(kernel, *encoded, n_permutations=n_permutations, random_state=rng,
-                                        witness=True)
+                                        witness=True, early_stop=early_stop)
     samples_codes = [(kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded]
     tests = resolved_family_tests(network, *samples_codes, random_state=rng, notes=notes)
     result = _result(kernel, statistics, tests, encoded, samples, names, notes, top, test)

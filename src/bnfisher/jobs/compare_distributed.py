@@ -132,7 +132,7 @@ def compare_distributed(first, second, *, scheduler: str | None = None, n_worker
 
 def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, reference_rows, names: tuple,
                  n_permutations: int, test: str, top: int, random_state, notes: list, advice: list,
-                 graph: list | None = None, attribute_below: float = 0.05) -> ComparisonResult:
+                 graph: list | None = None, attribute_below: float = 0.05, early_stop=None) -> ComparisonResult:
     """Compare two samples held where they lie (a reference and a drift window): compare_encoded's answer.
 
     The test, its p-value and the family tests are those of
@@ -174,7 +174,7 @@ def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, re
     notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
     advice += feature_advice(kernel)
     pool = pooled_rows(kernel, reference, window)
-    statistics = pooled_statistics(pool, n_permutations, random_state)
+    statistics = pooled_statistics(pool, n_permutations, random_state, early_stop=early_stop)
     tables = _family_tables(network, [reference, window])
     tests = resolved_family_tests(network, None, None, random_state=random_state, notes=notes, tables=tables)
     summary = pool.witness_summary(cell_witness(kernel, statistics.mean_x - statistics.mean_y), top=5)

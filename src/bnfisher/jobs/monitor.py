@@ -170,7 +170,8 @@ class MonitorResult(JobResult):
 
 def monitor(reference, data, *, store, time: str | None = None, window=None, alpha: float = 0.05,
             horizon: int = 52, min_effect: float | None = None, n_permutations: int | None = None,
-            structure: str = "chow-liu", bins: int | None = None, bin_columns=None, categorical=None, na_values=(),
+            early_stop: bool = False, structure: str = "chow-liu", bins: int | None = None, bin_columns=None,
+            categorical=None, na_values=(),
             webhook: str | None = None, dashboard=None, random_state=0) -> MonitorResult:
     """Test the windows of ``data`` that ``store`` has not seen against ``reference``; store them; raise alarms.
 
@@ -191,6 +192,10 @@ def monitor(reference, data, *, store, time: str | None = None, window=None, alp
         A window alarms only when its MMD²_u is at least this, too.
     n_permutations : int, optional
         Per window; default ``max(2999, 4 horizon / alpha - 1)`` (the level must be reachable).
+    early_stop : bool, default=False
+        Stop a window's permutations where its p-value is plainly large (as in
+        :func:`bnfisher.drift`, at the level ``alpha / horizon``): an unchanged window then
+        runs 199 permutations in most runs, and its stored p-value rests on those.
     structure, bins, bin_columns, categorical, na_values
         As in :func:`bnfisher.drift`.
     webhook : str, optional
@@ -240,7 +245,8 @@ def monitor(reference, data, *, store, time: str | None = None, window=None, alp
         new = [w for w in keyed if w[0] not in known]
         records = _test(reference, new, reference_digest, threshold=threshold, min_effect=min_effect,
                         n_permutations=n_permutations, random_state=random_state,
-                        options=dict(structure=structure, bins=bins, bin_columns=bin_columns, categorical=categorical,
+                        options=dict(early_stop=early_stop, structure=structure, bins=bins, bin_columns=bin_columns,
+                                     categorical=categorical,
                                      na_values=na_values)) if new else []
         run = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "reference": getattr(reference, "name", None) or "reference", "reference_digest": reference_digest,
