@@ -19,6 +19,7 @@ from bnfisher.comparison.null import (
     row_buckets,
     split_draws,
 )
+from bnfisher.comparison.sequential import EarlyStop
 from bnfisher.data.counts import distinct_rows
 from bnfisher.data.providers import backend_for, in_memory
 from bnfisher.data.rows import DistinctRows
@@ -101,7 +102,7 @@ class PermutationStatistics:
 
 def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_state=None,
                            max_rows: int | None = None, witness: bool = False,
-                           early_stop=None) -> PermutationStatistics:
+                           early_stop: EarlyStop | None = None) -> PermutationStatistics:
     """Per-family MMD² of two samples and of ``n_permutations`` random re-splits, from count tables.
 
     The engine of :func:`mmd_test` and :func:`bnfisher.comparison.explain.mmd_by_family`: with the
@@ -162,7 +163,7 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
 
 
 def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, *,
-                      witness: bool = False, early_stop=None) -> PermutationStatistics:
+                      witness: bool = False, early_stop: EarlyStop | None = None) -> PermutationStatistics:
     """Every statistic of the observed split and of ``n_permutations`` re-splits of pooled rows held anywhere.
 
     The engine of :func:`permutation_statistics` once the samples are pooled: in memory
@@ -218,7 +219,7 @@ def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, 
         rows = plan.round(r)
         null_parts[rows], null_columns[rows], null_overlap[rows] = statistics(
             pool.null_sums(plan, r, plan.bucket_counts(r)))
-        if rows.stop in stages:
+        if early_stop is not None and rows.stop in stages:
             _check_finite(observed_parts, null_parts[: rows.stop])
             if early_stop.stops(rows.stop, _first(outcome, rows.stop)):
                 done = rows.stop

@@ -20,6 +20,7 @@ from bnfisher.bn.network import BayesianNetwork
 from bnfisher.comparison.attribution import conditional_family_tests
 from bnfisher.comparison.explain import ADJUSTMENT, FAMILY_ORDER, cells_from_counts, family_profiles, family_table
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
+from bnfisher.comparison.sequential import EarlyStop
 from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
 from bnfisher.data.guardrails import split_columns
@@ -481,7 +482,7 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
 def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *, names: tuple,
                     n_permutations: int, test: str, top: int, random_state, notes: list,
                     advice: list, graph: list | None = None, attribute_below: float = 0.05,
-                    early_stop=None) -> ComparisonResult:
+                    early_stop: EarlyStop | None = None) -> ComparisonResult:
     """Compare two tables already encoded with the network's schema (the core of :func:`compare` and of drift).
 
     Inner code: trusts its inputs (encoded once at the boundary).  Runs the permutations of

@@ -18,6 +18,7 @@ from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
 from bnfisher.comparison.explain import cells_from_counts, family_profiles, family_table
 from bnfisher.comparison.permutation import cell_witness, pooled_statistics
+from bnfisher.comparison.sequential import EarlyStop
 from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval
 from bnfisher.exceptions import DataError, OptionError
 from bnfisher.jobs.compare import ComparisonResult, resolved_family_tests
@@ -132,7 +133,8 @@ def compare_distributed(first, second, *, scheduler: str | None = None, n_worker
 
 def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, reference_rows, names: tuple,
                  n_permutations: int, test: str, top: int, random_state, notes: list, advice: list,
-                 graph: list | None = None, attribute_below: float = 0.05, early_stop=None) -> ComparisonResult:
+                 graph: list | None = None, attribute_below: float = 0.05,
+                 early_stop: EarlyStop | None = None) -> ComparisonResult:
     """Compare two samples held where they lie (a reference and a drift window): compare_encoded's answer.
 
     The test, its p-value and the family tests are those of
