@@ -191,6 +191,7 @@ def test_a_write_killed_by_a_signal_leaves_no_temporary_file_and_no_target(tmp_p
     script = textwrap.dedent(f"""
         import os, signal
         import bnfisher.data.io as io
+        signal.signal(signal.{name}, signal.SIG_DFL)  # whatever the runner ignores (nohup ignores SIGHUP)
         real = os.fsync
         def fsync(fd):
             os.kill(os.getpid(), signal.{name})
@@ -203,6 +204,35 @@ def test_a_write_killed_by_a_signal_leaves_no_temporary_file_and_no_target(tmp_p
     assert done.returncode == -getattr(signal, name), done.stderr
     assert "survived" not in done.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_write_under_nohup_survives_the_hangup_it_ignores(tmp_path):
+    """Found when the suite ran under nohup: SIGHUP was caught during a write although the process ignored it, so
+    the write was abandoned and the ignored signal did not end the process -- no file and no error.  An ignored
+    signal now stays ignored and the file is written."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    if not hasattr(signal, "SIGHUP"):
+        pytest.skip("no SIGHUP on this platform")
+    target = tmp_path / "out.csv"
+    script = textwrap.dedent(f"""
+        import os, signal
+        import bnfisher.data.io as io
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as nohup starts a process
+        real = os.fsync
+        def fsync(fd):
+            os.kill(os.getpid(), signal.SIGHUP)
+            return real(fd)
+        io.os.fsync = fsync
+        io.write_text({str(target)!r}, "a\\n" * 1000)
+        print("survived")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "survived" in done.stdout, done.stderr
+    assert list(tmp_path.iterdir()) == [target] and target.read_text() == "a\n" * 1000
 
 
 def test_a_csv_read_in_chunks_is_the_file_read_at_once(tmp_path, monkeypatch):

@@ -399,7 +399,10 @@ def _interruptible():
         caught["signal"] = number
         raise _Terminated(number)
 
-    names = [name for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    # A signal the process ignores (SIGHUP under nohup) stays ignored, and the write goes on: catching it would
+    # abandon the write, and the ignored signal would then not end the process.
+    names = [name for name in ("SIGTERM", "SIGHUP")
+             if hasattr(signal, name) and signal.getsignal(getattr(signal, name)) is not signal.SIG_IGN]
     previous = {name: signal.signal(getattr(signal, name), handler) for name in names}
     try:
         yield
