@@ -103,6 +103,8 @@ def test_drift_with_early_stop_flags_what_the_full_test_flags_and_says_where_it_
     assert f"{sum(done):,} in all" in note
     with pytest.raises(OptionTypeError, match="early_stop"):
         bf.drift(reference, windows, early_stop="yes")
+    few = bf.drift(reference, windows, random_state=0, early_stop=True, n_permutations=99)
+    assert "no checkpoint comes before the 99 permutations" in next(n for n in few.notes if n.startswith("Early"))
     reference.to_csv(tmp_path / "ref.csv", index=False)
     for name, frame in windows.items():
         frame.to_csv(tmp_path / f"{name}.csv", index=False)

@@ -29,7 +29,8 @@ permutations as extreme is binomial: a permutation p-value of 0.05 passes the fi
 checkpoint (at most 29 of 199 as extreme) with probability ``1 - 8e-8`` and the second
 (at most 99 of 999) with ``1 - 8e-11``.  The aggregate test's p-value moves more with
 the permutations (its components are calibrated on them too); ``benchmarks/early_stop.py``
-measures how often its verdict differs from the full test's.
+measures how often its verdict differs from the full test's: on a change near the edge of
+detection, in 1 of 40 runs (power 0.825 against 0.800), with the same false-alarm rate.
 
 References
 ----------

@@ -106,9 +106,10 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         Every p-value stays valid, and a window far below ``alpha`` goes on to the last
         permutation, so the windows flagged are those of the full test up to Monte-Carlo
         error (measured in ``benchmarks/early_stop.py``); at ``alpha = 0.05`` an unchanged
-        window runs about a fifth of 2,999 permutations (570 measured).  The cost: an unchanged window's
-        p-value rests on 199 or 999 permutations, so it moves more with the seed than the
-        default's.  For monitors with many windows.
+        window runs about a fifth of 2,999 permutations (570 measured).  The cost: an
+        unchanged window's p-value rests on 199 or 999 permutations, so it moves more with
+        the seed than the default's.  For monitors with many windows; a note says where the
+        windows stopped.
     test : {"aggregate", "mmd"}, default="aggregate"
         The test of each window (see :func:`bnfisher.compare`).
     alpha : float, default=0.05
@@ -291,6 +292,9 @@ def _default_permutations(n_windows: int, alpha: float, advice: list) -> int:
 def _early_stop_note(stop: EarlyStop, comparisons: list, n_permutations: int) -> str:
     """Return the note saying where the windows' permutations stopped."""
     done = [len(result.test.null_distribution) for result in comparisons if result is not None]
+    if not stop.stages(n_permutations):
+        return (f"Early stop: no checkpoint comes before the {n_permutations} permutations per window (the first is "
+                f"at {stop.checkpoints[0][0]}), so every window ran all of them.")
     where = ", ".join(f"{done.count(b)} after {b} (p above {c:g})" for b, c in stop.checkpoints if b < n_permutations)
     return (f"Early stop: of {len(done)} windows tested, {where}; {done.count(n_permutations)} ran all "
             f"{n_permutations} permutations ({sum(done):,} in all). Each p-value is valid (Besag & Clifford's "
