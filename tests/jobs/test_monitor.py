@@ -24,6 +24,7 @@ from bnfisher.exceptions import DataError, DataWarning
 from bnfisher.jobs.monitor import frame_digest, history, monitor
 from bnfisher.store import Store
 from bnfisher.store.database import WINDOW_COLUMNS
+from bnfisher.viz.dashboard import dashboard_html
 
 POSTGRES = os.environ.get("BNFISHER_TEST_POSTGRES")
 
@@ -95,6 +96,8 @@ def test_early_stop_alarms_as_the_full_test_does_with_far_fewer_permutations(sto
     assert list(result.windows["alarm"]) == [False, True]
     done = [json.loads(record)["test"]["permutations"] for record in result.windows["result"]]
     assert done[0] == 199 and done[1] == 4159, done
+    page = dashboard_html(history(store).windows, alpha=0.05, horizon=52, store=store)
+    assert page.count("(199 permutations, early stop)") == 1  # the quiet week's p-value says what it rests on
     for name, frame in (("ref.csv", reference), ("same.csv", data.iloc[1000:2000])):
         frame.to_csv(tmp_path / name, index=False)
     assert main(["monitor", str(tmp_path / "ref.csv"), str(tmp_path / "same.csv"), "--rows", "1000", "--store",

@@ -86,6 +86,8 @@ def dashboard_html(history: pd.DataFrame, *, alpha: float, horizon: int, store: 
         headline = (f"<p class='headline'>No alarm in {len(history)} windows (each tested at alpha / horizon = "
                     f"{alpha:g} / {horizon}).</p>")
     rows = []
+    done = [_permutations(r) for r in history["result"]] if "result" in history else []
+    most = max((n for n in done if n is not None), default=None)
     ordered = pd.concat([alarms.iloc[::-1], history[~history["alarm"].astype(bool)].iloc[::-1]]) if len(history) \
         else history
     for _, w in ordered.iterrows():
@@ -93,7 +95,7 @@ def dashboard_html(history: pd.DataFrame, *, alpha: float, horizon: int, store: 
                    f"<p>{html.escape(str(w['verdict'] or ''))}</p><p>{html.escape(str(w['cell'] or ''))}</p></details>")
         rows.append(f"<tr class='{'alarm' if w['alarm'] else ''}'><td>{html.escape(str(w['label']))}</td>"
                     f"<td>{html.escape(str(w['start'] or ''))}</td><td class='num'>{int(w['rows'])}</td>"
-                    f"<td class='num'>{w['p_value']:.3g}</td><td class='num'>{w['mmd2_u']:.3g}</td>"
+                    f"<td class='num'>{w['p_value']:.3g}{_stopped(w, most)}</td><td class='num'>{w['mmd2_u']:.3g}</td>"
                     f"<td>{'ALARM' if w['alarm'] else ''}</td><td class='text'>{details}</td>"
                     f"<td>{html.escape(str(w['started']))}</td></tr>")
     table = ("<div class='scroll'><table><tr><th>window</th><th>start</th><th>rows</th><th>p</th><th>MMD²_u</th>"
@@ -104,6 +106,22 @@ def dashboard_html(history: pd.DataFrame, *, alpha: float, horizon: int, store: 
             f"<p class='note'>Each window is tested against the reference by an exact permutation test at level "
             f"alpha / horizon = {alpha:g} / {horizon}: the chance of any false alarm over {horizon} windows without "
             f"change is at most {alpha:g}.</p><h2>Windows (alarms first, newest first)</h2>{table}</body></html>")
+
+
+def _permutations(result) -> int | None:
+    """Return the permutations a stored window's test ran (None when its result is not stored)."""
+    try:
+        return int(result["test"]["permutations"])
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+def _stopped(window, most: int | None) -> str:
+    """Return the mark of a p-value whose test stopped early (fewer permutations than the store's most)."""
+    n = _permutations(window.get("result"))
+    if n is None or most is None or n >= most:
+        return ""
+    return f"<span class='note'> ({n} permutations, early stop)</span>"
 
 
 def write_dashboard(history: pd.DataFrame, path, *, alpha: float, horizon: int, store: str) -> None:
