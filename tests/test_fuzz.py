@@ -124,6 +124,14 @@ def _run_api(frame: pd.DataFrame, structure: str, bins, choice: str = "") -> Non
         _call(bf.compare, frame, frame, n_permutations=5, random_state=0, bins=bins, **binning)
         _call(bf.drift, frame, frame, window=max(2, len(frame) // 2), n_permutations=5, random_state=0,
               min_effect=0.0, bins=bins, **binning)
+        # Early stop: a window stopped at the checkpoint (199) has a p-value above its threshold, else it ran all.
+        stopped = _call(bf.drift, frame, frame, window=max(2, len(frame) // 2), n_permutations=250, random_state=0,
+                        early_stop=True, bins=bins, **binning)
+        for result, p in zip(stopped.comparisons, stopped.windows["p_value"]):
+            if result is not None:
+                done = len(result.test.null_distribution)
+                assert done == 250 or (done == 199 and p > 0.15), (done, p)
+        OUTCOMES["metamorphic"]["early stop: stopped above its threshold"] += 1
         candidates = ("auto", "all", "complete")[len(frame) % 3]
         whole = _call(bf.summarize, frame, 2, n_init=3, n_random=3, random_state=0, candidates=candidates)
         # A pool as large as the table is no pool (the same rows); a smaller one chooses among a pool.
@@ -223,8 +231,11 @@ def test_mutated_tables_through_the_command_line(tmp_path_factory, suffix, data)
             "compare": ["compare", str(path), str(path), "--permutations", "5", "--json", "-", "--exit-code"],
             "monitor": ["monitor", str(path), str(path), "--rows", "4", "--permutations", "5", "--horizon", "1",
                         "--store", str(store), "--quiet"],
-            "drift": ["drift", str(path), str(path), "--rows", "4", "--permutations", "5",
+            "drift": ["drift", str(path), str(path), "--rows", "4", "--permutations",
+                      data.draw(st.sampled_from(["5", "250"])),
                       "--min-effect", data.draw(st.sampled_from(["0", "0.01", "-1", "nan"]))]}[command]
+    if command in ("drift", "monitor") and data.draw(st.booleans()):
+        argv.append("--early-stop")
     if data.draw(st.booleans()):
         argv += ["--bins", "3"] + data.draw(st.sampled_from([[], ["--bin-columns", "a"], ["--categorical", "a"]]))
     _cli(argv, f"cli {suffix}")

@@ -126,3 +126,22 @@ def test_early_stop_on_dask_gives_the_windows_of_memory():
     np.testing.assert_array_equal(held.windows["p_value"].to_numpy(), memory.windows["p_value"].to_numpy())
     done = [len(c.test.null_distribution) for c in held.comparisons]
     assert done == [len(c.test.null_distribution) for c in memory.comparisons] and max(done) < 2999
+
+
+@pytest.mark.parametrize("case", ["constant", "one row", "reserved names"])
+def test_early_stop_on_edge_tables_gives_a_result_or_a_one_line_refusal(case):
+    from bnfisher.exceptions import DataError
+
+    table = {"constant": pd.DataFrame({"a": ["x"] * 40, "b": ["y"] * 40}),
+             "one row": pd.DataFrame({"a": ["x"], "b": ["y"]}),
+             "reserved names": pd.DataFrame({"row": list("xyxy") * 10, "sample": list("uuvv") * 10,
+                                             "witness": list("ab") * 20, "copies": list("pq") * 20})}[case]
+    reference = pd.concat([table] * (10 if len(table) == 1 else 1), ignore_index=True)
+    if case == "one row":
+        with pytest.raises(DataError, match="fewer than 2 rows") as refused:
+            bf.drift(reference, table, window=20, n_permutations=250, early_stop=True, random_state=0)
+        assert len(str(refused.value).splitlines()) == 1
+        return
+    result = bf.drift(reference, table, window=20, n_permutations=250, early_stop=True, random_state=0)
+    assert result.windows["rows"].tolist() == [20, 20] and not result.windows["drift"].any()
+    assert any(note.startswith("Early stop") for note in result.notes)
