@@ -9,6 +9,7 @@ import pytest
 from scipy.special import gammaln
 
 import bnfisher as bf
+from bnfisher.data.providers import NumpyCounts
 from bnfisher.exceptions import OptionError, ResourceError
 
 from _helpers import bif_path, random_network
@@ -74,6 +75,24 @@ def test_exact_optimum_equals_the_best_order(score, seed, n_vars, max_parents):
     assert ours == pytest.approx(_oracle_optimum(codes, cards, score, max_parents), rel=1e-9)
     if max_parents is not None:
         assert max(len(p) for p in learned.parents.values()) <= max_parents
+
+
+@pytest.mark.parametrize("score", ["bdeu", "k2"])
+@pytest.mark.parametrize("seed", [85, 91, 171])
+def test_exact_on_distinct_rows_with_copies_reaches_the_optimum(score, seed):
+    # Distinct rows weighted by their copies (what drift pools): the pruning rule for BDeu / K2 counts a parent
+    # configuration's rows, and one distinct row with copies is several rows (these seeds found it pruning the optimum).
+    rng = np.random.default_rng(seed)
+    n_vars, n = int(rng.integers(3, 6)), int(rng.integers(5, 40))
+    cards = [int(r) for r in rng.integers(2, 4, size=n_vars)]
+    base = np.column_stack([rng.integers(0, r, size=n) for r in cards])
+    codes = base[rng.integers(0, n, size=n * 4)]
+    schema = bf.Schema({f"X{i}": tuple(range(r)) for i, r in enumerate(cards)})
+    distinct, copies = np.unique(codes, axis=0, return_counts=True)
+    weighted = NumpyCounts(distinct, schema, weights=copies.astype(float))
+    learned = bf.learn(weighted, "exact", schema=schema, structure_score=score)
+    assert bf.score(learned, codes, structure_score=score) == pytest.approx(
+        _oracle_optimum(codes, cards, score), rel=1e-9)
 
 
 def test_exact_respects_lists_and_the_structure_prior():

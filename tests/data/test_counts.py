@@ -253,3 +253,76 @@ def test_distinct_rows_in_blocks_against_a_dictionary_of_rows(n_rows, n_columns,
     assert first.tolist() == expected_first and inverse.tolist() == expected_inverse
     assert copies.tolist() == np.bincount(expected_inverse).tolist()
     assert reduced[1] is None and np.array_equal(reduced[0], first) and np.array_equal(reduced[2], copies)
+
+
+def _hand_counts(codes, weights, family, cards):
+    """A count table by a Python loop over the rows (the oracle of the pooled tables)."""
+    table = np.zeros([cards[v] for v in family])
+    for row, weight in zip(codes, weights):
+        table[tuple(row[v] for v in family)] += weight
+    return table
+
+
+def test_summed_counts_equal_the_pooled_rows_counted_by_hand():
+    from bnfisher.data.summed import KeptCounts, SummedCounts
+
+    rng = np.random.default_rng(4)
+    cards = [2, 3, 4]
+    schema = Schema({f"v{i}": tuple(range(r)) for i, r in enumerate(cards)})
+    parts = [np.column_stack([rng.integers(0, r, size=n) for r in cards]) for n in (40, 7, 1)]
+    weights = [rng.integers(1, 5, size=len(p)).astype(float) for p in parts]
+    providers = [NumpyCounts(p, schema, weights=w) for p, w in zip(parts, weights)]
+    pooled = SummedCounts(KeptCounts(providers[0]), *providers[1:])
+    families = [(0,), (1, 2), (0, 1, 2), (2, 0)]
+    every, all_weights = np.vstack(parts), np.concatenate(weights)
+    for family, table in zip(families, pooled.counts(families)):
+        np.testing.assert_array_equal(table, _hand_counts(every, all_weights, family, cards))
+    assert pooled.n_rows == 48 and isinstance(pooled, CountsProvider)
+    # A structure learned on the sum is the one learned on the rows themselves.
+    learned = learn(pooled, "chow-liu", schema=schema)
+    direct = learn(NumpyCounts(every, schema, weights=all_weights), "chow-liu", schema=schema)
+    assert learned.parents == direct.parents
+    for v in schema.variables:
+        np.testing.assert_array_equal(learned.cpts[v], direct.cpts[v])
+
+
+def test_kept_counts_count_each_family_once_and_hand_out_read_only_tables():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bnfisher.data.summed import KeptCounts
+
+    schema = Schema({"a": (0, 1), "b": (0, 1, 2)})
+    asked = []
+
+    class Counting(NumpyCounts):
+        def counts(self, families):
+            asked.append([tuple(f) for f in families])
+            return super().counts(families)
+
+    codes = np.array([[0, 1], [1, 2], [0, 1], [1, 0]])
+    kept = KeptCounts(Counting(codes, schema))
+    with ThreadPoolExecutor(4) as pool:
+        tables = list(pool.map(lambda _: kept.counts([(0, 1), (1,)]), range(16)))
+    assert sorted(f for call in asked for f in call) == [(0, 1), (1,)]  # counted once, whatever the threads
+    assert all(np.array_equal(t[0], [[0, 2, 0], [1, 0, 1]]) for t in tables)
+    kept.counts([(1,), (0,)])
+    assert asked[-1] == [(0,)] and kept.n_kept == 3
+    with pytest.raises(ValueError, match="read-only"):
+        tables[0][0][0, 0] = 5
+
+
+def test_summed_counts_refuse_parts_of_other_schemas_and_sample_positions_of_the_pool():
+    from bnfisher.data.summed import SummedCounts
+    from bnfisher.exceptions import OptionError
+
+    a = NumpyCounts(np.array([[0, 1], [1, 1]]), Schema({"a": (0, 1), "b": (0, 1)}))
+    b = NumpyCounts(np.array([[0, 2]]), Schema({"a": (0, 1), "b": (0, 1, 2)}))
+    with pytest.raises(OptionError, match="Part 1 of SummedCounts has other variables or states"):
+        SummedCounts(a, b)
+    with pytest.raises(OptionError, match="at least one"):
+        SummedCounts()
+    pooled = SummedCounts(a, NumpyCounts(np.array([[1, 0], [0, 0], [1, 1]]), a.schema))
+    rows = pooled.sample(5, random_state=0)
+    assert sorted(rows.index) == [0, 1, 2, 3, 4]
+    labels = [tuple(r) for r in rows.sort_index().to_numpy().tolist()]
+    assert labels == [(0, 1), (1, 1), (1, 0), (0, 0), (1, 1)]

@@ -65,6 +65,22 @@ def test_window_p_value_equals_the_enumerated_permutation_distribution():
     assert abs(p - exact) <= 4 * error + 1 / 20000, (p, exact)
 
 
+def test_every_window_is_refitted_on_its_own_pool(nursery):
+    # The reference's count tables are counted once and added to each window's: each window's network must still
+    # be the one learned on the reference and that window pooled, whatever the windows before it held.
+    reference = nursery.iloc[:3000]
+    windows = [nursery.iloc[3000:3600], _shuffled(nursery.iloc[3600:4200], "health", seed=2),
+               nursery.iloc[4200:4300]]
+    result = bf.drift(reference, windows, n_permutations=99, random_state=1, n_jobs=2)
+    schema = result.network.schema
+    for k, window in enumerate(windows):
+        fitted = result.comparison(f"window {k + 1}").network
+        pooled = bf.learn(schema.encode(pd.concat([reference, window])), "chow-liu", schema=schema)
+        assert fitted.parents == pooled.parents
+        for v in pooled.variables:
+            np.testing.assert_allclose(fitted.cpts[v], pooled.cpts[v], rtol=1e-12, atol=0)
+
+
 def test_planted_dependence_change_is_found_in_its_window_and_family(nursery):
     reference = nursery.iloc[:4000]
     windows = [nursery.iloc[4000 + 800 * k: 4800 + 800 * k] for k in range(5)]

@@ -363,7 +363,7 @@ class LocalPool:
         network = kernel.network
         self.layout = KernelColumns(kernel, EncodedData(np.asfortranarray(unit_codes[order]), network.variables,
                                                         dict(network.states), schema=kernel.schema),
-                                    batches=self.bounds)
+                                    batches=self.bounds, distinct=True)
 
     def fixed_sums(self) -> tuple[np.ndarray, np.ndarray]:
         """Return the observed split's and the pool's cell sums, and every bucket's rows.

@@ -91,7 +91,8 @@ def _shard(kernel, buckets: int, n_x_pieces: int, *pieces) -> _Shard | None:
     bounds = np.append(starts, bucket.size)
     network = kernel.network
     units = KernelColumns(kernel, EncodedData(np.asfortranarray(codes[order]), network.variables,
-                                              dict(network.states), schema=kernel.schema), batches=bounds)
+                                              dict(network.states), schema=kernel.schema), batches=bounds,
+                         distinct=True)
     return _Shard(units, codes[order], in_first[order], multiplicity[order], bounds, present,
                   np.bincount(bucket, weights=multiplicity[order], minlength=buckets).astype(np.int64))
 

@@ -19,6 +19,7 @@ default; its p-values move with the split: 0.49 to 0.86 over ten seeds on one wi
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from functools import partial
 
@@ -39,6 +40,7 @@ from bnfisher.data.profile import ReferenceProfile, tables_of
 from bnfisher.data.providers import NumpyCounts, backend_for
 from bnfisher.data.rows import DistinctRows
 from bnfisher.data.schema import EncodedData, Schema
+from bnfisher.data.summed import KeptCounts, SummedCounts
 from bnfisher.data.windows import WindowRows, split_windows
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
 from bnfisher.jobs.attribute import SEARCHED_STRUCTURES
@@ -190,6 +192,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     _advise_extra_columns(columns, reference.columns, advice)
     notes += binned_note(schema, bins, "edges from the reference's fitting part")
     reference_rows, unseen_rest = _reference_rows(schema, rest, notes)
+    kept = _kept_counts(reference_rows)  # the reference's tables, counted once for every window
     # One generator per window: the same answer however many threads run.
     streams = [np.random.default_rng(seed) for seed in np.random.SeedSequence(int(rng.integers(2**63))).spawn(
         len(windows))]
@@ -215,7 +218,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
             return result, frame.missing_cells, frame.unseen_cells
         encoded, missing, unseen = _encode(schema, frame, f"window {label!r}")
         window_rows = DistinctRows.of(encoded)
-        fitted = _fit_pool(schema, how, pseudocount, options, reference_rows, window_rows)
+        fitted = _fit_pool(schema, how, pseudocount, options, reference_rows, window_rows, kept=kept)
         result = compare_encoded(fitted, (reference_rows, window_rows), (rest, frame), names=("reference", label),
                                  n_permutations=n_permutations, test=test, top=top, random_state=streams[k],
                                  notes=[], advice=[], graph=fitted.parent_indices() if searched else None,
@@ -444,9 +447,13 @@ def _reference_rows(schema: Schema, rest: pd.DataFrame, notes: list) -> tuple:
     return DistinctRows.of(encoded), unseen
 
 
-def _fit_pool(schema: Schema, how, pseudocount: float, options: dict, *samples: DistinctRows) -> BayesianNetwork:
-    """Learn the window's network on the reference and the window pooled: ``how`` a structure name or parents."""
-    pooled = _pooled(schema, *samples)
+def _fit_pool(schema: Schema, how, pseudocount: float, options: dict, *samples: DistinctRows,
+              kept: KeptCounts | None = None) -> BayesianNetwork:
+    """Learn the window's network on the reference and the window pooled: ``how`` a structure name or parents.
+
+    ``kept``: the first sample's count tables, kept across windows (each window then counts only its own rows).
+    """
+    pooled = _pooled(schema, *samples, kept=kept)
     if isinstance(how, dict):
         return learn(pooled, how, schema=schema, pseudocount=pseudocount)
     return learn(pooled, how, schema=schema, pseudocount=pseudocount, **options)
@@ -456,17 +463,44 @@ def _fit_held(schema: Schema, how, pseudocount: float, options: dict, *pieces: W
     """:func:`_fit_pool` on a worker, from the distinct rows it holds (the reference's, then the window's)."""
     samples = [DistinctRows(EncodedData(rows.codes, schema.variables, dict(schema.states), schema), rows.counts, None)
                for rows in pieces]
-    return _fit_pool(schema, how, pseudocount, options, *samples)
+    return _fit_pool(schema, how, pseudocount, options, *samples, kept=_held_counts(pieces[0], samples[0]))
 
 
-def _pooled(schema: Schema, *samples: DistinctRows):
-    """Return the pooled rows to refit the CPTs on: weighted distinct rows, or all rows (EM) if cells are missing."""
-    codes = np.vstack([rows.encoded.codes for rows in samples])
-    if codes.size and codes.min() < 0:
+#: The count tables of the references a worker holds, by the reference's id while it lives: every window a worker
+#: tests is pooled with the same reference, whose tables are then counted once per worker.
+_HELD_COUNTS: dict = {}
+
+
+def _held_counts(piece: WindowRows, rows: DistinctRows) -> KeptCounts | None:
+    """Return the kept count tables of a held reference (made on first use, dropped with the reference)."""
+    key = id(piece)
+    kept = _HELD_COUNTS.get(key)
+    if kept is None and (kept := _kept_counts(rows)) is not None:
+        kept = _HELD_COUNTS.setdefault(key, kept)
+        weakref.finalize(piece, _HELD_COUNTS.pop, key, None)
+    return kept
+
+
+def _kept_counts(rows: DistinctRows) -> KeptCounts | None:
+    """Return a reference's count tables, to be counted once for every window (None: it has missing cells, EM)."""
+    if rows.encoded.codes.size and rows.encoded.codes.min() < 0:
+        return None
+    return KeptCounts(_counts(rows.encoded.schema, rows))
+
+
+def _pooled(schema: Schema, *samples: DistinctRows, kept: KeptCounts | None = None):
+    """Return the pooled rows to refit on: each sample's counts added up, or all rows (EM) if cells are missing."""
+    if any(rows.encoded.codes.size and rows.encoded.codes.min() < 0 for rows in samples):
         every = [rows.encoded.codes[rows.inverse] if rows.inverse is not None else
                  np.repeat(rows.encoded.codes, rows.copies, axis=0) for rows in samples]
         return EncodedData(np.asfortranarray(np.vstack(every)), schema.variables, dict(schema.states), schema)
-    return NumpyCounts(codes, schema, weights=np.concatenate([rows.copies for rows in samples]).astype(np.float64))
+    parts = [_counts(schema, rows) for rows in samples]
+    return SummedCounts(kept if kept is not None else parts[0], *parts[1:])
+
+
+def _counts(schema: Schema, rows: DistinctRows) -> NumpyCounts:
+    """Return a sample's distinct rows as a counts provider (each row weighted by its copies)."""
+    return NumpyCounts(rows.encoded.codes, schema, weights=rows.copies.astype(np.float64))
 
 
 def _encode(schema: Schema, frame: pd.DataFrame, where: str) -> tuple:

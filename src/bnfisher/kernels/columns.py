@@ -267,6 +267,9 @@ class KernelColumns(CellLayout):
         Bounds of batches of distinct rows (``encoded`` holding distinct rows) whose posterior
         weights are computed together: a unit's weights then depend on its block alone, not on
         the other rows (the permutation engine's buckets).  Default: all at once.
+    distinct : bool, default=False
+        Whether ``encoded``'s rows are distinct already (the permutation engine's units):
+        then they are the units as they are, and the reduction is skipped.
 
     Attributes
     ----------
@@ -293,16 +296,22 @@ class KernelColumns(CellLayout):
     True
     """
 
-    def __init__(self, kernel: CellKernel, encoded: EncodedData, *, batches: np.ndarray | None = None):
+    def __init__(self, kernel: CellKernel, encoded: EncodedData, *, batches: np.ndarray | None = None,
+                 distinct: bool = False):
         super().__init__(kernel)
         codes = encoded.codes
         network = kernel.network
         cards = network.cardinalities
         self.n_rows = codes.shape[0]
-        self.first, self.inverse, self.multiplicity = distinct_rows(codes, cards)
+        if distinct:  # the rows are the units
+            self.first = self.inverse = np.arange(self.n_rows, dtype=np.intp)
+            self.multiplicity = np.ones(self.n_rows, dtype=np.int64)
+        else:
+            self.first, self.inverse, self.multiplicity = distinct_rows(codes, cards)
         self.n_units = self.first.size
-        units = np.empty((self.n_units, codes.shape[1]), dtype=codes.dtype, order="F")  # read column by column
-        for column in range(codes.shape[1]):
+        units = np.asfortranarray(codes) if distinct else \
+            np.empty((self.n_units, codes.shape[1]), dtype=codes.dtype, order="F")  # read column by column
+        for column in range(codes.shape[1] if not distinct else 0):
             np.take(codes[:, column], self.first, out=units[:, column])
         active, offsets = self.active, self.offsets
         sizes = np.diff(offsets).tolist()
@@ -335,18 +344,7 @@ class KernelColumns(CellLayout):
             self.cell_gram = sp.csr_matrix((0, 0))
         complete = units.min(axis=1) >= 0 if self.n_units and codes.shape[1] else np.ones(self.n_units, bool)
         self.incomplete = np.flatnonzero(~complete)
-        index_type = next(t for t in (np.uint16, np.int32, np.int64) if self.n_cells <= np.iinfo(t).max)
-        # Global cell of every complete unit in every family (C order: a unit's cells side by side, for the
-        # gathers; the smallest type that holds them, as memory traffic sets the gathers' pace); incomplete
-        # units point at cell n_cells, a slot of the lookup table that always holds 0.
-        self.cells = np.full((self.n_units, len(active)), self.n_cells, dtype=index_type)
-        check_allocation(float(self.cells.nbytes), f"The cell index of {self.n_units} distinct rows",
-                         "summarise a uniform sample of the rows.")
-        done = np.flatnonzero(complete)
-        every = done.size == self.n_units  # (then no copy of the units and no fancy indexing)
-        complete_units = units if every else units[done]
-        for a, i in enumerate(active):
-            self.cells[slice(None) if every else done, a] = offsets[a] + kernel.cell_index(complete_units, i)
+        self.cells = self._cell_index(units, complete)
         # Posterior cell weights of incomplete units (the marginalized kernel), one sparse row each.
         self.incomplete_weights = sp.csr_matrix((self.incomplete.size, self.n_cells))
         if self.incomplete.size and active:  # (no active family: no feature, nothing to weigh)
@@ -377,6 +375,24 @@ class KernelColumns(CellLayout):
         self.diag = diag
         self._lookup = np.zeros(self.n_cells + 1)
 
+    def _cell_index(self, units: np.ndarray, complete: np.ndarray) -> np.ndarray:
+        """Return the global cell of every complete unit in every active family; incomplete units get ``n_cells``.
+
+        C order (a unit's cells side by side, for the gathers), in the smallest type that
+        holds them (memory traffic sets the gathers' pace); ``n_cells`` is a slot of the
+        lookup table that always holds 0.
+        """
+        kernel, active, offsets = self.kernel, self.active, self.offsets
+        index_type = next(t for t in (np.uint16, np.int32, np.int64) if self.n_cells <= np.iinfo(t).max)
+        check_allocation(float(self.n_units * len(active) * np.dtype(index_type).itemsize),
+                         f"The cell index of {self.n_units} distinct rows", "summarise a uniform sample of the rows.")
+        by_family = np.full((len(active), self.n_units), self.n_cells, dtype=index_type)  # a family's cells contiguous
+        done = np.flatnonzero(complete)
+        every = done.size == self.n_units  # (then no copy of the units and no fancy indexing)
+        complete_units = units if every else units[done]
+        for a, i in enumerate(active):
+            by_family[a, slice(None) if every else done] = offsets[a] + kernel.cell_index(complete_units, i)
+        return np.ascontiguousarray(by_family.T)  # one transposing copy
     def _gather(self, lookup: np.ndarray) -> np.ndarray:
         """``sum_f lookup[cell_f(u)]`` for every complete unit (0 for incomplete ones), unscaled."""
         table = lookup if lookup.size == self.n_cells + 1 else np.append(lookup, 0.0)

@@ -528,7 +528,9 @@ def _exact_parents(provider, options: dict) -> tuple[list, dict]:
         max_parents = check_positive_int(max_parents, "max_parents", minimum=0)
     scorer = make_scorer(provider, structure_score=options["structure_score"],
                          ess=options["ess"], structure_prior=options.get("structure_prior"))
-    codes = provider.codes if isinstance(provider, NumpyCounts) and provider.missing == "error" else None
+    # Rows for the BDeu / K2 pruning rule, which counts a parent configuration's rows: not distinct rows with weights.
+    codes = provider.codes if isinstance(provider, NumpyCounts) and provider.missing == "error" and \
+        provider.weights is None else None
     limit = check_positive_int(options["max_local_scores"], "max_local_scores")
     parents, optimum = exact_parents(scorer, len(variables), max_parents=max_parents, whitelist=white,
                                      blacklist=black, codes=codes, progress=bool(options["progress"]),
