@@ -568,3 +568,24 @@ def test_drift_on_dask_gives_a_result_or_a_one_line_refusal_on_edge_tables(case)
         result = bf.drift(reference, dd.from_pandas(table, npartitions=2), window=20, n_permutations=19,
                           random_state=0)
     assert result.windows["rows"].tolist() == [20, 20] and not result.windows["drift"].any()
+
+
+def test_the_canonical_order_is_that_of_the_rows_hashed_as_python_objects():
+    # Oracle: pandas' hash of every value as a Python object (types aside), the rows sorted by it; the column dtypes a
+    # reference may have, with missing values, mixed objects and a repeated column name.
+    from bnfisher.jobs.drift import canonical_rows
+
+    rng = np.random.default_rng(0)
+    n = 400
+    frame = pd.DataFrame({
+        "s": rng.choice(["a", "b", None], n), "o": rng.choice(np.array([1, "1", 1.0, None], dtype=object), n),
+        "f": rng.choice([0.0, -0.0, np.nan, 2.5], n), "i": rng.integers(0, 5, n), "b": rng.random(n) < 0.5,
+        "c": pd.Categorical(rng.choice(["x", "y", None], n)), "I": pd.array(rng.choice([1, 2, None], n), dtype="Int64"),
+        "t": pd.to_datetime(rng.choice(["2020-01-01", "2021-06-01", None], n)),
+        "d": pd.to_timedelta(rng.choice([1.0, 2.0, np.nan], n), unit="s")})
+    frame.insert(1, "i", frame["i"], allow_duplicates=True)
+    keys = pd.util.hash_pandas_object(frame.astype(object), index=False).to_numpy()
+    expected = frame.iloc[np.argsort(keys, kind="stable")].reset_index(drop=True)
+    pd.testing.assert_frame_equal(canonical_rows(frame), expected)
+    typed = frame.drop(columns="o")  # (1, 1.0 and "1" hash alike: types aside, their rows tie)
+    pd.testing.assert_frame_equal(canonical_rows(typed.sample(frac=1.0, random_state=1)), canonical_rows(typed))
