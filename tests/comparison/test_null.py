@@ -107,3 +107,42 @@ def test_the_cheaper_way_is_chosen_from_the_inputs():
 @pytest.mark.parametrize("n_rows, expected", [(1, 1), (null.ROWS_PER_BUCKET, 1), (null.ROWS_PER_BUCKET + 1, 2)])
 def test_bucket_count_follows_the_pool_size(n_rows, expected):
     assert n_buckets(n_rows) == expected
+
+
+def _numpy_splits(multiplicity, sizes, rng):
+    """Oracle: NumPy's ``choice`` without replacement of the smaller side of each split, counted by distinct row."""
+    n_total = int(multiplicity.sum())
+    owner = np.repeat(np.arange(multiplicity.size), multiplicity)
+    rows = []
+    for size in sizes:
+        smaller = min(size, n_total - size)
+        picked = np.bincount(owner[rng.choice(n_total, size=smaller, replace=False, shuffle=False)],
+                             minlength=multiplicity.size)
+        rows.append(picked if smaller == size else multiplicity - picked)
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("n_total, sizes", [(10_001, [501, 5_000, 9_500, 10_001, 0, 200, 7]),
+                                            (50_000, [2_501, 25_000, 47_000, 49_999, 2_500, 1])])
+def test_the_compiled_tail_shuffle_is_numpys_choice_bit_for_bit(monkeypatch, n_total, sizes):
+    """The splits of the subset method, compiled, against NumPy's own ``choice`` from the same seed: the same counts
+    and the generator left in the same state (sizes either side of NumPy's thresholds, where it draws otherwise)."""
+    import numba
+
+    from bnfisher.comparison import _tail_shuffle
+
+    assert _tail_shuffle.replicates_numpy()
+    # Only this function compiled (the package's others keep their fallbacks in this process).
+    function = _tail_shuffle.tail_subset_counts  # a stand-in, or numba's dispatcher once the package compiled
+    monkeypatch.setattr(splits, "tail_subset_counts", numba.njit(getattr(function, "py_func", None) or
+                                                                 function.function))
+    multiplicity = np.bincount(np.random.default_rng(1).integers(0, n_total // 3, n_total), minlength=n_total // 3)
+    ours, numpys = np.random.default_rng(2), np.random.default_rng(2)
+    got = splits.split_draws(multiplicity, np.array(sizes), len(sizes), random_state=ours, method="subsets").T
+    np.testing.assert_array_equal(got, _numpy_splits(multiplicity, sizes, numpys))
+    assert ours.bit_generator.state == numpys.bit_generator.state
+    # Where the installed NumPy draws otherwise, only its own ``choice`` is used: the same splits.
+    monkeypatch.setattr(splits, "replicates_numpy", lambda: False)
+    ours, numpys = np.random.default_rng(3), np.random.default_rng(3)
+    got = splits.split_draws(multiplicity, np.array(sizes), len(sizes), random_state=ours, method="subsets").T
+    np.testing.assert_array_equal(got, _numpy_splits(multiplicity, sizes, numpys))

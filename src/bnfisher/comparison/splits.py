@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from bnfisher._utils.validation import check_random_state
+from bnfisher.comparison._tail_shuffle import numpy_subset_counts, replicates_numpy, tail_subset_counts, uses_tail
 from bnfisher.exceptions import OptionError
 
 __all__ = ["BERNOULLI_COPIES", "draws_by_subsets", "split_draws"]
@@ -119,11 +120,21 @@ def _subset_draws(multiplicity: np.ndarray, first: np.ndarray, rng, out: np.ndar
     """Each split: the smaller sample's rows, a uniform subset drawn without replacement, counted by distinct row."""
     n_total = int(multiplicity.sum())
     owner = np.repeat(np.arange(multiplicity.size, dtype=np.intp), multiplicity)  # pooled row -> its distinct row
-    for k, n_first in enumerate(first.tolist()):
-        smaller = min(n_first, n_total - n_first)
-        picked = np.bincount(owner[rng.choice(n_total, size=smaller, replace=False, shuffle=False)],
-                             minlength=multiplicity.size)
-        out[k] = picked if smaller == n_first else multiplicity - picked
+    tail = np.array([uses_tail(n_total, min(f, n_total - f)) for f in first.tolist()], dtype=bool)
+    if tail.any() and replicates_numpy():  # NumPy's own draws, compiled, a run of splits a call
+        bits, scratch = rng.bit_generator, np.arange(n_total, dtype=np.int64)
+        touched, pointers = np.empty(n_total, dtype=np.int64), bits.ctypes
+    else:
+        tail[:] = False
+    runs = tail.astype(np.int8)
+    starts = np.flatnonzero(np.diff(runs, prepend=1 - runs[:1]) != 0) if first.size else np.zeros(0, dtype=np.intp)
+    for start, stop in zip(starts.tolist(), np.append(starts[1:], first.size).tolist()):  # runs of one method
+        if tail[start]:
+            with bits.lock:
+                tail_subset_counts(pointers.next_uint32, pointers.state_address, rng, owner, scratch,
+                                   first[start:stop], multiplicity, out[start:stop], touched)
+        else:
+            numpy_subset_counts(rng, owner, first[start:stop], multiplicity, out[start:stop])
     return out
 
 
