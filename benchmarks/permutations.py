@@ -24,7 +24,13 @@ distinct rows with their multiplicities.
     2^20 rows sorted on every core and merged, beside ``np.unique(axis=0)`` with the inverse and counts
     (NumPy's reference, run once): the same distinct rows and counts (checked).
 
-Run:  python benchmarks/permutations.py [--rows 1000000] [--distinct 2000000]
+(f) ``split_draws(method="subsets")`` in a drift window's hash bucket (``--bucket`` pooled alarm rows, default
+    122,000, a tenth of them drawn; 1,000 splits, best of 3): NumPy's tail shuffle compiled on the same bit
+    generator and counted by distinct row as it goes (``bnfisher.comparison._tail_shuffle``), beside the former
+    code (``Generator.choice`` without replacement, then a bincount): the same splits and the generator left in
+    the same state (checked).
+
+Run:  python benchmarks/permutations.py [--rows 1000000] [--distinct 2000000] [--bucket 122000] [--steps abcdef]
 """
 
 from __future__ import annotations
@@ -107,7 +113,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows per sample in (c)")
     parser.add_argument("--distinct", type=int, default=2_000_000, help="rows in (d)")
+    parser.add_argument("--bucket", type=int, default=122_000, help="pooled rows in (f)")
+    parser.add_argument("--steps", default="abcdef", help="the parts to run, e.g. 'f'")
     args = parser.parse_args()
+    if set(args.steps) <= set("cdef"):  # the parts that need no split draws of (a)
+        print(f"python benchmarks/permutations.py (bnfisher {bf.__version__}, {datetime.date.today()})")
+        _rest(args)
+        return
     network = bf.read_network(ROOT / "tests" / "fixtures" / "bif" / "alarm.bif.gz")
     data = network.sample(600_000, random_state=0)
     kernel = bf.FisherKernel(network)
@@ -150,9 +162,50 @@ def main() -> None:
     print(f"(b) count tables of {size} splits, {units.n_units:,} distinct rows x {width} families, compiled pass "
           f"over the cell index against the sparse matrix product (former code), by splits per pass (best of 3): "
           + " | ".join(line) + f"; the same tables: {same}")
-    cores(args.rows)
-    family_tests(args.rows)
-    distinct(args.distinct)
+    _rest(args)
+
+
+def _rest(args) -> None:
+    """Run (c), (e), (d) and (f) as ``--steps`` asks."""
+    if "c" in args.steps:
+        cores(args.rows)
+    if "e" in args.steps:
+        family_tests(args.rows)
+    if "d" in args.steps:
+        distinct(args.distinct)
+    if "f" in args.steps:
+        subsets(args.bucket)
+
+
+def subsets(n_total: int) -> None:
+    """(f): the subset draws, compiled, against ``Generator.choice`` and a bincount (the former code)."""
+    from bnfisher.comparison.splits import _subset_draws
+
+    network = bf.read_network(ROOT / "tests" / "fixtures" / "bif" / "alarm.bif.gz")
+    codes = network.encode(network.sample(n_total, random_state=0, as_frame=False).astype(np.int8)).codes
+    _, _, multiplicity = distinct_rows(codes)
+    multiplicity = multiplicity.astype(np.int64)
+    first = np.full(1000, n_total // 10, dtype=np.int64)
+    owner = np.repeat(np.arange(multiplicity.size), multiplicity)
+
+    def former(rng):
+        out = np.empty((first.size, multiplicity.size), dtype=np.int32)
+        for k, size in enumerate(first.tolist()):
+            out[k] = np.bincount(owner[rng.choice(n_total, size=size, replace=False, shuffle=False)],
+                                 minlength=multiplicity.size)
+        return out
+
+    _materialise()
+    out = np.empty((first.size, multiplicity.size), dtype=np.int32)
+    _subset_draws(multiplicity, first[:2], np.random.default_rng(0), out[:2])  # compiled before the clock
+    ours_rng, their_rng = np.random.default_rng(1), np.random.default_rng(1)
+    ours_time, ours = best_of(lambda: _subset_draws(multiplicity, first, ours_rng, out).copy())
+    reference, theirs = best_of(lambda: former(their_rng))
+    same = np.array_equal(ours, theirs) and ours_rng.bit_generator.state == their_rng.bit_generator.state
+    print(f"(f) subset draws, {n_total:,} pooled rows ({multiplicity.size:,} distinct), {first[0]:,} drawn, "
+          f"{first.size} splits (best of 3): compiled tail shuffle {ours_time:.3f} s | Generator.choice + bincount "
+          f"(former code) {reference:.3f} s | {reference / ours_time:.2f}x; the same splits and generator state: "
+          f"{same}")
 
 
 def family_tests(rows: int) -> None:
