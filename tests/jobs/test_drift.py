@@ -81,6 +81,18 @@ def test_every_window_is_refitted_on_its_own_pool(nursery):
             np.testing.assert_allclose(fitted.cpts[v], pooled.cpts[v], rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("structure", ["chow-liu", "hc"])
+def test_the_reference_network_is_the_one_learned_on_its_rows(nursery, structure):
+    # drift learns it from the reference's count tables kept for the windows' refits: the network of the rows.
+    reference = nursery.iloc[:3000]
+    result = bf.drift(reference, [nursery.iloc[3000:3500]], structure=structure, n_permutations=19, random_state=0)
+    schema = result.network.schema
+    direct = bf.learn(schema.encode(reference), structure, schema=schema)
+    assert result.network.parents == direct.parents
+    for v in direct.variables:
+        np.testing.assert_allclose(result.network.cpts[v], direct.cpts[v], rtol=1e-12, atol=0)
+
+
 def test_planted_dependence_change_is_found_in_its_window_and_family(nursery):
     reference = nursery.iloc[:4000]
     windows = [nursery.iloc[4000 + 800 * k: 4800 + 800 * k] for k in range(5)]

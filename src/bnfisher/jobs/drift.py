@@ -182,17 +182,17 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     options = dict(learn_options or {})
     pseudocount = options.pop("pseudocount", 1.0)
     progress_structure = options.pop("progress", False)
-    network = learn(schema.encode(fit, missing="allow"), structure, schema=schema, pseudocount=pseudocount,
-                    progress=progress_structure, **options)
+    reference_rows, unseen_rest, unseen_note = _reference_rows(schema, rest)
+    kept = _kept_counts(reference_rows)  # the reference's tables, counted once for every window
+    network = _learn_reference(schema, fit, structure, kept if fit_fraction is None else None, options,
+                               pseudocount=pseudocount, progress=progress_structure)
     parents = {v: tuple(network.parents[v]) for v in network.variables}
     notes = [f"Windows: {how}; {n_permutations} permutations per window.",
              _reference_note(len(reference), len(fit), len(rest), fit_fraction, structure, network)]
     columns = [c for c in data.columns if c != time] if distributed is not None else \
         [c for *_, frame in windows for c in frame.columns]
     _advise_extra_columns(columns, reference.columns, advice)
-    notes += binned_note(schema, bins, "edges from the reference's fitting part")
-    reference_rows, unseen_rest = _reference_rows(schema, rest, notes)
-    kept = _kept_counts(reference_rows)  # the reference's tables, counted once for every window
+    notes += binned_note(schema, bins, "edges from the reference's fitting part") + unseen_note
     # One generator per window: the same answer however many threads run.
     streams = [np.random.default_rng(seed) for seed in np.random.SeedSequence(int(rng.integers(2**63))).spawn(
         len(windows))]
@@ -452,13 +452,26 @@ def _backend(data):
     return backend
 
 
-def _reference_rows(schema: Schema, rest: pd.DataFrame, notes: list) -> tuple:
-    """Return the reference's test part as distinct rows (once: every window uses them) and its unseen cells."""
+def _reference_rows(schema: Schema, rest: pd.DataFrame) -> tuple:
+    """Return the reference's test part as distinct rows (once: every window uses them), its unseen cells, a note."""
     encoded, _, unseen = _encode(schema, rest, "the reference's test part")
-    if unseen:
-        notes.append(f"{unseen} cells of the reference's test part hold labels its fitting part never showed: "
-                     "marginalized, like missing cells.")
-    return DistinctRows.of(encoded), unseen
+    note = [f"{unseen} cells of the reference's test part hold labels its fitting part never showed: marginalized, "
+            "like missing cells."] if unseen else []
+    return DistinctRows.of(encoded), unseen, note
+
+
+def _learn_reference(schema: Schema, fit: pd.DataFrame, structure, kept: KeptCounts | None, options: dict, *,
+                     pseudocount: float, progress) -> BayesianNetwork:
+    """Learn the reference's network: from its kept count tables when they are the fitting part's, else its rows.
+
+    ``kept`` (the whole reference compared, no missing cell) holds the counts every window's refit adds to: the
+    same tables as counting ``fit`` again, from its distinct rows, once.  Options that need rows (EM, hidden
+    variables) learn from the rows.
+    """
+    if kept is not None and not {"missing", "hidden"} & set(options):
+        return learn(kept, structure, schema=schema, pseudocount=pseudocount, progress=progress, **options)
+    return learn(schema.encode(fit, missing="allow"), structure, schema=schema, pseudocount=pseudocount,
+                 progress=progress, **options)
 
 
 def _fit_pool(schema: Schema, how, pseudocount: float, options: dict, *samples: DistinctRows,
