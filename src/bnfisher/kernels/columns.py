@@ -177,6 +177,10 @@ def _scatter_rows(cells, weights, out):  # pragma: no cover - compiled
                     row[j] += block[u - start, j]
 
 
+#: Units whose cell index is computed a family at a time before it is transposed into place.
+CELL_BLOCK = 1 << 15
+
+
 class CellLayout:
     """The cells of a kernel's families, side by side: where each family's cells start, and statistics over them.
 
@@ -380,19 +384,26 @@ class KernelColumns(CellLayout):
 
         C order (a unit's cells side by side, for the gathers), in the smallest type that
         holds them (memory traffic sets the gathers' pace); ``n_cells`` is a slot of the
-        lookup table that always holds 0.
+        lookup table that always holds 0.  Written :data:`CELL_BLOCK` units at a time, a
+        family after another, then transposed into place: no second copy of the index.
         """
         kernel, active, offsets = self.kernel, self.active, self.offsets
         index_type = next(t for t in (np.uint16, np.int32, np.int64) if self.n_cells <= np.iinfo(t).max)
-        check_allocation(float(self.n_units * len(active) * np.dtype(index_type).itemsize),
-                         f"The cell index of {self.n_units} distinct rows", "summarise a uniform sample of the rows.")
-        by_family = np.full((len(active), self.n_units), self.n_cells, dtype=index_type)  # a family's cells contiguous
+        cells = np.full((self.n_units, len(active)), self.n_cells, dtype=index_type)
+        check_allocation(float(cells.nbytes), f"The cell index of {self.n_units} distinct rows",
+                         "summarise a uniform sample of the rows.")
         done = np.flatnonzero(complete)
         every = done.size == self.n_units  # (then no copy of the units and no fancy indexing)
         complete_units = units if every else units[done]
-        for a, i in enumerate(active):
-            by_family[a, slice(None) if every else done] = offsets[a] + kernel.cell_index(complete_units, i)
-        return np.ascontiguousarray(by_family.T)  # one transposing copy
+        block = np.empty((len(active), CELL_BLOCK), dtype=index_type)  # a family's cells contiguous, then transposed
+        for start in range(0, complete_units.shape[0], CELL_BLOCK):
+            chunk = complete_units[start: start + CELL_BLOCK]
+            for a, i in enumerate(active):
+                block[a, : chunk.shape[0]] = offsets[a] + kernel.cell_index(chunk, i)
+            rows = slice(start, start + chunk.shape[0]) if every else done[start: start + chunk.shape[0]]
+            cells[rows] = block[:, : chunk.shape[0]].T
+        return cells
+
     def _gather(self, lookup: np.ndarray) -> np.ndarray:
         """``sum_f lookup[cell_f(u)]`` for every complete unit (0 for incomplete ones), unscaled."""
         table = lookup if lookup.size == self.n_cells + 1 else np.append(lookup, 0.0)
