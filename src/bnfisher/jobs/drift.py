@@ -521,8 +521,8 @@ def _pooled(schema: Schema, *samples: DistinctRows, kept: KeptCounts | None = No
         every = [rows.encoded.codes[rows.inverse] if rows.inverse is not None else
                  np.repeat(rows.encoded.codes, rows.copies, axis=0) for rows in samples]
         return EncodedData(np.asfortranarray(np.vstack(every)), schema.variables, dict(schema.states), schema)
-    parts = [_counts(schema, rows) for rows in samples]
-    return SummedCounts(kept if kept is not None else parts[0], *parts[1:])
+    first = kept if kept is not None else _counts(schema, samples[0])
+    return SummedCounts(first, *(_counts(schema, rows) for rows in samples[1:]))
 
 
 def _counts(schema: Schema, rows: DistinctRows) -> NumpyCounts:

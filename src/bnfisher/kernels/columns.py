@@ -307,16 +307,16 @@ class KernelColumns(CellLayout):
         network = kernel.network
         cards = network.cardinalities
         self.n_rows = codes.shape[0]
-        if distinct:  # the rows are the units
+        if distinct:  # the rows are the units (a repeated row would only be a unit of its own: still exact)
             self.first = self.inverse = np.arange(self.n_rows, dtype=np.intp)
             self.multiplicity = np.ones(self.n_rows, dtype=np.int64)
+            units = np.asfortranarray(codes)
         else:
             self.first, self.inverse, self.multiplicity = distinct_rows(codes, cards)
+            units = np.empty((self.first.size, codes.shape[1]), dtype=codes.dtype, order="F")  # read by column
+            for column in range(codes.shape[1]):
+                np.take(codes[:, column], self.first, out=units[:, column])
         self.n_units = self.first.size
-        units = np.asfortranarray(codes) if distinct else \
-            np.empty((self.n_units, codes.shape[1]), dtype=codes.dtype, order="F")  # read column by column
-        for column in range(codes.shape[1] if not distinct else 0):
-            np.take(codes[:, column], self.first, out=units[:, column])
         active, offsets = self.active, self.offsets
         sizes = np.diff(offsets).tolist()
         # P: cells -> features (row c holds F_f[c] in the block of its configuration); M = P P^T.
