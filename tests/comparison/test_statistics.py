@@ -271,3 +271,19 @@ def test_reference_split_gives_disjoint_parts():
     assert sorted(fit.index.tolist() + test.index.tolist()) == data.index.tolist()
     with pytest.raises(bf.exceptions.OptionError, match="fraction"):
         reference_split(data, fraction=1.0)
+
+
+@pytest.mark.parametrize("sizes", [(11, 2), (2, 11), (30, 30)])
+def test_tables_whose_every_row_is_distinct_tie_on_every_split(sizes):
+    """Every row distinct (each label once): every split of the pool gives the same statistics, up to rounding, so
+    the exact p-value is 1 -- for every component of the aggregate and for the MMD alone, whatever the seed."""
+    def distinct(n: int, offset: int) -> pd.DataFrame:
+        return pd.DataFrame({"a": [f"a{i + offset}" for i in range(n)], "b": [f"b{i + offset}" for i in range(n)]})
+
+    first, second = distinct(sizes[0], 0), distinct(sizes[1], 1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)  # identifier-like columns, as intended here
+        for seed in range(4):
+            for test in ("aggregate", "mmd"):
+                result = bf.compare(first, second, n_permutations=199, test=test, random_state=seed)
+                assert result.test.p_value == 1.0, (sizes, seed, test, result.test.p_value)

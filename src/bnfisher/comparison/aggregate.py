@@ -43,7 +43,12 @@ import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 
-__all__ = ["COMPONENTS", "WEIGHTS", "aggregate_pvalues"]
+__all__ = ["COMPONENTS", "TIE_TOLERANCE", "WEIGHTS", "aggregate_pvalues"]
+
+#: Two statistics within this relative distance are equal (a tie), in every permutation p-value bnfisher computes
+#: and in each of the aggregate's components: rounding must not make a split more or less extreme (as SciPy's
+#: ``permutation_test`` does, with its own tolerance).
+TIE_TOLERANCE = 1e-9
 
 #: The components of the aggregate test, with what each is sensitive to.
 COMPONENTS = {
@@ -61,7 +66,7 @@ def _rank_pvalues(values: np.ndarray) -> np.ndarray:
     """p-value of every row among all rows of its column: ``#{b': v_b' >= v_b} / n`` (rounding ties count)."""
     n = values.shape[0]
     ordered = np.sort(values, axis=0)
-    threshold = values - (1e-12 * np.abs(values) + 1e-300)
+    threshold = values - (TIE_TOLERANCE * np.abs(values) + 1e-300)
     below = np.stack([np.searchsorted(ordered[:, k], threshold[:, k], side="left") for k in range(values.shape[1])],
                      axis=1)
     return (n - below) / n
@@ -104,7 +109,10 @@ def aggregate_pvalues(outcome) -> tuple[float, pd.DataFrame]:
     # Standardised blocks: mean and spread over all B + 1 splits (a symmetric function of them: exactness kept).
     blocks = np.hstack([families, columns])
     spread = blocks.std(axis=0)
-    standardised = np.where(spread > 0, (blocks - blocks.mean(axis=0)) / np.where(spread > 0, spread, 1.0), 0.0)
+    # A block that every split gives alike, up to rounding, is constant: its noise must not be standardised into a
+    # statistic (the one tie tolerance of permutation_pvalue, relative to the block's size).
+    varies = spread > TIE_TOLERANCE * np.maximum(np.abs(blocks).max(axis=0, initial=0.0), 1e-300)
+    standardised = np.where(varies, (blocks - blocks.mean(axis=0)) / np.where(varies, spread, 1.0), 0.0)
     largest = standardised.max(axis=1) if blocks.shape[1] else np.zeros(n)
     df = np.asarray(outcome.columns_df)
     # Log tail probabilities: no underflow to 0 (and so no ties) for very different splits.
@@ -116,7 +124,7 @@ def aggregate_pvalues(outcome) -> tuple[float, pd.DataFrame]:
     component_p = _rank_pvalues(np.column_stack([fisher, largest, -smallest]))
     weights = np.array([WEIGHTS[name] for name in COMPONENTS])
     combined = (component_p / weights).min(axis=1)
-    p_value = float(np.mean(combined <= combined[0] * (1 + 1e-12)))
+    p_value = float(np.mean(combined <= combined[0] * (1 + TIE_TOLERANCE)))
     names = list(COMPONENTS)
     block = int(np.argmax(standardised[0])) if blocks.shape[1] else 0
     block_variable = outcome.families[block % len(outcome.families)] if blocks.shape[1] else None
