@@ -19,6 +19,7 @@ __all__ = [
     "OutputError",
     "ResourceError",
     "SchedulerError",
+    "StoreError",
     "ConvergenceWarning",
     "DataWarning",
 ]
@@ -126,6 +127,20 @@ class SchedulerError(BnfisherError, ConnectionError):
     --------
     >>> from bnfisher.exceptions import SchedulerError
     >>> issubclass(SchedulerError, (bf.BnfisherError, ConnectionError))
+    True
+    """
+
+
+class StoreError(BnfisherError, OSError):
+    """A monitoring store that cannot be opened, read or written: the server, the file, a lock, its tables.
+
+    Every driver's error (sqlite3's, psycopg's) reaches a caller as this class, with the
+    store's location shown without its password and what to do.
+
+    Examples
+    --------
+    >>> from bnfisher.exceptions import StoreError
+    >>> issubclass(StoreError, (bf.BnfisherError, OSError))
     True
     """
 

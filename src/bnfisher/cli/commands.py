@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.redact import redact
 from bnfisher._utils.validation import free_name
 from bnfisher.bn.formats.files import read_network
 from bnfisher.cli.parser import LEARN_FLAGS, UsageError, build_parser
@@ -31,7 +32,7 @@ from bnfisher.jobs.experiment import MODELS, experiment
 from bnfisher.jobs.hmm import hmm_gram_file
 from bnfisher.jobs.inputs import dask_engine, read_distributed, read_inputs
 from bnfisher.jobs.learn import learn_network, structure_options
-from bnfisher.jobs.monitor import history, monitor
+from bnfisher.jobs.monitor import acknowledge, history, monitor, resolve_store
 from bnfisher.jobs.profile import mmd_between, profile_inputs
 from bnfisher.jobs.summarize import POOL_SIZE, summarize_distributed
 
@@ -200,17 +201,18 @@ def _command_compare(args) -> int:
 
 def _check_drift_options(args) -> None:
     dask = args.engine == "dask"
-    if len(args.data) > 1 and not dask and (args.time_column or args.window or args.rows):
-        raise UsageError("With several DATA files each file is a window: leave out --time-column, --window "
-                         "and --rows (or give --engine dask: the files are then one data set, cut into windows).")
+    if len(args.data) > 1 and not dask and (args.window or args.rows):
+        raise UsageError("With several DATA files each file is a window: leave out --window and --rows (or give "
+                         "--engine dask: the files are then one data set, cut into windows).")
     if len(args.data) == 1 or dask:
         if args.rows and (args.time_column or args.window):
             raise UsageError("Give either --rows, or --time-column with --window, not both.")
-        if bool(args.time_column) != bool(args.window):
-            raise UsageError("--time-column and --window go together (e.g. --time-column date --window 1W).")
-        if not (args.rows or args.time_column):
-            raise UsageError("Say how to cut DATA into windows: --rows N, or --time-column COLUMN --window 1W; or "
-                             "give several DATA files, one window each.")
+        if args.window and not args.time_column:
+            raise UsageError("--window needs --time-column (the column of each row's time), e.g. --time-column "
+                             "date --window 1W.")
+        if dask and not (args.rows or args.window):
+            raise UsageError("With --engine dask, say how to cut DATA into windows: --rows N, or --time-column "
+                             "COLUMN --window 1W.")
 
 
 def _command_drift(args) -> int:
@@ -223,7 +225,7 @@ def _command_drift(args) -> int:
             data = read_distributed(args.data, na_values=args.na_values)
         else:
             reference, *frames = _read(args, [args.reference, *args.data], profiles=True)
-            data = dict(zip(args.data, frames)) if len(frames) > 1 else frames[0]
+            data = frames[0] if args.window or args.rows else dict(zip(args.data, frames))  # a file alone: a window
         structure, options = _learning(args)
         result = drift(reference, data, time=args.time_column, window=args.window or args.rows, structure=structure,
                        **_binning(args), na_values=args.na_values or (), fit_fraction=args.fit_fraction,
@@ -340,8 +342,11 @@ def main(argv=None) -> int:
     Returns
     -------
     int
-        0 on success, 2 for a usage or input error (one line on stderr); with ``--exit-code``, 1
-        when ``compare`` finds the tables differ or ``drift`` flags a window.
+        The exit status, one meaning each whatever failed underneath: 0 done and nothing
+        found; 1 done, and something found (``monitor``: an alarm, stored and signalled;
+        ``compare --exit-code``: the tables differ; ``drift --exit-code``: a window drifted);
+        2 any error, said in one line on stderr (a store, a driver, the network, a file, an
+        encoding, or a bug: ``BNFISHER_TRACEBACK=1`` shows its traceback); 130 interrupted.
     """
     try:
         args = build_parser().parse_args(argv)
@@ -356,21 +361,40 @@ def main(argv=None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except (BnfisherError, UsageError, OSError, ImportError) as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"bnfisher {args.command}: error: {message}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print(f"bnfisher {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # every failure is exit status 2, in one line: never the alarm code 1
+        print(f"bnfisher {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        if os.environ.get("BNFISHER_TRACEBACK"):
+            import traceback
+
+            traceback.print_exc()
+        return 2
     return int(code or 0)
 
 
+#: Errors a user's input, a store, a server, a file or an encoding can cause: said as they are. Anything else is a
+#: bug, said as one too.
+_EXPECTED = (BnfisherError, UsageError, OSError, ImportError, UnicodeError, ValueError)
+
+
+def _one_line(exc: BaseException) -> str:
+    """Return an error as one line, any password hidden; a bug says that it is one."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, _EXPECTED) and text:
+        line = text if isinstance(exc, (BnfisherError, UsageError)) else f"{text} ({type(exc).__name__})"
+    else:
+        line = (f"internal error {type(exc).__name__}: {text or 'no detail'} -- a bug; please report it, with the "
+                "traceback BNFISHER_TRACEBACK=1 shows")
+    return redact(line)
+
+
 def _one_line_warning(command: str):
-    """Warnings as one clean line on stderr (``bnfisher CMD: warning: ...``), without a source path."""
+    """Warnings as one clean line on stderr (``bnfisher CMD: warning: ...``), without a source path or a password."""
 
     def show(message, category, filename, lineno, file=None, line=None):
-        text = " ".join(str(message).split())
+        text = redact(" ".join(str(message).split()))
         print(f"bnfisher {command}: warning: {text}", file=sys.stderr)
 
     return show
@@ -378,32 +402,41 @@ def _one_line_warning(command: str):
 
 #: The function behind each command (the parser names the command; this module runs it).
 def _command_monitor(args) -> int:
-    check_outputs(_outputs(args.json, args.dashboard), inputs=[args.reference, *args.data])
-    if args.time_column and not args.window:
-        raise UsageError("--time-column needs --window (a pandas frequency such as 1W).")
-    if (args.time_column or args.rows) is None and len(args.data) == 1:
-        raise UsageError("Say how to cut DATA into windows: --rows N, or --time-column COLUMN --window 1W; or give "
-                         "several DATA files, one window each.")
+    store = resolve_store(args.store)
+    if args.time_column and args.rows:
+        raise UsageError("Give either --rows, or --time-column (with --window), not both.")
+    if args.window and not args.time_column:
+        raise UsageError("--window needs --time-column (the column of each row's time).")
+    if len(args.data) > 1 and (args.window or args.rows):
+        raise UsageError("With several DATA files each file is a window: leave out --window and --rows (or "
+                         "concatenate the files first).")
+    inputs = [args.reference, *args.data] + ([] if store.postgres else [store.target])
+    check_outputs(_outputs(args.json, args.dashboard), inputs=inputs)
+    if not store.postgres and os.path.abspath(store.target) in {os.path.abspath(p) for p in inputs[:-1]}:
+        raise UsageError(f"--store {store.target} is one of the inputs; give the store its own file.")
     reference, *frames = _read(args, [args.reference, *args.data], profiles=True)
-    data = dict(zip(args.data, frames)) if len(frames) > 1 else frames[0]
-    result = monitor(reference, data, store=args.store, time=args.time_column, window=args.window or args.rows,
-                     alpha=args.alpha, horizon=args.horizon, min_effect=args.min_effect,
-                     n_permutations=args.permutations, early_stop=args.early_stop, structure=args.structure,
-                     **_binning(args),
-                     na_values=args.na_values or (), webhook=args.webhook, dashboard=args.dashboard,
-                     random_state=args.seed)
+    cut = args.window or args.rows
+    data = frames[0] if cut else dict(zip(args.data, frames))
+    result = monitor(reference, data, store=store, time=args.time_column, window=cut, alpha=args.alpha,
+                     horizon=args.horizon, min_effect=args.min_effect, n_permutations=args.permutations,
+                     early_stop=args.early_stop, structure=args.structure, **_binning(args),
+                     na_values=args.na_values or (), webhook=args.webhook, webhook_timeout=args.webhook_timeout,
+                     dashboard=args.dashboard, acknowledge=False, random_state=args.seed)
     _show(result, args)
     if args.json and args.json != STDOUT:
         result.to_json(args.json)
     written = [p for p in (args.dashboard, args.json) if p and p != STDOUT]
     if written:
         _say(args, "Wrote " + " and ".join(written))
+    sys.stdout.flush()
+    acknowledge(store, result)  # the alarms are signalled once every output is out (a failure before: the next run)
     return int(not result.alarms.empty)
 
 
 def _command_history(args) -> None:
-    check_outputs(_outputs(args.json, args.dashboard))
-    result = history(args.store, dashboard=args.dashboard)
+    store = resolve_store(args.store, must_exist=True)
+    check_outputs(_outputs(args.json, args.dashboard), inputs=[] if store.postgres else [store.target])
+    result = history(store, dashboard=args.dashboard)
     _show(result, args)
     if args.json and args.json != STDOUT:
         result.to_json(args.json)

@@ -33,6 +33,14 @@ def _number(kind: type, minimum: float):
 _positive_int, _nonnegative_int, _nonnegative_float = _number(int, 1), _number(int, 0), _number(float, 0)
 
 
+def _probability(text: str) -> float:
+    """Argparse type of a level (``--alpha``) or a share: a number strictly between 0 and 1."""
+    value = _number(float, 0)(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1, got {text}")
+    return value
+
+
 def _candidates(text: str):
     """Argparse type of ``--max-candidates``: a whole number >= 1, or ``all``."""
     return "all" if text == "all" else _positive_int(text)
@@ -51,9 +59,16 @@ def _every(text: str) -> int | None:
     return None if text.strip().lower() == "none" else _positive_int(text)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in one line (``bnfisher CMD: error: ...``, exit status 2), no usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def _parser(**kwargs) -> argparse.ArgumentParser:
     # No abbreviations: `--k` must never silently mean `--kdb-k`.
-    return argparse.ArgumentParser(allow_abbrev=False, **kwargs)
+    return _Parser(allow_abbrev=False, **kwargs)
 
 
 def _binning_choices(group) -> None:
@@ -193,12 +208,17 @@ def _add_monitor(sub, *, data) -> None:
                     "window alarms, 1 when one does, 2 on an error. Each window is tested at alpha / horizon: the "
                     "chance of any false alarm over HORIZON windows without change is at most alpha.")
     monitor.add_argument("reference", help="the reference table, or its profile (.bnfp)")
-    monitor.add_argument("data", nargs="+", help="the table to cut into windows, or several tables, one window each")
-    monitor.add_argument("--store", required=True, help="the history: an SQLite file, or a postgresql:// URL")
-    monitor.add_argument("--time-column", help="column of DATA holding each row's time (with --window)")
-    monitor.add_argument("--window", help="with --time-column: a pandas frequency such as 1D, 1W, MS")
+    monitor.add_argument("data", nargs="+", help="the table to test: one window (cut it with --rows or --window), or "
+                                                 "several tables, one window each")
+    monitor.add_argument("--store", default=None,
+                         help="the history: an SQLite file, or a postgresql:// URL (default: $BNFISHER_STORE, which "
+                              "keeps a password off the command line; so do PGPASSWORD and ~/.pgpass)")
+    monitor.add_argument("--time-column", help="column of DATA holding each row's time: with --window, cuts DATA; "
+                                               "alone, labels each file's window by its span")
+    monitor.add_argument("--window", help="with --time-column: a pandas frequency such as 1D, 1W (ISO weeks, Monday "
+                                          "to Sunday), MS")
     monitor.add_argument("--rows", type=_positive_int, default=None, help="windows of this many consecutive rows")
-    monitor.add_argument("--alpha", type=float, default=0.05,
+    monitor.add_argument("--alpha", type=_probability, default=0.05,
                          help="the chance of any false alarm over --horizon windows without change (default 0.05)")
     monitor.add_argument("--horizon", type=_positive_int, default=52,
                          help="windows the guarantee spans (default 52: a year of weekly windows)")
@@ -211,13 +231,18 @@ def _add_monitor(sub, *, data) -> None:
                               "p-values, far less work; a stopped window's p-value rests on fewer permutations)")
     monitor.add_argument("--structure", choices=STRUCTURES, default="chow-liu", help="the kernel's structure")
     monitor.add_argument("--dashboard", help="write the store's dashboard (one HTML page) here")
-    monitor.add_argument("--webhook", help="POST one JSON message to this URL when the run alarms")
+    monitor.add_argument("--webhook", help="POST one JSON message to this http:// or https:// URL when the run "
+                                           "alarms (redirects are not followed)")
+    monitor.add_argument("--webhook-timeout", type=_number(float, 0.001), default=10.0, metavar="SECONDS",
+                         help="seconds the whole post may take (default 10)")
     monitor.add_argument("--json", help="write the run as JSON to this file ('-': to standard output)")
     monitor.set_defaults(command_name="monitor")
     history = sub.add_parser("history", parents=[_run_options(seed=False)], allow_abbrev=False,
                              help="list the windows a store holds",
                              description="List every window in a monitoring store, oldest first.")
-    history.add_argument("--store", required=True, help="the history: an SQLite file, or a postgresql:// URL")
+    history.add_argument("--store", default=None,
+                         help="the history: an SQLite file, or a postgresql:// URL (default: $BNFISHER_STORE); only "
+                              "read, never created or changed")
     history.add_argument("--dashboard", help="also write the store's dashboard (one HTML page) here")
     history.add_argument("--json", help="write the windows as JSON to this file ('-': to standard output)")
     history.set_defaults(command_name="history")
@@ -289,7 +314,7 @@ def _add_compare(sub, *, data, learning, run) -> None:
                                         "and nothing else there)")
     compare.add_argument("--exit-code", action="store_true",
                          help="exit with status 1 when the tables differ (p <= --alpha), as git diff --exit-code does")
-    compare.add_argument("--alpha", type=float, default=None, help="with --exit-code: the level (default 0.05)")
+    compare.add_argument("--alpha", type=_probability, default=None, help="with --exit-code: the level (default 0.05)")
     compare.set_defaults(command_name="compare")
 
 
@@ -310,7 +335,7 @@ def _add_drift(sub, *, data, run) -> None:
     drift.add_argument("--time-column", help="column of DATA holding each row's date or time (with --window)")
     drift.add_argument("--window", help="with --time-column: a pandas frequency such as 1D, 1W, MS (month start)")
     drift.add_argument("--rows", type=_positive_int, default=None, help="windows of this many consecutive rows")
-    drift.add_argument("--fit-fraction", type=float, default=None,
+    drift.add_argument("--fit-fraction", type=_probability, default=None,
                        help="learn one structure on this share of the reference (at random) and compare the rest "
                             "with every window (default: no split; each window's structure learned on the pool)")
     drift.add_argument("--permutations", type=_positive_int, default=None,
@@ -321,7 +346,7 @@ def _add_drift(sub, *, data, run) -> None:
                             "p-values, far less work; a stopped window's p-value rests on fewer permutations)")
     drift.add_argument("--test", choices=("aggregate", "mmd"), default="aggregate",
                        help="the test of each window, as in compare (default aggregate)")
-    drift.add_argument("--alpha", type=float, default=0.05,
+    drift.add_argument("--alpha", type=_probability, default=0.05,
                        help="family-wise error rate over the windows (default 0.05)")
     drift.add_argument("--min-effect", type=float, default=None, metavar="MMD2_U",
                        help="flag a window only when it is significant and its unbiased MMD²_u (the effect size, "

@@ -7,6 +7,7 @@ what comes out is a list of ``(label, start, end, frame)`` that inner code trust
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -119,8 +120,16 @@ class HeldRows(Protocol):
         """
 
 
+#: A week without an anchor ("W", "1W", "2W"): bnfisher reads it as ISO weeks, Monday to Sunday (pandas' "W" is
+#: "W-SUN": weeks from Sunday, which cut a Monday-to-Sunday extract in two).  "W-SUN" and the like keep their anchor.
+_UNANCHORED_WEEK = re.compile(r"\s*\d*\s*[Ww]\s*")
+
+
 def check_window(time: str | None, window) -> tuple:
     """Check ``window`` for ``time``: return ``(frequency, None)`` for time windows, ``(None, rows)`` otherwise.
+
+    A week without an anchor (``"1W"``, ``"2W"``) is an ISO week, Monday to Sunday
+    (``"W-MON"``); give ``"W-SUN"`` (or another day) for weeks from another day.
 
     Parameters
     ----------
@@ -147,6 +156,8 @@ def check_window(time: str | None, window) -> tuple:
                               "(month start) or 'QS'.") from None
         if frequency.n <= 0:
             raise OptionError(f"`window` {window!r} is not a positive frequency; use e.g. '1D', '1W' or 'MS'.")
+        if isinstance(window, str) and _UNANCHORED_WEEK.fullmatch(window):
+            frequency = pd.offsets.Week(frequency.n, weekday=0)  # ISO weeks: Monday to Sunday, not pandas' W-SUN
         return frequency, None
     if window is None:
         raise OptionError("Say how to cut `data` into windows: window=<rows per window> (an int), or time=<column> "
@@ -374,8 +385,9 @@ def split_windows(data, *, time: str | None = None, window=None) -> tuple[list, 
     Parameters
     ----------
     data : DataFrame, sequence of DataFrame or mapping of name to DataFrame
-        One table to cut (with ``time`` and ``window``, or ``window`` alone), or the
-        windows themselves (in order; a mapping names them).
+        One table to cut (with ``time`` and ``window``, or ``window`` alone; with neither it
+        is one window), or the windows themselves (in order; a mapping names them; with
+        ``time``, each is labelled by the span of its times).
     time : str, optional
         Column of ``data`` holding each row's time (anything :func:`pandas.to_datetime`
         reads).  It is dropped from the windows.
@@ -403,6 +415,10 @@ def split_windows(data, *, time: str | None = None, window=None) -> tuple[list, 
     if not isinstance(data, pd.DataFrame):
         raise OptionTypeError(f"`data` must be a DataFrame, or a list or dict of DataFrames (one per window); got "
                               f"{type(data).__name__}.")
+    if len(data) == 0:
+        raise DataError("`data` has no rows: there is no window to test (an empty extract?); give the rows to test.")
+    if window is None:
+        return _tables({"all rows": data}, time=time, window=None)
     if time is not None:
         return _by_time(data, time, window)
     _, size = check_window(None, window)
@@ -412,9 +428,10 @@ def split_windows(data, *, time: str | None = None, window=None) -> tuple[list, 
 
 
 def _tables(data, *, time, window) -> tuple[list, str]:
-    if time is not None or window is not None:
-        raise OptionError("`time` and `window` cut one table; with a list (or dict) of tables, each table is a "
-                          "window: leave them out.")
+    """Each table one window: labelled by its name, or (with ``time``) by the span of its times."""
+    if window is not None:
+        raise OptionError("`window` cuts one table; with a list (or dict) of tables, each table is a window: leave "
+                          "it out.")
     items = list(data.items()) if isinstance(data, Mapping) else [
         (f"window {k + 1}", frame) for k, frame in enumerate(data)]
     for name, frame in items:
@@ -424,7 +441,29 @@ def _tables(data, *, time, window) -> tuple[list, str]:
             raise DataError(f"Window {name!r} has no rows; leave it out.")
     if not items:
         raise OptionError("`data` is an empty list: give at least one window.")
-    return [(str(name), None, None, frame) for name, frame in items], f"{len(items)} tables, one window each"
+    if time is None:
+        return [(str(name), None, None, frame) for name, frame in items], _each(len(items))
+    out = []
+    for name, frame in items:
+        if time not in frame.columns:
+            raise DataError(f"Time column {time!r} is not in window {name!r}.")
+        stamps = parse_times(frame[time], time)
+        first, last = stamps.min(), stamps.max()
+        out.append((_span(first, last), first, last, frame.drop(columns=[time])))
+    return out, f"{_each(len(items))}, labelled by the span of column {time!r}"
+
+
+def _each(n: int) -> str:
+    return f"{n} table{'s' if n != 1 else ''}, one window each"
+
+
+def _span(first, last) -> str:
+    """A window's label from its first and last time: dates when both are at midnight."""
+    if pd.isna(first):
+        return "no time"
+    daily = first == first.normalize() and last == last.normalize()
+    show = (lambda t: t.strftime("%Y-%m-%d")) if daily else (lambda t: t.isoformat())
+    return show(first) if first == last else f"{show(first)} to {show(last)}"
 
 
 def _by_time(data: pd.DataFrame, time: str, window) -> tuple[list, str]:

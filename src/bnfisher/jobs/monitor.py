@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import json
-import urllib.request
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,12 +26,16 @@ from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_positive_int
 from bnfisher.data.profile import ReferenceProfile, tables_of
 from bnfisher.data.windows import split_windows
+from bnfisher.data.io import check_outputs
 from bnfisher.exceptions import DataWarning, OptionError
 from bnfisher.jobs.drift import canonical_rows, drift
-from bnfisher.jobs.result import JobResult
-from bnfisher.store.database import Store
+from bnfisher.jobs.monitor_result import RECENT, HistoryResult, MonitorResult, window_sentence
+from bnfisher.jobs.webhook import check_webhook, post_alarm
+from bnfisher.store.database import WINDOW_COLUMNS, Store
+from bnfisher.store.location import resolve_store
+from bnfisher.viz.dashboard import write_dashboard
 
-__all__ = ["HistoryResult", "MonitorResult", "frame_digest", "history", "monitor"]
+__all__ = ["HistoryResult", "MonitorResult", "acknowledge", "frame_digest", "history", "monitor"]
 
 
 def frame_digest(frame: pd.DataFrame) -> str:
@@ -61,128 +62,26 @@ def frame_digest(frame: pd.DataFrame) -> str:
     return digest.hexdigest()
 
 
-@dataclass(repr=False)
-class MonitorResult(JobResult):
-    """What one :func:`monitor` run did: the windows it tested, the alarms, the store's history after it.
-
-    Attributes
-    ----------
-    windows : DataFrame
-        The windows tested in this run: ``label``, ``start``, ``end``, ``rows``, ``p_value``,
-        ``threshold``, ``alarm``, ``mmd2_u`` (with ``mmd2_u_low``, ``mmd2_u_high``),
-        ``mechanism``, ``family``, ``cell``, ``verdict``.
-    skipped : int
-        Windows of the data already in the store (not tested again).
-    history : DataFrame
-        Every window in the store after this run (:meth:`bnfisher.store.Store.windows`).
-    store : str
-    alpha, horizon : float, int
-        The guarantee: at most ``alpha`` chance of a false alarm over ``horizon`` windows.
-    notes, advice : list of str
-    webhook : str or None
-        What became of the alarm message (``"sent"``, or why it failed), None when none was due.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> data = load("nursery")
-    >>> run = monitor(data.iloc[:3000], data.iloc[3000:4000], window=1000, horizon=1,
-    ...               store=pathlib.Path(tempfile.mkdtemp()) / "h.db")
-    >>> run.verdict().startswith(("No alarm", "ALARM")), run.to_dict()["kind"]
-    (True, 'monitor')
-    """
-
-    windows: pd.DataFrame
-    skipped: int
-    history: pd.DataFrame
-    store: str
-    alpha: float
-    horizon: int
-    notes: list = field(default_factory=list)
-    advice: list = field(default_factory=list)
-    webhook: str | None = None
-
-    @property
-    def alarms(self) -> pd.DataFrame:
-        """Return this run's windows that raised an alarm."""
-        return self.windows[self.windows["alarm"]] if len(self.windows) else self.windows
-
-    def verdict(self) -> str:
-        """One sentence: windows tested, alarms, and the clearest change of the first alarm.
-
-        Returns
-        -------
-        str
-        """
-        level = self.alpha / self.horizon
-        tested = f"{len(self.windows)} new window{'s' if len(self.windows) != 1 else ''} tested"
-        skipped = f" ({self.skipped} already in the store)" if self.skipped else ""
-        if self.alarms.empty:
-            return (f"No alarm: {tested}{skipped}, none with p ≤ {level:.3g} (alpha {self.alpha:g} over "
-                    f"{self.horizon} windows).")
-        first = self.alarms.iloc[0]
-        where = f"; the mechanism that changed is {first['mechanism']}'s" if first["mechanism"] else ""
-        return (f"ALARM: {len(self.alarms)} of {tested}{skipped} drifted (p ≤ {level:.3g}: alpha {self.alpha:g} over "
-                f"{self.horizon} windows). First: {first['label']} (p = {first['p_value']:.3g}, MMD²_u = "
-                f"{first['mmd2_u']:.3g}){where}.")
-
-    def to_text(self, *, notes: bool = True, advice: bool = True) -> str:
-        """Return the result as text: notes, verdict, this run's windows.
-
-        Parameters
-        ----------
-        notes, advice : bool, default=True
-
-        Returns
-        -------
-        str
-        """
-        lines = (list(self.notes) if notes else []) + (
-            [f"Warning: {message}" for message in self.advice] if advice else []) + [self.verdict()]
-        if len(self.windows):
-            shown = self.windows.assign(alarm=np.where(self.windows["alarm"], "ALARM", ""))
-            with pd.option_context("display.width", 160, "display.max_colwidth", 40):
-                lines += ["", shown[["label", "rows", "p_value", "threshold", "alarm", "mmd2_u", "mechanism",
-                                     "family"]].to_string(index=False)]
-        lines.append(f"Store {self.store}: {len(self.history)} windows, {int(self.history['alarm'].sum())} alarms.")
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict:
-        """Return the result as JSON-serialisable content.
-
-        Returns
-        -------
-        dict
-        """
-        return {"kind": "monitor", "verdict": self.verdict(), "store": self.store, "alpha": self.alpha,
-                "horizon": self.horizon, "threshold": self.alpha / self.horizon, "skipped": self.skipped,
-                "notes": list(self.notes), "warnings": list(self.advice), "webhook": self.webhook,
-                "windows": json.loads(self.windows.drop(columns=["result"], errors="ignore").to_json(
-                    orient="records", double_precision=15)),
-                "history": {"windows": len(self.history), "alarms": int(self.history["alarm"].sum())}}
-
-    def _figures(self) -> dict:
-        return {}
-
-    def _title(self) -> str:
-        return "Monitoring run"
-
-
-def monitor(reference, data, *, store, time: str | None = None, window=None, alpha: float = 0.05,
+def monitor(reference, data, *, store=None, time: str | None = None, window=None, alpha: float = 0.05,
             horizon: int = 52, min_effect: float | None = None, n_permutations: int | None = None,
             early_stop: bool = False, structure: str = "chow-liu", bins: int | None = None, bin_columns=None,
-            categorical=None, na_values=(),
-            webhook: str | None = None, dashboard=None, random_state=0) -> MonitorResult:
+            categorical=None, na_values=(), webhook: str | None = None, webhook_timeout: float = 10.0,
+            dashboard=None, acknowledge: bool = True, random_state=0) -> MonitorResult:
     """Test the windows of ``data`` that ``store`` has not seen against ``reference``; store them; raise alarms.
 
     Parameters
     ----------
     reference : DataFrame or ReferenceProfile
     data : DataFrame, or a list or dict of DataFrames (one window each)
-        Cut into windows as :func:`bnfisher.drift` cuts it (``time`` and ``window``).
-    store : str or path-like
-        An SQLite file (created when absent) or a ``postgresql://`` URL (:class:`bnfisher.store.Store`).
+        Cut into windows as :func:`bnfisher.drift` cuts it (``time`` and ``window``); a
+        table with neither is one window.
+    store : str, path-like or StoreLocation, optional
+        An SQLite file (created when absent) or a ``postgresql://`` URL
+        (:class:`bnfisher.store.Store`); default ``$BNFISHER_STORE``.  It is opened, and
+        proved writable, before any window is tested.
     time : str, optional
+        With ``window``: the column of each row's time.  Without ``window``: the table is
+        one window, labelled by the span of its times.
     window : str, pandas offset or int, optional
     alpha : float, default=0.05
         The chance of any false alarm over ``horizon`` windows without change, at most.
@@ -199,10 +98,17 @@ def monitor(reference, data, *, store, time: str | None = None, window=None, alp
     structure, bins, bin_columns, categorical, na_values
         As in :func:`bnfisher.drift`.
     webhook : str, optional
-        A URL that gets one JSON message (HTTP POST) when the run raises an alarm; a failed
-        post is a DataWarning, and the alarm stands.
+        An http:// or https:// URL that gets one JSON message (POST, :mod:`bnfisher.jobs.webhook`)
+        when the run signals an alarm; a failed post is a DataWarning, and the alarm stands.
+    webhook_timeout : float, default=10.0
+        Seconds the whole post may take.
     dashboard : str or path-like, optional
         Write the store's dashboard (one self-contained HTML page) here.
+    acknowledge : bool, default=True
+        Record this run's alarms (and the :attr:`~MonitorResult.pending` ones) as signalled
+        when it returns.  False leaves that to :func:`acknowledge`, called once the caller
+        has signalled them (the command line does, after its last output): a run that fails
+        after storing an alarm then leaves it to be signalled by the next run.
     random_state : None, int or Generator, default=0
 
     Returns
@@ -212,7 +118,9 @@ def monitor(reference, data, *, store, time: str | None = None, window=None, alp
     Raises
     ------
     OptionError
-        For ``alpha`` outside (0, 1), a ``horizon`` below 1, a bad store location.
+        For ``alpha`` outside (0, 1), a ``horizon`` below 1, a bad store location or webhook URL.
+    StoreError
+        For a store that cannot be opened or written (before any window is tested).
 
     Examples
     --------
@@ -221,51 +129,93 @@ def monitor(reference, data, *, store, time: str | None = None, window=None, alp
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "history.db"
     >>> first = monitor(data.iloc[:3000], data.iloc[3000:5000], window=1000, store=path, n_permutations=99)
     >>> again = monitor(data.iloc[:3000], data.iloc[3000:5000], window=1000, store=path, n_permutations=99)
-    >>> len(first.windows), len(again.windows), again.skipped, len(again.history)
-    (2, 0, 2, 2)
+    >>> len(first.windows), len(again.windows), again.skipped, again.totals
+    (2, 0, 2, (2, 0))
     """
-    if not 0 < alpha < 1:
-        raise OptionError(f"`alpha` must be in (0, 1); got {alpha!r}.")
-    horizon = check_positive_int(horizon, "horizon")
-    threshold = alpha / horizon
-    if n_permutations is None:
-        n_permutations = max(2999, int(np.ceil(4 * horizon / alpha)) - 1)
-    elif 1.0 / (n_permutations + 1) > threshold:
-        warnings.warn(f"With {n_permutations} permutations no p-value can reach the level alpha / horizon = "
-                      f"{threshold:.3g}, so no window can alarm; use at least {int(np.ceil(1 / threshold))} "
-                      "(the default gives 4 / level).", DataWarning, stacklevel=2)
+    threshold, n_permutations = _check_options(alpha, horizon, n_permutations)
+    check_webhook(webhook, webhook_timeout)
+    location = resolve_store(store)
+    if dashboard is not None and not location.postgres:
+        check_outputs([dashboard], inputs=[location.target])
     (table,) = tables_of([reference], bins=bins) if isinstance(reference, ReferenceProfile) else (reference,)
     reference_digest = frame_digest(table)
     windows, how = split_windows(data, time=time, window=window)
-    digests = [frame_digest(frame) for *_, frame in windows]
     keyed = [(_key(reference_digest, label, start, end, digest), label, start, end, frame, digest)
-             for (label, start, end, frame), digest in zip(windows, digests)]
-    with Store(store) as history:
-        known = history.known([key for key, *_ in keyed])
+             for (label, start, end, frame), digest in zip(windows, (frame_digest(w[-1]) for w in windows))]
+    options = dict(early_stop=early_stop, structure=structure, bins=bins, bin_columns=bin_columns,
+                   categorical=categorical, na_values=na_values)
+    with Store(location) as opened:  # opened to write: a store that cannot be written fails here, before the tests
+        pending = opened.unsignalled()
+        known = opened.known([key for key, *_ in keyed])
         new = [w for w in keyed if w[0] not in known]
+        advice = _relabelled(opened, new)
         records = _test(reference, new, reference_digest, threshold=threshold, min_effect=min_effect,
-                        n_permutations=n_permutations, random_state=random_state,
-                        options=dict(early_stop=early_stop, structure=structure, bins=bins, bin_columns=bin_columns,
-                                     categorical=categorical,
-                                     na_values=na_values)) if new else []
+                        n_permutations=n_permutations, random_state=random_state, options=options) if new else []
         run = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "reference": getattr(reference, "name", None) or "reference", "reference_digest": reference_digest,
                "alpha": alpha, "horizon": horizon, "min_effect": min_effect}
-        history.append(run, records)
-        stored = history.windows()
-    notes = [f"Windows: {how}; {len(new)} new, {len(keyed) - len(new)} already stored; each tested at "
-             f"alpha / horizon = {alpha:g} / {horizon} = {threshold:.3g} with {n_permutations} permutations."]
-    table_new = pd.DataFrame(records, columns=[c for c in stored.columns if c not in ("started",)]) \
-        .drop(columns=["window_key", "run_id", "digest", "reference_digest"])
-    result = MonitorResult(windows=table_new, skipped=len(keyed) - len(new), history=stored, store=str(store),
-                           alpha=alpha, horizon=horizon, notes=notes)
-    if webhook and not result.alarms.empty:
-        result.webhook = _post(webhook, result)
-    if dashboard is not None:
-        from bnfisher.viz.dashboard import write_dashboard
-
-        write_dashboard(stored, dashboard, alpha=alpha, horizon=horizon, store=str(store))
+        opened.append(run, records)
+        result = MonitorResult(
+            windows=pd.DataFrame(records, columns=[c for c in WINDOW_COLUMNS if c not in _INNER]).drop(
+                columns=["digest", "reference_digest"]),
+            pending=pending, skipped=len(keyed) - len(new), recent=opened.windows(last=RECENT),
+            totals=opened.totals(), store=location.shown, alpha=alpha, horizon=horizon, advice=advice,
+            notes=[f"Windows: {how}; {len(new)} new, {len(keyed) - len(new)} already stored; each tested at alpha / "
+                   f"horizon = {alpha:g} / {horizon} = {threshold:.3g} with {n_permutations} permutations."])
+        if dashboard is not None:
+            write_dashboard(result.recent, dashboard, totals=result.totals, alpha=alpha, horizon=horizon,
+                            store=location.shown)
+        if webhook and not result.alarms.empty:
+            result.webhook = post_alarm(webhook, result.message(), timeout=webhook_timeout)
+        if acknowledge:
+            opened.mark_signalled(result.alarms["window_key"])
     return result
+
+
+def acknowledge(store, result: MonitorResult) -> None:
+    """Record a run's alarms as signalled (for :func:`monitor` called with ``acknowledge=False``).
+
+    Parameters
+    ----------
+    store : str, path-like or StoreLocation
+        The store the run wrote.
+    result : MonitorResult
+    """
+    if not result.alarms.empty:
+        with Store(store) as opened:
+            opened.mark_signalled(result.alarms["window_key"])
+
+
+#: Store columns a run's own table leaves out (the run's id, whether signalled).
+_INNER = ("run_id", "signalled", "result")
+
+
+def _check_options(alpha: float, horizon: int, n_permutations: int | None) -> tuple[float, int]:
+    """Check the level; return the per-window threshold and the permutations (the default reaches it)."""
+    if not 0 < alpha < 1:
+        raise OptionError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+    threshold = alpha / check_positive_int(horizon, "horizon")
+    if n_permutations is None:
+        return threshold, max(2999, int(np.ceil(4 / threshold)) - 1)
+    n_permutations = check_positive_int(n_permutations, "n_permutations")
+    if 1.0 / (n_permutations + 1) > threshold:
+        warnings.warn(f"With {n_permutations} permutations no p-value can reach the level alpha / horizon = "
+                      f"{threshold:.3g}, so no window can alarm; use at least {int(np.ceil(1 / threshold))} "
+                      "(the default gives 4 / level).", DataWarning, stacklevel=3)
+    return threshold, n_permutations
+
+
+def _relabelled(opened: Store, new: list) -> list:
+    """Warn of new windows whose label the store holds already, with other rows (windows cut across files)."""
+    again = sorted(opened.labels(str(label) for _, label, *_ in new))
+    if not again:
+        return []
+    text = (f"{len(again)} new window{'s' if len(again) != 1 else ''} ({', '.join(again[:3])}"
+            f"{', ...' if len(again) > 3 else ''}) carry a label the store holds already, with other rows: a window "
+            "cut across two runs' files? Cut the data so that each window is whole in one run (with --window, "
+            "windows that match the files: 1W is Monday to Sunday); both are kept.")
+    warnings.warn(text, DataWarning, stacklevel=3)
+    return [text]
 
 
 def _key(reference_digest: str, label, start, end, digest: str) -> str:
@@ -285,131 +235,57 @@ def _test(reference, new: list, reference_digest: str, *, threshold: float, min_
         large = min_effect is None or (np.isfinite(row["mmd2_u"]) and row["mmd2_u"] >= min_effect)
         alarm = bool(np.isfinite(row["p_value"]) and row["p_value"] <= threshold and large)
         cell = comparison.mechanism_cell["text"] if comparison is not None and comparison.mechanism_cell else None
-        records.append({"window_key": key, "label": str(label), "start": None if start is None else str(start),
-                        "end": None if end is None else str(end), "rows": int(row["rows"]),
-                        "digest": digest, "reference_digest": reference_digest,
-                        "p_value": row["p_value"], "threshold": threshold, "alarm": alarm, "mmd2_u": row["mmd2_u"],
-                        "mmd2_u_low": row["mmd2_u_low"], "mmd2_u_high": row["mmd2_u_high"],
-                        "mechanism": row["mechanism"] or None, "family": row["family"] or None, "cell": cell,
-                        "verdict": comparison.verdict(alpha=threshold) if comparison is not None else None,
-                        "result": comparison.to_json() if comparison is not None else None})
+        record = {"window_key": key, "label": str(label), "start": None if start is None else str(start),
+                  "end": None if end is None else str(end), "rows": int(row["rows"]), "digest": digest,
+                  "reference_digest": reference_digest, "p_value": row["p_value"], "threshold": threshold,
+                  "alarm": alarm, "mmd2_u": row["mmd2_u"], "mmd2_u_low": row["mmd2_u_low"],
+                  "mmd2_u_high": row["mmd2_u_high"], "mechanism": (row["mechanism"] or None) if alarm else None,
+                  "family": row["family"] or None, "cell": cell if alarm else None,
+                  "result": comparison.to_json() if comparison is not None else None,
+                  "permutations": len(comparison.test.null_distribution) if comparison is not None else None}
+        records.append(dict(record, verdict=window_sentence(record)))
     return records
 
 
-def _post(url: str, result: MonitorResult) -> str:
-    """POST the alarms as one JSON message; return "sent" or why it failed (a DataWarning says so too)."""
-    message = {"kind": "bnfisher-alarm", "store": result.store, "verdict": result.verdict(),
-               "alarms": [{k: (None if pd.isna(v) else v) for k, v in row.items()} for row in json.loads(
-                   result.alarms[["label", "start", "end", "rows", "p_value", "threshold", "mmd2_u", "mechanism",
-                                  "family", "cell"]].to_json(orient="records"))]}
-    request = urllib.request.Request(url, data=json.dumps(message).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - the user's own URL
-            if response.status >= 300:
-                raise OSError(f"HTTP {response.status}")
-    except (OSError, ValueError) as exc:
-        text = f"the alarm could not be posted to {url} ({exc}); the alarm stands (exit status 1)."
-        warnings.warn(text, DataWarning, stacklevel=3)
-        return f"failed: {exc}"
-    return "sent"
-
-
-@dataclass(repr=False)
-class HistoryResult(JobResult):
-    """What a monitoring store holds: every window, oldest first (:func:`history`).
-
-    Attributes
-    ----------
-    windows : DataFrame
-        :meth:`bnfisher.store.Store.windows`.
-    store : str
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> found = history(pathlib.Path(tempfile.mkdtemp()) / "h.db")
-    >>> len(found.windows), found.to_dict()["kind"]
-    (0, 'history')
-    """
-
-    windows: pd.DataFrame
-    store: str
-
-    def verdict(self) -> str:
-        """One sentence: how many windows, how many alarms, the latest alarm.
-
-        Returns
-        -------
-        str
-        """
-        alarms = self.windows[self.windows["alarm"]] if len(self.windows) else self.windows
-        latest = f"; latest alarm: {alarms['label'].iloc[-1]}" if len(alarms) else ""
-        return f"Store {self.store}: {len(self.windows)} windows, {len(alarms)} alarms{latest}."
-
-    def to_text(self, *, notes: bool = True, advice: bool = True) -> str:
-        """Return the verdict and one line per window.
-
-        Parameters
-        ----------
-        notes, advice : bool, default=True
-            Unused (a history has neither).
-
-        Returns
-        -------
-        str
-        """
-        lines = [self.verdict()]
-        if len(self.windows):
-            shown = self.windows.assign(alarm=np.where(self.windows["alarm"], "ALARM", ""))
-            with pd.option_context("display.width", 160, "display.max_colwidth", 40, "display.max_rows", 10_000):
-                lines += ["", shown[["label", "start", "rows", "p_value", "alarm", "mmd2_u", "mechanism", "started"]]
-                          .to_string(index=False)]
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict:
-        """Return the windows as JSON-serialisable content (without each window's full result).
-
-        Returns
-        -------
-        dict
-        """
-        return {"kind": "history", "verdict": self.verdict(), "store": self.store,
-                "windows": json.loads(self.windows.drop(columns=["result"]).to_json(orient="records",
-                                                                                     double_precision=15))}
-
-    def _figures(self) -> dict:
-        return {}
-
-    def _title(self) -> str:
-        return "Monitoring history"
-
-
-def history(store, *, dashboard=None) -> HistoryResult:
-    """Return what a monitoring store holds (and write its dashboard when asked).
+def history(store=None, *, dashboard=None, results: bool = False) -> HistoryResult:
+    """Return what a monitoring store holds (and write its dashboard when asked); the store is only read.
 
     Parameters
     ----------
-    store : str or path-like
-        An SQLite file or a ``postgresql://`` URL.
+    store : str, path-like or StoreLocation, optional
+        An SQLite file or a ``postgresql://`` URL; default ``$BNFISHER_STORE``.  Nothing is
+        created, migrated or written.
     dashboard : str or path-like, optional
+    results : bool, default=False
+        Also each window's full comparison (column ``result``; the costliest part of a large store).
 
     Returns
     -------
     HistoryResult
 
+    Raises
+    ------
+    OptionError, StoreError
+        For a location that holds no store (a missing file, another application's database).
+
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> history(pathlib.Path(tempfile.mkdtemp()) / "new.db").verdict().endswith("0 windows, 0 alarms.")
-    True
+    >>> try:
+    ...     history(pathlib.Path(tempfile.mkdtemp()) / "typo.db")
+    ... except ValueError as error:
+    ...     print(str(error)[-49:])
+    check the path, or run bnfisher monitor first.
     """
-    with Store(store) as opened:
-        windows = opened.windows()
+    location = resolve_store(store, must_exist=True)
+    if dashboard is not None and not location.postgres:
+        check_outputs([dashboard], inputs=[location.target])
+    with Store(location, writable=False) as opened:
+        windows = opened.windows(results=results)
         last = opened.last_run()
     if dashboard is not None:
-        from bnfisher.viz.dashboard import write_dashboard
-
         alpha, horizon = last if last is not None else (0.05, 52)
-        write_dashboard(windows, dashboard, alpha=alpha, horizon=horizon, store=str(store))
-    return HistoryResult(windows=windows, store=str(store))
+        totals = (len(windows), int(windows["alarm"].sum()))
+        write_dashboard(windows.iloc[-RECENT:], dashboard, totals=totals, alpha=alpha, horizon=horizon,
+                        store=location.shown)
+    return HistoryResult(windows=windows, store=location.shown)

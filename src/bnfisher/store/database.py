@@ -5,26 +5,48 @@ One table of runs and one of windows, keyed by a digest of each window's bounds 
 one transaction: two monitors writing one store at once lose no window (a window already
 stored is skipped, ``ON CONFLICT DO NOTHING``), and a monitor killed mid-write leaves the
 store as it was.  The schema carries its version; :data:`MIGRATIONS` brings an older store
-up to date when it is opened, and a store of a newer version is refused.
+up to date when a writer opens it, and a store of a newer version is refused.
+
+**Where it writes.**  A store opened to read (``writable=False``: ``history``) never creates,
+migrates or writes anything.  A store opened to write refuses a database that holds other
+tables but no bnfisher metadata (another application's), and proves it can write (a write
+of its metadata, committed) before the caller does any work.  The first use of an empty
+PostgreSQL database is serialised by an advisory lock, so two monitors cannot race to
+create the schema.
+
+**Errors.**  Every error of the driver (``sqlite3.Error``, ``psycopg.Error``) leaves this
+module as a :class:`~bnfisher.exceptions.StoreError` that names the store without its
+password (:func:`~bnfisher.store.location.redact`), says what failed and what to do.
+
+Written over the DB-API drivers rather than SQLAlchemy: the store runs a dozen statements in
+two dialects, and the three things SQLAlchemy would bring (URL parsing, redaction, one error
+hierarchy) are the forty lines of :mod:`bnfisher.store.location` and :meth:`Store._failure`,
+without a dependency of 3 MB for every user of a core command.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import json
 import os
 import sqlite3
-from collections.abc import Iterable
+import urllib.parse
+import warnings
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from bnfisher._utils.lazy import pandas as pd
-from bnfisher.exceptions import DataError, OptionError
+from bnfisher.exceptions import BnfisherError, DataError, DataWarning, StoreError
+from bnfisher.store.location import StoreLocation, redact, resolve_store
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "WINDOW_COLUMNS", "Store"]
 
-#: The columns of a stored window, in order (``result`` holds the window's full comparison as JSON).
+#: The columns of a stored window, in order (``result`` holds the window's full comparison as JSON; ``signalled``
+#: is 0 for an alarm no run has signalled yet, see :meth:`Store.unsignalled`).
 WINDOW_COLUMNS = ["window_key", "run_id", "label", "start", "end", "rows", "digest", "reference_digest", "p_value",
                   "threshold", "alarm", "mmd2_u", "mmd2_u_low", "mmd2_u_high", "mechanism", "family", "cell",
-                  "verdict", "result"]
+                  "verdict", "result", "permutations", "signalled"]
 
 #: The statements that bring a store from version ``v - 1`` to ``v`` (``{id}``: the dialect's key column).
 MIGRATIONS = {
@@ -37,10 +59,15 @@ MIGRATIONS = {
         "reference_digest TEXT NOT NULL, p_value DOUBLE PRECISION, threshold DOUBLE PRECISION NOT NULL, "
         "alarm INTEGER NOT NULL, mmd2_u DOUBLE PRECISION, mmd2_u_low DOUBLE PRECISION, "
         "mmd2_u_high DOUBLE PRECISION, mechanism TEXT, family TEXT, cell TEXT, verdict TEXT, result TEXT)"],
+    # 2: the permutations a window's test ran (read without parsing its result), and alarms not yet signalled.
+    2: ["ALTER TABLE bnfisher_windows ADD COLUMN permutations INTEGER",
+        "ALTER TABLE bnfisher_windows ADD COLUMN signalled INTEGER NOT NULL DEFAULT 1"],
 }
 #: The schema version this bnfisher writes.
 SCHEMA_VERSION = max(MIGRATIONS)
 
+#: Keys sent in one statement (PostgreSQL takes at most 65,535 parameters, SQLite 32,766).
+BATCH = 500
 
 def _plain(value):
     """Return a value as the database drivers take it: Python numbers (booleans as 0/1), text, or None."""
@@ -56,52 +83,113 @@ def _plain(value):
 
 
 class Store:
-    """A monitoring history: open it with a path (SQLite) or a ``postgresql://`` URL (PostgreSQL, needs psycopg).
+    """A monitoring history: an SQLite file, or a PostgreSQL database by ``postgresql://`` URL (needs psycopg).
 
     Parameters
     ----------
-    location : str or path-like
-        A file path (created with its schema when absent; its folder must exist) or a
-        ``postgresql://user@host/database`` URL.
+    location : str, path-like or StoreLocation, optional
+        A file path (created with its schema when absent and ``writable``; its folder must
+        exist) or a ``postgresql://user@host/database`` URL; None reads ``$BNFISHER_STORE``
+        (:func:`~bnfisher.store.location.resolve_store`).
+    writable : bool, default=True
+        False opens the store to read only: nothing is created, migrated or written, and a
+        location that holds no store is an error.
     timeout : float, default=30.0
-        Seconds to wait for another writer's lock (SQLite).
+        Seconds to wait for another writer's lock (SQLite) or for the server to answer.
+
+    Attributes
+    ----------
+    location : StoreLocation
+        Shown without its password (``str(store.location)``).
+    version : int
 
     Raises
     ------
     OptionError
-        For a folder that does not exist, or a URL of another database.
-    DataError
-        For a file that is not a bnfisher store, or a store of a newer schema version.
+        For a location that cannot be a store (:func:`~bnfisher.store.location.resolve_store`).
+    StoreError
+        For a store that cannot be opened, read or written (the server, a lock, the file's
+        permissions), a database holding another application's tables, a store of a newer
+        schema version, or (``writable=False``) an older one.
 
     Examples
     --------
     >>> import tempfile, pathlib
     >>> store = Store(pathlib.Path(tempfile.mkdtemp()) / "history.db")
-    >>> store.version, len(store.windows())
-    (1, 0)
+    >>> store.version, store.totals()
+    (2, (0, 0))
     >>> store.close()
     """
 
-    def __init__(self, location, *, timeout: float = 30.0):
-        self._connection: Any
-        self.location = os.fspath(location)
-        self.postgres = self.location.startswith(("postgresql://", "postgres://"))
-        if not self.postgres and "://" in self.location:
-            raise OptionError(f"--store {self.location!r}: a store is a file path (SQLite) or a postgresql:// URL.")
+    def __init__(self, location=None, *, writable: bool = True, timeout: float = 30.0):
+        self._connection: Any = None
+        self.location: StoreLocation = resolve_store(location, must_exist=not writable)
+        self.postgres = self.location.postgres
+        self.writable = writable
+        self.timeout = float(timeout)
+        with self._driver("connecting to it"):
+            self._connection = self._connect()
+        try:
+            self.version = self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect(self):
         if self.postgres:
             try:
                 import psycopg
             except ImportError:  # pragma: no cover - depends on the environment
                 raise ImportError("A postgresql:// store needs psycopg: pip install 'bnfisher[postgres]'.") from None
-            self._connection = psycopg.connect(self.location, autocommit=False)
-        else:
-            folder = os.path.dirname(os.path.abspath(self.location))
-            if not os.path.isdir(folder):
-                raise OptionError(f"--store {self.location!r}: folder {folder!r} does not exist; create it first.")
-            self._connection = sqlite3.connect(self.location, timeout=timeout, isolation_level=None)
-        self.version = self._migrate()
+            connection = psycopg.connect(self.location.target, autocommit=False,
+                                         connect_timeout=max(1, int(self.timeout)))
+            connection.read_only = not self.writable
+            return connection
+        if self.writable:
+            return sqlite3.connect(self.location.target, timeout=self.timeout, isolation_level=None)
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self.location.target)) + "?mode=ro"
+        return sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
 
-    # ------------------------------------------------------------ dialect
+    # ------------------------------------------------------------ errors
+    def _errors(self) -> tuple:
+        """The driver's error classes (``sqlite3.Error``, or psycopg's ``Error``)."""
+        if self.postgres:
+            import psycopg
+
+            return (psycopg.Error,)
+        return (sqlite3.Error,)
+
+    @contextlib.contextmanager
+    def _driver(self, doing: str) -> Iterator[None]:
+        """Turn the driver's errors into one :class:`StoreError` that says what failed and what to do."""
+        try:
+            yield
+        except BnfisherError:
+            raise
+        except self._errors() as exc:
+            raise StoreError(self._failure(exc, doing)) from None
+
+    def _failure(self, exc: BaseException, doing: str) -> str:
+        """Return the one line that explains a driver's error (the store shown without its password)."""
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        where, low = f"store {self.location.shown!r}", text.lower()
+        if "locked" in low or "could not obtain lock" in low:
+            return (f"{where} is locked by another process for more than {self.timeout:g} s (another monitor "
+                    "writing?); run again when it has finished.")
+        if "readonly" in low or "read-only" in low or "permission denied" in low or "privilege" in low:
+            return f"{where} cannot be written ({redact(text)}); give a store this user can write, or grant access."
+        if "no such table" in low or "no such column" in low or "does not exist" in low and "column" in low \
+                or "has no column" in low:
+            return (f"{where}: its tables were changed outside bnfisher ({redact(text)}); restore it from a backup "
+                    "or give a new --store.")
+        if "not a database" in low or "file is encrypted" in low:
+            return f"{where} is not a bnfisher store (not an SQLite database); give another --store path."
+        if doing == "connecting to it":
+            return (f"cannot connect to {where}: {redact(text)}; check the host, port, database, user and password "
+                    "(PGPASSWORD, ~/.pgpass or BNFISHER_STORE keep it off the command line).")
+        return f"{where}: {doing} failed: {redact(text)}."
+
+    # ------------------------------------------------------------ dialect and transactions
     def _sql(self, statement: str) -> str:
         """Return the statement in this database's dialect (placeholders and the key column)."""
         key = "id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY" if self.postgres else \
@@ -109,65 +197,92 @@ class Store:
         statement = statement.replace("{id}", key)
         return statement.replace("?", "%s") if self.postgres else statement
 
-    def _begin(self):
-        """Start a write transaction (SQLite: take the write lock now, so two writers queue instead of failing)."""
-        cursor = self._connection.cursor()
-        if not self.postgres:
-            cursor.execute("BEGIN IMMEDIATE")
-        return cursor
+    @contextlib.contextmanager
+    def _transaction(self, doing: str, *, write: bool) -> Iterator[Any]:
+        """One transaction: SQLite takes the write lock at once (two writers queue); rolled back on any error."""
+        with self._driver(doing):
+            cursor = self._connection.cursor()
+            if not self.postgres:
+                cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield cursor
+            except BaseException:
+                with contextlib.suppress(*self._errors()):
+                    self._connection.rollback() if self.postgres else self._connection.execute("ROLLBACK")
+                raise
+            self._connection.commit() if self.postgres else self._connection.execute("COMMIT")
 
-    def _commit(self) -> None:
-        self._connection.commit() if self.postgres else self._connection.execute("COMMIT")
-
-    def _rollback(self) -> None:
-        self._connection.rollback() if self.postgres else self._connection.execute("ROLLBACK")
-
-    def _migrate(self) -> int:
-        """Create the schema, or bring it to :data:`SCHEMA_VERSION`; return the version."""
-        try:
-            cursor = self._begin()
-        except sqlite3.DatabaseError as exc:
-            raise DataError(f"{self.location!r} is not a bnfisher store (not an SQLite database: {exc}); give "
-                            "another --store path.") from None
-        try:
+    # ------------------------------------------------------------ opening
+    def _open(self) -> int:
+        """Check the schema (and, writing, create or migrate it and prove the store writable); return the version."""
+        doing = "opening it to write" if self.writable else "reading it"
+        with self._transaction(doing, write=self.writable) as cursor:
+            if self.postgres and self.writable:  # the first use of an empty database: one creator at a time
+                cursor.execute("SELECT pg_advisory_xact_lock(4172020301)")
             found = self._stored_version(cursor)
             if found > SCHEMA_VERSION:
-                raise DataError(f"Store {self.location!r} has schema version {found}; this bnfisher reads versions up "
-                                f"to {SCHEMA_VERSION}: upgrade bnfisher.")
+                raise StoreError(f"Store {self.location.shown!r} has schema version {found}; this bnfisher reads "
+                                 f"versions up to {SCHEMA_VERSION}: upgrade bnfisher.")
+            if not self.writable:
+                if found < SCHEMA_VERSION:
+                    raise StoreError(f"Store {self.location.shown!r} has schema version {found}, written by an older "
+                                     "bnfisher; reading commands change nothing: run bnfisher monitor on it once to "
+                                     "bring it up to date.")
+                return found
             for version in range(found + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[version]:
                     cursor.execute(self._sql(statement))
-            if found < SCHEMA_VERSION:
-                cursor.execute(self._sql("DELETE FROM bnfisher_meta WHERE key = 'schema_version'"))
-                cursor.execute(self._sql("INSERT INTO bnfisher_meta (key, value) VALUES (?, ?)"),
-                               ("schema_version", str(SCHEMA_VERSION)))
-            self._commit()
-        except BaseException:
-            self._rollback()
-            raise
+            now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+            for key, value in (("schema_version", str(SCHEMA_VERSION)), ("opened_to_write", now)):
+                cursor.execute(self._sql("INSERT INTO bnfisher_meta (key, value) VALUES (?, ?) ON CONFLICT (key) "
+                                         "DO UPDATE SET value = excluded.value"), (key, value))
         return SCHEMA_VERSION
 
-    def _stored_version(self, cursor) -> int:
-        """Return the store's schema version (0: empty); refuse a file that is not a store."""
+    def _tables(self, cursor) -> list:
         if self.postgres:
-            cursor.execute("SELECT to_regclass('bnfisher_meta')")
-            exists = cursor.fetchone()[0] is not None
+            cursor.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+                           "ORDER BY table_name")
         else:
-            try:
-                cursor.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'bnfisher_meta'")
-            except sqlite3.DatabaseError as exc:
-                raise DataError(f"{self.location!r} is not a bnfisher store (not an SQLite database: {exc}); give "
-                                "another --store path.") from None
-            exists = cursor.fetchone() is not None
-        if not exists:
+            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+                           "ORDER BY name")
+        return [row[0] for row in cursor.fetchall()]
+
+    def _stored_version(self, cursor) -> int:
+        """Return the store's schema version (0: empty); refuse a database that holds other tables."""
+        tables = self._tables(cursor)
+        if "bnfisher_meta" not in tables:
+            if tables:
+                shown = ", ".join(tables[:6]) + (", ..." if len(tables) > 6 else "")
+                raise StoreError(f"{self.location.shown!r} holds other tables ({shown}) and no bnfisher store: "
+                                 "bnfisher writes nothing there; give another --store.")
+            if not self.writable:
+                raise StoreError(f"{self.location.shown!r} holds no bnfisher store (no window stored yet): run "
+                                 "bnfisher monitor with it first.")
             return 0
         cursor.execute(self._sql("SELECT value FROM bnfisher_meta WHERE key = ?"), ("schema_version",))
         row = cursor.fetchone()
-        return int(row[0]) if row else 0
+        try:
+            return int(row[0]) if row else 0
+        except ValueError:
+            raise StoreError(f"Store {self.location.shown!r} has an unreadable schema version {row[0]!r}; restore it "
+                             "from a backup or give a new --store.") from None
 
-    # ------------------------------------------------------------ reading and writing
+    # ------------------------------------------------------------ reading
+    def _select(self, statement: str, parameters=(), *, doing: str = "reading it") -> list:
+        with self._transaction(doing, write=False) as cursor:
+            cursor.execute(self._sql(statement), tuple(parameters))
+            return cursor.fetchall()
+
+    def _in_batches(self, statement: str, values: list) -> list:
+        """Run ``statement`` (with ``{marks}``) over ``values`` a :data:`BATCH` at a time; return all rows."""
+        rows: list = []
+        for first in range(0, len(values), BATCH):
+            part = values[first:first + BATCH]
+            rows += self._select(statement.format(marks=", ".join("?" * len(part))), part)
+        return rows
+
     def known(self, keys: Iterable[str]) -> set:
-        """Return the window keys among ``keys`` already stored.
+        """Return the window keys among ``keys`` already stored (sent in batches, however many).
 
         Parameters
         ----------
@@ -177,77 +292,92 @@ class Store:
         -------
         set of str
         """
-        keys = list(keys)
-        if not keys:
-            return set()
-        cursor = self._connection.cursor()
-        marks = ", ".join("?" * len(keys))
-        cursor.execute(self._sql(f"SELECT window_key FROM bnfisher_windows WHERE window_key IN ({marks})"), keys)
-        found = {row[0] for row in cursor.fetchall()}
-        if self.postgres:
-            self._connection.commit()
-        return found
+        rows = self._in_batches("SELECT window_key FROM bnfisher_windows WHERE window_key IN ({marks})", list(keys))
+        return {row[0] for row in rows}
 
-    def append(self, run: dict, windows: list) -> int:
-        """Store one run and its windows in one transaction; windows already stored are skipped.
+    def labels(self, labels: Iterable[str]) -> set:
+        """Return the window labels among ``labels`` already stored (by any window).
 
         Parameters
         ----------
-        run : dict
-            ``started``, ``reference``, ``reference_digest``, ``alpha``, ``horizon``, ``min_effect``.
-        windows : list of dict
-            Each with the keys of :data:`WINDOW_COLUMNS` but ``run_id``.
+        labels : iterable of str
 
         Returns
         -------
-        int
-            The windows added.
+        set of str
         """
-        cursor = self._begin()
-        try:
-            values = tuple(_plain(v) for v in (
-                run["started"], run.get("reference"), run["reference_digest"], run["alpha"], run["horizon"],
-                run.get("min_effect"), len(windows), sum(int(w["alarm"]) for w in windows)))
-            insert = ("INSERT INTO bnfisher_runs (started, reference, reference_digest, alpha, horizon, min_effect, "
-                      "tested, alarms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-            if self.postgres:
-                cursor.execute(self._sql(insert + " RETURNING id"), values)
-                run_id = cursor.fetchone()[0]
-            else:
-                cursor.execute(insert, values)
-                run_id = cursor.lastrowid
-            columns = ", ".join(f'"{c}"' for c in WINDOW_COLUMNS)
-            statement = self._sql(f"INSERT INTO bnfisher_windows ({columns}) VALUES "
-                                  f"({', '.join('?' * len(WINDOW_COLUMNS))}) ON CONFLICT (window_key) DO NOTHING")
-            added = 0
-            for window in windows:
-                cursor.execute(statement, tuple(run_id if c == "run_id" else _plain(window[c]) for c in WINDOW_COLUMNS))
-                added += cursor.rowcount
-            self._commit()
-        except BaseException:
-            self._rollback()
-            raise
-        return int(added)
+        rows = self._in_batches("SELECT DISTINCT label FROM bnfisher_windows WHERE label IN ({marks})",
+                                sorted(set(labels)))
+        return {row[0] for row in rows}
 
-    def windows(self) -> pd.DataFrame:
-        """Return every stored window, oldest first (``result`` parsed from its JSON).
+    def windows(self, *, results: bool = False, last: int | None = None, where: str = "") -> pd.DataFrame:
+        """Return stored windows, oldest first.
+
+        Parameters
+        ----------
+        results : bool, default=False
+            Also each window's full comparison (column ``result``, parsed from its JSON:
+            the costliest part of a large store; a result that is not JSON is None, with a
+            warning).
+        last : int, optional
+            Only the newest ``last`` windows.
+        where : str, default=""
+            An SQL condition on the windows' columns (inner use).
 
         Returns
         -------
         DataFrame
-            :data:`WINDOW_COLUMNS` and ``started`` (the run's time).
+            :data:`WINDOW_COLUMNS` (``result`` only with ``results``) and ``started`` (the run's time).
         """
-        cursor = self._connection.cursor()
-        columns = ", ".join(f'w."{c}"' for c in WINDOW_COLUMNS)
-        cursor.execute(f"SELECT {columns}, r.started FROM bnfisher_windows w JOIN bnfisher_runs r ON r.id = w.run_id "
-                       "ORDER BY w.id")
-        rows = cursor.fetchall()
-        if self.postgres:
-            self._connection.commit()
-        table = pd.DataFrame(rows, columns=WINDOW_COLUMNS + ["started"])
+        names = [c for c in WINDOW_COLUMNS if results or c != "result"]
+        columns = ", ".join(f'w."{c}"' for c in names)
+        condition = f" WHERE {where}" if where else ""
+        limit = f" ORDER BY w.id DESC LIMIT {int(last)}" if last is not None else " ORDER BY w.id"
+        rows = self._select(f"SELECT {columns}, r.started FROM bnfisher_windows w JOIN bnfisher_runs r ON "
+                            f"r.id = w.run_id{condition}{limit}")
+        table = pd.DataFrame(rows[::-1] if last is not None else rows, columns=names + ["started"])
         table["alarm"] = table["alarm"].astype(bool)
-        table["result"] = [json.loads(r) if isinstance(r, str) else None for r in table["result"]]
+        for column in ("p_value", "threshold", "mmd2_u", "mmd2_u_low", "mmd2_u_high"):
+            table[column] = pd.to_numeric(table[column], errors="coerce").astype(float)  # NULL: NaN
+        if results:
+            table["result"] = self._parse_results(table["result"])
         return table
+
+    def _parse_results(self, texts) -> list:
+        parsed, broken = [], 0
+        for text in texts:
+            try:
+                parsed.append(json.loads(text) if isinstance(text, str) else None)
+            except ValueError:
+                parsed.append(None)
+                broken += 1
+        if broken:
+            warnings.warn(f"Store {self.location.shown!r}: {broken} stored results are not JSON (changed outside "
+                          "bnfisher?); they are shown as missing.", DataWarning, stacklevel=3)
+        return parsed
+
+    def unsignalled(self) -> pd.DataFrame:
+        """Return the stored alarms that no run has signalled yet (its exit status, its webhook), oldest first.
+
+        A run stores its windows, then signals its alarms, then marks them signalled; a run
+        that fails in between (its dashboard, a disk) leaves them here, and the next run
+        signals them.
+
+        Returns
+        -------
+        DataFrame
+        """
+        return self.windows(where="w.alarm = 1 AND w.signalled = 0")
+
+    def totals(self) -> tuple[int, int]:
+        """Return the windows and the alarms the store holds.
+
+        Returns
+        -------
+        tuple of (int, int)
+        """
+        ((windows, alarms),) = self._select("SELECT COUNT(*), COALESCE(SUM(alarm), 0) FROM bnfisher_windows")
+        return int(windows), int(alarms)
 
     def last_run(self) -> tuple | None:
         """Return the latest run's ``(alpha, horizon)``, or None for an empty store.
@@ -256,16 +386,68 @@ class Store:
         -------
         tuple of (float, int) or None
         """
-        cursor = self._connection.cursor()
-        cursor.execute("SELECT alpha, horizon FROM bnfisher_runs ORDER BY id DESC LIMIT 1")
-        row = cursor.fetchone()
-        if self.postgres:
-            self._connection.commit()
-        return (float(row[0]), int(row[1])) if row else None
+        rows = self._select("SELECT alpha, horizon FROM bnfisher_runs ORDER BY id DESC LIMIT 1")
+        return (float(rows[0][0]), int(rows[0][1])) if rows else None
+
+    # ------------------------------------------------------------ writing
+    def append(self, run: dict, windows: list) -> int:
+        """Store one run and its windows in one transaction; windows already stored are skipped.
+
+        Parameters
+        ----------
+        run : dict
+            ``started``, ``reference``, ``reference_digest``, ``alpha``, ``horizon``, ``min_effect``.
+        windows : list of dict
+            Each with the keys of :data:`WINDOW_COLUMNS` but ``run_id`` (``permutations`` and
+            ``signalled`` may be left out: unknown, and 0 for an alarm).
+
+        Returns
+        -------
+        int
+            The windows added.
+        """
+        values = tuple(_plain(v) for v in (
+            run["started"], run.get("reference"), run["reference_digest"], run["alpha"], run["horizon"],
+            run.get("min_effect"), len(windows), sum(int(w["alarm"]) for w in windows)))
+        insert = ("INSERT INTO bnfisher_runs (started, reference, reference_digest, alpha, horizon, min_effect, "
+                  "tested, alarms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        columns = ", ".join(f'"{c}"' for c in WINDOW_COLUMNS)
+        statement = self._sql(f"INSERT INTO bnfisher_windows ({columns}) VALUES "
+                              f"({', '.join('?' * len(WINDOW_COLUMNS))}) ON CONFLICT (window_key) DO NOTHING")
+        added = 0
+        with self._transaction("storing the run", write=True) as cursor:
+            if self.postgres:
+                cursor.execute(self._sql(insert + " RETURNING id"), values)
+                run_id = cursor.fetchone()[0]
+            else:
+                cursor.execute(insert, values)
+                run_id = cursor.lastrowid
+            for window in windows:
+                given = {"permutations": None, "signalled": int(not window["alarm"]), **window, "run_id": run_id}
+                cursor.execute(statement, tuple(_plain(given[c]) for c in WINDOW_COLUMNS))
+                added += cursor.rowcount
+        return int(added)
+
+    def mark_signalled(self, keys: Iterable[str]) -> None:
+        """Record that the alarms of these windows were signalled (see :meth:`unsignalled`).
+
+        Parameters
+        ----------
+        keys : iterable of str
+        """
+        keys = list(keys)
+        with self._transaction("recording the alarms as signalled", write=True) as cursor:
+            for first in range(0, len(keys), BATCH):
+                part = keys[first:first + BATCH]
+                cursor.execute(self._sql(f"UPDATE bnfisher_windows SET signalled = 1 WHERE window_key IN "
+                                         f"({', '.join('?' * len(part))})"), tuple(part))
 
     def close(self) -> None:
         """Close the connection."""
-        self._connection.close()
+        if self._connection is not None:
+            with contextlib.suppress(*self._errors()):
+                self._connection.close()
+            self._connection = None
 
     def __enter__(self) -> Store:
         return self

@@ -1,13 +1,18 @@
-"""The monitoring dashboard: one self-contained HTML page drawn from a store's history (no scripts, no network).
+"""The monitoring dashboard: one self-contained HTML page drawn from a store's newest windows (no script, no network).
 
-Alarms first, then a timeline of every window's effect (MMD²_u with its interval; alarms in
-red), then one row per window, newest first, each with its verdict, changed mechanism and
-cell a click away (``<details>``).
+The verdict first, then a timeline (each window's p-value on a log scale against its time,
+the alarm level drawn, alarms in red; an inline SVG drawn by matplotlib), then one row per
+window, newest first, each with its sentence (:func:`~bnfisher.jobs.monitor_result.window_sentence`,
+the one every output shows).  The page shows the store's newest windows in full and counts the
+older ones, so that its size does not grow with the store's age.  Every string from the data
+or the store (labels, mechanisms, cells, sentences, the store's location) is escaped.
 """
 
 from __future__ import annotations
 
 import html
+import io
+import re
 
 import numpy as np
 
@@ -17,51 +22,120 @@ __all__ = ["dashboard_html", "write_dashboard"]
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1240px;margin:1.5em auto;padding:0 1em;color:#222}
-h1{font-size:1.4em;margin:.2em 0}h2{font-size:1.1em;margin:1.2em 0 .4em}
+h1{font-size:1.4em;margin:.2em 0;overflow-wrap:anywhere}h2{font-size:1.1em;margin:1.2em 0 .4em}
 .headline{font-size:1.05em;padding:.6em .8em;border-left:4px solid #4a6fa5;background:#f4f6fa}
 .alarm{border-color:#c0392b;background:#fbeeec}
 table{border-collapse:collapse;width:100%;font-size:.9em}td,th{padding:.25em .5em;border-bottom:1px solid #ddd;
-text-align:left;vertical-align:top;white-space:nowrap}td.text{white-space:normal;overflow-wrap:normal}
+text-align:left;vertical-align:top;white-space:nowrap}td.text{white-space:normal;overflow-wrap:anywhere}
 td.num{text-align:right;font-variant-numeric:tabular-nums}tr.alarm td{background:#fbeeec}
-.scroll{overflow-x:auto}details summary{cursor:pointer}.note{color:#555;font-size:.9em}
+.scroll{overflow-x:auto}.note{color:#555;font-size:.9em}svg{max-width:100%;height:auto}
 """
 
 
-def _timeline(history: pd.DataFrame) -> str:
-    """Return an inline SVG: MMD²_u per window with its interval, alarms in red."""
-    n = len(history)
-    if n == 0:
+def _text(value) -> str:
+    """A stored value as escaped text (missing: an empty string)."""
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
         return ""
-    width, height, pad = 1180, 220, 40
-    low = np.nan_to_num(history["mmd2_u_low"].to_numpy(dtype=float), nan=0.0)
-    high = np.nan_to_num(history["mmd2_u_high"].to_numpy(dtype=float), nan=0.0)
-    value = np.nan_to_num(history["mmd2_u"].to_numpy(dtype=float), nan=0.0)
-    bottom, top = min(0.0, low.min()), max(high.max(), value.max(), 1e-12)
-    x = pad + (np.arange(n) + 0.5) * (width - 2 * pad) / n
-    y = lambda v: height - pad - (v - bottom) / (top - bottom) * (height - 2 * pad)  # noqa: E731
-    parts = [f"<line x1='{pad}' x2='{width - pad}' y1='{y(0):.1f}' y2='{y(0):.1f}' stroke='#999'/>"]
-    for k in range(n):
-        colour = "#c0392b" if history["alarm"].iloc[k] else "#4a6fa5"
-        label = html.escape(f"{history['label'].iloc[k]}: MMD²_u {value[k]:.3g}, p {history['p_value'].iloc[k]:.3g}")
-        parts.append(f"<line x1='{x[k]:.1f}' x2='{x[k]:.1f}' y1='{y(low[k]):.1f}' y2='{y(high[k]):.1f}' "
-                     f"stroke='{colour}' stroke-opacity='.35' stroke-width='3'/>")
-        parts.append(f"<circle cx='{x[k]:.1f}' cy='{y(value[k]):.1f}' r='{5 if history['alarm'].iloc[k] else 3}' "
-                     f"fill='{colour}'><title>{label}</title></circle>")
-    parts.append(f"<text x='{pad}' y='16' font-size='12'>MMD²_u per window (95% interval); red: alarm</text>")
-    return f"<svg viewBox='0 0 {width} {height}' width='100%' role='img'>{''.join(parts)}</svg>"
+    return html.escape(str(value))
 
 
-def dashboard_html(history: pd.DataFrame, *, alpha: float, horizon: int, store: str) -> str:
-    """Return the dashboard page of a store's history.
+def _number(value, digits: str = ".3g") -> str:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return "—"
+    return format(number, digits) if np.isfinite(number) else "—"
+
+
+def _times(history: pd.DataFrame):
+    """Each window's time for the axis (its start; else its end), or None when the windows have no times."""
+    for column in ("start", "end"):
+        if column in history and history[column].notna().all():
+            times = pd.to_datetime(history[column], errors="coerce", utc=True, format="mixed")
+            if times.notna().all():
+                return times.dt.tz_localize(None)
+    return None
+
+
+def _timeline(history: pd.DataFrame, *, threshold: float) -> str:
+    """Return an inline SVG: the windows' p-values (log scale) over time, the alarm level, alarms in red."""
+    if len(history) == 0:
+        return ""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        from matplotlib.figure import Figure
+    except ImportError:
+        return "<p class='note'>The timeline needs matplotlib: pip install 'bnfisher[plot]'.</p>"
+    p = pd.to_numeric(history["p_value"], errors="coerce").to_numpy(dtype=float)
+    alarm = history["alarm"].astype(bool).to_numpy()
+    times = _times(history)
+    x = np.arange(len(history)) if times is None else times.to_numpy()
+    figure = Figure(figsize=(11.8, 2.8))
+    axes = figure.add_subplot()
+    floor = min(np.nanmin(p, initial=1.0), threshold) / 3
+    axes.set_yscale("log")
+    axes.set_ylim(floor, 1.5)
+    axes.axhline(threshold, color="#c0392b", linestyle="--", linewidth=1, label=f"alarm level {threshold:.3g}")
+    axes.plot(x, np.where(np.isfinite(p), p, np.nan), color="#9aa9c4", linewidth=0.8)
+    axes.scatter(x[~alarm], p[~alarm], s=14, color="#4a6fa5", label="window", zorder=3)
+    axes.scatter(x[alarm], p[alarm], s=36, color="#c0392b", label="alarm", zorder=4)
+    axes.set_ylabel("p-value (log)")
+    axes.set_xlabel("window start" if times is not None else "window (oldest to newest)")
+    if times is None and len(history) <= 30:
+        axes.set_xticks(x, [str(label)[:16] for label in history["label"]], rotation=30, ha="right", fontsize=7)
+    axes.legend(loc="lower left", fontsize=8, frameon=False, ncols=3)
+    axes.grid(True, axis="y", alpha=0.3)
+    figure.tight_layout()
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg"):]  # no XML prolog or doctype inside HTML
+    return re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
+
+
+def _headline(history: pd.DataFrame, totals: tuple, *, alpha: float, horizon: int) -> str:
+    windows, alarms = totals
+    if windows == 0:
+        return "<p class='headline'>No window stored yet.</p>"
+    shown = history[history["alarm"].astype(bool)] if len(history) else history
+    if alarms and len(shown):
+        last = shown.iloc[-1]
+        return (f"<p class='headline alarm'><b>{alarms} alarm{'s' if alarms != 1 else ''}</b> in {windows} windows. "
+                f"Latest: {_text(last['label'])} — {_text(last['verdict'])}</p>")
+    if alarms:
+        return (f"<p class='headline alarm'><b>{alarms} alarm{'s' if alarms != 1 else ''}</b> in {windows} windows, "
+                "none among the newest shown here.</p>")
+    return (f"<p class='headline'>No alarm in {windows} windows (each tested at alpha / horizon = {alpha:g} / "
+            f"{horizon}).</p>")
+
+
+def _row(w, most) -> str:
+    stopped = ""
+    n = w.get("permutations")
+    if most is not None and n is not None and np.isfinite(float(n)) and int(n) < most:
+        stopped = f"<span class='note'> ({int(n)} permutations, early stop)</span>"
+    return (f"<tr class='{'alarm' if w['alarm'] else ''}'><td>{_text(w['label'])}</td><td>{_text(w['start'])}</td>"
+            f"<td class='num'>{_number(w['rows'], 'd') if pd.notna(w['rows']) else '—'}</td>"
+            f"<td class='num'>{_number(w['p_value'])}{stopped}</td><td class='num'>{_number(w['mmd2_u'])}</td>"
+            f"<td>{'ALARM' if w['alarm'] else ''}</td><td class='text'>{_text(w['verdict']) or 'No change.'}</td>"
+            f"<td>{_text(w['started'])}</td></tr>")
+
+
+def dashboard_html(history: pd.DataFrame, *, alpha: float, horizon: int, store: str, totals: tuple | None = None) -> str:
+    """Return the dashboard page of a store's windows.
 
     Parameters
     ----------
     history : DataFrame
-        :meth:`bnfisher.store.Store.windows`.
+        The windows to show (:meth:`bnfisher.store.Store.windows`, the newest of them).
     alpha, horizon : float, int
         The guarantee the windows were tested under.
     store : str
-        The store's location (shown).
+        The store's location as shown (its password hidden).
+    totals : tuple of (int, int), optional
+        The windows and alarms the whole store holds (default: those of ``history``).
 
     Returns
     -------
@@ -74,57 +148,31 @@ def dashboard_html(history: pd.DataFrame, *, alpha: float, horizon: int, store: 
     >>> "No window stored yet" in page
     True
     """
-    alarms = history[history["alarm"].astype(bool)] if len(history) else history
-    if len(history) == 0:
-        headline = "<p class='headline'>No window stored yet.</p>"
-    elif len(alarms):
-        last = alarms.iloc[-1]
-        headline = (f"<p class='headline alarm'><b>{len(alarms)} alarm{'s' if len(alarms) != 1 else ''}</b> in "
-                    f"{len(history)} windows. Latest: {html.escape(str(last['label']))} — "
-                    f"{html.escape(str(last['verdict'] or ''))}</p>")
-    else:
-        headline = (f"<p class='headline'>No alarm in {len(history)} windows (each tested at alpha / horizon = "
-                    f"{alpha:g} / {horizon}).</p>")
-    rows = []
-    done = [_permutations(r) for r in history["result"]] if "result" in history else []
-    most = max((n for n in done if n is not None), default=None)
-    ordered = pd.concat([alarms.iloc[::-1], history[~history["alarm"].astype(bool)].iloc[::-1]]) if len(history) \
-        else history
-    for _, w in ordered.iterrows():
-        details = (f"<details><summary>{html.escape(str(w['mechanism'] or w['family'] or '—'))}</summary>"
-                   f"<p>{html.escape(str(w['verdict'] or ''))}</p><p>{html.escape(str(w['cell'] or ''))}</p></details>")
-        rows.append(f"<tr class='{'alarm' if w['alarm'] else ''}'><td>{html.escape(str(w['label']))}</td>"
-                    f"<td>{html.escape(str(w['start'] or ''))}</td><td class='num'>{int(w['rows'])}</td>"
-                    f"<td class='num'>{w['p_value']:.3g}{_stopped(w, most)}</td><td class='num'>{w['mmd2_u']:.3g}</td>"
-                    f"<td>{'ALARM' if w['alarm'] else ''}</td><td class='text'>{details}</td>"
-                    f"<td>{html.escape(str(w['started']))}</td></tr>")
+    alarm = history["alarm"].astype(bool) if len(history) else pd.Series(dtype=bool)
+    totals = totals if totals is not None else (len(history), int(alarm.sum()))
+    permutations = pd.to_numeric(history.get("permutations", pd.Series(dtype=float)), errors="coerce")
+    most = int(permutations.max()) if permutations.notna().any() else None
+    ordered = pd.concat([history[alarm].iloc[::-1], history[~alarm].iloc[::-1]]) if len(history) else history
+    rows = "".join(_row(w, most) for _, w in ordered.iterrows())
     table = ("<div class='scroll'><table><tr><th>window</th><th>start</th><th>rows</th><th>p</th><th>MMD²_u</th>"
-             "<th>alarm</th><th>what changed</th><th>tested</th></tr>" + "".join(rows) + "</table></div>")
+             "<th>alarm</th><th>verdict</th><th>tested</th></tr>" + rows + "</table></div>")
+    older = totals[0] - len(history)
+    more = (f"<p class='note'>{older} older windows are not listed here; <code>bnfisher history --store "
+            f"{html.escape(store)}</code> lists every window.</p>") if older > 0 else ""
+    level = alpha / horizon
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>bnfisher monitor</title>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'><style>{_STYLE}</style></head><body>"
-            f"<h1>Monitoring: {html.escape(store)}</h1>{headline}<h2>Timeline</h2>{_timeline(history)}"
+            f"<h1>Monitoring: {html.escape(store)}</h1>{_headline(history, totals, alpha=alpha, horizon=horizon)}"
+            f"<h2>Timeline{' (the newest ' + str(len(history)) + ' windows)' if older > 0 else ''}</h2>"
+            f"{_timeline(history, threshold=level)}"
             f"<p class='note'>Each window is tested against the reference by an exact permutation test at level "
-            f"alpha / horizon = {alpha:g} / {horizon}: the chance of any false alarm over {horizon} windows without "
-            f"change is at most {alpha:g}.</p><h2>Windows (alarms first, newest first)</h2>{table}</body></html>")
+            f"alpha / horizon = {alpha:g} / {horizon} = {level:.3g} (the dashed line): the chance of any false alarm "
+            f"over {horizon} windows without change is at most {alpha:g}.</p>"
+            f"<h2>Windows (alarms first, newest first)</h2>{table}{more}</body></html>")
 
 
-def _permutations(result) -> int | None:
-    """Return the permutations a stored window's test ran (None when its result is not stored)."""
-    try:
-        return int(result["test"]["permutations"])
-    except (TypeError, KeyError, ValueError):
-        return None
-
-
-def _stopped(window, most: int | None) -> str:
-    """Return the mark of a p-value whose test stopped early (fewer permutations than the store's most)."""
-    n = _permutations(window.get("result"))
-    if n is None or most is None or n >= most:
-        return ""
-    return f"<span class='note'> ({n} permutations, early stop)</span>"
-
-
-def write_dashboard(history: pd.DataFrame, path, *, alpha: float, horizon: int, store: str) -> None:
+def write_dashboard(history: pd.DataFrame, path, *, alpha: float, horizon: int, store: str,
+                    totals: tuple | None = None) -> None:
     """Write :func:`dashboard_html` to ``path`` (atomically: a reader never sees half a page).
 
     Parameters
@@ -133,7 +181,8 @@ def write_dashboard(history: pd.DataFrame, path, *, alpha: float, horizon: int, 
     path : str or path-like
     alpha, horizon : float, int
     store : str
+    totals : tuple of (int, int), optional
     """
     from bnfisher.data.io import write_text
 
-    write_text(path, dashboard_html(history, alpha=alpha, horizon=horizon, store=store))
+    write_text(path, dashboard_html(history, alpha=alpha, horizon=horizon, store=store, totals=totals))
