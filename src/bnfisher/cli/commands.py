@@ -379,10 +379,19 @@ def main(argv=None) -> int:
 _EXPECTED = (BnfisherError, UsageError, OSError, ImportError, UnicodeError, ValueError)
 
 
+def _expected() -> tuple:
+    """:data:`_EXPECTED`, and the error classes of the database drivers and of HTTP (those imported)."""
+    import http.client
+    import sqlite3
+
+    psycopg = sys.modules.get("psycopg")
+    return _EXPECTED + (sqlite3.Error, http.client.HTTPException) + ((psycopg.Error,) if psycopg else ())
+
+
 def _one_line(exc: BaseException) -> str:
     """Return an error as one line, any password hidden; a bug says that it is one."""
     text = " ".join(str(exc).split())
-    if isinstance(exc, _EXPECTED) and text:
+    if isinstance(exc, _expected()) and text:
         line = text if isinstance(exc, (BnfisherError, UsageError)) else f"{text} ({type(exc).__name__})"
     else:
         line = (f"internal error {type(exc).__name__}: {text or 'no detail'} -- a bug; please report it, with the "

@@ -117,7 +117,7 @@ def _row(w, most) -> str:
     if most is not None and n is not None and np.isfinite(float(n)) and int(n) < most:
         stopped = f"<span class='note'> ({int(n)} permutations, early stop)</span>"
     return (f"<tr class='{'alarm' if w['alarm'] else ''}'><td>{_text(w['label'])}</td><td>{_text(w['start'])}</td>"
-            f"<td class='num'>{_number(w['rows'], 'd') if pd.notna(w['rows']) else '—'}</td>"
+            f"<td class='num'>{_number(w['rows'], '.0f')}</td>"
             f"<td class='num'>{_number(w['p_value'])}{stopped}</td><td class='num'>{_number(w['mmd2_u'])}</td>"
             f"<td>{'ALARM' if w['alarm'] else ''}</td><td class='text'>{_text(w['verdict']) or 'No change.'}</td>"
             f"<td>{_text(w['started'])}</td></tr>")
