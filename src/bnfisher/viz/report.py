@@ -136,7 +136,7 @@ def _profile_svg(profile: dict, names: tuple) -> str:
         for offset, value, colour in ((0, x, "#2f6fb0"), (7, y, "#e08a2e")):
             h = max(round(34 * value), 0)
             bars.append(f"<rect x='{left + offset}' y='{38 - h}' width='6' height='{h}' fill='{colour}'>"
-                        f"<title>{html.escape(states[k])}: {names[offset > 0]} {100 * value:.1f}%</title></rect>")
+                        f"<title>{html.escape(f'{states[k]}: {names[offset > 0]} {100 * value:.1f}%')}</title></rect>")
     given = ", ".join(f"{p}={v}" for p, v in profile["given"].items())
     caption = html.escape(f"given {given}" if given else "")
     return (f"<svg width='{width}' height='{height}' role='img' aria-label='{caption}'>{''.join(bars)}"
@@ -208,7 +208,7 @@ def _comparison_parts(content: dict, image) -> list:
     parts: list = []
     test = content["test"]
     headline = (f"MMD² = {test['mmd2']:.4g}, permutation p = {test['p_value']:.3g} "
-                f"({test.get('method', 'mmd')} test, {test['permutations']} permutations). "
+                f"({html.escape(str(test.get('method', 'mmd')))} test, {int(test['permutations'])} permutations). "
                 + html.escape(test.get("signal", "")))
     if test["p_value"] <= 0.05:  # a change only where there is one
         headline += " " + html.escape(content["verdict"].split("; ", 1)[-1])
