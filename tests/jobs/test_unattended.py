@@ -5,8 +5,8 @@ names a server (.ci/run starts one)."""
 from __future__ import annotations
 
 import http.client
-import importlib
 import http.server
+import importlib
 import json
 import os
 import sqlite3
@@ -101,7 +101,7 @@ def test_every_error_of_every_command_is_exit_status_2_in_one_line(command, monk
             "drift": ["drift", files["ref.csv"], files["same.csv"]], "summarize": ["summarize"],
             "profile": ["profile", files["ref.csv"], "-o", "p.bnfp"], "learn": ["learn", files["ref.csv"]]}[command]
     for exc in _driver_errors():
-        monkeypatch.setitem(commands._COMMANDS, command, _raising(exc))
+        monkeypatch.setitem(commands._COMMANDS, command, _raising(exc))  # noqa: SLF001 - the seam under test
         code, _, err = _run(capsys, argv)
         _one_line_error(code, err)
         assert SECRET not in err

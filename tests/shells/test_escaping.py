@@ -18,7 +18,8 @@ from bnfisher.datasets import load
 PAYLOADS = ["<img src=x onerror=document.body.dataset.pwned=1>", "\"><svg onload=document.body.dataset.pwned=2>",
             "'><img src=x onerror=document.body.dataset.pwned=3>"]
 #: Where a payload can break out of: a script element, a comment of an SVG, a title.
-TEXT_PAYLOADS = ["<script>document.body.dataset.pwned=4</script>", "--><img src=x onerror=document.body.dataset.pwned=5>",
+TEXT_PAYLOADS = ["<script>document.body.dataset.pwned=4</script>",
+                 "--><img src=x onerror=document.body.dataset.pwned=5>",
                  "</title><img src=x onerror=document.body.dataset.pwned=6>"]
 
 pytestmark = [pytest.mark.slow,

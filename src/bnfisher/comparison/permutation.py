@@ -444,9 +444,10 @@ def permutation_pvalue(observed, null) -> np.ndarray:
     r"""Return the permutation p-value by the one rule of bnfisher: :math:`p = (1 + \#\{b : T_b \ge T\}) / (1 + B)`.
 
     Ties count as at least as extreme (up to rounding: a null statistic within a
-    relative :data:`~bnfisher.comparison.aggregate.TIE_TOLERANCE` of the observed one is a tie), and the observed split counts as one
-    of the permutations, so ``p >= 1 / (1 + B)`` and the test has level at most
-    ``alpha`` for every ``B`` (Phipson & Smyth 2010).
+    relative :data:`~bnfisher.comparison.aggregate.TIE_TOLERANCE` of the observed one
+    is a tie), and the observed split counts as one of the permutations, so
+    ``p >= 1 / (1 + B)`` and the test has level at most ``alpha`` for every ``B``
+    (Phipson & Smyth 2010).
 
     Parameters
     ----------
@@ -472,7 +473,7 @@ def permutation_pvalue(observed, null) -> np.ndarray:
     """
     observed = np.asarray(observed, dtype=np.float64)
     null = np.asarray(null, dtype=np.float64)
-    threshold = observed - (TIE_TOLERANCE * np.abs(observed) + 1e-300)  # rounding noise is a tie, not a smaller statistic
+    threshold = observed - (TIE_TOLERANCE * np.abs(observed) + 1e-300)  # rounding noise is a tie, not a smaller one
     if null.ndim == 1:
         exceed = np.sum(null >= threshold[..., None], axis=-1) if threshold.ndim else np.sum(null >= threshold)
         return (1 + exceed) / (1 + null.shape[0])

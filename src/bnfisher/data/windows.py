@@ -458,7 +458,7 @@ def _each(n: int) -> str:
 
 
 def _span(first, last) -> str:
-    """A window's label from its first and last time: dates when both are at midnight."""
+    """Return a window's label from its first and last time: dates when both are at midnight."""
     if pd.isna(first):
         return "no time"
     daily = first == first.normalize() and last == last.normalize()

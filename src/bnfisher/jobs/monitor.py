@@ -24,9 +24,9 @@ import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_positive_int
+from bnfisher.data.io import check_outputs
 from bnfisher.data.profile import ReferenceProfile, tables_of
 from bnfisher.data.windows import split_windows
-from bnfisher.data.io import check_outputs
 from bnfisher.exceptions import DataWarning, OptionError
 from bnfisher.jobs.drift import canonical_rows, drift
 from bnfisher.jobs.monitor_result import RECENT, HistoryResult, MonitorResult, window_sentence

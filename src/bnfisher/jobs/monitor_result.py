@@ -53,7 +53,7 @@ def window_sentence(window) -> str:
     'No change: p = 0.43, above the level 0.00096.'
     >>> window_sentence({"alarm": True, "p_value": 0.0002, "threshold": 0.00096, "mmd2_u": 0.012,
     ...                  "mechanism": "BP", "cell": "BP = HIGH given CO = LOW: 30% -> 55%"})
-    "Drifted (p = 0.0002, MMD²_u = 0.012): BP's mechanism changed; largest change: BP = HIGH given CO = LOW: 30% -> 55%."
+    "Drifted (p = 0.0002, MMD²_u = 0.012): BP's mechanism changed; largest change: BP = HIGH given CO = LOW: ..."
     """
     p, level, effect = _number(window.get("p_value")), _number(window.get("threshold")), _number(window.get("mmd2_u"))
     if not np.isfinite(p):
@@ -75,7 +75,7 @@ def _records(table: pd.DataFrame) -> list:
 
 
 def _shown(table: pd.DataFrame) -> str:
-    """The windows as text: one line each, then each alarm's sentence."""
+    """Return the windows as text: one line each, then each alarm's sentence."""
     shown = table.assign(alarm=np.where(table["alarm"].astype(bool), "ALARM", ""),
                          mechanism=table["mechanism"].fillna("") if "mechanism" in table else "")
     columns = [c for c in ("label", "rows", "p_value", "alarm", "mmd2_u", "mechanism") if c in shown]

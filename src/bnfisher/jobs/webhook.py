@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import ssl
 import threading
 import time
@@ -114,7 +113,7 @@ def _exchange(url: str, body: bytes, deadline: float, outcome: list) -> None:
     parts = urllib.parse.urlsplit(url)
     left = max(deadline - time.monotonic(), 0.01)
     kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    connection = kind(parts.hostname, parts.port, timeout=left)
+    connection = kind(parts.hostname or "", parts.port, timeout=left)
     try:
         path = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
         connection.request("POST", path, body=body, headers={"Content-Type": "application/json",
@@ -133,7 +132,7 @@ def _exchange(url: str, body: bytes, deadline: float, outcome: list) -> None:
             outcome.append(f"HTTP {response.status} {response.reason}")
         else:
             outcome.append("sent")
-    except (OSError, http.client.HTTPException, ssl.SSLError, socket.timeout, ValueError) as exc:
+    except (TimeoutError, OSError, http.client.HTTPException, ssl.SSLError, ValueError) as exc:
         outcome.append(f"{type(exc).__name__}: {' '.join(str(exc).split()) or 'no detail'}")
     finally:
         connection.close()

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from bnfisher._utils.lazy import pandas as pd
-from bnfisher.exceptions import BnfisherError, DataError, DataWarning, StoreError
+from bnfisher.exceptions import BnfisherError, DataWarning, StoreError
 from bnfisher.store.location import StoreLocation, redact, resolve_store
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "WINDOW_COLUMNS", "Store"]
@@ -152,7 +152,7 @@ class Store:
 
     # ------------------------------------------------------------ errors
     def _errors(self) -> tuple:
-        """The driver's error classes (``sqlite3.Error``, or psycopg's ``Error``)."""
+        """Return the driver's error classes (``sqlite3.Error``, or psycopg's ``Error``)."""
         if self.postgres:
             import psycopg
 

@@ -111,6 +111,7 @@ def _check_file(path: str, *, must_exist: bool) -> None:
             raise OptionError(f"--store {path!r}: folder {folder!r} does not exist; create it first.") from None
         return
     if stat.S_ISDIR(mode):
-        raise OptionError(f"--store {path!r} is a folder; give a file inside it, e.g. {os.path.join(path, 'history.db')}.")
+        raise OptionError(f"--store {path!r} is a folder; give a file inside it, e.g. "
+                          f"{os.path.join(path, 'history.db')}.")
     if not stat.S_ISREG(mode):
         raise OptionError(f"--store {path!r} is not a regular file (a device or a pipe); give an SQLite file path.")

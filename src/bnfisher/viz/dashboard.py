@@ -33,7 +33,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}tr.alarm td{background
 
 
 def _text(value) -> str:
-    """A stored value as escaped text (missing: an empty string)."""
+    """Return a stored value as escaped text (missing: an empty string)."""
     if value is None or (isinstance(value, float) and not np.isfinite(value)):
         return ""
     return html.escape(str(value))
@@ -123,7 +123,8 @@ def _row(w, most) -> str:
             f"<td>{_text(w['started'])}</td></tr>")
 
 
-def dashboard_html(history: pd.DataFrame, *, alpha: float, horizon: int, store: str, totals: tuple | None = None) -> str:
+def dashboard_html(history: pd.DataFrame, *, alpha: float, horizon: int, store: str,
+                   totals: tuple | None = None) -> str:
     """Return the dashboard page of a store's windows.
 
     Parameters
