@@ -255,8 +255,8 @@ def test_the_core_imports_its_own_modules_at_the_top():
 
 #: The rooms the tests mirror, and the package-wide test modules that stay at the top of tests/.
 TEST_ROOMS = ("data", "bn", "kernels", "summary", "comparison", "jobs", "hmm", "shells")
-PACKAGE_WIDE_TESTS = ("test_api.py", "test_docs.py", "test_fuzz.py", "test_fuzz_surfaces.py", "test_layout.py",
-                      "test_trust.py")
+PACKAGE_WIDE_TESTS = ("test_api.py", "test_docs.py", "test_fuzz.py", "test_fuzz_surfaces.py", "test_fuzz_unattended.py",
+                      "test_layout.py", "test_trust.py")
 
 
 def test_the_tests_mirror_the_rooms():

@@ -9,7 +9,7 @@ import pytest
 import bnfisher as bf
 from bnfisher.bn.formats.native import VERSION
 from bnfisher.cli import main
-from bnfisher.exceptions import NetworkFileError
+from bnfisher.exceptions import DataWarning, NetworkFileError
 
 from _helpers import bif_path, random_network
 
@@ -172,3 +172,18 @@ def test_exchange_formats_round_trip_through_bnfisher(tmp_path, suffix):
     for i, v in enumerate(order):
         w = v if suffix != ".uai" else f"X{i}"
         np.testing.assert_array_equal(again.cpts[w], network.cpts[v])  # 17 digits: bit for bit
+
+
+def test_integer_column_names_read_back_from_bif_as_text_are_named_with_the_fix(tmp_path):
+    """BIF stores names as text: 0 comes back as '0' (a warning says so when writing); a table whose columns are
+    still 0 and 1 is then refused naming the columns and the fix, never matched silently."""
+    table = pd.DataFrame({0: ["a", "b", "a", "b"] * 10, 1: ["x", "x", "y", "y"] * 10})
+    path = tmp_path / "m.bif"
+    with pytest.warns(DataWarning, match="stores variable names as text"):
+        bf.write_bif(bf.learn(table), path)
+    back = bf.read_network(path)
+    assert back.variables == ("0", "1")
+    with pytest.raises(bf.BnfisherError, match=r"astype\(str\)"):
+        bf.FisherKernel(back).mmd(table.iloc[:20], table.iloc[20:])
+    table.columns = table.columns.astype(str)
+    assert np.isfinite(bf.FisherKernel(back).mmd(table.iloc[:20], table.iloc[20:]))

@@ -132,10 +132,15 @@ def test_time_windows_rows_windows_and_tables(nursery):
     data = nursery.iloc[2000:3400].copy()
     data.insert(0, "when", pd.Timestamp("2026-03-02") + pd.to_timedelta(np.arange(len(data)) // 100, unit="D"))
     result = bf.drift(nursery.iloc[:2000], data, time="when", window="1W", n_permutations=99, random_state=0)
-    # 14 days from Monday 2 March, 100 rows a day; weeks start on Sunday, as pandas' "1W" (W-SUN) aligns them.
-    assert result.windows["window"].tolist() == ["2026-03-01", "2026-03-08", "2026-03-15"]
-    assert result.windows["rows"].tolist() == [600, 700, 100] and "when" not in result.comparisons[0].samples[1]
+    # 14 days from Monday 2 March, 100 rows a day: "1W" is an ISO week, Monday to Sunday -- two whole weeks.
+    assert result.windows["window"].tolist() == ["2026-03-02", "2026-03-09"]
+    assert result.windows["rows"].tolist() == [700, 700] and "when" not in result.comparisons[0].samples[1]
     assert result.windows["start"].iloc[0] == pd.Timestamp("2026-03-02")
+    sunday = bf.drift(nursery.iloc[:2000], data, time="when", window="W-SUN", n_permutations=99, random_state=0)
+    assert sunday.windows["window"].tolist() == ["2026-03-01", "2026-03-08", "2026-03-15"]  # pandas' own weeks
+    assert sunday.windows["rows"].tolist() == [600, 700, 100]
+    whole = bf.drift(nursery.iloc[:2000], data, time="when", n_permutations=99, random_state=0)
+    assert whole.windows["window"].tolist() == ["2026-03-02 to 2026-03-15"]  # no window: one, labelled by its span
     by_rows = bf.drift(nursery.iloc[:2000], data.drop(columns="when"), window=500, n_permutations=99, random_state=0)
     assert by_rows.windows["rows"].tolist() == [500, 500, 400]
     named = bf.drift(nursery.iloc[:2000], {"spring": data.iloc[:300], "summer": data.iloc[300:]}, time=None,
@@ -167,7 +172,7 @@ def test_unseen_labels_and_missing_cells_are_counted_and_marginalized(nursery):
 
 
 @pytest.mark.parametrize("kwargs, error, words", [
-    ({"window": None}, OptionError, "how to cut"),
+    ({"window": None, "time": "when"}, DataError, "not in"),
     ({"window": "1W"}, OptionError, "number of rows"),
     ({"time": "when", "window": 7}, DataError, "not in the data"),
     ({"window": 0}, OptionError, "positive int"),
@@ -229,8 +234,8 @@ def test_cli_drift(tmp_path, nursery, capsys):
     out = capsys.readouterr().out
     assert code == 0 and "windows" in out and report.exists() and plot.read_bytes()[:4] == b"\x89PNG"
     for argv, words in [(["--rows", "100", "--window", "1W", "--time-column", "date"], "not both"),
-                        (["--time-column", "date"], "go together"),
-                        ([], "Say how to cut")]:
+                        (["--window", "1W"], "needs --time-column"),
+                        (["--time-column", "nope"], "not in")]:
         assert main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "data.csv"), *argv]) == 2
         err = capsys.readouterr().err
         assert words in err and len(err.strip().splitlines()) == 1

@@ -338,8 +338,11 @@ def test_pipelines_json_to_standard_output_exit_codes_and_quiet(tables, capsys, 
     same = ["compare", str(first), str(first), "--permutations", "99", "--exit-code"]
     assert main(same + ["--quiet"]) == 0
     assert capsys.readouterr().out.count("\n") == 1  # the verdict only
-    assert main(same + ["--alpha", "1.0"]) == 1  # every p-value is at most 1
+    assert main(same + ["--alpha", "0.999"]) == 0  # a table against itself: every split ties, p = 1
     capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main(same + ["--alpha", "1.0"])  # a level that every p-value reaches: refused, in one line
+    assert exit_info.value.code == 2 and "strictly between 0 and 1" in capsys.readouterr().err
     assert main(["compare", str(first), str(first), "--alpha", "0.1"]) == 2
     assert "--alpha sets the level of --exit-code" in capsys.readouterr().err
     windows = ["drift", str(first), str(second), str(first), "--permutations", "99", "--json", "-", "--exit-code"]

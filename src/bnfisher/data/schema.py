@@ -389,6 +389,9 @@ class Schema:
         if absent:
             hint = " (hidden variables are only marginalized with missing='allow')" if set(absent) & set(
                 self._hidden) else ""
+            if all(str(v) in set(map(str, data.columns)) for v in absent):  # e.g. 0 read back from BIF as '0'
+                hint = ("; the data names them as other types (the model's names are text, as a BIF file stores "
+                        "them): rename the columns, e.g. data.columns = data.columns.astype(str)")
             raise SchemaError(f"Column(s) {absent} required by the model are absent from the data "
                               f"(it has {list(data.columns)}){hint}.")
         codes = np.empty((len(data), len(self._variables)), dtype=self.code_dtype, order="F")

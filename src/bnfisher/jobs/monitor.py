@@ -180,6 +180,19 @@ def acknowledge(store, result: MonitorResult) -> None:
     store : str, path-like or StoreLocation
         The store the run wrote.
     result : MonitorResult
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> data, path = load("nursery"), pathlib.Path(tempfile.mkdtemp()) / "h.db"
+    >>> changed = data.iloc[3000:4000].assign(finance="inconv")
+    >>> run = monitor(data.iloc[:3000], changed, store=path, horizon=1, n_permutations=99, acknowledge=False)
+    >>> again = monitor(data.iloc[:3000], changed, store=path, horizon=1, acknowledge=False)
+    >>> len(run.alarms), len(again.pending)  # the alarm is stored, not yet signalled: the next run reports it
+    (1, 1)
+    >>> acknowledge(path, run)
+    >>> len(monitor(data.iloc[:3000], changed, store=path, horizon=1).pending)
+    0
     """
     if not result.alarms.empty:
         with Store(store) as opened:
@@ -272,10 +285,10 @@ def history(store=None, *, dashboard=None, results: bool = False) -> HistoryResu
     --------
     >>> import tempfile, pathlib
     >>> try:
-    ...     history(pathlib.Path(tempfile.mkdtemp()) / "typo.db")
+    ...     history(pathlib.Path(tempfile.mkdtemp()) / "typo.db")  # nothing is created
     ... except ValueError as error:
-    ...     print(str(error)[-49:])
-    check the path, or run bnfisher monitor first.
+    ...     print(str(error).split(": ", 1)[1])
+    no such store (nothing is created by a command that reads); check the path, or run bnfisher monitor first.
     """
     location = resolve_store(store, must_exist=True)
     if dashboard is not None and not location.postgres:

@@ -32,6 +32,12 @@ class StoreLocation:
         What the driver is given (the password included, when there is one).
     postgres : bool
         A PostgreSQL URL (else an SQLite file path).
+
+    Examples
+    --------
+    >>> location = StoreLocation("postgresql://ann:s3cret@host/db", True)
+    >>> str(location), location.target.endswith("s3cret@host/db")
+    ('postgresql://ann:***@host/db', True)
     """
 
     target: str
