@@ -1,11 +1,14 @@
 """Fuzz the API, the command line and the metamorphic relations at scale, and print the outcome counts.
 
-    python benchmarks/fuzz.py [--examples 2500] [--surfaces-only]
+    python benchmarks/fuzz.py [--examples 2500] [--surfaces-only | --unattended-only]
 
 Runs ``tests/test_fuzz.py`` (random tables through every job, mutated CSV/Parquet/BIF files)
 and ``tests/test_fuzz_surfaces.py`` (model files in every format, profiles, time windows,
 hostile names and labels, all-constant and one-state columns, and the relations profile =
-table, merge of parts = profile of the union, label round trips, shuffled rows) with
+table, merge of parts = profile of the union, label round trips, shuffled rows) and
+``tests/test_fuzz_unattended.py`` (store faults at every driver call, misbehaving webhook servers,
+hostile names in every output, options at and beyond their bounds: no password in any output, exit
+status 1 only with an alarm) with
 ``BNFISHER_FUZZ_EXAMPLES`` examples per test, on every core (pytest-xdist).  A raw traceback
 (any error that is not a ``BnfisherError``), a silent wrong answer (a metamorphic relation or
 an invariant broken), a data loss (an output changed by a failed command), a hang (a call over
@@ -21,17 +24,19 @@ import sys
 import tempfile
 import time
 
-SUITES = ("tests/test_fuzz.py", "tests/test_fuzz_surfaces.py")
+SUITES = ("tests/test_fuzz.py", "tests/test_fuzz_surfaces.py", "tests/test_fuzz_unattended.py")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=2500, help="hypothesis examples per fuzz test")
-    parser.add_argument("--surfaces-only", action="store_true", help="only tests/test_fuzz_surfaces.py")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--surfaces-only", action="store_true", help="only tests/test_fuzz_surfaces.py")
+    only.add_argument("--unattended-only", action="store_true", help="only tests/test_fuzz_unattended.py")
     args = parser.parse_args()
     report = os.path.join(tempfile.mkdtemp(), "fuzz.json")
     env = dict(os.environ, BNFISHER_FUZZ_EXAMPLES=str(args.examples), BNFISHER_FUZZ_REPORT=report)
-    suites = SUITES[1:] if args.surfaces_only else SUITES
+    suites = SUITES[1:2] if args.surfaces_only else SUITES[2:] if args.unattended_only else SUITES
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--run-slow", "-n", "auto",
                            *suites], env=env, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -54,7 +59,7 @@ def main() -> int:
         shown = sorted(((k, v) for k, v in counts.items() if k != "calls"), key=lambda kv: -kv[1])[:8]
         prefix = f"{kind}: {counts['calls']} calls; " if "calls" in counts else f"{kind}: "
         print(prefix + ", ".join(f"{k} {v}" for k, v in shown))
-    print(f"calls on the surfaces of tests/test_fuzz_surfaces.py and the command line: {calls}")
+    print(f"calls on the surfaces and the command line: {calls}")
     print("raw tracebacks 0, silent wrong answers 0 (metamorphic relations and invariants held), data losses 0 "
           "(failed commands left every output as it was), hangs 0 (no call over 20 s), exit statuses other than 0 "
           "and 2: 0")

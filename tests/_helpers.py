@@ -333,3 +333,25 @@ def add_fuzz_counts(path: str, outcomes: dict) -> None:
             found[kind] = dict(merged)
         with open(path, "w") as handle:
             json.dump(found, handle, indent=1)
+
+
+#: A PostgreSQL server's URL for the store's tests (.ci/run starts one and sets it), or None.
+POSTGRES = __import__("os").environ.get("BNFISHER_TEST_POSTGRES")
+
+
+def postgres_database(password: str | None = None):
+    """Yield the URL of a fresh PostgreSQL database on :data:`POSTGRES`'s server, dropped afterwards.
+
+    With ``password`` the URL carries it (the test server trusts local users and ignores it).
+    """
+    import uuid
+
+    import psycopg
+
+    name = f"bnfisher_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(POSTGRES, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    url = POSTGRES.replace("/bnfisher_test", f"/{name}")
+    yield url.replace("postgresql://postgres@", f"postgresql://postgres:{password}@") if password else url
+    with psycopg.connect(POSTGRES, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")

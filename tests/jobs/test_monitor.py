@@ -8,13 +8,11 @@ from __future__ import annotations
 import http.server
 import json
 import multiprocessing
-import os
 import re
 import shutil
 import sqlite3
 import subprocess
 import threading
-import uuid
 
 import numpy as np
 import pytest
@@ -27,7 +25,7 @@ from bnfisher.store import SCHEMA_VERSION, Store
 from bnfisher.store.database import MIGRATIONS, WINDOW_COLUMNS
 from bnfisher.viz.dashboard import dashboard_html
 
-POSTGRES = os.environ.get("BNFISHER_TEST_POSTGRES")
+from _helpers import POSTGRES, postgres_database
 
 
 @pytest.fixture(params=["sqlite"] + (["postgresql"] if POSTGRES else []))
@@ -36,14 +34,7 @@ def store(request, tmp_path):
     if request.param == "sqlite":
         yield str(tmp_path / "history.db")
         return
-    import psycopg
-
-    name = f"bnfisher_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(POSTGRES, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    yield POSTGRES.replace("/bnfisher_test", f"/{name}")
-    with psycopg.connect(POSTGRES, autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+    yield from postgres_database()
 
 
 @pytest.fixture(scope="module")

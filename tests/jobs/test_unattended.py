@@ -12,7 +12,6 @@ import os
 import sqlite3
 import threading
 import urllib.error
-import uuid
 
 import numpy as np
 import pytest
@@ -24,8 +23,9 @@ from bnfisher.jobs.monitor import history, monitor
 from bnfisher.store import Store, redact
 from bnfisher.store.database import BATCH
 
+from _helpers import POSTGRES, postgres_database
+
 monitor_module = importlib.import_module("bnfisher.jobs.monitor")  # the module (bnfisher.jobs.monitor: the function)
-POSTGRES = os.environ.get("BNFISHER_TEST_POSTGRES")
 needs_postgres = pytest.mark.skipif(POSTGRES is None, reason="needs a PostgreSQL server (.ci/run starts one)")
 SECRET = "Pa55-w0rd-SECRET"
 
@@ -45,14 +45,7 @@ def files(tmp_path_factory):
 @pytest.fixture
 def postgres_url():
     """A fresh PostgreSQL database, its URL carrying a password (the server trusts local users: it is ignored)."""
-    import psycopg
-
-    name = f"bnfisher_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(POSTGRES, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    yield POSTGRES.replace("postgresql://postgres@/bnfisher_test", f"postgresql://postgres:{SECRET}@/{name}")
-    with psycopg.connect(POSTGRES, autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+    yield from postgres_database(SECRET)
 
 
 def _run(capsys, argv) -> tuple[int, str, str]:
@@ -351,3 +344,73 @@ def test_redact_hides_every_form_of_password():
                  f"postgresql:///db?host=/tmp&password={SECRET}", f"host=h password={SECRET} dbname=db",
                  f"postgresql://u:{SECRET}@@h/db"):
         assert SECRET not in redact(text) and "***" in redact(text), text
+
+
+def test_a_store_with_null_p_values_and_broken_results_is_still_shown(tmp_path, capsys, files):
+    store = tmp_path / "h.db"
+    assert _run(capsys, ["monitor", files["ref.csv"], files["same.csv"], "--store", str(store)])[0] == 0
+    connection = sqlite3.connect(store)
+    connection.execute("UPDATE bnfisher_windows SET p_value = NULL, mmd2_u = NULL, result = 'not json {'")
+    connection.commit()
+    connection.close()
+    code, out, err = _run(capsys, ["history", "--store", str(store), "--dashboard", str(tmp_path / "d.html")])
+    assert code == 0 and "Traceback" not in err and "nan" not in (tmp_path / "d.html").read_text().lower()
+    with pytest.warns(UserWarning, match="1 stored results are not JSON"):
+        assert history(store, results=True).windows["result"].tolist() == [None]
+
+
+def test_a_store_whose_tables_were_altered_is_named_so(tmp_path, capsys, files):
+    store = tmp_path / "h.db"
+    assert _run(capsys, ["monitor", files["ref.csv"], files["same.csv"], "--store", str(store)])[0] == 0
+    connection = sqlite3.connect(store)
+    connection.execute("ALTER TABLE bnfisher_windows DROP COLUMN cell")
+    connection.commit()
+    connection.close()
+    for argv in (["history", "--store", str(store)], ["monitor", files["ref.csv"], files["new.csv"], "--store",
+                                                       str(store)]):
+        code, _, err = _run(capsys, argv)
+        _one_line_error(code, err)
+        assert "changed outside bnfisher" in err
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_a_nul_in_a_label_is_stored_as_a_replacement_character(database, tmp_path):
+    if database == "postgresql" and POSTGRES is None:
+        pytest.skip("needs a PostgreSQL server (.ci/run starts one)")
+    data = load("nursery").sample(n=1200, random_state=3).reset_index(drop=True)
+    locations = postgres_database() if database == "postgresql" else iter([str(tmp_path / "h.db")])
+    location = next(locations)
+    try:
+        run = monitor(data.iloc[:800], {"week\x00 47": data.iloc[800:]}, store=location, n_permutations=99,
+                      horizon=1)
+        assert history(location).windows["label"].tolist() == ["week\ufffd 47"] and len(run.windows) == 1
+    finally:
+        next(locations, None)
+
+
+@pytest.mark.slow
+@needs_postgres
+def test_two_monitors_creating_a_postgresql_store_at_once_both_succeed():
+    """The first use of an empty database: an advisory lock makes one create the schema, the other wait."""
+    import multiprocessing
+
+    locations = postgres_database()
+    location = next(locations)
+    context = multiprocessing.get_context("spawn")
+    try:
+        for _ in range(3):  # a race: three tries at it, each on a fresh database
+            with context.Manager() as manager, context.Pool(4) as pool:
+                barrier = manager.Barrier(4)  # the four open the store at the same moment
+                versions = pool.starmap(_open_version, [(location, barrier)] * 4)
+            assert versions == [2, 2, 2, 2]
+            next(locations, None)
+            locations = postgres_database()
+            location = next(locations)
+    finally:
+        next(locations, None)
+
+
+def _open_version(location: str, barrier) -> int:
+    barrier.wait()
+    with Store(location) as opened:
+        return opened.version

@@ -70,9 +70,14 @@ SCHEMA_VERSION = max(MIGRATIONS)
 BATCH = 500
 
 def _plain(value):
-    """Return a value as the database drivers take it: Python numbers (booleans as 0/1), text, or None."""
-    if value is None or isinstance(value, str):
+    """Return a value as the database drivers take it: Python numbers (booleans as 0/1), text, or None.
+
+    A NUL character, which PostgreSQL's text cannot hold, is stored as U+FFFD (in either database, alike).
+    """
+    if value is None:
         return value
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
     if hasattr(value, "item"):  # numpy scalars
         value = value.item()
     if isinstance(value, bool):
@@ -171,7 +176,7 @@ class Store:
 
     def _failure(self, exc: BaseException, doing: str) -> str:
         """Return the one line that explains a driver's error (the store shown without its password)."""
-        text = " ".join(str(exc).split()) or type(exc).__name__
+        text = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
         where, low = f"store {self.location.shown!r}", text.lower()
         if "locked" in low or "could not obtain lock" in low:
             return (f"{where} is locked by another process for more than {self.timeout:g} s (another monitor "
@@ -270,7 +275,7 @@ class Store:
     # ------------------------------------------------------------ reading
     def _select(self, statement: str, parameters=(), *, doing: str = "reading it") -> list:
         with self._transaction(doing, write=False) as cursor:
-            cursor.execute(self._sql(statement), tuple(parameters))
+            cursor.execute(self._sql(statement), tuple(_plain(p) for p in parameters))
             return cursor.fetchall()
 
     def _in_batches(self, statement: str, values: list) -> list:
