@@ -12,6 +12,8 @@ import pytest
 import bnfisher as bf
 from bnfisher.comparison.mechanisms import candidate_sets, changed_cell, mechanism_tests, neighbourhoods
 
+from _helpers import random_network
+
 
 def _chain(prior=(0.5, 0.5), c_row=(0.8, 0.2)) -> bf.BayesianNetwork:
     """a -> b -> c, with d a second parent of c; all binary."""
@@ -97,3 +99,45 @@ def test_compare_names_the_mechanism_and_the_cell_under_its_defaults():
     assert "mechanism that changed is c's" in verdict and "where b = 0 & d = 0" in verdict
     assert result.to_dict()["mechanisms"][0]["variable"] == "c"
     assert "Which mechanisms changed" in str(result)
+
+
+def _named(verdict: str, variables) -> set:
+    """The variables a verdict names outside its cell's text and outside "given ..." conditions."""
+    import re
+
+    if "differ (p" not in verdict:
+        return set()
+    sentences = re.split(r"(?<=\.) (?=[A-Z])", verdict.split(");", 1)[1])
+    text = re.sub(r" given [^;()]*?(?= \(|;|\.$|$)", "", " ".join(s for s in sentences
+                                                              if not s.startswith("Largest change:")))
+    return {v for v in variables if re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text)}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_verdict_claims_nothing_the_mechanism_table_does_not_hold(seed):
+    """A root's prior moved in a chain a -> b -> c -> d: the tree's families downstream shift too, and before 0.3
+    the sentence named their dependence as changed; now every variable it names is in the mechanism table's
+    flagged rows or in a group the table cannot orient."""
+    net = random_network(np.random.default_rng(seed), 6, max_states=3)
+    root = next(v for v in net.variables if not net.parents[v])
+    cpts = dict(net.cpts)
+    cpts[root] = np.roll(np.asarray(net.cpts[root], dtype=float), 1)
+    moved = bf.BayesianNetwork(dict(net.parents), cpts, dict(net.states))
+    result = bf.compare(net.sample(2000, random_state=seed), moved.sample(2000, random_state=seed + 1),
+                        names=("first sample", "second sample"), n_permutations=199, random_state=0)
+    table = result.mechanisms
+    held = set(table.loc[table["changed"].astype(bool), "variable"]) | {v for g in table.attrs["unoriented"]
+                                                                         for v in g}
+    assert _named(result.verdict(), net.variables) <= held, (result.verdict(), table)
+    assert all(len(group) > 1 for group in table.attrs["unoriented"])  # no group of one
+
+
+def test_the_mechanism_table_is_a_table_when_no_search_ran():
+    data = _chain().sample(1000, random_state=0)
+    result = bf.compare(data.iloc[:500], data.iloc[500:], n_permutations=99, random_state=0)
+    assert result.test.p_value > 0.05
+    table = result.mechanisms
+    assert table.empty and list(table.columns) == ["variable", "changed", "p_value", "p_adjusted", "best_set", "z",
+                                                   "sets"]
+    assert table.head().empty and table.attrs["searched"] is False
+    assert result.to_dict()["mechanisms"] == [] and result.to_dict()["mechanisms_searched"] is False

@@ -29,6 +29,27 @@ SEARCHED_STRUCTURES = ("hc", "exact")
 MECHANISM_COLUMNS = ["variable", "changed", "p_value", "p_adjusted", "best_set", "z", "sets"]
 
 
+def no_mechanisms() -> pd.DataFrame:
+    """Return the mechanism table of a comparison whose search did not run: empty, with its columns.
+
+    Returns
+    -------
+    DataFrame
+        :data:`MECHANISM_COLUMNS`, no row; ``attrs``: ``searched`` False, ``unoriented`` [],
+        ``p_floor`` None.
+
+    Examples
+    --------
+    >>> table = no_mechanisms()
+    >>> list(table.columns) == MECHANISM_COLUMNS, table.empty, table.attrs["searched"]
+    (True, True, False)
+    """
+    table = pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(MECHANISM_COLUMNS, (
+        object, bool, float, float, object, float, "int64"))})
+    table.attrs.update(searched=False, unoriented=[], p_floor=None)
+    return table
+
+
 def neighbourhood_graph(network: BayesianNetwork, encoded: tuple, *, notes: list) -> list:
     """Learn the mechanism search's DAG by hill climbing (BIC) on the two samples pooled, without the label.
 
@@ -87,7 +108,8 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         p-value: the best explanation of the variable's difference, ``-`` for none),
         ``z`` (the standardised excess there), ``sets`` (how many were searched); sorted by adjusted p-value, then by
         the weakest standardised excess; ``attrs`` hold ``p_floor`` (one over the
-        permutations plus one), ``unoriented`` (groups of variable names) and ``alpha``.
+        permutations plus one), ``unoriented`` (groups of two or more variable names, each
+        group's variables explaining one another's difference) and ``alpha``.
     cell : dict or None
         For the first flagged variable: ``variable``, ``given`` (names to labels),
         ``state``, ``percent_X``, ``percent_Y`` and ``text``
@@ -104,8 +126,8 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         "p_value": tests.p_value[order], "p_adjusted": tests.p_adjusted[order],
         "best_set": [", ".join(variables[u] for u in tests.explained_by[k]) or "-" for k in order],
         "z": tests.z[order], "sets": tests.n_sets[order]}, columns=MECHANISM_COLUMNS)
-    table.attrs.update(p_floor=1.0 / (tests.n_permutations + 1), alpha=alpha,
-                       unoriented=[[variables[v] for v in group] for group in tests.unoriented])
+    table.attrs.update(searched=True, p_floor=1.0 / (tests.n_permutations + 1), alpha=alpha,
+                       unoriented=[[variables[v] for v in group] for group in tests.unoriented if len(group) > 1])
     flagged = tests.flagged(alpha)
     if not flagged:
         return table, None

@@ -27,7 +27,7 @@ from bnfisher.data.guardrails import split_columns
 from bnfisher.data.profile import tables_of
 from bnfisher.data.rows import DistinctRows
 from bnfisher.exceptions import OptionTypeError
-from bnfisher.jobs.attribute import SEARCHED_STRUCTURES, mechanism_table, neighbourhood_graph
+from bnfisher.jobs.attribute import SEARCHED_STRUCTURES, mechanism_table, neighbourhood_graph, no_mechanisms
 from bnfisher.jobs.inputs import feature_advice, prepare, warn
 from bnfisher.jobs.result import JobResult
 from bnfisher.kernels.base import FamilyKernel
@@ -71,11 +71,14 @@ class ComparisonResult(JobResult):
         For a sample known only by its distinct rows (a window of Dask data in
         :func:`bnfisher.drift`): how many rows each row of its ``samples`` frame and
         ``witness`` stands for; None for a sample given row by row.
-    mechanisms : DataFrame or None
+    mechanisms : DataFrame
         Which mechanisms changed (:func:`bnfisher.jobs.attribute.mechanism_table`): one
         row per variable, whether its dependence on the sample survives every
-        conditioning set searched, clearest first.  None where it was not run (the test's
-        p-value above 0.05, or a drift window's above ``alpha``).
+        conditioning set searched, clearest first.  This table answers "what changed", and
+        the verdict states only what it holds.  Empty, with its columns
+        (:func:`~bnfisher.jobs.attribute.no_mechanisms`, ``attrs["searched"]`` False), where
+        the search did not run (the test's p-value above 0.05, or a drift window's above
+        ``alpha``).
     mechanism_cell : dict or None
         The cell of the clearest changed mechanism whose conditional frequency differs most.
     sizes : tuple of dict or None
@@ -108,7 +111,7 @@ class ComparisonResult(JobResult):
     advice: list = field(default_factory=list)
     profiles: list = field(default_factory=list)
     copies: tuple = (None, None)
-    mechanisms: pd.DataFrame | None = None
+    mechanisms: pd.DataFrame = field(default_factory=no_mechanisms)
     mechanism_cell: dict | None = None
     sizes: tuple | None = None
     witness_histogram: tuple | None = None
@@ -193,22 +196,17 @@ class ComparisonResult(JobResult):
     def _mechanism_verdict(self, alpha: float) -> str:
         """Return the verdict's account of which mechanism changed ("" when not searched or none found)."""
         table = self.mechanisms
-        if table is None:
+        if not table.attrs.get("searched"):
             return ""
         changed = table[table["p_adjusted"] <= alpha]
-        groups = [" or ".join(group) for group in table.attrs.get("unoriented", [])]
+        groups = [" or ".join(group) for group in table.attrs.get("unoriented", []) if len(group) > 1]
         unoriented = (f" The data cannot tell which of {'; which of '.join(groups)} changed (each explains the "
                       "other's difference)." if groups else "")
-        loose = self._unexplained_families(set(changed["variable"]) | {v for g in table.attrs.get("unoriented", [])
-                                                                        for v in g}, alpha)
-        dependence = (f" The dependence between {', and between '.join(loose)} changed too, which no single variable's "
-                      "mechanism carries (the change averages out within each one's distribution)." if loose else "")
         if changed.empty:
             if groups:
                 return (f"the difference lies in {groups[0]}, and the data cannot tell which changed (each explains "
-                        f"the other's difference).{dependence}")
-            text = dependence.replace(" changed too,", " changed,").strip()
-            return text[:1].lower() + text[1:]
+                        "the other's difference).")
+            return ""
         lead = changed.iloc[0]
         floored = lead["p_value"] <= table.attrs["p_floor"] * (1 + 1e-9)
         also = (f" Also changed: {', '.join(changed['variable'].iloc[1:])}." if len(changed) > 1 else "")
@@ -216,17 +214,7 @@ class ComparisonResult(JobResult):
                 and self.mechanism_cell["variable"] == lead["variable"] else "")
         return (f"the mechanism that changed is {lead['variable']}'s (no set of its neighbours explains its "
                 f"difference; adjusted p {'<=' if floored else '='} {lead['p_adjusted']:.3g}).{cell}{also}"
-                f"{unoriented}{dependence}")
-
-    def _unexplained_families(self, named: set, alpha: float) -> list:
-        """Return the changed families of the kernel's network that touch no variable the mechanism search named."""
-        found = self.families[self.families["p_adjusted"] <= alpha]
-        out = []
-        for _, row in found.iterrows():
-            members = {row["variable"]} | ({p.strip() for p in str(row["parents"]).split(",")} - {"", "-"})
-            if len(members) > 1 and not members & named:
-                out.append(f"{row['variable']} and {row['parents']}")
-        return out
+                f"{unoriented}")
 
     def signal(self) -> str:
         """Say which kind of difference carried the test's signal (the component with the smallest p-value).
@@ -282,9 +270,13 @@ class ComparisonResult(JobResult):
 
         lines += self._mechanism_lines()
         lines += ["",
-                  "Which conditional distributions changed (a variable given its parents): each family's exact "
-                  "test of 'P(variable | parents) is the same', with share = its part of the difference above "
-                  f"chance and p-values adjusted by {ADJUSTMENT}; sorted by {', '.join(FAMILY_ORDER)}"
+                  "Which conditional distributions of the kernel's network changed (a variable given its parents): "
+                  "each family's exact test of 'P(variable | parents) is the same', with share = its part of the "
+                  f"difference above chance and p-values adjusted by {ADJUSTMENT}; sorted by "
+                  f"{', '.join(FAMILY_ORDER)}"
+                  + ("; this table describes the learned network's factorisation, where a changed mechanism also "
+                     "shifts the families it feeds: the table above answers what changed"
+                     if self.mechanisms.attrs.get("searched") else "")
                   + (f"; '<=': at the floor of {round(1 / floor) - 1} permutations" if at_floor.any() else "") + ":"]
         shown = self.families.head(self.top).assign(
             share=lambda t: (100 * t["share"]).round(1).astype(str) + "%",
@@ -305,7 +297,7 @@ class ComparisonResult(JobResult):
     def _mechanism_lines(self) -> list:
         """Return the mechanism table as text lines (none when the search was not run)."""
         table = self.mechanisms
-        if table is None:
+        if not table.attrs.get("searched"):
             return []
         floor = table.attrs["p_floor"]
         bound = ["<= " if p <= floor * (1 + 1e-9) else "" for p in table["p_value"]]
@@ -356,10 +348,10 @@ class ComparisonResult(JobResult):
             "typical_rows": rows,
             "adjustment": ADJUSTMENT,
             "profiles": self.profiles,
-            "mechanisms": (None if self.mechanisms is None else
-                           json.loads(self.mechanisms.to_json(orient="records", double_precision=15))),
-            "mechanisms_p_floor": None if self.mechanisms is None else self.mechanisms.attrs["p_floor"],
-            "unoriented": [] if self.mechanisms is None else self.mechanisms.attrs["unoriented"],
+            "mechanisms": json.loads(self.mechanisms.to_json(orient="records", double_precision=15)),
+            "mechanisms_searched": bool(self.mechanisms.attrs.get("searched")),
+            "mechanisms_p_floor": self.mechanisms.attrs.get("p_floor"),
+            "unoriented": self.mechanisms.attrs.get("unoriented", []),
             "mechanism_cell": self.mechanism_cell,
         }
 

@@ -378,7 +378,7 @@ MECHANISM_ALPHA = 0.05
 def _mechanism(result: ComparisonResult, alpha: float) -> dict:
     """Return a window's clearest changed mechanism ("A or B": cannot be oriented; "": none found)."""
     table = result.mechanisms
-    if table is None or table.empty:
+    if table.empty:
         return {"mechanism": "", "mechanism_p_adjusted": np.nan}
     changed = table[table["p_adjusted"] <= alpha]
     if changed.empty:
