@@ -102,7 +102,8 @@ def main() -> None:
               f"{group['seconds'].median():.1f} |")
     share = table["claim_unchanged"].mean()
     print(f"\nGoal: a claim about an unchanged variable in at most 5% of single-change verdicts: "
-          f"{100 * share:.1f}% ({'met' if share <= 0.05 else 'missed'}). Wall time {time.perf_counter() - begin:.0f} s.")
+          f"{100 * share:.1f}% ({'met' if share <= 0.05 else 'missed'}). "
+          f"Wall time {time.perf_counter() - begin:.0f} s.")
     wrong = table[table["claim_unchanged"]]
     for _, row in wrong.head(8).iterrows():
         print(f"- {row['network']} {row['position']} {row['variable']} n={row['n']}: {row['verdict']}")
