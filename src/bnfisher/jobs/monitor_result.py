@@ -69,6 +69,10 @@ def window_sentence(window) -> str:
     return f"Drifted (p = {p:.3g}, MMD²_u = {effect:.3g}): {found}."
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _records(table: pd.DataFrame) -> list:
     """Return a window table as JSON records (NaN as null), without the stored result."""
     return json.loads(table.drop(columns=["result"], errors="ignore").to_json(orient="records", double_precision=15))
@@ -180,7 +184,7 @@ class MonitorResult(JobResult):
             [f"Warning: {message}" for message in self.advice] if advice else []) + [self.verdict()]
         if len(self.windows):
             lines += ["", _shown(self.windows)]
-        lines.append(f"Store {self.store}: {self.totals[0]} windows, {self.totals[1]} alarms.")
+        lines.append(f"Store {self.store}: {_count(self.totals[0], 'window')}, {_count(self.totals[1], 'alarm')}.")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
@@ -255,7 +259,7 @@ class HistoryResult(JobResult):
         """
         alarms = self.windows[self.windows["alarm"]] if len(self.windows) else self.windows
         latest = f"; latest alarm: {alarms['label'].iloc[-1]}" if len(alarms) else ""
-        return f"Store {self.store}: {len(self.windows)} windows, {len(alarms)} alarms{latest}."
+        return f"Store {self.store}: {_count(len(self.windows), 'window')}, {_count(len(alarms), 'alarm')}{latest}."
 
     def to_text(self, *, notes: bool = True, advice: bool = True) -> str:
         """Return the verdict and one line per window.
