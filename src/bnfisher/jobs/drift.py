@@ -76,7 +76,9 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         Column of ``data`` with each row's time; dropped from the comparison (and from
         ``reference`` when it has it).
     window : str or int, optional
-        A pandas frequency with ``time`` (``"1W"``, ``"1D"``, ``"MS"``), else rows per window.
+        A pandas frequency with ``time`` (``"1D"``, ``"MS"``; ``"1W"`` is an ISO week, Monday
+        to Sunday, and ``"W-SUN"`` pandas' week from Sunday), else rows per window.  None: a
+        table is one window (labelled by the span of ``time`` when given).
     structure : str, default="chow-liu"
         How to learn the network's structure (see :func:`bnfisher.learn`), once, on the
         reference's fitting part.
