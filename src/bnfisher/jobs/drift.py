@@ -404,6 +404,10 @@ def _inputs(reference, data, *, time, window, bins) -> tuple:
     if not isinstance(reference, pd.DataFrame):
         raise OptionTypeError(f"`reference` must be a pandas DataFrame or a ReferenceProfile; got "
                               f"{type(reference).__name__}.")
+    if binned is None:  # a table's labels are those it holds, as its profile's are: the two give one answer
+        declared = [c for c in reference.columns if isinstance(reference[c].dtype, pd.CategoricalDtype)
+                    and not reference[c].dtype.ordered]  # ordered: bins (every bin a state), kept as declared
+        reference = reference.astype({c: object for c in declared}) if declared else reference
     distributed = _backend(data)
     windows, how = ([], "") if distributed is not None else split_windows(data, time=time, window=window)
     if time is not None and time in reference.columns:
