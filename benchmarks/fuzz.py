@@ -62,7 +62,7 @@ def main() -> int:
     print(f"calls on the surfaces and the command line: {calls}")
     print("raw tracebacks 0, silent wrong answers 0 (metamorphic relations and invariants held), data losses 0 "
           "(failed commands left every output as it was), hangs 0 (no call over 20 s), exit statuses other than 0 "
-          "and 2: 0")
+          "and 2: 0 (1 only for monitor and --exit-code, and in tests/test_fuzz_unattended.py only with an alarm)")
     return 0
 
 
