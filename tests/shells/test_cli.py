@@ -365,7 +365,7 @@ def test_compare_names_what_differs(tmp_path, capsys):
     assert main(["compare", str(first), str(second), "--permutations", "400", "--top", "3"]) == 0
     out = capsys.readouterr().out
     assert "the mechanism that changed is dysp's" in out and "Largest change: dysp = " in out
-    families = out.split("Which conditional distributions changed")[1].split("Largest cells")[0]
+    families = out.split("Which conditional distributions of the kernel's network changed")[1].split("Largest cells")[0]
     assert families.splitlines()[2].split()[0] == "dysp"  # ranked first
     assert f"% of {first}" in out and "Rows most typical of" in out and "95% CI" in out
 
