@@ -37,7 +37,7 @@ def claimed(verdict: str, variables) -> list:
     """Return the variables a verdict claims changed, in the order it names them."""
     if "differ (p" not in verdict:
         return []
-    sentences = re.split(r"(?<=\.) (?=[A-Z])", verdict.split(");", 1)[1])
+    sentences = re.split(r"(?<=\.) (?=[A-Z])", re.split(r"\)[;,] ", verdict, maxsplit=1)[-1])
     text = " ".join(s for s in sentences if not s.startswith("Largest change:"))  # the cell is no claim
     text = re.sub(r" given [^;()]*?(?= \(|;|\.$|$)", "", text)  # nor are the conditions of a family
     found = []

@@ -107,7 +107,7 @@ def _named(verdict: str, variables) -> set:
 
     if "differ (p" not in verdict:
         return set()
-    sentences = re.split(r"(?<=\.) (?=[A-Z])", verdict.split(");", 1)[1])
+    sentences = re.split(r"(?<=\.) (?=[A-Z])", re.split(r"\)[;,] ", verdict, maxsplit=1)[-1])
     text = re.sub(r" given [^;()]*?(?= \(|;|\.$|$)", "", " ".join(s for s in sentences
                                                               if not s.startswith("Largest change:")))
     return {v for v in variables if re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text)}

@@ -182,6 +182,10 @@ class ComparisonResult(JobResult):
         named = self._mechanism_verdict(alpha)
         if named:
             return f"{a} and {b} differ (p = {p:.3g}); {named}"
+        if self.mechanisms.attrs.get("searched"):  # the search ran and named nothing: say so, name no family
+            return (f"{a} and {b} differ (p = {p:.3g}), but no single variable's mechanism is named: for each, some "
+                    "set of its neighbours explains its difference, or none differs enough. The family table shows "
+                    "where the learned network's factorisation moved.")
         lead = self.families.iloc[0]
         parents = f" given {lead['parents']}" if lead["parents"] not in ("", "-") else ""
         if lead["p_adjusted"] > alpha:
