@@ -141,3 +141,97 @@ def test_the_mechanism_table_is_a_table_when_no_search_ran():
                                                    "sets"]
     assert table.head().empty and table.attrs["searched"] is False
     assert result.to_dict()["mechanisms"] == [] and result.to_dict()["mechanisms_searched"] is False
+
+
+def _exact_two_sided(first_x: int, n_x: int, n_y: int, total_a: int) -> float:
+    """Oracle: the exact permutation p-value of a 2 x 2 table (hypergeometric), as extreme = as far from the mean."""
+    from scipy.stats import hypergeom
+
+    law = hypergeom(n_x + n_y, total_a, n_x)
+    support = np.arange(max(0, total_a - n_y), min(total_a, n_x) + 1)
+    mean = total_a * n_x / (n_x + n_y)
+    far = np.abs(support - mean) >= abs(first_x - mean) - 1e-9
+    return float(law.pmf(support[far]).sum())
+
+
+def test_a_staged_test_that_runs_to_its_budget_gives_the_exact_p_value():
+    """Oracle: the hypergeometric law of a 2 x 2 table; the staged p-value of 20,000 permutations is within four
+    Monte-Carlo standard errors of it."""
+    from bnfisher.comparison.mechanisms import staged_tests
+
+    x = np.r_[np.zeros(70, int), np.ones(50, int)]
+    y = np.r_[np.zeros(50, int), np.ones(70, int)]
+    samples = [(x[:, None], np.ones(120)), (y[:, None], np.ones(120))]
+    p, _, drawn = staged_tests([2], [(0, ())], samples, n_permutations=20_000, stop=0.2,
+                               random_state=np.random.default_rng(0))
+    exact = _exact_two_sided(50, 120, 120, 120)
+    assert exact < 0.2 and drawn[0] == 20_000
+    assert abs(p[0] - exact) <= 4 * np.sqrt(exact * (1 - exact) / 20_000) + 1 / 20_001, (p[0], exact)
+
+
+def test_staged_tests_keep_their_level_and_stop_early_under_the_null():
+    """Simulation: 400 null tables (two samples of 40 from one law); P(p <= 0.05) <= 0.05 + 3 Monte-Carlo standard
+    errors, and a test that stops reports a p-value above the threshold after 99 permutations."""
+    from bnfisher.comparison.mechanisms import staged_tests
+
+    rng = np.random.default_rng(1)
+    runs, small, early = 400, 0, 0
+    for _ in range(runs):
+        codes = rng.integers(0, 3, size=(80, 1))
+        p, _, drawn = staged_tests([3], [(0, ())], [(codes[:40], np.ones(40)), (codes[40:], np.ones(40))],
+                                   n_permutations=999, stop=0.2, random_state=rng)
+        small += p[0] <= 0.05
+        early += drawn[0] == 99
+        assert drawn[0] == 999 or p[0] > 0.2
+    assert small / runs <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / runs), small
+    assert early / runs >= 0.7, early  # about 1 - stop of them
+
+
+def test_a_variable_stops_when_one_set_explains_it():
+    from bnfisher.comparison.mechanisms import staged_tests
+
+    rng = np.random.default_rng(2)
+    parent = rng.integers(0, 2, 4000)
+    child = np.where(rng.random(4000) < 0.9, parent, 1 - parent)
+    codes = np.c_[parent, child]
+    shifted = codes.copy()
+    shifted[:2000, 0] = rng.random(2000) < 0.8  # the parent's law moves in the second sample; child | parent does not
+    shifted[:2000, 1] = np.where(rng.random(2000) < 0.9, shifted[:2000, 0], 1 - shifted[:2000, 0])
+    samples = [(codes[2000:], np.ones(2000)), (shifted[:2000], np.ones(2000))]
+    p, _, drawn = staged_tests([2, 2], [(1, ()), (1, (0,))], samples, n_permutations=5000, stop=0.2,
+                               random_state=np.random.default_rng(0))
+    assert p[0] <= 0.01 and p[1] > 0.2 and drawn.tolist() == [99, 99]  # explained by its parent: both stop
+
+
+def test_the_cell_holds_every_parent_of_a_four_parent_change_and_no_needless_condition():
+    from bnfisher.comparison.mechanisms import cell_search
+
+    rng = np.random.default_rng(3)
+    n = 40_000
+    parents = rng.integers(0, 2, size=(2 * n, 4))
+    noise = rng.integers(0, 2, size=(2 * n, 3))
+    child = (rng.random(2 * n) < 0.3).astype(int)
+    moved = (parents[:n] == 1).all(axis=1)
+    child[:n][moved] = (rng.random(moved.sum()) < 0.8).astype(int)
+    codes = np.c_[parents, noise, child]
+    cell = cell_search([2] * 8, (codes[n:], np.ones(n)), (codes[:n], np.ones(n)), 7, range(7))
+    assert cell["given"] == (0, 1, 2, 3) and cell["configuration"] == (1, 1, 1, 1)
+    assert cell["percent_X"] == pytest.approx(70, abs=4) and cell["percent_Y"] == pytest.approx(20, abs=4)
+
+
+def test_family_p_values_at_the_floor_resolve_below_holms_floor():
+    """A clearly changed family among F: after the first 1,000 permutations its adjusted p-value cannot go below
+    F / 1001; run again, the clearest family's adjusted p-value reaches 0.001. The other families keep theirs."""
+    from bnfisher.comparison import conditional_family_tests, holm, resolve_floor
+
+    base = _chain()
+    moved = _chain(prior=(0.1, 0.9))
+    X, Y = _samples(base, moved, 3000, 5)
+    first = conditional_family_tests(base, X, Y, n_permutations=1000, random_state=0)
+    again, budget = resolve_floor(base, first, X, Y, random_state=np.random.default_rng(1))
+    at_floor = first.p_value <= 1 / 1001
+    assert at_floor.any() and holm(first.p_value).min() >= len(first.families) / 1001 - 1e-12
+    assert holm(again.p_value).min() <= 0.001 and budget >= len(first.families) / 0.001
+    clearest = np.argmax(np.where(at_floor, first.z, -np.inf))
+    others = np.arange(len(first.p_value)) != clearest
+    np.testing.assert_array_equal(again.p_value[others], first.p_value[others])

@@ -1,7 +1,7 @@
 """Comparing two data sets: the permutation engine, the two-sample test and the explanation of a difference."""
 
 from bnfisher.comparison.aggregate import aggregate_pvalues
-from bnfisher.comparison.attribution import FamilyTests, conditional_family_tests, holm
+from bnfisher.comparison.attribution import FamilyTests, conditional_family_tests, holm, resolve_floor
 from bnfisher.comparison.explain import explain_rows, family_table, mmd_by_family, top_cells, witness
 from bnfisher.comparison.mechanisms import MechanismTests, changed_cell, mechanism_tests
 from bnfisher.comparison.null import permutation_splits
@@ -35,6 +35,7 @@ __all__ = [
     "FamilyTests",
     "conditional_family_tests",
     "holm",
+    "resolve_floor",
     "MechanismTests",
     "mechanism_tests",
     "changed_cell",

@@ -24,10 +24,13 @@ when the graph holds its arcs (in either direction) and it has at most
 
 **Tests and p-values.**  Each ``(V, S)`` is tested with the exact within-configuration
 permutation test of :func:`bnfisher.comparison.attribution.conditional_tests`
-(statistic ``D`` of that module with ``S`` as the parents; all pairs share the
-permutations).  ``V``'s p-value is the *largest* over its candidate sets: for an
-unchanged ``V`` whose true parents are a candidate, ``P(max_S p_S <= a) <=
-P(p_Pa <= a) <= a`` (an intersection-union test).  Holm's adjustment over the
+(statistic ``D`` of that module with ``S`` as the parents), in stages
+(:func:`staged_tests`): 99 permutations, then 999, then the budget, a variable's tests
+stopping once one of its sets gives a p-value above :data:`SEARCH_STOP` (Besag &
+Clifford's sequential p-values [4]_: exact at every stage).  ``V``'s p-value is the
+*largest* over its candidate sets: for an unchanged ``V`` whose true parents are a
+candidate, ``P(max_S p_S <= a) <= P(p_Pa <= a) <= a`` for ``a <= SEARCH_STOP`` (an
+intersection-union test; a variable stopped early is named at no such level).  Holm's adjustment over the
 variables then controls the family-wise error of naming an unchanged mechanism,
 under that condition on the graph, with no assumption on how the tests depend.
 The structure is learned without the label, so the permutation tests stay exact
@@ -50,6 +53,7 @@ References
    Technometrics 24, 295-300 (the intersection-union test).
 .. [3] Holm (1979). A simple sequentially rejective multiple test procedure.
    Scandinavian Journal of Statistics 6, 65-70.
+.. [4] Besag & Clifford (1991). Sequential Monte Carlo p-values. Biometrika 78(2), 301-304.
 """
 
 from __future__ import annotations
@@ -60,10 +64,11 @@ from itertools import combinations
 import numpy as np
 
 from bnfisher._utils.validation import check_random_state
-from bnfisher.comparison.attribution import conditional_tests, default_permutations, holm
+from bnfisher.comparison.attribution import conditional_tests, default_permutations, family_tables, holm
 
-__all__ = ["MAX_SET_SIZE", "SEARCH_STOP", "MechanismTests", "candidate_sets", "changed_cell", "compelled_parents",
-           "mechanism_tests", "neighbourhoods"]
+__all__ = ["CHECKPOINTS", "MAX_SET_SIZE", "SEARCH_STOP", "MechanismTests", "candidate_sets", "cell_search",
+           "changed_cell", "compelled_parents",
+           "mechanism_tests", "neighbourhoods", "staged_tests"]
 
 #: Largest conditioning set drawn from a variable's neighbours (its graph parents are tried whatever their number).
 MAX_SET_SIZE = 2
@@ -93,10 +98,15 @@ class MechanismTests:
         standardised excess): where a changed mechanism's cell is looked for.
     n_sets : ndarray of int, shape (n_variables,)
     n_permutations : int
+        The budget of a set's test (a test stops earlier when its p-value is plainly above
+        :data:`SEARCH_STOP`: :func:`staged_tests`).
     searched : list of list of tuple of int
         Every conditioning set tried for each variable.
     unoriented : list of tuple of int
         Groups of unflagged variables dependent on the label that only explain one another.
+    permutations_drawn : int
+        Permutations drawn over every set's test (the search's cost; at most ``n_permutations``
+        times the number of sets).
 
     Examples
     --------
@@ -123,6 +133,7 @@ class MechanismTests:
     n_permutations: int
     unoriented: list = field(default_factory=list)
     searched: list = field(default_factory=list)
+    permutations_drawn: int = 0
 
     def flagged(self, alpha: float = 0.05) -> list:
         """Return the columns of the variables whose mechanism changed at level ``alpha``, clearest first.
@@ -244,6 +255,82 @@ def neighbourhoods(parents) -> tuple:
     return near, wide
 
 
+#: Permutations after which a search's tests may stop (Besag & Clifford's checkpoints; then at the budget).
+CHECKPOINTS = (99, 999)
+
+
+def staged_tests(cardinalities, pairs: list, samples: list, *, n_permutations: int, stop: float,
+                 random_state) -> tuple:
+    """Test each ``(variable, set)`` pair in stages; stop a variable's tests once one of its p-values exceeds ``stop``.
+
+    After :data:`CHECKPOINTS` permutations (then ``n_permutations``) each live pair's
+    p-value is that of every permutation drawn for it so far,
+    ``p_k = (1 + G_k) / (1 + b_k)`` (:func:`~bnfisher.comparison.permutation_pvalue`).
+    When a pair's ``p_k`` exceeds ``stop``, every pair of its variable stops: the variable's
+    p-value (the largest over its sets) is then above ``stop`` whatever the rest would give.
+    The stages draw new permutations, independent of the earlier ones, for the pairs still
+    live, so ``p_k`` is an exact permutation p-value of ``b_k`` permutations, and with one
+    threshold at every stage a pair's reported p-value keeps ``P(p <= t) <= t`` for
+    ``t <= stop`` (Besag & Clifford 1991; the argument of :mod:`bnfisher.comparison.sequential`).
+    Inner code: trusts encoded inputs.
+
+    Parameters
+    ----------
+    cardinalities : sequence of int
+    pairs : list of (int, tuple of int)
+        Each test's variable and conditioning set.
+    samples : list of two (ndarray of int, ndarray)
+    n_permutations : int
+        A test's budget.
+    stop : float
+        The p-value above which a variable's tests stop (``1.0``: every test runs its budget).
+    random_state : Generator
+
+    Returns
+    -------
+    p_value, z : ndarray of shape (n_pairs,)
+        Each pair's p-value and standardised excess ``(D - mean) / sd`` over its permutations.
+    drawn : ndarray of int, shape (n_pairs,)
+        The permutations each pair's test drew.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> codes = rng.integers(0, 2, size=(400, 2))
+    >>> samples = [(codes[:200], np.ones(200)), (codes[200:], np.ones(200))]
+    >>> p, z, drawn = staged_tests([2, 2], [(0, ()), (0, (1,))], samples, n_permutations=2000, stop=0.2,
+    ...                            random_state=np.random.default_rng(1))
+    >>> bool(p.max() > 0.2), drawn.tolist()    # no difference: both tests stop after 99 permutations
+    (True, [99, 99])
+    """
+    tables = family_tables(cardinalities, pairs, samples)
+    owner = np.asarray([v for v, _ in pairs])
+    statistic, exceed, total, square = (np.zeros(len(pairs)) for _ in range(4))
+    drawn = np.zeros(len(pairs), dtype=np.int64)
+    p_value = np.ones(len(pairs))
+    live = np.ones(len(pairs), dtype=bool)
+    for b in [b for b in CHECKPOINTS if b < n_permutations] + [n_permutations]:
+        index = np.flatnonzero(live)
+        if not index.size:
+            break
+        step = b - int(drawn[index[0]])
+        tests = conditional_tests(cardinalities, [pairs[k] for k in index], None, n_permutations=step,
+                                  random_state=random_state, tables=[tables[k] for k in index])
+        statistic[index] = tests.statistic
+        exceed[index] += np.rint(tests.p_value * (step + 1)) - 1
+        total[index] += tests.null_mean * step
+        square[index] += (tests.null_sd**2 + tests.null_mean**2) * step
+        drawn[index] = b
+        p_value[index] = (1 + exceed[index]) / (1 + b)
+        live &= ~np.isin(owner, owner[index[p_value[index] > stop]])
+    mean = total / np.maximum(drawn, 1)
+    sd = np.sqrt(np.maximum(square / np.maximum(drawn, 1) - mean**2, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(sd > 0, (statistic - mean) / sd, 0.0)
+    return p_value, z, drawn
+
+
 def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZE, n_permutations: int | None = None,
                     alpha: float = 0.05, random_state=None) -> MechanismTests:
     """Test every variable for a changed mechanism: dependent on the sample label given each candidate set.
@@ -294,29 +381,31 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     n_permutations = default_permutations(len(variables)) if n_permutations is None else int(n_permutations)
     near, wide = neighbourhoods(parents)
     required = compelled_parents(parents)
-    found: dict = {v: [] for v in variables}  # (set, p, z) of every set tried
-    marginal_pairs = [(v, ()) for v in variables]
-    marginal = conditional_tests(cardinalities, marginal_pairs, samples, n_permutations=n_permutations,
-                                 random_state=rng).p_value  # does the variable differ at all?
-    rounds = [(variables, near), (None, wide)]
-    for chosen, pool in rounds:
-        if chosen is None:  # second round: the variables no set has explained yet
-            chosen = [v for v in variables if max(p for _, p, _ in found[v]) <= SEARCH_STOP]
-        tried = {v: {s for s, _, _ in found[v]} for v in chosen}
+    found: dict = {v: [] for v in variables}  # (set, p, z, permutations) of every set tried
+    marginal = staged_tests(cardinalities, [(v, ()) for v in variables], samples, n_permutations=n_permutations,
+                            stop=1.0, random_state=rng)[0]  # does the variable differ at all? (every permutation)
+    used = 0
+    for pool in (near, wide):
+        chosen = [v for v in variables if not found[v] or max(t[1] for t in found[v]) <= SEARCH_STOP]
+        tried = {v: {t[0] for t in found[v]} for v in chosen}
         pairs = [(v, s) for v in chosen
                  for s in candidate_sets(v, pool[v], parents[v], max_size=max_size, required=required[v])
                  if s not in tried[v]]
         if not pairs:
             continue
-        tests = conditional_tests(cardinalities, pairs, samples, n_permutations=n_permutations, random_state=rng)
-        for (v, s), p, z in zip(pairs, tests.p_value, tests.z):
-            found[v].append((s, float(p), float(z)))
+        p_values, z, drawn = staged_tests(cardinalities, pairs, samples, n_permutations=n_permutations,
+                                          stop=SEARCH_STOP, random_state=rng)
+        used += int(drawn.sum())
+        for (v, s), p, excess, b in zip(pairs, p_values, z, drawn):
+            if b:  # a set left untried (its variable was explained by another) is not reported as searched
+                found[v].append((s, float(p), float(excess), int(b)))
     best = [max(found[v], key=lambda t: (t[1], -t[2])) for v in variables]  # the largest p; then the weakest excess
-    p_value = np.asarray([p for _, p, _ in best])
+    p_value = np.asarray([t[1] for t in best])
     clearest = [max(found[v], key=lambda t: t[2])[0] for v in variables]
-    result = MechanismTests(variables, p_value, holm(p_value), [s for s, _, _ in best],
-                            np.asarray([z for _, _, z in best]), holm(marginal), clearest,
-                            np.asarray([len(found[v]) for v in variables]), n_permutations)
+    result = MechanismTests(variables, p_value, holm(p_value), [t[0] for t in best],
+                            np.asarray([t[2] for t in best]), holm(marginal), clearest,
+                            np.asarray([len(found[v]) for v in variables]), n_permutations,
+                            permutations_drawn=used)
     result.unoriented = _unoriented(result, found, alpha)
     result.searched = [[t[0] for t in found[v]] for v in variables]
     return result
@@ -331,7 +420,7 @@ def _unoriented(tests: MechanismTests, found: dict, alpha: float) -> list:
     while grown:  # a dependent variable explained by a flagged or explained one is explained
         grown = False
         for v in sorted(dependent - explained):
-            if any(p > alpha and set(s) & explained for s, p, _ in found[v]):
+            if any(t[1] > alpha and set(t[0]) & explained for t in found[v]):
                 explained.add(v)
                 grown = True
     left = dependent - explained
@@ -405,3 +494,70 @@ def changed_cell(cardinalities, X, Y, child: int, given) -> dict:
     return {"configuration": configuration, "state": int(a), "percent_X": float(100 * np.nan_to_num(p_x[j, a])),
             "percent_Y": float(100 * np.nan_to_num(p_y[j, a])), "rows_X": float(rows_x[j, 0]),
             "rows_Y": float(rows_y[j, 0]), "chi2": float(term[j].sum())}
+
+
+def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict:
+    """Return the smallest conditioning set, from ``pool``, that concentrates ``child``'s change, and its cell.
+
+    A change of one row of a CPT is most concentrated given the true parents: a set
+    lacking a parent mixes the changed configuration with unchanged ones (its chi-square,
+    :func:`changed_cell`, is smaller by the unchanged rows' share), a set with a needless
+    variable splits the changed configuration (its chi-square is smaller by the split-off
+    share).  Forward: add the column of ``pool`` that raises the chi-square most, while the
+    gain exceeds three standard deviations of what the rows split off carry,
+    ``3 sqrt(2 (k + 2 x))`` with ``x = chi2 (1 - s)`` for a share ``s`` of the coarser
+    configuration's rows kept and ``k`` child states (a non-central chi-square's spread,
+    for the part of the statistic the split can move); backward: drop any column whose
+    removal costs less than that.
+
+    Parameters
+    ----------
+    cardinalities : sequence of int
+    X, Y : tuple of (ndarray of int, ndarray)
+        Codes and copies of each sample's rows.
+    child : int
+    pool : iterable of int
+        The columns a condition may use (the variable's neighbourhood in the search's graph).
+    most : int, default=6
+        The most columns in the set.
+
+    Returns
+    -------
+    dict
+        :func:`changed_cell`'s, with ``given`` (the set's columns, in the order of the
+        configuration).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> codes = rng.integers(0, 2, size=(4000, 4))          # column 3 moves where columns 0 and 1 are both 1
+    >>> moved = codes.copy()
+    >>> where = (codes[:2000, 0] == 1) & (codes[:2000, 1] == 1)
+    >>> moved[:2000][where, 3] = (rng.random(where.sum()) < 0.9)
+    >>> cell = cell_search([2, 2, 2, 2], (codes[2000:], np.ones(2000)), (moved[:2000], np.ones(2000)), 3, [0, 1, 2])
+    >>> cell["given"], cell["configuration"], cell["state"]
+    ((0, 1), (1, 1), 0)
+    """
+    def chi2(given) -> dict:
+        return dict(changed_cell(cardinalities, X, Y, child, given), given=tuple(given))
+
+    def tolerance(coarse: dict, fine: dict) -> float:
+        kept = min(1.0, (fine["rows_X"] + fine["rows_Y"]) / max(coarse["rows_X"] + coarse["rows_Y"], 1e-12))
+        return 3.0 * float(np.sqrt(2.0 * (int(cardinalities[child]) + 2.0 * coarse["chi2"] * (1.0 - kept))))
+
+    current = chi2(())
+    pool = sorted(set(int(u) for u in pool) - {int(child)})
+    while len(current["given"]) < most:
+        options = [chi2(sorted(current["given"] + (u,))) for u in pool if u not in current["given"]]
+        best = max(options, key=lambda cell: cell["chi2"], default=None)
+        if best is None or best["chi2"] - current["chi2"] <= tolerance(current, best):
+            break
+        current = best
+    pruned = True
+    while pruned and current["given"]:
+        smaller = [chi2([u for u in current["given"] if u != w]) for w in current["given"]]
+        best = max(smaller, key=lambda cell: cell["chi2"])
+        pruned = current["chi2"] - best["chi2"] <= tolerance(best, current)
+        current = best if pruned else current
+    return current

@@ -17,7 +17,7 @@ import numpy as np
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
-from bnfisher.comparison.mechanisms import MechanismTests, changed_cell, mechanism_tests
+from bnfisher.comparison.mechanisms import MechanismTests, cell_search, mechanism_tests
 from bnfisher.data.providers import NumpyCounts
 
 __all__ = ["MECHANISM_COLUMNS", "SEARCHED_STRUCTURES", "mechanism_table", "neighbourhood_graph"]
@@ -108,13 +108,14 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         p-value: the best explanation of the variable's difference, ``-`` for none),
         ``z`` (the standardised excess there), ``sets`` (how many were searched); sorted by adjusted p-value, then by
         the weakest standardised excess; ``attrs`` hold ``p_floor`` (one over the
-        permutations plus one), ``unoriented`` (groups of two or more variable names, each
+        permutations plus one), ``permutations`` (drawn over every set's test: the search's cost),
+        ``unoriented`` (groups of two or more variable names, each
         group's variables explaining one another's difference) and ``alpha``.
     cell : dict or None
         For the first flagged variable: ``variable``, ``given`` (names to labels),
         ``state``, ``percent_X``, ``percent_Y`` and ``text``
-        (:func:`~bnfisher.comparison.mechanisms.changed_cell`, over the conditioning sets
-        searched, the one whose configuration's change is most concentrated).
+        (:func:`~bnfisher.comparison.mechanisms.cell_search` over the columns of the sets searched:
+        the smallest set that concentrates the change).
     """
     cards = network.cardinalities
     tests: MechanismTests = mechanism_tests(cards, *samples, parents=graph, alpha=alpha, random_state=random_state)
@@ -127,6 +128,7 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         "best_set": [", ".join(variables[u] for u in tests.explained_by[k]) or "-" for k in order],
         "z": tests.z[order], "sets": tests.n_sets[order]}, columns=MECHANISM_COLUMNS)
     table.attrs.update(searched=True, p_floor=1.0 / (tests.n_permutations + 1), alpha=alpha,
+                       permutations=tests.permutations_drawn,
                        unoriented=[[variables[v] for v in group] for group in tests.unoriented if len(group) > 1])
     flagged = tests.flagged(alpha)
     if not flagged:
@@ -135,17 +137,13 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
 
 
 def _cell(network: BayesianNetwork, samples: tuple, child: int, sets: list, sample_names: tuple) -> dict:
-    """Return the changed cell of ``child`` in the user's labels: the most concentrated change over ``sets``.
+    """Return the changed cell of ``child`` in the user's labels (:func:`~bnfisher.comparison.mechanisms.cell_search`).
 
-    A change of one row of a CPT is most concentrated given the true parents: a larger set splits the
-    changed configuration, a smaller one mixes it with unchanged ones.  So the cell is the one whose
-    configuration's chi-square is largest over the conditioning sets searched.
+    The conditions are drawn from the columns of the sets the search tried for ``child``.
     """
-    cells = [(changed_cell(network.cardinalities, samples[0], samples[1], child, given), tuple(given))
-             for given in sets]
-    found, given = max(cells, key=lambda pair: pair[0]["chi2"])
+    found = cell_search(network.cardinalities, samples[0], samples[1], child, {u for s in sets for u in s})
     names, states = network.variables, network.states
-    where = {names[u]: states[names[u]][k] for u, k in zip(given, found["configuration"])}
+    where = {names[u]: states[names[u]][k] for u, k in zip(found["given"], found["configuration"])}
     variable = names[child]
     label = states[variable][found["state"]]
     condition = " & ".join(f"{u} = {k}" for u, k in where.items())

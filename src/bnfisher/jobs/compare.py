@@ -17,7 +17,7 @@ import numpy as np
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option, check_random_state, free_name
 from bnfisher.bn.network import BayesianNetwork
-from bnfisher.comparison.attribution import conditional_family_tests
+from bnfisher.comparison.attribution import conditional_family_tests, family_tables, resolve_floor
 from bnfisher.comparison.explain import ADJUSTMENT, FAMILY_ORDER, cells_from_counts, family_profiles, family_table
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.comparison.sequential import EarlyStop
@@ -546,17 +546,16 @@ def find_mechanisms(result: ComparisonResult, encoded: tuple, *, graph: list | N
     graph = neighbourhood_graph(network, encoded, notes=result.notes) if graph is None else graph
     result.mechanisms, result.mechanism_cell = mechanism_table(network, samples_codes, graph, names=result.names,
                                                                random_state=random_state)
-
-
-#: Family tests run again, with ten times the permutations, while a family sits at the p-value floor (no permutation
-#: as extreme as the data), up to this many permutations.  Valid: each run is an exact test on its own draws, and a
-#: run is repeated only when its p-value is already at its smallest.
-MAX_FAMILY_PERMUTATIONS = 20_000
+    table = result.mechanisms
+    budget = round(1 / table.attrs["p_floor"]) - 1
+    result.notes.append(f"Mechanism tests: {int(table['sets'].sum())} conditioning sets, "
+                        f"{table.attrs['permutations']:,} permutations in all (a variable's tests stop once one set "
+                        f"explains it, at 99 or 999 permutations; the others run {budget}).")
 
 
 def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, notes: list, alpha: float = 0.05,
                           tables: list | None = None):
-    """Return the family tests, run again with ten times the permutations while a family sits at the floor.
+    """Return the family tests, those at the p-value floor run again (:func:`~bnfisher.comparison.resolve_floor`).
 
     Parameters
     ----------
@@ -575,16 +574,13 @@ def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, notes
     -------
     FamilyTests
     """
-    tests = conditional_family_tests(network, X, Y, random_state=random_state, tables=tables)
-    first = tests.n_permutations
-    while tests.n_permutations * 10 <= MAX_FAMILY_PERMUTATIONS and np.any(
-            tests.p_value <= 1.0 / (tests.n_permutations + 1) + 1e-15):
-        tests = conditional_family_tests(network, X, Y, n_permutations=tests.n_permutations * 10,
-                                         random_state=random_state, tables=tables)
-    again = (f"; run again with {tests.n_permutations} because a family's p-value sat at the floor of {first} "
-             "permutations" if tests.n_permutations != first else "")
-    notes.append(f"Family tests: {first} permutations within parent configurations ({len(tests.families)} "
-                 f"families){again}.")
+    if tables is None:
+        tables = family_tables(network.cardinalities, list(enumerate(network.parent_indices())), [X, Y])
+    first = conditional_family_tests(network, None, None, random_state=random_state, tables=tables)
+    tests, budget = resolve_floor(network, first, None, None, random_state=random_state, tables=tables)
+    again = f"; the clearest, at the floor of the p-values, run again with {budget}" if budget else ""
+    notes.append(f"Family tests: {first.n_permutations} permutations within parent configurations "
+                 f"({len(tests.families)} families){again}.")
     return tests
 
 

@@ -1,0 +1,94 @@
+"""What the mechanism search costs beside the test: ``compare`` with one changed CPT against ``compare`` without.
+
+For each network, A is drawn from it and B from a copy with one CPT row of a middle variable changed
+(``benchmarks/mechanisms.py``'s plant), ``--n`` rows a side; the reference call compares A with a second sample of
+the unchanged network (its test does not reject, so no search runs).  Printed per network: seconds of ``compare``
+without and with the change and their ratio (goal: at most 10), the search's seconds (graph and tests) and its share
+of the changed call, the permutations the search drew, and -- the reference measured in the same run -- the same
+search with every test run to its budget (no checkpoint: the search before 0.3), its permutations and seconds.
+One core each (run under ``taskset -c 0``).
+
+Run:  taskset -c 0 python benchmarks/mechanisms_cost.py [--networks alarm hepar2 andes pathfinder barley] [--n 5000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import bnfisher as bf
+import bnfisher.comparison.mechanisms as search
+from bnfisher.data.rows import DistinctRows
+from bnfisher.jobs.attribute import mechanism_table, neighbourhood_graph
+
+HERE = Path(__file__).resolve().parent
+
+
+def timed_search(A, B, seed: int) -> tuple:
+    """The search alone, as ``compare`` runs it: graph on the pool, then the tests; seconds and permutations."""
+    tree = bf.learn(pd.concat([A, B], ignore_index=True), "chow-liu")
+    encoded = [DistinctRows.of(tree.encode(frame)) for frame in (A, B)]
+    samples = tuple((rows.encoded.codes, rows.copies) for rows in encoded)
+    started = time.perf_counter()
+    graph = neighbourhood_graph(tree, tuple(encoded), notes=[])
+    table, _ = mechanism_table(tree, samples, graph, names=("A", "B"), random_state=np.random.default_rng(seed))
+    return time.perf_counter() - started, table.attrs["permutations"], table.loc[table["changed"], "variable"].tolist()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--networks", nargs="+", default=["alarm", "hepar2", "andes", "pathfinder", "barley"])
+    parser.add_argument("--n", type=int, default=5000)
+    args = parser.parse_args()
+    sys.path.insert(0, str(HERE))
+    from mechanisms import network, plant, positions
+
+    warnings.simplefilter("ignore")
+    lines = [f"Command: `taskset -c 0 python benchmarks/mechanisms_cost.py --networks {' '.join(args.networks)} "
+             f"--n {args.n}` ({datetime.date.today().isoformat()}, bnfisher {bf.__version__}).", "",
+             "| network (changed) | compare, no change (s) | compare, change (s) | ratio (goal <= 10) | search (s) | "
+             "search's share | permutations | named | fixed budgets: permutations | fixed budgets: search (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for name in args.networks:
+        net = network(name)
+        frequencies = net.sample(20_000, random_state=1)
+        middle = positions(net)["middle"]
+        rng = np.random.default_rng(3)
+        for variable in rng.permutation(middle):
+            planted = plant(net, variable, frequencies)
+            if planted is not None:
+                break
+        moved = planted[0]
+        A, B, C = net.sample(args.n, random_state=1), moved.sample(args.n, random_state=2), net.sample(args.n,
+                                                                                                        random_state=3)
+        bf.compare(A.iloc[:200], C.iloc[:200], random_state=0)  # imports and compiled code before the clock
+        started = time.perf_counter()
+        quiet = bf.compare(A, C, random_state=0)
+        without = time.perf_counter() - started
+        started = time.perf_counter()
+        changed = bf.compare(A, B, random_state=0)
+        seconds = time.perf_counter() - started
+        found, drawn, named = timed_search(A, B, 0)
+        checkpoints, search.CHECKPOINTS = search.CHECKPOINTS, ()
+        try:
+            fixed, fixed_drawn, _ = timed_search(A, B, 0)
+        finally:
+            search.CHECKPOINTS = checkpoints
+        searched = changed.mechanisms.attrs.get("searched")
+        lines.append(f"| {name} ({variable}) | {without:.1f} (p = {quiet.test.p_value:.3g}) | {seconds:.1f} "
+                     f"(p = {changed.test.p_value:.3g}{'' if searched else ', no search'}) | {seconds / without:.1f} | "
+                     f"{found:.1f} | {found / seconds:.0%} | {drawn:,} | {', '.join(named) or '-'} | {fixed_drawn:,} | "
+                     f"{fixed:.1f} |")
+        print(lines[-1], file=sys.stderr, flush=True)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
