@@ -133,16 +133,6 @@ def redraw(bf, net, variable: str, rng):
     return bf.BayesianNetwork(dict(net.parents), cpts, dict(net.states))
 
 
-def target_of(parents: dict, changed: str) -> str:
-    """The sink downstream of ``changed`` with the most ancestors (DoWhy attributes a target's change)."""
-    import networkx as nx
-
-    graph = nx.DiGraph([(p, c) for c, ps in parents.items() for p in ps])
-    graph.add_nodes_from(parents)
-    sinks = [v for v in nx.descendants(graph, changed) | {changed} if graph.out_degree(v) == 0]
-    return max(sinks, key=lambda v: (len(nx.ancestors(graph, v)), v))
-
-
 def score(named, ranked, changed: str) -> dict:
     named = set(named)
     hit = changed in named
@@ -161,6 +151,9 @@ def run_bnfisher(bf, A, B, seed: int) -> dict:
 
 def run_peers(args, A, B, net, changed: str, seed: int) -> dict:
     """Each peer on the same rows (integer codes), in its own interpreter."""
+    sys.path.insert(0, str(HERE))
+    from mechanisms_dowhy import target_of  # DoWhy attributes a target's change: the sink it chooses
+
     out = {}
     with tempfile.TemporaryDirectory() as folder:
         codes = [net.encode(frame).codes for frame in (A, B)]

@@ -169,6 +169,7 @@ def test_a_staged_test_that_runs_to_its_budget_gives_the_exact_p_value():
     assert abs(p[0] - exact) <= 4 * np.sqrt(exact * (1 - exact) / 20_000) + 1 / 20_001, (p[0], exact)
 
 
+@pytest.mark.slow
 def test_staged_tests_keep_their_level_and_stop_early_under_the_null():
     """Simulation: 400 null tables (two samples of 40 from one law); P(p <= 0.05) <= 0.05 + 3 Monte-Carlo standard
     errors, and a test that stops reports a p-value above the threshold after 99 permutations."""

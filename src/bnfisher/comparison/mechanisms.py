@@ -227,7 +227,7 @@ def compelled_parents(parents) -> list:
 
 
 #: A variable whose largest p-value over its neighbours' sets exceeds this is not searched further (it is not
-#: flagged at any level up to this); the others are tried with the sets of their neighbours' neighbours too.
+#: flagged at any level up to this); the others are tried with their best set grown by a neighbour's neighbour.
 SEARCH_STOP = 0.2
 
 
@@ -338,7 +338,8 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     See the module docstring for the search, the p-values and their guarantee.  The
     search has two rounds: the subsets of each variable's neighbours (and its parents),
     then, for the variables whose largest p-value is still at most :data:`SEARCH_STOP`,
-    the subsets of their neighbours' neighbours.  A variable stopped after the first
+    the set that came closest to explaining the variable grown by one of its neighbours'
+    neighbours, and each of those alone (with the compelled parents).  A variable stopped after the first
     round reports the largest p-value found (above ``SEARCH_STOP``, so it is flagged
     at no level up to that; Holm's adjusted p-values of the others are those of the
     whole search).  Inner code: trusts encoded inputs.
@@ -388,8 +389,7 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     for pool in (near, wide):
         chosen = [v for v in variables if not found[v] or max(t[1] for t in found[v]) <= SEARCH_STOP]
         tried = {v: {t[0] for t in found[v]} for v in chosen}
-        pairs = [(v, s) for v in chosen
-                 for s in candidate_sets(v, pool[v], parents[v], max_size=max_size, required=required[v])
+        pairs = [(v, s) for v in chosen for s in _round_sets(v, pool, found, parents, max_size, required)
                  if s not in tried[v]]
         if not pairs:
             continue
@@ -409,6 +409,15 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     result.unoriented = _unoriented(result, found, alpha)
     result.searched = [[t[0] for t in found[v]] for v in variables]
     return result
+
+
+def _round_sets(v: int, pool, found: dict, parents, max_size: int, required) -> list:
+    """Return the sets of one round for ``v``: small subsets of its neighbours; then its best set grown by one."""
+    if not found[v]:
+        return candidate_sets(v, pool[v], parents[v], max_size=max_size, required=required[v])
+    best = max(found[v], key=lambda t: (t[1], -t[2]))[0]  # the set that came closest to explaining v
+    return sorted({tuple(sorted(set(best) | {w})) for w in pool[v] - set(best)}
+                  | {tuple(sorted(set(required[v]) | {w})) for w in pool[v]})
 
 
 def _unoriented(tests: MechanismTests, found: dict, alpha: float) -> list:
@@ -496,6 +505,10 @@ def changed_cell(cardinalities, X, Y, child: int, given) -> dict:
             "rows_Y": float(rows_y[j, 0]), "chi2": float(term[j].sum())}
 
 
+#: A cell's condition is added (kept) when it raises the chi-square by more than this many standard deviations.
+CELL_SD = 2.0
+
+
 def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict:
     """Return the smallest conditioning set, from ``pool``, that concentrates ``child``'s change, and its cell.
 
@@ -503,12 +516,12 @@ def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict
     lacking a parent mixes the changed configuration with unchanged ones (its chi-square,
     :func:`changed_cell`, is smaller by the unchanged rows' share), a set with a needless
     variable splits the changed configuration (its chi-square is smaller by the split-off
-    share).  Forward: add the column of ``pool`` that raises the chi-square most, while the
-    gain exceeds three standard deviations of what the rows split off carry,
-    ``3 sqrt(2 (k + 2 x))`` with ``x = chi2 (1 - s)`` for a share ``s`` of the coarser
+    share).  Forward: add the column of ``pool`` whose gain in chi-square most exceeds
+    :data:`CELL_SD` (two) standard deviations of what the rows split off carry (while one
+    does), ``2 sqrt(2 (k + 2 x))`` with ``x = chi2 (1 - s)`` for a share ``s`` of the coarser
     configuration's rows kept and ``k`` child states (a non-central chi-square's spread,
-    for the part of the statistic the split can move); backward: drop any column whose
-    removal costs less than that.
+    for the part of the statistic the split can move); backward: drop the column whose
+    removal costs least below that, while one does.
 
     Parameters
     ----------
@@ -544,20 +557,20 @@ def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict
 
     def tolerance(coarse: dict, fine: dict) -> float:
         kept = min(1.0, (fine["rows_X"] + fine["rows_Y"]) / max(coarse["rows_X"] + coarse["rows_Y"], 1e-12))
-        return 3.0 * float(np.sqrt(2.0 * (int(cardinalities[child]) + 2.0 * coarse["chi2"] * (1.0 - kept))))
+        return CELL_SD * float(np.sqrt(2.0 * (int(cardinalities[child]) + 2.0 * coarse["chi2"] * (1.0 - kept))))
 
     current = chi2(())
     pool = sorted(set(int(u) for u in pool) - {int(child)})
     while len(current["given"]) < most:
         options = [chi2(sorted(current["given"] + (u,))) for u in pool if u not in current["given"]]
-        best = max(options, key=lambda cell: cell["chi2"], default=None)
-        if best is None or best["chi2"] - current["chi2"] <= tolerance(current, best):
+        margins = [cell["chi2"] - current["chi2"] - tolerance(current, cell) for cell in options]
+        if not options or max(margins) <= 0:
             break
-        current = best
+        current = options[int(np.argmax(margins))]
     pruned = True
     while pruned and current["given"]:
         smaller = [chi2([u for u in current["given"] if u != w]) for w in current["given"]]
-        best = max(smaller, key=lambda cell: cell["chi2"])
-        pruned = current["chi2"] - best["chi2"] <= tolerance(best, current)
-        current = best if pruned else current
+        margins = [current["chi2"] - cell["chi2"] - tolerance(cell, current) for cell in smaller]
+        pruned = min(margins) <= 0
+        current = smaller[int(np.argmin(margins))] if pruned else current
     return current

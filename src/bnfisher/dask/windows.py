@@ -45,6 +45,9 @@ class HeldWindow:
         Its missing cells, and its cells holding labels the schema lacks.
     source : str
         Where the data came from (for messages).
+    left_out, left_out_cells : int, default=0
+        Rows holding a label the reference lacks, left out of the held rows (not in ``n_rows``;
+        :func:`dask_windows`), and their cells with a label the schema lacks (in ``unseen_cells``).
 
     Examples
     --------
@@ -64,6 +67,8 @@ class HeldWindow:
     missing_cells: int
     unseen_cells: int
     source: str
+    left_out: int = 0
+    left_out_cells: int = 0
 
     @property
     def variables(self) -> tuple:
@@ -174,12 +179,18 @@ def _count_window(families: list, rows: WindowRows) -> list:
 
 
 def _window_partition(frame: pd.DataFrame, schema: Schema, time: str | None, grid: TimeGrid | None, offset: int,
-                      size: int | None) -> dict:
-    """One partition: ``{window key: (distinct codes, counts, missing cells, unseen cells, first, last time)}``."""
+                      size: int | None, shared: dict | None) -> dict:
+    """One partition: ``{key: (codes, counts, missing, unseen cells, first, last time, left out rows and cells)}``."""
     features = frame[list(schema.variables)]
     codes = schema.encode(features, missing="allow", handle_unknown="marginalize").codes
     missing = (features.isna() | features.isin(list(schema.na_values))).to_numpy() if len(frame) else \
         np.zeros(codes.shape, dtype=bool)
+    out_rows = np.zeros(len(frame), dtype=bool)  # a label the reference lacks: the row is left out of the tests
+    if shared is not None:
+        for j, v in enumerate(schema.variables):
+            unseen = (codes[:, j] < 0) & ~missing[:, j]
+            if unseen.any():
+                out_rows |= unseen & ~features[v].isin(list(shared.get(v, ()))).to_numpy()
     if time is not None:
         try:
             stamps = parse_times(frame[time], time)
@@ -192,11 +203,13 @@ def _window_partition(frame: pd.DataFrame, schema: Schema, time: str | None, gri
         keys = (offset + np.arange(len(frame))) // size
     out = {}
     for key, rows in group_rows(keys):
-        block, absent = codes[rows], int(missing[rows].sum())
-        first, _, counts = distinct_rows(block, schema.cardinalities, with_inverse=False)
+        block, absent, dropped = codes[rows], int(missing[rows].sum()), out_rows[rows]
+        unseen = int((block < 0).sum()) - absent
+        first, _, counts = distinct_rows(block[~dropped], schema.cardinalities, with_inverse=False)
         times = stamps.iloc[rows] if time is not None else None
-        out[key] = (block[first], counts, absent, int((block < 0).sum()) - absent,
-                    None if times is None else times.min(), None if times is None else times.max())
+        out[key] = (block[~dropped][first], counts, absent, unseen, None if times is None else times.min(),
+                    None if times is None else times.max(), int(dropped.sum()),
+                    int(((block[dropped] < 0) & ~missing[rows][dropped]).sum()))
     return out
 
 
@@ -212,12 +225,13 @@ def _merge_window(schema: Schema, *pieces) -> tuple:
     rows = WindowRows(schema, np.asfortranarray(codes[first]), counts.astype(np.int64), sum(p[2] for p in pieces),
                       sum(p[3] for p in pieces))
     times = [p[4] for p in pieces if p[4] is not None]
-    return rows, min(times) if times else None, max(p[5] for p in pieces) if times else None
+    return (rows, min(times) if times else None, max(p[5] for p in pieces) if times else None,
+            sum(p[6] for p in pieces), sum(p[7] for p in pieces))
 
 
 def _summary(merged: tuple) -> tuple:
-    rows, first, last = merged
-    return rows.n_rows, int(rows.counts.size), rows.missing_cells, rows.unseen_cells, first, last
+    rows, first, last, *left_out = merged
+    return (rows.n_rows, int(rows.counts.size), rows.missing_cells, rows.unseen_cells, first, last, *left_out)
 
 
 def _rows(merged: tuple) -> WindowRows:
@@ -249,7 +263,8 @@ def _time_span(source: str, parts: list, time: str) -> tuple:
     return min(span[0] for span in spans), max(span[1] for span in spans)
 
 
-def dask_windows(data, schema: Schema, *, time: str | None = None, window=None) -> tuple[list, str]:
+def dask_windows(data, schema: Schema, *, time: str | None = None, window=None, shared: dict | None = None
+                 ) -> tuple[list, str]:
     """Cut Dask data (or Parquet/CSV paths) into windows in one pass, each as its distinct rows held by a worker.
 
     Parameters
@@ -258,6 +273,10 @@ def dask_windows(data, schema: Schema, *, time: str | None = None, window=None) 
     schema : Schema
         The reference's schema: every window is encoded with it (labels it lacks are
         marginalized, like missing cells, and counted).
+    shared : dict, optional
+        The labels the schema lacks that the reference's test part holds, by column: with it,
+        a row holding another label the schema lacks is left out of the held rows (counted in
+        ``left_out``), as :func:`bnfisher.drift` does in memory.
     time : str, optional
         Column holding each row's time; with a pandas frequency ``window``.
     window : str or int
@@ -309,7 +328,7 @@ def dask_windows(data, schema: Schema, *, time: str | None = None, window=None) 
     else:
         (lengths,) = _compute(source, [dask.delayed(len)(part) for part in parts])
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    parts = _persist(source, *[dask.delayed(_window_partition)(part, schema, time, grid, int(offset), size)
+    parts = _persist(source, *[dask.delayed(_window_partition)(part, schema, time, grid, int(offset), size, shared)
                                for part, offset in zip(parts, offsets)])
     keys = _compute(source, *[dask.delayed(sorted)(part) for part in parts])
     held = {}
@@ -320,15 +339,15 @@ def dask_windows(data, schema: Schema, *, time: str | None = None, window=None) 
     del parts  # the partitions' pieces are released once every window is merged
     summaries = _compute(source, *[dask.delayed(_summary)(piece) for piece in merged.values()])
     windows = []
-    for (key, piece), (n_rows, n_distinct, missing, unseen, start, end) in zip(merged.items(), summaries):
-        rows = HeldWindow(schema, dask.delayed(_rows)(piece), n_rows, n_distinct, missing, unseen, source)
+    for (key, piece), (n_rows, n_distinct, missing, unseen, start, end, *left_out) in zip(merged.items(), summaries):
+        rows = HeldWindow(schema, dask.delayed(_rows)(piece), n_rows, n_distinct, missing, unseen, source, *left_out)
         if time is not None:
             assert grid is not None
             label = grid.label(key)
         else:
             assert size is not None
             start = end = None
-            label = f"rows {key * size}-{key * size + n_rows - 1}"
+            label = f"rows {key * size}-{key * size + n_rows + left_out[0] - 1}"
         windows.append((label, start, end, rows))
     how = (f"{len(windows)} non-empty windows of {frequency.freqstr} on column {time!r}" if time is not None
            else f"{len(windows)} windows of {size} consecutive rows")

@@ -109,8 +109,9 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         ``z`` (the standardised excess there), ``sets`` (how many were searched); sorted by adjusted p-value, then by
         the weakest standardised excess; ``attrs`` hold ``p_floor`` (one over the
         permutations plus one), ``permutations`` (drawn over every set's test: the search's cost),
-        ``unoriented`` (groups of two or more variable names, each
-        group's variables explaining one another's difference) and ``alpha``.
+        ``unoriented`` (groups of two or more variable names, each group's variables explaining
+        one another's difference; only when no variable is flagged: beside a named mechanism such a
+        group is most often its echo downstream, which no set searched links to it) and ``alpha``.
     cell : dict or None
         For the first flagged variable: ``variable``, ``given`` (names to labels),
         ``state``, ``percent_X``, ``percent_Y`` and ``text``
@@ -127,10 +128,11 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         "p_value": tests.p_value[order], "p_adjusted": tests.p_adjusted[order],
         "best_set": [", ".join(variables[u] for u in tests.explained_by[k]) or "-" for k in order],
         "z": tests.z[order], "sets": tests.n_sets[order]}, columns=MECHANISM_COLUMNS)
+    flagged = tests.flagged(alpha)
     table.attrs.update(searched=True, p_floor=1.0 / (tests.n_permutations + 1), alpha=alpha,
                        permutations=tests.permutations_drawn,
-                       unoriented=[[variables[v] for v in group] for group in tests.unoriented if len(group) > 1])
-    flagged = tests.flagged(alpha)
+                       unoriented=[] if flagged else [[variables[v] for v in group] for group in tests.unoriented
+                                                      if len(group) > 1])
     if not flagged:
         return table, None
     return table, _cell(network, samples, flagged[0], tests.searched[tests.variables.index(flagged[0])], names)

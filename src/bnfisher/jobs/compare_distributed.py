@@ -181,7 +181,7 @@ def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, re
     tests = resolved_family_tests(network, None, None, random_state=random_state, notes=notes, tables=tables)
     summary = pool.witness_summary(cell_witness(kernel, statistics.mean_x - statistics.mean_y), top=5)
     del pool  # its shards leave the workers
-    sizes = tuple({"rows": held.n_rows, "missing_cells": held.missing_cells + held.unseen_cells}
+    sizes = tuple({"rows": held.n_rows, "missing_cells": held.missing_cells + held.unseen_cells - held.left_out_cells}
                   for held in (reference, window))
     result = _result(kernel, statistics, tests, summary, names=names, notes=notes, top=top, method=test, sizes=sizes)
     result.advice = advice

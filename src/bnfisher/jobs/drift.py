@@ -174,8 +174,9 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     if binned is not None:  # the profile's bins, with their edges: every window's numbers are binned with them
         schema = Schema({v: binned.schema.states[v] if v in binned.schema.bin_edges else schema.states[v]
                          for v in schema.variables}, bin_edges=dict(binned.schema.bin_edges), na_values=na)
+    reference_rows, unseen_rest, shared, unseen_note = _reference_rows(schema, rest)
     if distributed is not None:  # one pass over the data: each window's distinct rows
-        windows, how = distributed.windows(data, schema, time=time, window=window)
+        windows, how = distributed.windows(data, schema, time=time, window=window, shared=shared)
         if not windows:
             raise DataError("The data has no rows: there is no window to compare.")
     if n_permutations is None:
@@ -184,7 +185,6 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     options = dict(learn_options or {})
     pseudocount = options.pop("pseudocount", 1.0)
     progress_structure = options.pop("progress", False)
-    reference_rows, unseen_rest, unseen_note = _reference_rows(schema, rest)
     kept = _kept_counts(reference_rows)  # the reference's tables, counted once for every window
     network = _learn_reference(schema, fit, structure, kept if fit_fraction is None else None, options,
                                pseudocount=pseudocount, progress=progress_structure)
@@ -214,20 +214,21 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
             result = compare_held(fitted, held_reference, frame, pooled_rows=distributed.pooled_rows,
                                   reference_rows=reference_rows,
                                   names=("reference", label), n_permutations=n_permutations, test=test, top=top,
-                                  random_state=streams[k], notes=[], advice=[],
+                                  random_state=streams[k], notes=_left_out(frame.left_out), advice=[],
                                   graph=fitted.parent_indices() if searched else None, attribute_below=alpha,
                                   early_stop=stop)
             return result, frame.missing_cells, frame.unseen_cells
-        encoded, missing, unseen = _encode(schema, frame, f"window {label!r}")
+        encoded, frame, missing, unseen, _, left_out = _encode(schema, frame, f"window {label!r}", shared=shared)
         window_rows = DistinctRows.of(encoded)
         fitted = _fit_pool(schema, how, pseudocount, options, reference_rows, window_rows, kept=kept)
         result = compare_encoded(fitted, (reference_rows, window_rows), (rest, frame), names=("reference", label),
                                  n_permutations=n_permutations, test=test, top=top, random_state=streams[k],
-                                 notes=[], advice=[], graph=fitted.parent_indices() if searched else None,
+                                 notes=_left_out(left_out), advice=[],
+                                 graph=fitted.parent_indices() if searched else None,
                                  attribute_below=alpha, early_stop=stop)
         return result, missing, unseen
 
-    sizes = [len(frame) if isinstance(frame, pd.DataFrame) else frame.n_rows for *_, frame in windows]
+    sizes = [len(frame) if isinstance(frame, pd.DataFrame) else frame.n_rows + frame.left_out for *_, frame in windows]
     tested = [k for k, size in enumerate(sizes) if size >= MIN_WINDOW_ROWS]
     if not tested:
         raise DataError(f"Every window has fewer than {MIN_WINDOW_ROWS} rows ({len(windows)} window(s), "
@@ -363,8 +364,9 @@ def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, m
     if len(unseen):
         advice.append(f"{len(unseen)} window(s) hold labels the reference never showed ("
                       + ", ".join(f"{w}: {c} cells" for w, c in zip(unseen["window"][:3], unseen["unseen_cells"][:3]))
-                      + (", ..." if len(unseen) > 3 else "") + "): the tests marginalize them like missing cells, so "
-                      "they cannot see a new label; a new label is a change by itself (column unseen_cells).")
+                      + (", ..." if len(unseen) > 3 else "") + "): a window's rows holding one are left out of its "
+                      "test (kept, they would make it inexact), so the test cannot see a new label; a new label is a "
+                      "change by itself (column unseen_cells).")
     small = table.loc[(table["rows"] < 30) & (table["rows"] >= MIN_WINDOW_ROWS), "window"].tolist()
     if small:
         advice.append(f"{len(small)} window(s) have fewer than 30 rows ({', '.join(small[:3])}"
@@ -459,11 +461,11 @@ def _backend(data):
 
 
 def _reference_rows(schema: Schema, rest: pd.DataFrame) -> tuple:
-    """Return the reference's test part as distinct rows (once: every window uses them), its unseen cells, a note."""
-    encoded, _, unseen = _encode(schema, rest, "the reference's test part")
+    """Return the reference's test part as distinct rows (once: every window uses them), its unseen cells and labels."""
+    encoded, _, _, unseen, labels, _ = _encode(schema, rest, "the reference's test part")
     note = [f"{unseen} cells of the reference's test part hold labels its fitting part never showed: marginalized, "
             "like missing cells."] if unseen else []
-    return DistinctRows.of(encoded), unseen, note
+    return DistinctRows.of(encoded), unseen, labels, note
 
 
 def _learn_reference(schema: Schema, fit: pd.DataFrame, structure, kept: KeptCounts | None, options: dict, *,
@@ -536,12 +538,43 @@ def _counts(schema: Schema, rows: DistinctRows) -> NumpyCounts:
     return NumpyCounts(rows.encoded.codes, schema, weights=rows.copies.astype(np.float64))
 
 
-def _encode(schema: Schema, frame: pd.DataFrame, where: str) -> tuple:
-    """Encode one window with the reference's schema; return it, its missing cells and its unseen labels."""
+def _left_out(rows: int) -> list:
+    """Return the note of a window whose rows with a label the reference lacks were left out of its test."""
+    return [f"{rows} row(s) with a label the reference lacks left out of this window's test (kept, the test would "
+            "not be exact); they are counted in unseen_cells."] if rows else []
+
+
+def _encode(schema: Schema, frame: pd.DataFrame, where: str, *, shared: dict | None = None) -> tuple:
+    """Encode rows with the reference's schema; a window's rows with a label the reference lacks are left out.
+
+    Returns the encoded rows tested, the frame they come from, the missing cells, the cells
+    with a label the schema lacks (unseen), the unseen labels by column, and the rows left out.
+    With ``shared`` (the unseen labels the reference's test part holds, by column) a window's
+    row is left out when it holds an unseen label the reference's test part lacks too: such
+    rows are all in the window by construction, so marginalising the cell (as a missing one)
+    would keep rows of another law on one side only; given that the reference lacks the label,
+    the window's other rows and the reference's are exchangeable under no drift, and the test
+    on them is exact.  An unseen label the reference's test part holds too is marginalised on
+    both sides alike.
+    """
     try:
         encoded = schema.encode(frame, missing="allow", handle_unknown="marginalize")
     except SchemaError as exc:
         raise SchemaError(f"In {where}: {exc}") from None
     columns = frame[list(schema.variables)]
-    missing = int((columns.isna() | columns.isin(list(schema.na_values))).to_numpy().sum()) if len(frame) else 0
-    return encoded, missing, int((encoded.codes < 0).sum()) - missing
+    absent = (columns.isna() | columns.isin(list(schema.na_values))).to_numpy()
+    column = {v: i for i, v in enumerate(encoded.variables)}
+    unseen = (encoded.codes[:, [column[v] for v in schema.variables]] < 0) & ~absent
+    labels = {v: set(columns[v].to_numpy()[unseen[:, j]].tolist()) for j, v in enumerate(schema.variables)
+              if unseen[:, j].any()}
+    rows = np.zeros(len(frame), dtype=bool)
+    if shared is not None:
+        for j, v in enumerate(schema.variables):
+            if v in labels:
+                rows |= unseen[:, j] & ~columns[v].isin(list(shared.get(v, ()))).to_numpy()
+    if rows.all():  # nothing would be left: the window is tested as it is (its unseen cells marginalised)
+        rows[:] = False
+    if rows.any():
+        frame = frame.loc[~rows]
+        encoded = schema.encode(frame, missing="allow", handle_unknown="marginalize")
+    return encoded, frame, int(absent.sum()), int(unseen.sum()), labels, int(rows.sum())
