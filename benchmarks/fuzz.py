@@ -4,8 +4,9 @@
 
 Runs ``tests/test_fuzz.py`` (random tables through every job, mutated CSV/Parquet/BIF files)
 and ``tests/test_fuzz_surfaces.py`` (model files in every format, profiles, time windows,
-hostile names and labels, all-constant and one-state columns, and the relations profile =
-table, merge of parts = profile of the union, label round trips, shuffled rows) and
+hostile names and labels, all-constant and one-state columns, windows with a label the
+reference lacks, and the relations profile = table, merge of parts = profile of the union,
+label round trips, shuffled rows, a window's test = the test of its rows without a new label) and
 ``tests/test_fuzz_unattended.py`` (store faults at every driver call, misbehaving webhook servers,
 hostile names in every output, options at and beyond their bounds: no password in any output, exit
 status 1 only with an alarm) with

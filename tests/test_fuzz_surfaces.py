@@ -361,3 +361,25 @@ def test_shuffling_rows_leaves_every_p_value_unchanged(samples):
         assert shuffled.test.p_value == table.test.p_value
         pd.testing.assert_frame_equal(shuffled.families, table.families)
         OUTCOMES["metamorphic"]["shuffled rows"] += 1
+
+
+@FUZZ
+@given(frame=hostile_tables(), seed=st.integers(0, 2**32 - 1))
+def test_hostile_windows_with_a_label_the_reference_lacks(tmp_path_factory, frame, seed):
+    """A window whose rows hold a label the reference never shows (hostile text, to reach the HTML's escaping): a
+    result or a one-line refusal; and the relation -- its test is the test of its other rows, bit for bit."""
+    rng = np.random.default_rng(seed)
+    window = frame.astype(object).copy()
+    column = window.columns[int(rng.integers(len(window.columns)))]
+    new = rng.random(len(window)) < 0.3
+    window.loc[new, column] = "<b>new & \"label\"</b>"
+    result = _call("windows with a new label", bf.drift, frame, window, n_permutations=9, random_state=0)
+    if result is None:
+        return
+    html = _call("windows with a new label", result.to_html, tmp_path_factory.mktemp("new") / "r.html")
+    assert html is None or "<b>new" not in str(html)
+    if 0 < new.sum() < len(window):
+        without = _call("windows with a new label", bf.drift, frame, window.loc[~new], n_permutations=9,
+                        random_state=0)
+        if without is not None:
+            np.testing.assert_array_equal(result.windows["p_value"], without.windows["p_value"])
