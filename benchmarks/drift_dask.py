@@ -37,7 +37,7 @@ import numpy as np
 import bnfisher as bf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from explain import PeakMemory  # noqa: E402
+from explain import PeakMemory
 
 ROOT = Path(__file__).resolve().parent.parent
 

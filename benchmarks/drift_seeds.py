@@ -104,8 +104,8 @@ def effect_sizes(network, largest: int) -> list:
             X = DistinctRows.of(kernel.encode(network.sample(n, random_state=n + 2)))
             Y = DistinctRows.of(kernel.encode(B))
             stats = permutation_statistics(kernel, X, Y, n_permutations=99, random_state=0, witness=True)
-            low, high = effect_interval(stats.unbiased, stats.null.sum(axis=1), (stats.witness_x, X.copies),
-                                        (stats.witness_y, Y.copies))
+            low, high = effect_interval(stats.unbiased, stats.null.sum(axis=1), (stats.x.witness, X.copies),
+                                        (stats.y.witness, Y.copies))
             cells.append(f"{stats.unbiased:.2e} ({low:.2e} to {high:.2e})")
         lines.append(f"| {n:,} | {cells[0]} | {cells[1]} | {time.perf_counter() - started:.1f} |")
         n *= 10

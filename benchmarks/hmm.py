@@ -35,7 +35,7 @@ def _sequences(rng, lengths, means):
 
 
 def _fitted():
-    from bnfisher.hmm import HMMFisherKernel
+    from bnfisher.sklearn import HMMFisherKernel
 
     rng = np.random.default_rng(0)
     means = rng.normal(size=(K, D)) * 2

@@ -27,7 +27,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 import bnfisher
-from bnfisher.hmm import HMMFisherKernel
+from bnfisher.sklearn import HMMFisherKernel
 
 METHODS = {
     "default (complete information, blocks)": {},

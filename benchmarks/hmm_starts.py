@@ -33,7 +33,7 @@ import numpy as np
 from hmmlearn.hmm import GaussianHMM
 from threadpoolctl import threadpool_limits
 
-from bnfisher.hmm import HMMFisherKernel
+from bnfisher.sklearn import HMMFisherKernel
 from hmm_groups import groups
 
 

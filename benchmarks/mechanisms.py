@@ -120,7 +120,7 @@ def one_run(net, variable, n, seed, frequencies) -> dict | None:
     encoded = [DistinctRows.of(tree.encode(frame)) for frame in (A, B)]
     samples = tuple((rows.encoded.codes, rows.copies) for rows in encoded)
     started = time.perf_counter()
-    graph = neighbourhood_graph(tree, tuple(encoded), notes=[])
+    graph, _ = neighbourhood_graph(tree, tuple(encoded))
     table, cell = mechanism_table(tree, samples, graph, names=("A", "B"), random_state=np.random.default_rng(seed))
     seconds = time.perf_counter() - started
     flagged = table.loc[table["changed"], "variable"].tolist()

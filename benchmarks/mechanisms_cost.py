@@ -37,7 +37,7 @@ def timed_search(A, B, seed: int) -> tuple:
     encoded = [DistinctRows.of(tree.encode(frame)) for frame in (A, B)]
     samples = tuple((rows.encoded.codes, rows.copies) for rows in encoded)
     started = time.perf_counter()
-    graph = neighbourhood_graph(tree, tuple(encoded), notes=[])
+    graph, _ = neighbourhood_graph(tree, tuple(encoded))
     table, _ = mechanism_table(tree, samples, graph, names=("A", "B"), random_state=np.random.default_rng(seed))
     return time.perf_counter() - started, table.attrs["permutations"], table.loc[table["changed"], "variable"].tolist()
 

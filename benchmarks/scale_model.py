@@ -56,7 +56,7 @@ from bnfisher.comparison.null import NullPlan, n_buckets
 from bnfisher.dask.permutations import _partition_pieces, _shard
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from exact_test_dask import changed, network_of  # noqa: E402
+from exact_test_dask import changed, network_of
 
 GiB = 2**30
 
@@ -143,7 +143,7 @@ def measure_drift(window: int, reference_rows: int, permutations: int) -> dict:
     import pandas as pd
 
     from bnfisher.data.rows import DistinctRows
-    from bnfisher.jobs.drift import _fit_pool
+    from bnfisher.jobs.reference import _fit_pool
 
     network = network_of("alarm")
     schema = network.schema

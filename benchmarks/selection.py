@@ -38,10 +38,10 @@ from bnfisher.kernels.columns import _gather_rows, _numpy_gather
 from bnfisher.summary import random_subsets, select_representatives
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _helpers import bif_path, embedding_greedy  # noqa: E402
+from _helpers import bif_path, embedding_greedy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kernel import best_of  # noqa: E402
+from kernel import best_of
 
 _jit.FALLBACK_BUDGET = 0.0  # time the compiled code, as a long job runs it (small jobs start on NumPy fallbacks)
 

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.decomposition import PCA
 
-from bnfisher.hmm import HMMFisherKernel
+from bnfisher.sklearn import HMMFisherKernel
 
 rng = np.random.default_rng(0)
 K, D, T = 3, 2, 400

@@ -9,7 +9,7 @@ import pytest
 import bnfisher
 from bnfisher import FisherKernel, OverlapKernel
 from bnfisher.comparison import mmd_test
-from bnfisher.hmm import HMMFisherKernel
+from bnfisher.sklearn import HMMFisherKernel
 from bnfisher.sklearn.classifier import BayesianNetworkClassifier
 from bnfisher.sklearn.embedding import FisherEmbedding
 from bnfisher.summary import random_baseline, random_mmd_baseline, select_representatives

@@ -9,11 +9,15 @@ import bnfisher
 
 PACKAGE = pathlib.Path(bnfisher.__file__).parent
 #: Rooms that make up the pure core: nothing here may import a shell, even inside a function.
-CORE = ("data", "bn", "kernels", "summary", "comparison", "exceptions", "_utils", "_version")
+CORE = ("data", "bn", "kernels", "summary", "comparison", "hmm", "store", "datasets", "exceptions", "_utils",
+        "_version")
+#: The shell rooms: each wraps the core for one way of using it.
+SHELL_ROOMS = ("sklearn", "dask", "viz", "cli", "experiments", "jobs")
 #: Shells (and the third-party libraries only shells may use).
-SHELLS = ("bnfisher.sklearn", "bnfisher.dask", "bnfisher.viz", "bnfisher.cli", "bnfisher.experiments", "bnfisher.jobs",
-          "sklearn",
-          "matplotlib", "dask", "distributed")
+SHELLS = (*(f"bnfisher.{room}" for room in SHELL_ROOMS), "sklearn", "matplotlib", "dask", "distributed")
+#: The only bnfisher modules a function may import (a deferred import): shells that load a heavy optional library
+#: (Dask, matplotlib, scikit-learn), so that ``import bnfisher`` and ``bnfisher --help`` never do.
+DEFERRED = ("bnfisher.dask", "bnfisher.viz", "bnfisher.sklearn")
 #: Largest module, in lines.
 MAX_LINES = 620
 
@@ -120,6 +124,88 @@ def test_only_the_dask_shell_imports_dask():
             continue
         for module, _ in _imports(path):
             assert module.split(".")[0] not in ("dask", "distributed"), (name, module)
+
+
+def test_every_room_is_core_or_shell():
+    """Each folder and top-level module of the package is in exactly one of CORE and SHELL_ROOMS."""
+    rooms = {p.stem for p in PACKAGE.iterdir() if (p.is_dir() and (p / "__init__.py").exists())
+             or (p.suffix == ".py" and p.name != "__init__.py")}
+    assert not set(CORE) & set(SHELL_ROOMS)
+    assert sorted(rooms) == sorted((*CORE, *SHELL_ROOMS))
+
+
+def _private_module(module: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__") for part in module.split(".")[2:])
+
+
+def test_no_module_imports_another_rooms_private_module():
+    """``bnfisher.<room>._x`` is its room's own; ``bnfisher._utils`` is the one room every room may use."""
+    modules = _modules()
+    offences = []
+    for name, path in modules.items():
+        room = name.split(".")[:2]
+        for module, names in _imports(path):
+            for target in [module] + _internal_target(module, names, modules):
+                if target.startswith("bnfisher.") and target.split(".")[:2] != room and _private_module(target):
+                    offences.append((name, target))
+    assert offences == []
+
+
+def test_deferred_imports_only_load_optional_shells():
+    """A bnfisher import inside a function (any room) loads Dask, matplotlib or scikit-learn: every other is at the
+    top, where the import graph shows it."""
+    offences = []
+    for name, path in _modules().items():
+        room = ".".join(name.split(".")[:2])
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for sub in ast.walk(node):
+                if not isinstance(sub, ast.ImportFrom):
+                    continue
+                module = sub.module or ""
+                if sub.level or (module.startswith("bnfisher") and (module == room or module.startswith(room + ".")
+                                                                    or not module.startswith(DEFERRED))):
+                    offences.append((name, node.name, "." * sub.level + module))
+    assert offences == []
+
+
+def test_no_module_imports_its_own_package_face():
+    """Only a face imports its package's modules; a module that imports its face back makes an import circle."""
+    modules = _modules()
+    offences = []
+    for name, path in modules.items():
+        if path.name == "__init__.py":
+            continue
+        for module, _ in _imports(path):
+            if module in modules and modules[module].name == "__init__.py" and name.startswith(module + "."):
+                offences.append((name, module))
+    assert offences == []
+
+
+ROOT = PACKAGE.parent.parent
+
+
+def test_every_noqa_names_its_rule_and_no_file_is_excused_wholesale():
+    """A noqa comment without a rule code silences every rule; ``per-file-ignores`` excuse whole files; RUF100
+    refuses a noqa comment that excuses nothing."""
+    import re
+
+    import tomllib
+
+    bare = re.compile(r"#\s*noqa(?!:\s*[A-Z]+[0-9]+)", re.IGNORECASE)
+    offences = [(str(path.relative_to(ROOT)), k + 1)
+                for folder in ("src", "tests", "benchmarks", "examples", "docs")
+                for path in sorted((ROOT / folder).rglob("*.py")) if "_build" not in path.parts
+                for k, line in enumerate(path.read_text().splitlines()) if bare.search(line)]
+    assert offences == []
+    configs = [ROOT / "pyproject.toml", *ROOT.glob("*/ruff.toml"), *ROOT.glob("*/.ruff.toml"), *ROOT.glob("ruff.toml")]
+    for config in configs:
+        text = tomllib.loads(config.read_text())
+        lint = text.get("tool", {}).get("ruff", text).get("lint", {})
+        assert "per-file-ignores" not in lint and "extend-per-file-ignores" not in lint, config
+    lint = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]
+    assert "RUF100" in lint["select"]
 
 
 def test_no_module_imports_private_names_from_another_room():
@@ -237,20 +323,6 @@ def test_the_complexity_limit_is_12_with_no_exception():
     excused = [(name, k + 1) for name, path in _modules().items()
                for k, line in enumerate(path.read_text().splitlines()) if "noqa: C901" in line]
     assert excused == []
-
-
-def test_the_core_imports_its_own_modules_at_the_top():
-    """Every arrow visible: a deferred import in the core means a heavy optional library, never bnfisher itself."""
-    offences = []
-    for name, path in _modules().items():
-        if not _in_core(name):
-            continue
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                offences += [(name, node.name, sub.module) for sub in ast.walk(node) if isinstance(sub, ast.ImportFrom)
-                             and (sub.level or (sub.module or "").startswith("bnfisher"))]
-    assert offences == []
 
 
 #: The rooms the tests mirror, and the package-wide test modules that stay at the top of tests/.

@@ -34,6 +34,7 @@ from .bn import (
 )
 from .comparison import mmd_by_family, mmd_test
 from .data import (
+    Binning,
     EncodedData,
     ReferenceProfile,
     Schema,
@@ -73,6 +74,7 @@ __all__ = [
     "MonitorResult",
     "OverlapKernel",
     "ReferenceProfile",
+    "Binning",
     "Schema",
     "SummaryResult",
     "__version__",

@@ -43,8 +43,8 @@ def _coverage(p, q, n: int, runs: int) -> tuple:
         X = DistinctRows.of(kernel.encode(p.sample(n, random_state=2 * r)))
         Y = DistinctRows.of(kernel.encode(q.sample(n, random_state=2 * r + 1)))
         stats = permutation_statistics(kernel, X, Y, n_permutations=199, random_state=r, witness=True)
-        low, high = effect_interval(stats.unbiased, stats.null.sum(axis=1), (stats.witness_x, X.copies),
-                                    (stats.witness_y, Y.copies))
+        low, high = effect_interval(stats.unbiased, stats.null.sum(axis=1), (stats.x.witness, X.copies),
+                                    (stats.y.witness, Y.copies))
         covered.append(low <= truth <= high)
     return float(np.mean(covered)), truth
 

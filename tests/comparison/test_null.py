@@ -131,8 +131,10 @@ def test_the_compiled_tail_shuffle_is_numpys_choice_bit_for_bit(monkeypatch, n_t
 
     from bnfisher.comparison import _tail_shuffle
 
-    if not _tail_shuffle.replicates_numpy():  # (a NumPy that shuffles a tail from other sizes on)
-        pytest.skip(f"NumPy {np.__version__} draws otherwise: only its own choice is used (tested below)")
+    # Fails (never skips) on a NumPy that draws otherwise: the fast path would be off on it, silently but for a note.
+    assert _tail_shuffle.replicates_numpy(), (
+        f"NumPy {np.__version__} no longer draws choice(replace=False) by the tail shuffle bnfisher replicates: "
+        "update comparison/_tail_shuffle.py (its thresholds and steps) to this NumPy")
     # Only this function compiled (the package's others keep their fallbacks in this process).
     function = _tail_shuffle.tail_subset_counts  # a stand-in, or numba's dispatcher once the package compiled
     monkeypatch.setattr(splits, "tail_subset_counts", numba.njit(getattr(function, "py_func", None) or
@@ -142,6 +144,14 @@ def test_the_compiled_tail_shuffle_is_numpys_choice_bit_for_bit(monkeypatch, n_t
     got = splits.split_draws(multiplicity, np.array(sizes), len(sizes), random_state=ours, method="subsets").T
     np.testing.assert_array_equal(got, _numpy_splits(multiplicity, sizes, numpys))
     assert ours.bit_generator.state == numpys.bit_generator.state
+
+
+def test_where_numpy_draws_otherwise_the_result_says_so(monkeypatch):
+    """The note a comparison carries when the compiled draw is off, and only on pools where it would be used."""
+    monkeypatch.setattr(splits, "replicates_numpy", lambda: False)
+    assert splits.draw_note(10_000) == []
+    (note,) = splits.draw_note(10_001)
+    assert np.__version__ in note and "as exact" in note
 
 
 def test_where_numpy_draws_otherwise_its_own_choice_is_used(monkeypatch):

@@ -7,7 +7,8 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score  # noqa: E4
 from sklearn.svm import SVC  # noqa: E402
 
 from bnfisher.exceptions import OptionError  # noqa: E402
-from bnfisher.hmm import HMMFisherKernel, forward_backward, hmm_scores, log_emissions  # noqa: E402
+from bnfisher.hmm import forward_backward, hmm_scores, log_emissions  # noqa: E402
+from bnfisher.sklearn import HMMFisherKernel  # noqa: E402
 
 
 def _parameters(rng, K=3, D=2):
@@ -168,11 +169,13 @@ def _relabel(kernel, order):
     kernel.covariances_ = kernel.covariances_[order]
     kernel.occupancy_, kernel.visits_ = kernel.occupancy_[order], kernel.visits_[order]
     if kernel.information == "complete":  # recomputed from the relabelled parameters, not permuted
-        from bnfisher.hmm.kernel import _block_diagonal, _inverse_root, complete_information
+        from scipy.linalg import block_diag
+
+        from bnfisher.hmm.scores import complete_information, inverse_root
 
         matrices = complete_information(kernel.startprob_, kernel.transmat_, kernel.covariances_, kernel.occupancy_,
                                         kernel.visits_)
-        kernel.whitening_ = _block_diagonal([_inverse_root(m) for m in matrices])
+        kernel.whitening_ = block_diag(*[inverse_root(m) for m in matrices])
     elif kernel.whitening_ is not None:
         kernel.whitening_ = kernel.whitening_[np.ix_(features, features)]
     if kernel.normalize == "standardize":
@@ -247,7 +250,7 @@ def test_batched_forward_backward_equals_one_sequence_at_a_time():
 @pytest.mark.slow
 def test_complete_information_equals_the_monte_carlo_covariance_of_complete_data_scores():
     """Simulate states and observations; the covariance of the complete-data scores is the information."""
-    from bnfisher.hmm.kernel import _scores_from_statistics, complete_information
+    from bnfisher.hmm.scores import complete_information, scores_from_statistics
 
     rng = np.random.default_rng(3)
     startprob, transmat, means, covariances = _parameters(rng, K=2, D=2)
@@ -266,7 +269,7 @@ def test_complete_information_equals_the_monte_carlo_covariance_of_complete_data
         stats = {"first": gamma[:1], "xi": xi_sum[None], "occupancy": gamma.sum(axis=0)[None],
                  "m1": np.einsum("tk,tkd->kd", gamma, residual)[None],
                  "m2": np.einsum("tk,tkd,tke->kde", gamma, residual, residual)[None]}
-        scores.append(_scores_from_statistics(stats, startprob, transmat, means, covariances, "full",
+        scores.append(scores_from_statistics(stats, startprob, transmat, means, covariances, "full",
                                               ("startprob", "transmat", "means", "covars"), "logit")[0])
         occupancy += gamma.sum(axis=0) / n
         visits += gamma[:-1].sum(axis=0) / n

@@ -633,3 +633,29 @@ def test_a_profile_of_the_reference_gives_the_tables_answer_bit_for_bit(nursery,
     profile = bf.drift(bf.profile(reference), windows, n_permutations=199, fit_fraction=fit_fraction,
                        random_state=0).windows
     pd.testing.assert_frame_equal(table, profile, check_exact=True)
+
+
+def test_the_progress_bar_advances_per_window(nursery, monkeypatch):
+    """With ``progress=True`` the bar moves when each window's comparison is done, not after the last one."""
+    import sys
+
+    drift_module = sys.modules["bnfisher.jobs.drift"]  # the module (its package's face exports the function)
+    reference_module = sys.modules["bnfisher.jobs.reference"]
+    compared, seen = [], []
+    real_compare, real_bar = reference_module.compare_encoded, drift_module.progress_bar
+
+    def counting_compare(*args, **kwargs):
+        compared.append(1)
+        return real_compare(*args, **kwargs)
+
+    def watching_bar(iterable, **options):
+        assert options["disable"] is None and options["total"] == 3 and options["unit"] == "window"
+        for item in real_bar(iterable, **options):
+            seen.append(len(compared))  # windows compared when the bar moves
+            yield item
+
+    monkeypatch.setattr(reference_module, "compare_encoded", counting_compare)
+    monkeypatch.setattr(drift_module, "progress_bar", watching_bar)
+    bf.drift(nursery.iloc[:2000], nursery.iloc[2000:2600], window=200, n_permutations=19, progress=True,
+             random_state=0)
+    assert seen == [1, 2, 3]

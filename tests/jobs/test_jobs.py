@@ -79,7 +79,7 @@ def test_compare_result_serialises_and_renders(two_tables, tmp_path):
     assert json.loads((tmp_path / "r.json").read_text()) == content
     html = result.to_html(tmp_path / "r.html")
     assert "first" in html and (tmp_path / "r.html").exists()
-    assert result.verdict() in result._repr_html_()  # noqa: SLF001
+    assert result.verdict() in result._repr_html_()
 
 
 def test_compare_refuses_what_is_not_a_table():

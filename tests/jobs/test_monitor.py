@@ -177,7 +177,7 @@ def test_digests_depend_on_rows_as_a_multiset():
 class _Hook(http.server.BaseHTTPRequestHandler):
     received: list = []
 
-    def do_POST(self):  # noqa: N802 - the http.server API
+    def do_POST(self):
         self.received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
         self.send_response(200)
         self.end_headers()

@@ -326,7 +326,7 @@ def _hook_server(status: int):
     received: list = []
 
     class Hook(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - the http.server API
+        def do_POST(self):
             received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
             self.send_response(status)
             self.end_headers()

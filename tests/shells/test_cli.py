@@ -266,7 +266,7 @@ def test_hmm_kernel_writes_exactly_the_named_file(tmp_path, capsys):
     # Every start run to the end: the same options as the estimator's check_every=None.
     assert main(["hmm-kernel", str(archive), "-o", str(tmp_path / "all.npy"), "--n-states", "2", "--n-init", "3",
                  "--check-every", "none", "--quiet"]) == 0
-    from bnfisher.hmm import HMMFisherKernel
+    from bnfisher.sklearn import HMMFisherKernel
 
     kernel = HMMFisherKernel(n_states=2, n_init=3, check_every=None, random_state=0).fit(
         [np.load(archive)[name] for name in np.load(archive).files])

@@ -3,17 +3,17 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("sklearn")
-from sklearn.base import clone  # noqa: E402
-from sklearn.compose import ColumnTransformer  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-from sklearn.model_selection import GridSearchCV, KFold  # noqa: E402
-from sklearn.pipeline import Pipeline  # noqa: E402
-from sklearn.svm import SVC  # noqa: E402
-from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.pipeline import Pipeline
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from bnfisher import BnfisherError, FisherKernel, learn  # noqa: E402
-from bnfisher.datasets import load  # noqa: E402
-from bnfisher.sklearn.embedding import FisherEmbedding  # noqa: E402
+from bnfisher import BnfisherError, FisherKernel, learn
+from bnfisher.datasets import load
+from bnfisher.sklearn.embedding import FisherEmbedding
 
 
 @parametrize_with_checks([FisherEmbedding(), FisherEmbedding(structure="hc", normalize=True)])

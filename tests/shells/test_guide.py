@@ -41,7 +41,7 @@ def place(tmp_path):
     received: list = []
 
     class Hook(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - the http.server API
+        def do_POST(self):
             received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
             self.send_response(200)
             self.end_headers()

@@ -6,12 +6,14 @@ import argparse
 
 import numpy as np
 
+from bnfisher._version import __version__
+from bnfisher.datasets import DATASETS
+from bnfisher.jobs.experiment import CRITERIA, MODELS
 from bnfisher.jobs.learn import DEFAULT_PSEUDOCOUNT, LEARN_OPTIONS, SCORES, STRUCTURES
 
 
 class UsageError(Exception):
     """Options that do not go together (exit status 2, one line)."""
-
 
 # ----------------------------------------------------------------- options
 def _number(kind: type, minimum: float):
@@ -166,9 +168,6 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
     """
-    from bnfisher._version import __version__
-    from bnfisher.datasets import DATASETS
-
     data, learning, run = _data_options(), _learning_options(), _run_options()
     parser = _parser(prog="bnfisher", description="Fisher kernel of discrete Bayesian networks for categorical "
                                                   "data.")
@@ -436,8 +435,6 @@ def _add_summarize(sub, *, data, learning, run, datasets) -> None:
 
 def _add_experiment(sub, *, datasets) -> None:
     """Add the ``experiment`` command: the paper's experiments."""
-    from bnfisher.jobs.experiment import CRITERIA, MODELS
-
     experiment = sub.add_parser("experiment", allow_abbrev=False, help="reproduce the paper's experiments",
                                 description="Reproduce the paper's experiments.")
     experiment_sub = experiment.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")

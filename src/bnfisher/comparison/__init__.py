@@ -7,6 +7,7 @@ from bnfisher.comparison.mechanisms import MechanismTests, changed_cell, mechani
 from bnfisher.comparison.null import permutation_splits
 from bnfisher.comparison.permutation import (
     PermutationStatistics,
+    SampleStatistics,
     permutation_pvalue,
     permutation_statistics,
     split_draws,
@@ -17,6 +18,7 @@ from bnfisher.comparison.validity import fitted_on_one_sample, reference_split
 
 __all__ = [
     "PermutationStatistics",
+    "SampleStatistics",
     "permutation_statistics",
     "permutation_pvalue",
     "split_draws",

@@ -399,7 +399,7 @@ def family_profiles(kernel: FamilyKernel, counts: tuple, families: pd.DataFrame,
     kernel : FisherKernel or OverlapKernel
     counts : tuple of two (list of ndarray, int)
         Each sample's count table of every family and its rows
-        (:class:`~bnfisher.comparison.PermutationStatistics`' ``counts_x``, ``n_x`` and so for Y).
+        (:class:`~bnfisher.comparison.SampleStatistics`' ``counts`` and ``n`` of each sample).
     families : DataFrame
         :func:`family_table`, in its order.
     top : int

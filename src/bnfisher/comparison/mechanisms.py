@@ -96,17 +96,19 @@ class MechanismTests:
     clearest_by : list of tuple of int
         The conditioning set under which the variable's difference is clearest (largest
         standardised excess): where a changed mechanism's cell is looked for.
-    n_sets : ndarray of int, shape (n_variables,)
     n_permutations : int
         The budget of a set's test (a test stops earlier when its p-value is plainly above
         :data:`SEARCH_STOP`: :func:`staged_tests`).
     searched : list of list of tuple of int
-        Every conditioning set tried for each variable.
+        Every conditioning set tried for each variable (:attr:`n_sets` counts them).
     unoriented : list of tuple of int
         Groups of unflagged variables dependent on the label that only explain one another.
     permutations_drawn : int
         Permutations drawn over every set's test (the search's cost; at most ``n_permutations``
         times the number of sets).
+    cell : dict or None
+        For the clearest flagged variable (``child``): :func:`cell_search` over the columns of
+        the sets tried for it; None when no variable is flagged.
 
     Examples
     --------
@@ -129,11 +131,16 @@ class MechanismTests:
     z: np.ndarray
     marginal_p: np.ndarray
     clearest_by: list
-    n_sets: np.ndarray
     n_permutations: int
     unoriented: list = field(default_factory=list)
     searched: list = field(default_factory=list)
     permutations_drawn: int = 0
+    cell: dict | None = None
+
+    @property
+    def n_sets(self) -> np.ndarray:
+        """Conditioning sets tried for each variable."""
+        return np.asarray([len(sets) for sets in self.searched], dtype=np.int64)
 
     def flagged(self, alpha: float = 0.05) -> list:
         """Return the columns of the variables whose mechanism changed at level ``alpha``, clearest first.
@@ -380,11 +387,32 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     samples = [(np.asarray(codes), np.asarray(copies, dtype=np.float64)) for codes, copies in (X, Y)]
     variables = [v for v in range(len(cardinalities)) if int(cardinalities[v]) >= 2]
     n_permutations = default_permutations(len(variables)) if n_permutations is None else int(n_permutations)
+    marginal = holm(staged_tests(cardinalities, [(v, ()) for v in variables], samples, n_permutations=n_permutations,
+                                 stop=1.0, random_state=rng)[0])  # does the variable differ at all? (every permutation)
+    found, used = _search(cardinalities, samples, variables, parents, max_size=max_size,
+                          n_permutations=n_permutations, rng=rng)
+    best = [max(found[v], key=lambda t: (t[1], -t[2])) for v in variables]  # the largest p; then the weakest excess
+    p_value = np.asarray([t[1] for t in best])
+    p_adjusted, z = holm(p_value), np.asarray([t[2] for t in best])
+    flagged = [variables[k] for k in np.lexsort((-z, p_adjusted)) if p_adjusted[k] <= alpha]
+    return MechanismTests(
+        variables=variables, p_value=p_value, p_adjusted=p_adjusted, explained_by=[t[0] for t in best], z=z,
+        marginal_p=marginal, clearest_by=[max(found[v], key=lambda t: t[2])[0] for v in variables],
+        n_permutations=n_permutations,
+        unoriented=_unoriented(variables, marginal, p_adjusted, [t[0] for t in best], found, alpha),
+        searched=[[t[0] for t in found[v]] for v in variables], permutations_drawn=used,
+        cell=_cell(cardinalities, samples, flagged[0], found[flagged[0]]) if flagged else None)
+
+
+def _search(cardinalities, samples: list, variables: list, parents, *, max_size: int, n_permutations: int,
+            rng) -> tuple:
+    """Run the two rounds of staged tests; return every set tried, by variable, and the permutations drawn.
+
+    ``found[v]`` lists ``(set, p, z, permutations)`` of every set tried for ``v``.
+    """
     near, wide = neighbourhoods(parents)
     required = compelled_parents(parents)
-    found: dict = {v: [] for v in variables}  # (set, p, z, permutations) of every set tried
-    marginal = staged_tests(cardinalities, [(v, ()) for v in variables], samples, n_permutations=n_permutations,
-                            stop=1.0, random_state=rng)[0]  # does the variable differ at all? (every permutation)
+    found: dict = {v: [] for v in variables}
     used = 0
     for pool in (near, wide):
         chosen = [v for v in variables if not found[v] or max(t[1] for t in found[v]) <= SEARCH_STOP]
@@ -399,16 +427,13 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
         for (v, s), p, excess, b in zip(pairs, p_values, z, drawn):
             if b:  # a set left untried (its variable was explained by another) is not reported as searched
                 found[v].append((s, float(p), float(excess), int(b)))
-    best = [max(found[v], key=lambda t: (t[1], -t[2])) for v in variables]  # the largest p; then the weakest excess
-    p_value = np.asarray([t[1] for t in best])
-    clearest = [max(found[v], key=lambda t: t[2])[0] for v in variables]
-    result = MechanismTests(variables, p_value, holm(p_value), [t[0] for t in best],
-                            np.asarray([t[2] for t in best]), holm(marginal), clearest,
-                            np.asarray([len(found[v]) for v in variables]), n_permutations,
-                            permutations_drawn=used)
-    result.unoriented = _unoriented(result, found, alpha)
-    result.searched = [[t[0] for t in found[v]] for v in variables]
-    return result
+    return found, used
+
+
+def _cell(cardinalities, samples: list, child: int, tried: list) -> dict:
+    """Return :func:`cell_search` over the columns of the sets tried for ``child``, with ``child``."""
+    return dict(cell_search(cardinalities, samples[0], samples[1], child, {u for t in tried for u in t[0]}),
+                child=child)
 
 
 def _round_sets(v: int, pool, found: dict, parents, max_size: int, required) -> list:
@@ -420,11 +445,11 @@ def _round_sets(v: int, pool, found: dict, parents, max_size: int, required) -> 
                   | {tuple(sorted(set(required[v]) | {w})) for w in pool[v]})
 
 
-def _unoriented(tests: MechanismTests, found: dict, alpha: float) -> list:
+def _unoriented(variables: list, marginal_p, p_adjusted, explained_by: list, found: dict, alpha: float) -> list:
     """Return the groups of label-dependent, unflagged variables that no set holding a flagged variable explains."""
-    position = {v: k for k, v in enumerate(tests.variables)}
-    dependent = {v for v, p in zip(tests.variables, tests.marginal_p) if p <= alpha}
-    explained = {v for v, p in zip(tests.variables, tests.p_adjusted) if p <= alpha}
+    position = {v: k for k, v in enumerate(variables)}
+    dependent = {v for v, p in zip(variables, marginal_p) if p <= alpha}
+    explained = {v for v, p in zip(variables, p_adjusted) if p <= alpha}
     grown = True
     while grown:  # a dependent variable explained by a flagged or explained one is explained
         grown = False
@@ -440,8 +465,7 @@ def _unoriented(tests: MechanismTests, found: dict, alpha: float) -> list:
         group, frontier = {v}, [v]
         while frontier:
             u = frontier.pop()
-            linked = (set(tests.explained_by[position[u]]) & left) | {w for w in left if u in tests.explained_by[
-                position[w]]}
+            linked = (set(explained_by[position[u]]) & left) | {w for w in left if u in explained_by[position[w]]}
             for w in linked - group:
                 group.add(w)
                 frontier.append(w)

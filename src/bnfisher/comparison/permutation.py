@@ -29,8 +29,40 @@ from bnfisher.exceptions import DataError, DataWarning, OptionError
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.columns import CellLayout, KernelColumns
 
-__all__ = ["LocalPool", "PermutationStatistics", "cell_witness", "permutation_pvalue", "permutation_statistics",
-           "pooled_statistics", "split_draws"]
+__all__ = ["LocalPool", "PermutationStatistics", "SampleStatistics", "cell_witness", "permutation_pvalue",
+           "permutation_statistics", "pooled_statistics", "split_draws"]
+
+
+@dataclass
+class SampleStatistics:
+    """What one side of the observed split holds: its count tables, rows, mean embedding and witness values.
+
+    Attributes
+    ----------
+    counts : list
+        The sample's count table of every family (expected counts where values are missing;
+        None for a family without features), in ``kernel.families`` order.
+    n : int
+        Rows of the sample.
+    mean : ndarray
+        Its mean embedding.
+    witness : ndarray or None
+        With ``witness=True``: the witness ``<Phi(x), mu_X - mu_Y>`` of each row as given (each
+        distinct row once, for :class:`~bnfisher.data.rows.DistinctRows`).
+
+    Examples
+    --------
+    >>> kernel = bf.FisherKernel(network)
+    >>> from bnfisher.comparison import permutation_statistics
+    >>> outcome = permutation_statistics(kernel, data.iloc[::2], data.iloc[1::2], n_permutations=9, random_state=0)
+    >>> outcome.x.n + outcome.y.n == len(data), outcome.x.mean.shape == outcome.y.mean.shape
+    (True, True)
+    """
+
+    counts: list
+    n: int
+    mean: np.ndarray
+    witness: np.ndarray | None = None
 
 
 @dataclass
@@ -49,8 +81,8 @@ class PermutationStatistics:
         ``MMD^2_u`` of the observed split.
     full_statistic : float or None
         For data beyond memory: eq. 10 between the whole samples.
-    mean_x, mean_y : ndarray
-        The observed samples' mean embeddings.
+    x, y : SampleStatistics
+        Each observed sample's count tables, rows, mean embedding and witness values.
     columns_observed : ndarray of shape (n_families,)
         Each family's child, compared by its marginal distribution alone: Pearson's
         statistic ``n m / (n + m) sum_a (p^X_a - p^Y_a)^2 / p_a`` (``p_a`` pooled).
@@ -61,15 +93,6 @@ class PermutationStatistics:
     overlap_observed : float
         The overlap (Hamming) kernel's MMD², ``sum_v sum_a (p^X_va - p^Y_va)^2``.
     overlap_null : ndarray of shape (n_permutations,)
-    counts_x, counts_y : list
-        Each sample's count table of every family (expected counts where values are
-        missing; None for a family without features), in ``kernel.families`` order.
-    n_x, n_y : int
-        Rows of each sample.
-    witness_x, witness_y : ndarray or None
-        With ``witness=True``: the witness ``<Phi(x), mu_X - mu_Y>`` of each row of ``X``
-        and of ``Y`` as given (each distinct row once, for
-        :class:`~bnfisher.data.rows.DistinctRows`).
 
     Examples
     --------
@@ -86,19 +109,13 @@ class PermutationStatistics:
     null: np.ndarray
     unbiased: float
     full_statistic: float | None
-    mean_x: np.ndarray
-    mean_y: np.ndarray
+    x: SampleStatistics
+    y: SampleStatistics
     columns_observed: np.ndarray | None = None
     columns_null: np.ndarray | None = None
     columns_df: np.ndarray | None = None
     overlap_observed: float = 0.0
     overlap_null: np.ndarray | None = None
-    counts_x: list | None = None
-    counts_y: list | None = None
-    n_x: int = 0
-    n_y: int = 0
-    witness_x: np.ndarray | None = None
-    witness_y: np.ndarray | None = None
 
 
 def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_state=None,
@@ -212,9 +229,9 @@ def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, 
                 - 2 * float(mean_x @ mean_y))
     outcome = PermutationStatistics(
         families=list(layout.active), observed=observed_parts, null=null_parts, unbiased=unbiased,
-        full_statistic=None, mean_x=mean_x, mean_y=mean_y, columns_observed=observed_columns,
-        columns_null=null_columns, columns_df=statistics.columns_df, overlap_observed=float(observed_overlap),
-        overlap_null=null_overlap, counts_x=counts_x, counts_y=counts_y, n_x=n_x, n_y=n_y)
+        full_statistic=None, x=SampleStatistics(counts_x, n_x, mean_x), y=SampleStatistics(counts_y, n_y, mean_y),
+        columns_observed=observed_columns, columns_null=null_columns, columns_df=statistics.columns_df,
+        overlap_observed=float(observed_overlap), overlap_null=null_overlap)
     done = n_permutations
     for r in range(plan.n_rounds):
         rows = plan.round(r)
@@ -228,7 +245,7 @@ def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, 
     _check_finite(observed_parts, null_parts[:done])
     outcome = _first(outcome, done)
     if isinstance(pool, LocalPool) and witness:
-        outcome.witness_x, outcome.witness_y = pool.witness(mean_x - mean_y)
+        outcome.x.witness, outcome.y.witness = pool.witness(mean_x - mean_y)
     return outcome
 
 

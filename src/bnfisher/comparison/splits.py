@@ -11,10 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 from bnfisher._utils.validation import check_random_state
-from bnfisher.comparison._tail_shuffle import numpy_subset_counts, replicates_numpy, tail_subset_counts, uses_tail
+from bnfisher.comparison._tail_shuffle import (
+    TAIL_MIN_POOL,
+    numpy_subset_counts,
+    replicates_numpy,
+    tail_subset_counts,
+    uses_tail,
+)
 from bnfisher.exceptions import OptionError
 
-__all__ = ["BERNOULLI_COPIES", "draws_by_subsets", "split_draws"]
+__all__ = ["BERNOULLI_COPIES", "draw_note", "draws_by_subsets", "split_draws"]
 
 #: Distinct rows with at most this many copies are split by Bernoulli draws, the others by binomials.
 BERNOULLI_COPIES = 16
@@ -114,6 +120,29 @@ def draws_by_subsets(multiplicity: np.ndarray, first: np.ndarray) -> bool:
     drawn = float(np.minimum(first, n_total - first).mean()) if first.size else 0.0
     subsets = 25 * drawn + 0.5 * n_total + 3 * multiplicity.size
     return subsets < bernoulli
+
+
+def draw_note(n_rows: int) -> list:
+    """Return a note when this NumPy's draws cannot take the compiled path (an empty list otherwise).
+
+    The compiled draw replicates ``Generator.choice``'s tail shuffle, which NumPy uses on
+    pools of more than 10,000 rows; a NumPy that draws otherwise gets its own ``choice``:
+    the same exact p-values, drawn more slowly.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows pooled in a permutation.
+
+    Returns
+    -------
+    list of str
+    """
+    if n_rows <= TAIL_MIN_POOL or replicates_numpy():
+        return []
+    return [f"Permutations: NumPy {np.__version__} draws without replacement otherwise than the compiled draw "
+            "bnfisher replicates (its Generator.choice tail shuffle), so NumPy's own choice drew the splits: the "
+            "p-values are as exact, drawn about twice as slowly on pools this large."]
 
 
 def _subset_draws(multiplicity: np.ndarray, first: np.ndarray, rng, out: np.ndarray) -> np.ndarray:

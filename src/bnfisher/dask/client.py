@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from bnfisher._utils.validation import check_positive_int
 from bnfisher.exceptions import DataError, OptionError, SchedulerError
 
 __all__ = ["is_distributed", "dask_client", "read_dask", "parquet_row_groups", "concat_frames"]
@@ -106,7 +107,6 @@ def dask_client(scheduler: str | None = None, *, n_workers: int = 2, timeout: fl
     """
     from distributed import Client, LocalCluster
 
-    from bnfisher._utils.validation import check_positive_int
 
     if scheduler:
         import re

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.validation import check_option
+from bnfisher.bn.inference.evidence import expected_counts
 from bnfisher.dask.client import is_distributed, parquet_row_groups, read_dask
 from bnfisher.data.binning import interval_labels, make_bin_edges
 from bnfisher.data.counts import count_block, distinct_rows, sample_positions
@@ -72,8 +74,6 @@ def _count_partition_available(frame: pd.DataFrame, schema: Schema, families: li
 
 
 def _expected_partition(frame: pd.DataFrame, network, families: list) -> list:
-    from bnfisher.bn.inference.evidence import expected_counts
-
     return expected_counts(network, network.encode(frame, missing="allow").codes, families)
 
 
@@ -180,7 +180,7 @@ def _unreadable_part(source: str) -> str | None:
         if os.path.isfile(name) and not os.path.basename(name).startswith((".", "_")):
             try:
                 pq.ParquetFile(name)
-            except Exception:  # noqa: BLE001 - pyarrow's classes: any failure to read the footer names the part
+            except Exception:  # pyarrow's classes: any failure to read the footer names the part
                 return name
     return None
 
@@ -200,6 +200,42 @@ def _take_rows(frame: pd.DataFrame, local: np.ndarray, global_rows: np.ndarray) 
     out = frame.iloc[local].copy()
     out.index = global_rows
     return out
+
+
+def _read_paths(data, schema: Schema | None, na_values) -> tuple:
+    """Return the source's name, the data (read by Dask when paths are given) and its Parquet row groups (or None)."""
+    if not (isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and data
+                                                     and isinstance(data[0], (str, os.PathLike)))):
+        return "the Dask DataFrame", data, None
+    paths = [os.fspath(p) for p in (data if isinstance(data, (list, tuple)) else [data])]
+    source = repr(paths[0]) if len(paths) == 1 else f"{paths[0]!r} and {len(paths) - 1} more file(s)"
+    try:
+        frame = read_dask(data, columns=schema.variables if schema is not None else None,
+                          na_values=na_values or (schema.na_values if schema is not None else None))
+        # Parquet files: each pass reads their row groups with pyarrow in the tasks
+        groups = parquet_row_groups(paths, list(schema.variables if schema is not None else frame.columns))
+    except BnfisherError:
+        raise
+    except (OSError, KeyError, ValueError, TypeError) as exc:
+        part = _unreadable_part(source) if len(paths) == 1 else None
+        raise DataError(f"Cannot read {source} with Dask ({type(exc).__name__}: "
+                        f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''})"
+                        + (f": its part {part!r} is corrupt (its footer cannot be read); fix or remove it."
+                           if part else ".")) from None
+    return source, frame, groups
+
+
+def _checked_columns(data, schema: Schema | None) -> list:
+    """Return the columns to count (the schema's, or the data's), refusing bad names, repeats and absent ones."""
+    columns = list(schema.variables) if schema is not None else list(data.columns)
+    check_column_names(list(data.columns))
+    repeated = sorted({str(c) for c in data.columns if list(data.columns).count(c) > 1})
+    if repeated:  # as a table in memory is refused (Dask would select a frame for each such name)
+        raise DataError(f"Duplicate column names: {repeated}.")
+    absent = [c for c in columns if c not in data.columns]
+    if absent:
+        raise DataError(f"Column(s) {absent} are absent from the data (it has {list(data.columns)}).")
+    return columns
 
 
 class DaskCounts:
@@ -254,42 +290,15 @@ class DaskCounts:
 
     def __init__(self, data, schema: Schema | None = None, *, bins: int | None = None,
                  na_values: Sequence = (), persist: bool = False, missing: str = "error"):
-        from bnfisher._utils.validation import check_option
 
         self.missing = check_option(missing, "missing", ("error", "allow"))
-        self.source = "the Dask DataFrame"
-        groups = None
-        if isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and data
-                                                     and isinstance(data[0], (str, os.PathLike))):
-            paths = [os.fspath(p) for p in (data if isinstance(data, (list, tuple)) else [data])]
-            self.source = repr(paths[0]) if len(paths) == 1 else f"{paths[0]!r} and {len(paths) - 1} more file(s)"
-            try:
-                data = read_dask(data, columns=schema.variables if schema is not None else None,
-                                 na_values=na_values or (schema.na_values if schema is not None else None))
-                # Parquet files: each pass reads their row groups with pyarrow in the tasks
-                groups = parquet_row_groups(paths, list(schema.variables if schema is not None else data.columns))
-            except BnfisherError:
-                raise
-            except (OSError, KeyError, ValueError, TypeError) as exc:
-                part = _unreadable_part(self.source) if len(paths) == 1 else None
-                raise DataError(f"Cannot read {self.source} with Dask ({type(exc).__name__}: "
-                                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''})"
-                                + (f": its part {part!r} is corrupt (its footer cannot be read); fix or remove it."
-                                   if part else ".")) from None
+        self.source, data, groups = _read_paths(data, schema, na_values)
         if not is_distributed(data) or not hasattr(data, "to_delayed"):
             raise OptionTypeError(f"`data` must be a Dask DataFrame or Parquet/CSV path(s); "
                                   f"got {type(data).__name__}.")
         if schema is not None and bins is not None:
             raise OptionTypeError("Pass either a fitted `schema` or `bins` (to learn one), not both.")
-        columns = list(schema.variables) if schema is not None else list(data.columns)
-        check_column_names(list(data.columns))
-        repeated = sorted({str(c) for c in data.columns if list(data.columns).count(c) > 1})
-        if repeated:  # as a table in memory is refused (Dask would select a frame for each such name)
-            raise DataError(f"Duplicate column names: {repeated}.")
-        absent = [c for c in columns if c not in data.columns]
-        if absent:
-            raise DataError(f"Column(s) {absent} are absent from the data (it has {list(data.columns)}).")
-        self.frame = data[columns]
+        self.frame = data[_checked_columns(data, schema)]
         self._parts = self.frame.to_delayed()
         self._lengths = None
         if groups is not None and len(groups[0]) == len(self._parts):  # the same partitions, read directly

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
+from bnfisher.dask.client import active_client, read_dask
+from bnfisher.dask.counts import _compute, _persist
 from bnfisher.data.counts import distinct_rows
 from bnfisher.data.providers import NumpyCounts
 from bnfisher.data.schema import Schema
@@ -90,8 +92,6 @@ class HeldWindow:
         """
         import dask
 
-        from bnfisher.dask.client import active_client
-        from bnfisher.dask.counts import _persist
 
         client = active_client()
         if client is not None:  # sent once to every worker: a window's tasks run where the window lies
@@ -117,7 +117,6 @@ class HeldWindow:
         """
         import dask
 
-        from bnfisher.dask.counts import _compute
 
         args = tuple(arg.piece if isinstance(arg, HeldWindow) else arg for arg in args)
         (out,) = _compute(self.source, dask.delayed(function)(*args, self.piece))
@@ -163,7 +162,6 @@ class HeldWindow:
         """
         import dask
 
-        from bnfisher.dask.counts import _compute
 
         (rows,) = _compute(self.source, dask.delayed(_same)(self.piece))
         return rows
@@ -251,7 +249,6 @@ def _time_span(source: str, parts: list, time: str) -> tuple:
     """Return the first and last time of all the partitions (refusing times with an offset beside times without)."""
     import dask
 
-    from bnfisher.dask.counts import _compute
 
     spans = [span for span in _compute(source, *[dask.delayed(_partition_span)(part, time) for part in parts])
              if span is not None]
@@ -305,8 +302,6 @@ def dask_windows(data, schema: Schema, *, time: str | None = None, window=None, 
     """
     import dask
 
-    from bnfisher.dask.client import read_dask
-    from bnfisher.dask.counts import _compute, _persist
 
     source = "the Dask DataFrame"
     if not hasattr(data, "to_delayed"):

@@ -1,5 +1,6 @@
 """The data boundary: the fitted :class:`Schema`, labels to codes, counting, providers, profiles, file I/O."""
 
+from bnfisher.data.binning import Binning
 from bnfisher.data.counts import configuration_index, count_block, count_family, distinct_rows, n_configurations
 from bnfisher.data.encode import discretize, encode, infer_states
 from bnfisher.data.io import check_outputs, read_table, write_table
@@ -8,6 +9,7 @@ from bnfisher.data.providers import CountsProvider, NumpyCounts, as_provider, re
 from bnfisher.data.schema import EncodedData, Schema
 
 __all__ = [
+    "Binning",
     "Schema",
     "EncodedData",
     "encode",

@@ -3,12 +3,60 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from bnfisher.exceptions import DataError, SchemaError
 
-__all__ = ["BIN_SEPARATOR"]
+__all__ = ["BIN_SEPARATOR", "Binning"]
+
+
+@dataclass(frozen=True)
+class Binning:
+    """How a table's columns become nominal variables: the one value the jobs pass on for it.
+
+    The public functions take its four parts as keywords (``bins``, ``bin_columns``,
+    ``categorical``, ``na_values``), documented here once; inside, they travel as one
+    ``Binning``, and :meth:`schema_options` gives :meth:`Schema.from_data
+    <bnfisher.data.Schema.from_data>` its keywords.
+
+    Parameters
+    ----------
+    bins : int, optional
+        Quantile bins for numeric columns (edges from the data the schema is learned on;
+        a table without it may hold no float column).
+    columns : sequence, optional
+        With ``bins``: the numeric columns to bin (default: float columns, and integer
+        columns with more than ``max(bins, 30)`` values).  The keyword ``bin_columns``.
+    categorical : sequence, optional
+        Columns never binned: their values are labels, whatever their type.
+    na_values : sequence, default=()
+        Markers of a missing value besides NaN and None (e.g. ``"?"``).
+
+    Examples
+    --------
+    >>> Binning(bins=5, na_values=["?"]).schema_options()
+    {'bins': 5, 'columns': None, 'categorical': None, 'na_values': ('?',)}
+    """
+
+    bins: int | None = None
+    columns: Sequence | None = None
+    categorical: Sequence | None = None
+    na_values: Sequence = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "na_values", tuple(self.na_values or ()))
+
+    def schema_options(self) -> dict:
+        """Return the keywords of :meth:`Schema.from_data <bnfisher.data.Schema.from_data>`.
+
+        Returns
+        -------
+        dict
+        """
+        return {"bins": self.bins, "columns": self.columns, "categorical": self.categorical,
+                "na_values": self.na_values}
 
 
 #: Separator of the two edges in a bin label: ``"0.1~0.375"`` is the bin (0.1, 0.375].

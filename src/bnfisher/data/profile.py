@@ -139,17 +139,11 @@ def profile(*data, bins: int | None = None, bin_columns=None, categorical=None, 
         The table, or tables whose union to profile (labels and bin edges learned over
         all of them).  A Dask DataFrame is profiled where it lies: one pass learns the
         labels (and bin edges), a distributed group-by its distinct rows and counts.
-    bins : int, optional
-        Quantile bins for numeric columns (at most this many), edges over the whole
-        table; the edges are kept, and :func:`bnfisher.drift` and
+    bins, bin_columns, categorical, na_values
+        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
+        missing-value markers (:class:`~bnfisher.Binning` documents them once). Here: quantile bins for numeric columns
+        (at most this many), edges over the whole table; the edges are kept, and :func:`bnfisher.drift` and
         :func:`bnfisher.compare` bin later tables with them.
-    bin_columns : sequence, optional
-        With ``bins``: the numeric columns to bin (default: float columns and integer
-        columns with more than ``max(bins, 30)`` values).
-    categorical : sequence, optional
-        Columns never binned.
-    na_values : sequence, default=()
-        Extra missing-value markers (e.g. ``"?"``).
 
     Returns
     -------

@@ -8,7 +8,11 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from bnfisher._utils.progress import progress_bar
+from bnfisher.data.io import check_outputs, write_table, write_text
 from bnfisher.datasets import DATASETS
+from bnfisher.exceptions import OutputError
+from bnfisher.experiments.report import plot_summarization, report_markdown, summarize_claims
 from bnfisher.experiments.summarization import CRITERIA, MODELS, ExperimentResult, run_summarization
 
 __all__ = ["run_experiment"]
@@ -46,10 +50,6 @@ def run_experiment(output: str, *, datasets: Sequence[str] = tuple(DATASETS), mo
     >>> sorted(p.name for p in folder.iterdir())[:3]
     ['claims.csv', 'figure-hc.png', 'report.md']
     """
-    from bnfisher.data.io import check_outputs, write_table, write_text
-    from bnfisher.exceptions import OutputError
-    from bnfisher.experiments.report import plot_summarization, report_markdown, summarize_claims
-
     if os.path.exists(output) and not os.path.isdir(output):
         raise OutputError(f"Output {output!r} is a file; the experiment writes a folder of results.")
     names = ["results.csv", "timings.csv", "claims.csv", "report.md", *(f"figure-{m}.png" for m in models)]
@@ -62,7 +62,6 @@ def run_experiment(output: str, *, datasets: Sequence[str] = tuple(DATASETS), mo
     runs = [(d, m, s) for s in seeds for m in models for d in datasets]
     iterator = runs
     if progress:
-        from bnfisher._utils.progress import progress_bar
 
         iterator = progress_bar(runs, desc="experiment", unit="run")
     started = time.perf_counter()

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from bnfisher._utils.parallel import available_cores
+from bnfisher._utils.progress import progress_bar
 from bnfisher._utils.validation import check_option, check_positive_int, check_random_state
 from bnfisher.bn.inference.posterior import ClassPosterior
 from bnfisher.bn.network import BayesianNetwork, cpt_from_counts
@@ -226,7 +227,6 @@ def run_summarization(
     rows.append({**base, "k": len(train), "method": "full", "replicate": 0, "mmd": 0.0, "chi2": np.nan, **full})
     iterator = sizes
     if progress:
-        from bnfisher._utils.progress import progress_bar
 
         iterator = progress_bar(sizes, desc=f"{dataset}/{model}/seed {seed}", unit="size", leave=False)
     for k in iterator:

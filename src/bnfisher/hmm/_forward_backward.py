@@ -257,6 +257,15 @@ def sequence_statistics(parts: list, startprob: np.ndarray, transmat: np.ndarray
         ``sum_t P(s_t = i, s_{t+1} = j | x)``, ``occupancy`` (n, K) = ``sum_t P(s_t = k | x)``; with
         ``moments``, ``m1`` (n, K, D) and ``m2`` (n, K, D, D), the posterior-weighted first and second
         moments of ``x_t - m_k`` (``m2`` symmetric); with ``posteriors``, ``gamma``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> parts = [np.random.default_rng(0).normal(size=(t, 1)) for t in (5, 8)]
+    >>> stats = sequence_statistics(parts, np.array([0.5, 0.5]), np.full((2, 2), 0.5), np.array([[-1.0], [1.0]]),
+    ...                             np.ones((2, 1, 1)))
+    >>> stats["occupancy"].sum(axis=1)   # each step's posterior sums to one
+    array([5., 8.])
     """
     n, K, D = len(parts), means.shape[0], means.shape[1]
     startprob, transmat, means = (np.ascontiguousarray(a, dtype=np.float64) for a in (startprob, transmat, means))

@@ -11,7 +11,7 @@ PARAMETERS = ("startprob", "transmat", "means", "covars")
 
 
 # --------------------------------------------------------------- sequences
-def _split(sequences, lengths=None) -> list:
+def split_sequences(sequences, lengths=None) -> list:
     """Return a list of (T_i, D) arrays, from a list or from one array and ``lengths`` (hmmlearn style)."""
     if lengths is None:
         if isinstance(sequences, np.ndarray) and sequences.ndim == 2:
@@ -39,7 +39,8 @@ def _split(sequences, lengths=None) -> list:
     return out
 
 
-def _full_covariances(covars: np.ndarray, covariance_type: str, n_states: int, n_dims: int) -> np.ndarray:
+def full_covariances(covars: np.ndarray, covariance_type: str, n_states: int, n_dims: int) -> np.ndarray:
+    """Return the (n_states, n_dims, n_dims) covariances from hmmlearn's ``covars_`` (full or diagonal)."""
     if covariance_type == "full":
         return np.asarray(covars, dtype=np.float64).reshape(n_states, n_dims, n_dims)
     diagonal = np.asarray(covars, dtype=np.float64).reshape(n_states, -1)
@@ -127,17 +128,17 @@ def hmm_scores(X: np.ndarray, startprob: np.ndarray, transmat: np.ndarray, means
     >>> bool(np.isfinite(scores).all())
     True
     """
-    stats = sequence_statistics([X], startprob, transmat, means, covariances, moments=_needs_moments(parameters))
-    return _scores_from_statistics(stats, startprob, transmat, means, covariances, covariance_type, parameters,
+    stats = sequence_statistics([X], startprob, transmat, means, covariances, moments=needs_moments(parameters))
+    return scores_from_statistics(stats, startprob, transmat, means, covariances, covariance_type, parameters,
                                    form)[0]
 
 
-def _needs_moments(parameters) -> bool:
+def needs_moments(parameters) -> bool:
     """Whether the blocks need the state-weighted moments (the mean and covariance scores do)."""
     return "means" in parameters or "covars" in parameters
 
 
-def _scores_from_statistics(stats: dict, startprob, transmat, means, covariances, covariance_type, parameters,
+def scores_from_statistics(stats: dict, startprob, transmat, means, covariances, covariance_type, parameters,
                             form) -> np.ndarray:
     """Score vectors of all sequences, shape (n, n_parameters), from :func:`sequence_statistics` output."""
     n, K = stats["first"].shape
@@ -254,23 +255,13 @@ def complete_information(startprob, transmat, covariances, occupancy, visits, co
     return out
 
 
-def _floor_covariances(covariances: np.ndarray, floor: float) -> np.ndarray:
+def floor_covariances(covariances: np.ndarray, floor: float) -> np.ndarray:
     """Raise every eigenvalue of every covariance to at least ``floor`` (symmetrised)."""
     values, vectors = np.linalg.eigh(0.5 * (covariances + np.swapaxes(covariances, 1, 2)))
     return np.einsum("kij,kj,klj->kil", vectors, np.maximum(values, floor), vectors)
 
 
-def _block_diagonal(matrices: list) -> np.ndarray:
-    size = sum(m.shape[0] for m in matrices)
-    out = np.zeros((size, size))
-    start = 0
-    for m in matrices:
-        out[start : start + m.shape[0], start : start + m.shape[0]] = m
-        start += m.shape[0]
-    return out
-
-
-def _inverse_root(matrix: np.ndarray) -> np.ndarray:
+def inverse_root(matrix: np.ndarray) -> np.ndarray:
     """Symmetric ``M^{+1/2}``: the pseudo-inverse square root (logit blocks have a null direction)."""
     values, vectors = np.linalg.eigh(matrix)
     keep = values > 1e-12 * max(values.max(), 1e-300)

@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from bnfisher._utils.progress import progress_bar
 from bnfisher.hmm._forward_backward import sequence_statistics
-from bnfisher.hmm.scores import _floor_covariances, _full_covariances
+from bnfisher.hmm.scores import floor_covariances, full_covariances
 
 __all__ = ["MARGIN", "fit_starts"]
 
@@ -73,7 +74,7 @@ class _Fitter:
         return full if self.covariance_type == "full" else np.array([np.diag(c) for c in full])
 
     def _floored(self, model: Any) -> np.ndarray:
-        return _floor_covariances(_full_covariances(model.covars_, self.covariance_type, self.K, self.D), self.floor)
+        return floor_covariances(full_covariances(model.covars_, self.covariance_type, self.K, self.D), self.floor)
 
     def new(self, kind: str, seed: int, leader: Any) -> _Start:
         """Return a start of ``kind`` ("kmeans", "random" or "perturb" of ``leader``'s model)."""
@@ -146,6 +147,39 @@ def _kind(index: int, leader: _Start | None) -> str:
     return "random" if index % 2 == 1 else "kmeans"
 
 
+def _run_starts(fitter: _Fitter, n_init: int, step: int, n_iter: int, rng) -> list:
+    """Start ``n_init`` fits (each from the leader so far, or afresh), then advance the hopeful ones to the end."""
+    starts: list[_Start] = []
+    for index in range(n_init):
+        seed = int(rng.integers(2**31 - 1))
+        leader = max(starts, key=lambda s: s.value, default=None)
+        start = fitter.new(_kind(index, leader), seed, leader.model if leader is not None else None)
+        fitter.advance(start, step)
+        starts.append(start)
+    alive, budget = [s for s in starts if not s.finished], step
+    while alive:
+        lead = max(s.value for s in starts)
+        alive = [s for s in alive if _hopeful(s, lead, step, n_iter)]
+        budget += step
+        for start in alive:
+            fitter.advance(start, budget)
+        alive = [s for s in alive if not s.finished]
+    return starts
+
+
+def _judged(fitter: _Fitter, starts: list, n_iter: int) -> dict:
+    """Judge the finished starts; while none is accepted, finish the best abandoned one and judge it."""
+    order = sorted(range(len(starts)), key=lambda i: starts[i].value, reverse=True)
+    verdicts = {i: fitter.judge(starts[i]) for i in order if starts[i].finished}
+    for i in order:
+        if any(np.isfinite(score) for score, _ in verdicts.values()):
+            break
+        if i not in verdicts:
+            fitter.advance(starts[i], n_iter)
+            verdicts[i] = fitter.judge(starts[i])
+    return verdicts
+
+
 def fit_starts(X: np.ndarray, lengths: list, *, n_states: int, covariance_type: str, n_init: int,
                check_every: int | None, n_iter: int, tol: float, min_covar: float, rng: np.random.Generator,
                progress: bool = False):
@@ -158,7 +192,7 @@ def fit_starts(X: np.ndarray, lengths: list, *, n_states: int, covariance_type: 
     lengths : list of int
         Their lengths.
     n_states, covariance_type, n_init, n_iter, tol
-        As in :class:`~bnfisher.hmm.HMMFisherKernel`.
+        As in :class:`~bnfisher.sklearn.HMMFisherKernel`.
     check_every : int or None
         EM iterations between the checks for hopeless starts; None runs every start to the end.
     min_covar : float
@@ -185,38 +219,12 @@ def fit_starts(X: np.ndarray, lengths: list, *, n_states: int, covariance_type: 
     ValueError
         When every start fails.
     """
-    bar = None
-    if progress:
-        from bnfisher._utils.progress import progress_bar
-
-        bar = progress_bar(desc="HMM starts", unit="EM iteration", leave=False)
+    bar = progress_bar(desc="HMM starts", unit="EM iteration", leave=False) if progress else None
     fitter = _Fitter(X, lengths, n_states=n_states, covariance_type=covariance_type, n_iter=n_iter, tol=tol,
                      min_covar=min_covar, bar=bar)
     step = n_iter if check_every is None else min(check_every, n_iter)
-    starts: list[_Start] = []
-    for index in range(n_init):
-        seed = int(rng.integers(2**31 - 1))
-        leader = max(starts, key=lambda s: s.value, default=None)
-        start = fitter.new(_kind(index, leader), seed, leader.model if leader is not None else None)
-        fitter.advance(start, step)
-        starts.append(start)
-    alive, budget = [s for s in starts if not s.finished], step
-    while alive:
-        lead = max(s.value for s in starts)
-        alive = [s for s in alive if _hopeful(s, lead, step, n_iter)]
-        budget += step
-        for start in alive:
-            fitter.advance(start, budget)
-        alive = [s for s in alive if not s.finished]
-    # Judge the finished starts; while none is accepted, finish the best abandoned one and judge it.
-    order = sorted(range(n_init), key=lambda i: starts[i].value, reverse=True)
-    verdicts = {i: fitter.judge(starts[i]) for i in order if starts[i].finished}
-    for i in order:
-        if any(np.isfinite(score) for score, _ in verdicts.values()):
-            break
-        if i not in verdicts:
-            fitter.advance(starts[i], n_iter)
-            verdicts[i] = fitter.judge(starts[i])
+    starts = _run_starts(fitter, n_init, step, n_iter, rng)
+    verdicts = _judged(fitter, starts, n_iter)
     if bar is not None:
         bar.close()
     accepted = [i for i, (score, _) in verdicts.items() if np.isfinite(score)]

@@ -17,7 +17,7 @@ import numpy as np
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
-from bnfisher.comparison.mechanisms import MechanismTests, cell_search, mechanism_tests
+from bnfisher.comparison.mechanisms import MechanismTests, mechanism_tests
 from bnfisher.data.providers import NumpyCounts
 
 __all__ = ["MECHANISM_COLUMNS", "SEARCHED_STRUCTURES", "mechanism_table", "neighbourhood_graph"]
@@ -50,7 +50,7 @@ def no_mechanisms() -> pd.DataFrame:
     return table
 
 
-def neighbourhood_graph(network: BayesianNetwork, encoded: tuple, *, notes: list) -> list:
+def neighbourhood_graph(network: BayesianNetwork, encoded: tuple) -> tuple:
     """Learn the mechanism search's DAG by hill climbing (BIC) on the two samples pooled, without the label.
 
     Parameters
@@ -59,13 +59,13 @@ def neighbourhood_graph(network: BayesianNetwork, encoded: tuple, *, notes: list
         Gives the schema (variables, states).
     encoded : tuple of DistinctRows
         The two samples in the network's schema.
-    notes : list of str
-        Gets a line saying what was learned.
 
     Returns
     -------
-    list of tuple of int
+    parents : list of tuple of int
         Each variable's parents (positions in ``network.variables``).
+    note : str
+        What was learned, and in how long.
     """
     started = time.perf_counter()
     def in_schema(rows) -> np.ndarray:  # the schema's column order (a network's order is topological)
@@ -76,10 +76,10 @@ def neighbourhood_graph(network: BayesianNetwork, encoded: tuple, *, notes: list
     copies = np.concatenate([rows.copies for rows in encoded]).astype(np.float64)
     provider = NumpyCounts(np.asfortranarray(codes), network.schema, weights=copies, missing="available-case")
     graph = learn(provider, "hc", schema=network.schema, missing="available-case")
-    notes.append(f"Mechanism search: conditioning sets from a hill-climbing DAG of the two samples pooled "
-                 f"({len(graph.edges)} arcs, learned in {time.perf_counter() - started:.2f} s).")
+    note = (f"Mechanism search: conditioning sets from a hill-climbing DAG of the two samples pooled "
+            f"({len(graph.edges)} arcs, learned in {time.perf_counter() - started:.2f} s).")
     position = {v: i for i, v in enumerate(network.variables)}
-    return [tuple(position[p] for p in graph.parents[v]) for v in network.variables]
+    return [tuple(position[p] for p in graph.parents[v]) for v in network.variables], note
 
 
 def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, names: tuple, random_state,
@@ -133,20 +133,14 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
                        permutations=tests.permutations_drawn,
                        unoriented=[] if flagged else [[variables[v] for v in group] for group in tests.unoriented
                                                       if len(group) > 1])
-    if not flagged:
-        return table, None
-    return table, _cell(network, samples, flagged[0], tests.searched[tests.variables.index(flagged[0])], names)
+    return table, None if tests.cell is None else _cell(network, tests.cell, names)
 
 
-def _cell(network: BayesianNetwork, samples: tuple, child: int, sets: list, sample_names: tuple) -> dict:
-    """Return the changed cell of ``child`` in the user's labels (:func:`~bnfisher.comparison.mechanisms.cell_search`).
-
-    The conditions are drawn from the columns of the sets the search tried for ``child``.
-    """
-    found = cell_search(network.cardinalities, samples[0], samples[1], child, {u for s in sets for u in s})
+def _cell(network: BayesianNetwork, found: dict, sample_names: tuple) -> dict:
+    """Return the search's changed cell (:attr:`MechanismTests.cell`, in codes) in the user's labels."""
     names, states = network.variables, network.states
     where = {names[u]: states[names[u]][k] for u, k in zip(found["given"], found["configuration"])}
-    variable = names[child]
+    variable = names[found["child"]]
     label = states[variable][found["state"]]
     condition = " & ".join(f"{u} = {k}" for u, k in where.items())
     text = (f"{variable} = {label}" + (f" where {condition}" if condition else "")

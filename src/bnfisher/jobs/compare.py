@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bnfisher._utils.html import html_table
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option, check_random_state, free_name
 from bnfisher.bn.network import BayesianNetwork
@@ -21,8 +22,10 @@ from bnfisher.comparison.attribution import conditional_family_tests, family_tab
 from bnfisher.comparison.explain import ADJUSTMENT, FAMILY_ORDER, cells_from_counts, family_profiles, family_table
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.comparison.sequential import EarlyStop
+from bnfisher.comparison.splits import draw_note
 from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
+from bnfisher.data.binning import Binning
 from bnfisher.data.guardrails import split_columns
 from bnfisher.data.profile import tables_of
 from bnfisher.data.rows import DistinctRows
@@ -384,8 +387,6 @@ class ComparisonResult(JobResult):
         return f"{self.names[0]} against {self.names[1]}"
 
     def _repr_html_(self) -> str:
-        from bnfisher._utils.html import html_table
-
         return (f"<p>{self.verdict()}</p>"
                 + html_table("Families", [(r["variable"], f"{100 * r['share']:.1f}% (p_adj {r['p_adjusted']:.3g})")
                                           for _, r in self.families.head(self.top).iterrows()]))
@@ -409,15 +410,10 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
         pooled (then the p-value is exact: the kernel does not favour either side).
     structure : str, default="chow-liu"
         How to learn the network (see :func:`bnfisher.learn`) when ``network`` is not given.
-    bins : int, optional
-        Bin numeric columns into at most this many quantile bins, with the same edges for both tables.
-    bin_columns : sequence, optional
-        With ``bins``: the numeric columns to bin (default: float columns and integer
-        columns with more than ``max(bins, 30)`` values).
-    categorical : sequence, optional
-        Columns never binned.
-    na_values : sequence, default=()
-        Extra missing-value markers (e.g. ``"?"``).
+    bins, bin_columns, categorical, na_values
+        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
+        missing-value markers (:class:`~bnfisher.Binning` documents them once). Here: bin numeric columns into at most
+        this many quantile bins, with the same edges for both tables.
     n_permutations : int, default=1000
     test : {"aggregate", "mmd"}, default="aggregate"
         Which p-value decides: the aggregate test (:mod:`bnfisher.comparison.aggregate`:
@@ -451,8 +447,8 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
                                      if kind.startswith("dask") else "."))
     given = network is not None
     network, (encoded_a, encoded_b), notes, advice = prepare([A, B], network=network, structure=structure,
-                                                             bins=bins, bin_columns=bin_columns,
-                                                             categorical=categorical, na_values=na_values,
+                                                             binning=Binning(bins, bin_columns, categorical,
+                                                                             na_values),
                                                              learn_options=learn_options)
     sample = fitted_on_one_sample(network, encoded_a.codes, encoded_b.codes) if given else None
     if sample is not None:
@@ -519,8 +515,10 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     rng = check_random_state(random_state)
     statistics = permutation_statistics(kernel, *encoded, n_permutations=n_permutations, random_state=rng,
                                         witness=True, early_stop=early_stop)
+    notes += draw_note(sum(int(rows.copies.sum()) for rows in encoded))
     samples_codes = [(kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded]
-    tests = resolved_family_tests(network, *samples_codes, random_state=rng, notes=notes)
+    tests, note = resolved_family_tests(network, *samples_codes, random_state=rng)
+    notes.append(note)
     result = _result(kernel, statistics, tests, encoded, samples, names, notes, top, test)
     result.advice = advice
     if result.test.p_value <= attribute_below:
@@ -543,7 +541,9 @@ def find_mechanisms(result: ComparisonResult, encoded: tuple, *, graph: list | N
     """
     network = result.network
     samples_codes = tuple((result.kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded)
-    graph = neighbourhood_graph(network, encoded, notes=result.notes) if graph is None else graph
+    if graph is None:
+        graph, note = neighbourhood_graph(network, encoded)
+        result.notes.append(note)
     result.mechanisms, result.mechanism_cell = mechanism_table(network, samples_codes, graph, names=result.names,
                                                                random_state=random_state)
     table = result.mechanisms
@@ -553,8 +553,8 @@ def find_mechanisms(result: ComparisonResult, encoded: tuple, *, graph: list | N
                         f"explains it, at 99 or 999 permutations; the others run {budget}).")
 
 
-def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, notes: list, alpha: float = 0.05,
-                          tables: list | None = None):
+def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, alpha: float = 0.05,
+                          tables: list | None = None) -> tuple:
     """Return the family tests, those at the p-value floor run again (:func:`~bnfisher.comparison.resolve_floor`).
 
     Parameters
@@ -563,8 +563,6 @@ def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, notes
     X, Y : tuple of (ndarray of int, ndarray), or None
         Codes and copies of each sample's distinct rows.
     random_state : Generator
-    notes : list of str
-        Gets a line saying how many permutations the tests took, and why.
     alpha : float, default=0.05
     tables : list, optional
         Instead of ``X`` and ``Y``: every family's two count tables
@@ -572,34 +570,35 @@ def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, notes
 
     Returns
     -------
-    FamilyTests
+    tests : FamilyTests
+    note : str
+        How many permutations the tests took, and why.
     """
     if tables is None:
         tables = family_tables(network.cardinalities, list(enumerate(network.parent_indices())), [X, Y])
     first = conditional_family_tests(network, None, None, random_state=random_state, tables=tables)
     tests, budget = resolve_floor(network, first, None, None, random_state=random_state, tables=tables)
     again = f"; the clearest, at the floor of the p-values, run again with {budget}" if budget else ""
-    notes.append(f"Family tests: {first.n_permutations} permutations within parent configurations "
-                 f"({len(tests.families)} families){again}.")
-    return tests
+    return tests, (f"Family tests: {first.n_permutations} permutations within parent configurations "
+                   f"({len(tests.families)} families){again}.")
 
 
 def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, encoded: tuple, samples: tuple,
             names: tuple, notes: list, top: int, method: str) -> ComparisonResult:
-    assert statistics.witness_x is not None and statistics.witness_y is not None  # set by permutation_statistics
+    assert statistics.x.witness is not None and statistics.y.witness is not None  # set by permutation_statistics
     # Each row's witness; a sample known only by its distinct rows keeps one value per distinct row (and its copies).
     witness = tuple(values if rows.inverse is None else values[rows.inverse]
-                    for values, rows in zip((statistics.witness_x, statistics.witness_y), encoded))
+                    for values, rows in zip((statistics.x.witness, statistics.y.witness), encoded))
     families = family_table(kernel, statistics, tests)
     test = TwoSampleResult.from_statistics(statistics, method=method)
-    test.unbiased_ci = effect_interval(test.unbiased, test.null_distribution, (statistics.witness_x, encoded[0].copies),
-                                       (statistics.witness_y, encoded[1].copies))
+    test.unbiased_ci = effect_interval(test.unbiased, test.null_distribution, (statistics.x.witness, encoded[0].copies),
+                                       (statistics.y.witness, encoded[1].copies))
     components = test.components if test.components is not None else pd.DataFrame()
     for name in ("blocks", "columns"):  # name the variables, not their indices
         column = components.loc[name, "column"]
         if column is not None:
             components.loc[name, "column"] = kernel.network.variables[int(column)]
-    counts = ((statistics.counts_x, statistics.n_x), (statistics.counts_y, statistics.n_y))
+    counts = ((statistics.x.counts, statistics.x.n), (statistics.y.counts, statistics.y.n))
     return ComparisonResult(names=names, test=test, families=families,
                             cells=cells_from_counts(kernel, *counts, n=top, names=names), witness=witness,
                             network=kernel.network, kernel=kernel, samples=samples, notes=notes, top=top,

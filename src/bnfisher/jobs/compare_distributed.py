@@ -20,8 +20,10 @@ from bnfisher.comparison.explain import cells_from_counts, family_profiles, fami
 from bnfisher.comparison.permutation import cell_witness, pooled_statistics
 from bnfisher.comparison.sequential import EarlyStop
 from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval
+from bnfisher.data.rows import DistinctRows
+from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import DataError, OptionError
-from bnfisher.jobs.compare import ComparisonResult, resolved_family_tests
+from bnfisher.jobs.compare import ComparisonResult, find_mechanisms, resolved_family_tests
 from bnfisher.jobs.inputs import feature_advice, warn
 from bnfisher.kernels.fisher import FisherKernel
 
@@ -121,8 +123,9 @@ def compare_distributed(first, second, *, scheduler: str | None = None, n_worker
                         "the rows lie (hash buckets of distinct rows on the workers).")
         statistics = pooled_statistics(pool, check_positive_int(n_permutations, "n_permutations"), rng)
         tables = _family_tables(network, [DaskCounts(frame, network.schema, missing="allow") for frame in frames])
-        tests = resolved_family_tests(network, None, None, random_state=rng, notes=notes, tables=tables)
-        summary = pool.witness_summary(cell_witness(kernel, statistics.mean_x - statistics.mean_y), top=5)
+        tests, note = resolved_family_tests(network, None, None, random_state=rng, tables=tables)
+        notes.append(note)
+        summary = pool.witness_summary(cell_witness(kernel, statistics.x.mean - statistics.y.mean), top=5)
     notes.append("Mechanism search: not run on data beyond memory (it searches conditioning sets over the rows); "
                  "the family tests above say which conditionals changed.")
     result = _result(kernel, statistics, tests, summary, names=tuple(names), notes=notes, top=top, method=test)
@@ -168,18 +171,15 @@ def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, re
     ComparisonResult
         Its typical rows are each sample's most typical distinct rows, with their copies.
     """
-    from bnfisher.data.rows import DistinctRows
-    from bnfisher.data.schema import EncodedData
-    from bnfisher.jobs.compare import find_mechanisms
-
     kernel = FisherKernel(network)
     notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
     advice += feature_advice(kernel)
     pool = pooled_rows(kernel, reference, window)
     statistics = pooled_statistics(pool, n_permutations, random_state, early_stop=early_stop)
     tables = _family_tables(network, [reference, window])
-    tests = resolved_family_tests(network, None, None, random_state=random_state, notes=notes, tables=tables)
-    summary = pool.witness_summary(cell_witness(kernel, statistics.mean_x - statistics.mean_y), top=5)
+    tests, note = resolved_family_tests(network, None, None, random_state=random_state, tables=tables)
+    notes.append(note)
+    summary = pool.witness_summary(cell_witness(kernel, statistics.x.mean - statistics.y.mean), top=5)
     del pool  # its shards leave the workers
     sizes = tuple({"rows": held.n_rows, "missing_cells": held.missing_cells + held.unseen_cells - held.left_out_cells}
                   for held in (reference, window))
@@ -230,8 +230,8 @@ def _result(kernel, statistics, tests, summary: dict, *, names: tuple, notes: li
         frame = pd.DataFrame({v: pd.Categorical.from_codes(codes[:, i], categories=list(network.states[v]))
                               for i, v in enumerate(network.variables)})
         samples.append(frame[list(network.schema.variables)])
-    counts = ((statistics.counts_x, statistics.n_x), (statistics.counts_y, statistics.n_y))
-    sizes = sizes or tuple({"rows": int(n), "missing_cells": None} for n in (statistics.n_x, statistics.n_y))
+    counts = ((statistics.x.counts, statistics.x.n), (statistics.y.counts, statistics.y.n))
+    sizes = sizes or tuple({"rows": int(n), "missing_cells": None} for n in (statistics.x.n, statistics.y.n))
     return ComparisonResult(names=names, test=result, families=families,
                             cells=cells_from_counts(kernel, *counts, n=top, names=names),
                             witness=tuple(summary["values"]), network=network, kernel=kernel, samples=tuple(samples),

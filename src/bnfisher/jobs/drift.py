@@ -19,7 +19,6 @@ default; its p-values move with the split: 0.49 to 0.86 over ten seeds on one wi
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping, Sequence
 from functools import partial
 
@@ -29,27 +28,22 @@ from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.parallel import map_threads, resolve_jobs
 from bnfisher._utils.progress import progress_bar
 from bnfisher._utils.validation import check_option, check_random_state
-from bnfisher.bn.network import BayesianNetwork
-from bnfisher.bn.structure.learn import learn
 from bnfisher.comparison.attribution import holm
 from bnfisher.comparison.sequential import EarlyStop
 from bnfisher.comparison.two_sample import statistics_pvalue
-from bnfisher.comparison.validity import reference_split
+from bnfisher.data.binning import Binning
 from bnfisher.data.guardrails import check_tables
 from bnfisher.data.profile import ReferenceProfile, tables_of
-from bnfisher.data.providers import NumpyCounts, backend_for
-from bnfisher.data.rows import DistinctRows
-from bnfisher.data.schema import EncodedData, Schema
-from bnfisher.data.summed import KeptCounts, SummedCounts
-from bnfisher.data.windows import WindowRows, split_windows
-from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
-from bnfisher.jobs.attribute import SEARCHED_STRUCTURES
-from bnfisher.jobs.compare import ComparisonResult, compare_encoded
-from bnfisher.jobs.compare_distributed import compare_held
+from bnfisher.data.providers import backend_for
+from bnfisher.data.windows import split_windows
+from bnfisher.exceptions import DataError, OptionError, OptionTypeError
+from bnfisher.jobs.compare import ComparisonResult
 from bnfisher.jobs.drift_result import MIN_WINDOW_ROWS, NO_SINGLE_FAMILY, DriftResult
-from bnfisher.jobs.inputs import binned_note, warn
+from bnfisher.jobs.inputs import warn
+from bnfisher.jobs.reference import Reference
 
-__all__ = ["DriftResult", "drift"]
+__all__ = ["DriftResult", "check_level", "default_permutations", "drift"]
+
 
 def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None, structure: str = "chow-liu",
           bins: int | None = None, bin_columns=None, categorical=None, na_values=(), fit_fraction: float | None = None,
@@ -82,15 +76,10 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     structure : str, default="chow-liu"
         How to learn the network's structure (see :func:`bnfisher.learn`), once, on the
         reference's fitting part.
-    bins : int, optional
-        Quantile bins for numeric columns, edges from the reference's fitting part.
-    bin_columns : sequence, optional
-        With ``bins``: the numeric columns to bin (default: float columns and integer
-        columns with more than ``max(bins, 30)`` values).
-    categorical : sequence, optional
-        Columns never binned.
-    na_values : sequence, default=()
-        Extra missing-value markers (e.g. ``"?"``).
+    bins, bin_columns, categorical, na_values
+        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
+        missing-value markers (:class:`~bnfisher.Binning` documents them once). Here: quantile bins for numeric columns,
+        edges from the reference's fitting part.
     fit_fraction : float, optional
         Default (None): the whole reference is compared with every window, and each
         window's structure is learned on the reference and the window pooled (without
@@ -163,86 +152,50 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     """
     _check_options(test, early_stop, alpha, min_effect)
     n_jobs = resolve_jobs(n_jobs)
-    reference, binned, distributed, windows, how = _inputs(reference, data, time=time, window=window, bins=bins)
+    table, binned, distributed, windows, how = _inputs(reference, data, time=time, window=window, bins=bins)
     rng = check_random_state(random_state)
-    na = tuple(na_values or ())
-    advice = check_tables([reference] + [frame for *_, frame in windows], na_values=na,
+    binning = Binning(bins, bin_columns, categorical, na_values)
+    advice = check_tables([table] + [frame for *_, frame in windows], na_values=binning.na_values,
                           binned=bins is not None or binned is not None)
-    fit, rest = _split(reference, fit_fraction, rng)
-    schema = Schema.from_data(fit, bins=bins, columns=bin_columns, categorical=categorical, na_values=na,
-                              missing="allow")
-    if binned is not None:  # the profile's bins, with their edges: every window's numbers are binned with them
-        schema = Schema({v: binned.schema.states[v] if v in binned.schema.bin_edges else schema.states[v]
-                         for v in schema.variables}, bin_edges=dict(binned.schema.bin_edges), na_values=na)
-    reference_rows, unseen_rest, shared, unseen_note = _reference_rows(schema, rest)
-    if distributed is not None:  # one pass over the data: each window's distinct rows
-        windows, how = distributed.windows(data, schema, time=time, window=window, shared=shared)
+    prepared = Reference(table, binning=binning, binned=binned, structure=structure, fit_fraction=fit_fraction,
+                         learn_options=learn_options, random_state=rng)
+    if distributed is not None:  # one pass over the data: each window's distinct rows; the reference held once
+        windows, how = distributed.windows(data, prepared.schema, time=time, window=window, shared=prepared.shared)
         if not windows:
             raise DataError("The data has no rows: there is no window to compare.")
+        prepared.hold(distributed)
+        n_jobs = max(n_jobs, distributed.threads())  # the client waits on the workers: a window per worker thread
     if n_permutations is None:
-        n_permutations = _default_permutations(len(windows), alpha, advice)
+        n_permutations = default_permutations(len(windows), alpha)
+        advice += _growing_permutations(n_permutations, len(windows))
     stop = EarlyStop.for_alpha(alpha, partial(statistics_pvalue, method=test)) if early_stop else None
-    options = dict(learn_options or {})
-    pseudocount = options.pop("pseudocount", 1.0)
-    progress_structure = options.pop("progress", False)
-    kept = _kept_counts(reference_rows)  # the reference's tables, counted once for every window
-    network = _learn_reference(schema, fit, structure, kept if fit_fraction is None else None, options,
-                               pseudocount=pseudocount, progress=progress_structure)
-    parents = {v: tuple(network.parents[v]) for v in network.variables}
-    notes = [f"Windows: {how}; {n_permutations} permutations per window.",
-             _reference_note(len(reference), len(fit), len(rest), fit_fraction, structure, network)]
+    notes = [f"Windows: {how}; {n_permutations} permutations per window.", *prepared.notes]
     columns = [c for c in data.columns if c != time] if distributed is not None else \
         [c for *_, frame in windows for c in frame.columns]
-    _advise_extra_columns(columns, reference.columns, advice)
-    notes += binned_note(schema, bins, "edges from the reference's fitting part") + unseen_note
+    advice += _extra_columns(columns, table.columns)
     # One generator per window: the same answer however many threads run.
     streams = [np.random.default_rng(seed) for seed in np.random.SeedSequence(int(rng.integers(2**63))).spawn(
         len(windows))]
-
-    how = parents if fit_fraction is not None else structure  # the structure to refit on every pool
-    searched = isinstance(structure, str) and structure in SEARCHED_STRUCTURES
-    held_reference = None
-    if distributed is not None:  # the reference's rows go to a worker once; every window's pool is formed there
-        held_reference = distributed.hold(WindowRows(schema, reference_rows.encoded.codes, reference_rows.copies,
-                                                     int(rest.isna().sum().sum()), unseen_rest))
-        n_jobs = max(n_jobs, distributed.threads())  # the client waits on the workers: a window per worker thread
-
-    def compare_window(k: int) -> tuple:
-        label, _, _, frame = windows[k]
-        if held_reference is not None:  # a window beyond memory, held by a worker as its distinct rows
-            fitted = frame.run(_fit_held, schema, how, pseudocount, options, held_reference)
-            result = compare_held(fitted, held_reference, frame, pooled_rows=distributed.pooled_rows,
-                                  reference_rows=reference_rows,
-                                  names=("reference", label), n_permutations=n_permutations, test=test, top=top,
-                                  random_state=streams[k], notes=_left_out(frame.left_out), advice=[],
-                                  graph=fitted.parent_indices() if searched else None, attribute_below=alpha,
-                                  early_stop=stop)
-            return result, frame.missing_cells, frame.unseen_cells
-        encoded, frame, missing, unseen, _, left_out = _encode(schema, frame, f"window {label!r}", shared=shared)
-        window_rows = DistinctRows.of(encoded)
-        fitted = _fit_pool(schema, how, pseudocount, options, reference_rows, window_rows, kept=kept)
-        result = compare_encoded(fitted, (reference_rows, window_rows), (rest, frame), names=("reference", label),
-                                 n_permutations=n_permutations, test=test, top=top, random_state=streams[k],
-                                 notes=_left_out(left_out), advice=[],
-                                 graph=fitted.parent_indices() if searched else None,
-                                 attribute_below=alpha, early_stop=stop)
-        return result, missing, unseen
-
     sizes = [len(frame) if isinstance(frame, pd.DataFrame) else frame.n_rows + frame.left_out for *_, frame in windows]
     tested = [k for k, size in enumerate(sizes) if size >= MIN_WINDOW_ROWS]
     if not tested:
         raise DataError(f"Every window has fewer than {MIN_WINDOW_ROWS} rows ({len(windows)} window(s), "
                         f"{max(sizes)} row(s) at most): there is nothing to test; use longer windows.")
-    outcomes = dict(zip(tested, map_threads(compare_window, tested, n_jobs=n_jobs)))
-    comparisons, table = _window_table(windows, sizes, outcomes, alpha=alpha, min_effect=min_effect, advice=advice,
-                                       progress=progress)
+
+    def compare_window(k: int) -> tuple:
+        return prepared.compare(windows[k][0], windows[k][3], n_permutations=n_permutations, test=test, top=top,
+                                alpha=alpha, early_stop=stop, random_state=streams[k])
+
+    # The bar advances as each window's comparison comes back (in order), not after the last one.
+    compared = progress_bar(map_threads(compare_window, tested, n_jobs=n_jobs), total=len(tested), desc="drift",
+                            unit="window", leave=False, disable=None if progress else True)
+    outcomes = dict(zip(tested, compared))
+    comparisons, table = _window_table(windows, sizes, outcomes, alpha=alpha, min_effect=min_effect)
+    advice += _window_advice(table, windows, outcomes)
     if stop is not None:
         notes.append(_early_stop_note(stop, comparisons, n_permutations))
     warn(advice)
-    return DriftResult(windows=table, comparisons=comparisons, network=network,
-                       reference={"rows": len(reference), "fit_rows": len(fit), "test_rows": len(rest),
-                                  "columns": int(reference.shape[1]),
-                                  "missing_cells": int(reference.isna().sum().sum())},
+    return DriftResult(windows=table, comparisons=comparisons, network=prepared.network, reference=prepared.sizes,
                        alpha=alpha, notes=notes, advice=advice, top=top, min_effect=min_effect)
 
 
@@ -250,33 +203,9 @@ def _check_options(test: str, early_stop, alpha: float, min_effect) -> None:
     check_option(test, "test", ("aggregate", "mmd"))
     if not isinstance(early_stop, (bool, np.bool_)):
         raise OptionTypeError(f"`early_stop` must be True or False; got {early_stop!r}.")
-    if not 0 < alpha < 1:
-        raise OptionError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+    check_level(alpha)
     if min_effect is not None and not (isinstance(min_effect, (int, float)) and np.isfinite(min_effect)):
         raise OptionError(f"`min_effect` must be a finite number (an MMD²_u) or None; got {min_effect!r}.")
-
-
-def _split(reference: pd.DataFrame, fit_fraction: float | None, rng) -> tuple:
-    """Return the part of the reference that learns the schema (with ``fit_fraction``: the structure) and the rest."""
-    fit, rest = (reference, reference) if fit_fraction is None else \
-        reference_split(reference, fraction=fit_fraction, random_state=rng)
-    if len(rest) < MIN_WINDOW_ROWS:
-        what = (f"{len(fit)} fit the network, leaving {len(rest)} to compare the windows with; give the reference at "
-                f"least {2 * MIN_WINDOW_ROWS} rows" if fit_fraction is not None else
-                f"give it at least {MIN_WINDOW_ROWS} rows")
-        raise DataError(f"The reference has {len(reference)} rows: {what}.")
-    return fit, rest
-
-
-def _reference_note(rows: int, fit: int, rest: int, fit_fraction, structure, network: BayesianNetwork) -> str:
-    """Return the note saying which reference rows learn what and which are compared."""
-    if fit_fraction is None:
-        return (f"Reference: {rows} rows, each compared with every window; each window's structure ({structure}) and "
-                "CPTs are learned on it and the reference pooled, so each p-value is exact (on the reference alone: "
-                f"{len(network.edges)} arcs).")
-    return (f"Reference: {rows} rows; {fit} (fraction {fit_fraction:g}, at random) fit the schema and the structure "
-            f"({structure}: {len(network.edges)} arcs), the other {rest} are compared with every window; each window's "
-            "CPTs are refitted on it and those rows pooled, so each p-value is exact.")
 
 
 #: The fewest permutations a window's test gets by default: the aggregate p-value's Monte-Carlo error is then small
@@ -284,15 +213,53 @@ def _reference_note(rows: int, fit: int, rest: int, fit_fraction, structure, net
 MIN_PERMUTATIONS = 2999
 
 
-def _default_permutations(n_windows: int, alpha: float, advice: list) -> int:
-    """``max(2999, 4 W / alpha - 1)``: Holm's adjustment over W windows can then reach ``alpha``; say when it grows."""
-    n_permutations = max(MIN_PERMUTATIONS, int(np.ceil(4 * n_windows / alpha)) - 1)
-    if n_permutations > MIN_PERMUTATIONS:
-        advice.append(f"The default permutations grow with the windows ({n_permutations} per window for {n_windows} "
-                      "windows, so that Holm's adjustment can reach alpha), so the work grows as the square of the "
-                      f"windows: {n_permutations * n_windows:,} permutations in all. Pass n_permutations "
-                      "(--permutations) to bound it, at the cost of a coarser p-value floor.")
-    return n_permutations
+def default_permutations(n_tests: int, level: float) -> int:
+    """Return ``max(2999, 4 n_tests / level - 1)``: Holm's (or Bonferroni's) adjustment over ``n_tests`` can reach it.
+
+    The smallest p-value a permutation test gives is ``1 / (n_permutations + 1)``; four times
+    the level's share of each test leaves room for Monte-Carlo error.  :func:`drift` uses it
+    over its windows at ``alpha``, :func:`bnfisher.monitor` for one window at ``alpha / horizon``.
+
+    Parameters
+    ----------
+    n_tests : int
+    level : float
+
+    Returns
+    -------
+    int
+    """
+    return max(MIN_PERMUTATIONS, int(np.ceil(4 * n_tests / level)) - 1)
+
+
+def check_level(alpha: float) -> float:
+    """Return ``alpha`` checked to lie in (0, 1).
+
+    Parameters
+    ----------
+    alpha : float
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    OptionError
+    """
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise OptionError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+    return float(alpha)
+
+
+def _growing_permutations(n_permutations: int, n_windows: int) -> list:
+    """Return the warning that the default permutations grew with the windows (none when they did not)."""
+    if n_permutations <= MIN_PERMUTATIONS:
+        return []
+    return [f"The default permutations grow with the windows ({n_permutations} per window for {n_windows} windows, "
+            "so that Holm's adjustment can reach alpha), so the work grows as the square of the windows: "
+            f"{n_permutations * n_windows:,} permutations in all. Pass n_permutations (--permutations) to bound it, "
+            "at the cost of a coarser p-value floor."]
 
 
 def _early_stop_note(stop: EarlyStop, comparisons: list, n_permutations: int) -> str:
@@ -307,22 +274,19 @@ def _early_stop_note(stop: EarlyStop, comparisons: list, n_permutations: int) ->
             "sequential rule); a stopped window's rests on fewer permutations.")
 
 
-def _advise_extra_columns(columns, reference_columns, advice: list) -> None:
-    """Warn about the data's columns that the reference lacks (left out of the comparison)."""
+def _extra_columns(columns, reference_columns) -> list:
+    """Return the warning about the data's columns that the reference lacks (left out of the comparison), if any."""
     extra = sorted({str(c) for c in columns if c not in reference_columns})
-    if extra:
-        advice.append(f"Column(s) {', '.join(extra[:5])}{', ...' if len(extra) > 5 else ''} of the data are not in "
-                      "the reference and are left out of the comparison; drop them, or add them to the reference.")
+    return [] if not extra else [
+        f"Column(s) {', '.join(extra[:5])}{', ...' if len(extra) > 5 else ''} of the data are not in the reference "
+        "and are left out of the comparison; drop them, or add them to the reference."]
 
 
-def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, min_effect: float | None, advice: list,
-                  progress: bool) -> tuple:
-    """Return each window's comparison (None: too small to test) and the window table; append the warnings."""
+def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, min_effect: float | None) -> tuple:
+    """Return each window's comparison (None: too small to test) and the window table."""
     comparisons: list = []
     rows: list = []
-    bar = progress_bar(enumerate(windows), total=len(windows), desc="drift", unit="window", leave=False,
-                       disable=None if progress else True)
-    for k, (label, start, end, _) in bar:
+    for k, (label, start, end, _) in enumerate(windows):
         row = {"window": label, "start": start, "end": end, "rows": sizes[k]}
         if k not in outcomes:  # too few rows to test: reported, not tested
             comparisons.append(None)
@@ -355,6 +319,12 @@ def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, m
     # A window that did not drift has no "clearest family": its family tests are not looked at.
     table.loc[~table["drift"], ["family", "parents", "mechanism"]] = ""
     table.loc[~table["drift"], "share"] = 0.0
+    return comparisons, table
+
+
+def _window_advice(table: pd.DataFrame, windows: list, outcomes: dict) -> list:
+    """Return the warnings about the windows: untested, holding unseen labels, small."""
+    advice = []
     untested = [str(windows[k][0]) for k in range(len(windows)) if k not in outcomes]
     if untested:
         advice.append(f"{len(untested)} window(s) have fewer than {MIN_WINDOW_ROWS} rows and were not tested "
@@ -372,7 +342,7 @@ def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, m
         advice.append(f"{len(small)} window(s) have fewer than 30 rows ({', '.join(small[:3])}"
                       f"{', ...' if len(small) > 3 else ''}): their tests are exact but can only see large changes; "
                       "use longer windows.")
-    return comparisons, table
+    return advice
 
 
 #: The level at which a drifted window's mechanisms are named (Holm over the variables, within the window).
@@ -458,123 +428,3 @@ def _backend(data):
     if backend is not None and backend.windows is None:
         raise OptionTypeError(f"`data` of the {backend.name!r} engine cannot be cut into windows; pass a DataFrame.")
     return backend
-
-
-def _reference_rows(schema: Schema, rest: pd.DataFrame) -> tuple:
-    """Return the reference's test part as distinct rows (once: every window uses them), its unseen cells and labels."""
-    encoded, _, _, unseen, labels, _ = _encode(schema, rest, "the reference's test part")
-    note = [f"{unseen} cells of the reference's test part hold labels its fitting part never showed: marginalized, "
-            "like missing cells."] if unseen else []
-    return DistinctRows.of(encoded), unseen, labels, note
-
-
-def _learn_reference(schema: Schema, fit: pd.DataFrame, structure, kept: KeptCounts | None, options: dict, *,
-                     pseudocount: float, progress) -> BayesianNetwork:
-    """Learn the reference's network: from its kept count tables when they are the fitting part's, else its rows.
-
-    ``kept`` (the whole reference compared, no missing cell) holds the counts every window's refit adds to: the
-    same tables as counting ``fit`` again, from its distinct rows, once.  Options that need rows (EM, hidden
-    variables) learn from the rows.
-    """
-    if kept is not None and not {"missing", "hidden"} & set(options):
-        return learn(kept, structure, schema=schema, pseudocount=pseudocount, progress=progress, **options)
-    return learn(schema.encode(fit, missing="allow"), structure, schema=schema, pseudocount=pseudocount,
-                 progress=progress, **options)
-
-
-def _fit_pool(schema: Schema, how, pseudocount: float, options: dict, *samples: DistinctRows,
-              kept: KeptCounts | None = None) -> BayesianNetwork:
-    """Learn the window's network on the reference and the window pooled: ``how`` a structure name or parents.
-
-    ``kept``: the first sample's count tables, kept across windows (each window then counts only its own rows).
-    """
-    pooled = _pooled(schema, *samples, kept=kept)
-    if isinstance(how, dict):
-        return learn(pooled, how, schema=schema, pseudocount=pseudocount)
-    return learn(pooled, how, schema=schema, pseudocount=pseudocount, **options)
-
-
-def _fit_held(schema: Schema, how, pseudocount: float, options: dict, *pieces: WindowRows) -> BayesianNetwork:
-    """:func:`_fit_pool` on a worker, from the distinct rows it holds (the reference's, then the window's)."""
-    samples = [DistinctRows(EncodedData(rows.codes, schema.variables, dict(schema.states), schema), rows.counts, None)
-               for rows in pieces]
-    return _fit_pool(schema, how, pseudocount, options, *samples, kept=_held_counts(pieces[0], samples[0]))
-
-
-#: The count tables of the references a worker holds, by the reference's id while it lives: every window a worker
-#: tests is pooled with the same reference, whose tables are then counted once per worker.
-_HELD_COUNTS: dict = {}
-
-
-def _held_counts(piece: WindowRows, rows: DistinctRows) -> KeptCounts | None:
-    """Return the kept count tables of a held reference (made on first use, dropped with the reference)."""
-    key = id(piece)
-    kept = _HELD_COUNTS.get(key)
-    if kept is None and (kept := _kept_counts(rows)) is not None:
-        kept = _HELD_COUNTS.setdefault(key, kept)
-        weakref.finalize(piece, _HELD_COUNTS.pop, key, None)
-    return kept
-
-
-def _kept_counts(rows: DistinctRows) -> KeptCounts | None:
-    """Return a reference's count tables, to be counted once for every window (None: it has missing cells, EM)."""
-    if rows.encoded.codes.size and rows.encoded.codes.min() < 0:
-        return None
-    return KeptCounts(_counts(rows.encoded.schema, rows))
-
-
-def _pooled(schema: Schema, *samples: DistinctRows, kept: KeptCounts | None = None):
-    """Return the pooled rows to refit on: each sample's counts added up, or all rows (EM) if cells are missing."""
-    if any(rows.encoded.codes.size and rows.encoded.codes.min() < 0 for rows in samples):
-        every = [rows.encoded.codes[rows.inverse] if rows.inverse is not None else
-                 np.repeat(rows.encoded.codes, rows.copies, axis=0) for rows in samples]
-        return EncodedData(np.asfortranarray(np.vstack(every)), schema.variables, dict(schema.states), schema)
-    first = kept if kept is not None else _counts(schema, samples[0])
-    return SummedCounts(first, *(_counts(schema, rows) for rows in samples[1:]))
-
-
-def _counts(schema: Schema, rows: DistinctRows) -> NumpyCounts:
-    """Return a sample's distinct rows as a counts provider (each row weighted by its copies)."""
-    return NumpyCounts(rows.encoded.codes, schema, weights=rows.copies.astype(np.float64))
-
-
-def _left_out(rows: int) -> list:
-    """Return the note of a window whose rows with a label the reference lacks were left out of its test."""
-    return [f"{rows} row(s) with a label the reference lacks left out of this window's test (kept, the test would "
-            "not be exact); they are counted in unseen_cells."] if rows else []
-
-
-def _encode(schema: Schema, frame: pd.DataFrame, where: str, *, shared: dict | None = None) -> tuple:
-    """Encode rows with the reference's schema; a window's rows with a label the reference lacks are left out.
-
-    Returns the encoded rows tested, the frame they come from, the missing cells, the cells
-    with a label the schema lacks (unseen), the unseen labels by column, and the rows left out.
-    With ``shared`` (the unseen labels the reference's test part holds, by column) a window's
-    row is left out when it holds an unseen label the reference's test part lacks too: such
-    rows are all in the window by construction, so marginalising the cell (as a missing one)
-    would keep rows of another law on one side only; given that the reference lacks the label,
-    the window's other rows and the reference's are exchangeable under no drift, and the test
-    on them is exact.  An unseen label the reference's test part holds too is marginalised on
-    both sides alike.
-    """
-    try:
-        encoded = schema.encode(frame, missing="allow", handle_unknown="marginalize")
-    except SchemaError as exc:
-        raise SchemaError(f"In {where}: {exc}") from None
-    columns = frame[list(schema.variables)]
-    absent = (columns.isna() | columns.isin(list(schema.na_values))).to_numpy()
-    column = {v: i for i, v in enumerate(encoded.variables)}
-    unseen = (encoded.codes[:, [column[v] for v in schema.variables]] < 0) & ~absent
-    labels = {v: set(columns[v].to_numpy()[unseen[:, j]].tolist()) for j, v in enumerate(schema.variables)
-              if unseen[:, j].any()}
-    rows = np.zeros(len(frame), dtype=bool)
-    if shared is not None:
-        for j, v in enumerate(schema.variables):
-            if v in labels:
-                rows |= unseen[:, j] & ~columns[v].isin(list(shared.get(v, ()))).to_numpy()
-    if rows.all():  # nothing would be left: the window is tested as it is (its unseen cells marginalised)
-        rows[:] = False
-    if rows.any():
-        frame = frame.loc[~rows]
-        encoded = schema.encode(frame, missing="allow", handle_unknown="marginalize")
-    return encoded, frame, int(absent.sum()), int(unseen.sum()), labels, int(rows.sum())

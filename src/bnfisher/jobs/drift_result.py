@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bnfisher._utils.html import html_table
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.jobs.compare import ComparisonResult
@@ -230,8 +231,6 @@ class DriftResult(JobResult):
         return f"Drift against the reference: {len(self.windows)} windows"
 
     def _repr_html_(self) -> str:
-        from bnfisher._utils.html import html_table
-
         return (f"<p>{self.verdict()}</p>"
                 + html_table("Windows", [(r["window"], f"p_adj {r['p_adjusted']:.3g}"
                                           + (f"; {r['family']} ({100 * r['share']:.0f}%)" if r["family"] else ""))

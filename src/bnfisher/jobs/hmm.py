@@ -9,7 +9,6 @@ import numpy as np
 
 from bnfisher.data.io import write_bytes
 from bnfisher.exceptions import DataError
-from bnfisher.hmm.kernel import HMMFisherKernel
 
 __all__ = ["hmm_gram_file", "read_sequences"]
 
@@ -54,7 +53,7 @@ def hmm_gram_file(sequences_path, output, **kernel_options) -> str:
     output : str or path-like
         Written exactly as given (NumPy ``.npy`` format), atomically.
     **kernel_options
-        Options of :class:`bnfisher.hmm.HMMFisherKernel` (``n_states``, ``covariance_type``, ...).
+        Options of :class:`bnfisher.sklearn.HMMFisherKernel` (``n_states``, ``covariance_type``, ...).
 
     Returns
     -------
@@ -62,6 +61,8 @@ def hmm_gram_file(sequences_path, output, **kernel_options) -> str:
         The fit's log-likelihoods and the file written.
     """
     sequences, lengths = read_sequences(sequences_path)
+    from bnfisher.sklearn.hmm import HMMFisherKernel  # scikit-learn, an optional extra: loaded when used
+
     kernel = HMMFisherKernel(**kernel_options).fit(sequences, lengths=lengths)
     gram = kernel.gram(sequences, lengths_a=lengths)
     buffer = io.BytesIO()

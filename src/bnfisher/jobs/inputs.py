@@ -9,6 +9,7 @@ import numpy as np
 
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
+from bnfisher.data.binning import Binning
 from bnfisher.data.guardrails import check_tables
 from bnfisher.data.io import read_table
 from bnfisher.data.profile import read_profile
@@ -92,9 +93,12 @@ def read_distributed(paths, *, na_values=None):
     return read_dask(paths, na_values=na_values)
 
 
+#: No numeric column binned, no extra missing-value marker.
+NO_BINNING = Binning()
+
+
 def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: str = "chow-liu",
-            bins: int | None = None, bin_columns=None, categorical=None, na_values=(),
-            learn_options: dict | None = None) -> tuple:
+            binning: Binning = NO_BINNING, learn_options: dict | None = None) -> tuple:
     """Encode every table once with one schema and return the network, the encoded tables and what was done.
 
     Parameters
@@ -106,13 +110,8 @@ def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: 
         learned jointly from all tables (the same states and bin edges for each), and
         a network learned from the tables pooled.
     structure : str, default="chow-liu"
-    bins : int, optional
-    bin_columns : sequence, optional
-        With ``bins``: the numeric columns to bin (default: float columns and integer
-        columns with more than ``max(bins, 30)`` values).
-    categorical : sequence, optional
-        Columns never binned.
-    na_values : sequence, default=()
+    binning : Binning, default=NO_BINNING
+        How the columns become states (edges over every table).
     learn_options : dict, optional
         Further options of :func:`bnfisher.learn`.
 
@@ -128,18 +127,17 @@ def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: 
         also emitted once as a :class:`~bnfisher.exceptions.DataWarning`.
     """
     notes: list = []
-    advice = check_tables(frames, na_values=tuple(na_values or ()) + (
+    advice = check_tables(frames, na_values=tuple(binning.na_values) + (
         tuple(network.schema.na_values) if network is not None else ()),
-        binned=bins is not None or (network is not None and bool(network.schema.bin_edges)))
+        binned=binning.bins is not None or (network is not None and bool(network.schema.bin_edges)))
     if network is not None:
         if not isinstance(network, BayesianNetwork):
             raise OptionTypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
         encoded = [network.encode(frame, missing="allow") for frame in frames]
     else:
         started = time.perf_counter()
-        schema = Schema.from_data(*frames, bins=bins, columns=bin_columns, categorical=categorical,
-                                  na_values=tuple(na_values or ()), missing="allow")
-        notes += binned_note(schema, bins, "with the same edges for every input")
+        schema = Schema.from_data(*frames, **binning.schema_options(), missing="allow")
+        notes += binned_note(schema, binning.bins, "with the same edges for every input")
         encoded = [schema.encode(frame, missing="allow") for frame in frames]
         pooled = encoded[0] if len(encoded) == 1 else EncodedData(
             np.asfortranarray(np.vstack([e.codes for e in encoded])), schema.variables, dict(schema.states), schema)

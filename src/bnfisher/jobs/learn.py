@@ -144,14 +144,10 @@ def learn_network(frame, structure: str = "chow-liu", *, bins: int | None = None
         The table as read.
     structure : str, default="chow-liu"
         A named learner of :func:`bnfisher.learn`.
-    bins : int, optional
-        Bin numeric columns into at most this many quantile bins.
-    bin_columns : sequence, optional
-        With ``bins``: the numeric columns to bin (default: float columns and integer
-        columns with more than ``max(bins, 30)`` values).
-    categorical : sequence, optional
-        Columns never binned.
-    na_values : sequence, default=()
+    bins, bin_columns, categorical, na_values
+        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
+        missing-value markers (:class:`~bnfisher.Binning` documents them once). Here: bin numeric columns into at most
+        this many quantile bins.
     learn_options : dict, optional
         The structure's options (:data:`LEARN_OPTIONS`) and ``pseudocount``.
     output : str or path-like, optional

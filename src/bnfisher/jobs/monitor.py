@@ -27,8 +27,8 @@ from bnfisher._utils.validation import check_positive_int
 from bnfisher.data.io import check_outputs
 from bnfisher.data.profile import ReferenceProfile, tables_of
 from bnfisher.data.windows import split_windows
-from bnfisher.exceptions import DataWarning, OptionError
-from bnfisher.jobs.drift import canonical_rows, drift
+from bnfisher.exceptions import DataWarning
+from bnfisher.jobs.drift import canonical_rows, check_level, default_permutations, drift
 from bnfisher.jobs.monitor_result import RECENT, HistoryResult, MonitorResult, window_sentence
 from bnfisher.jobs.webhook import check_webhook, post_alarm
 from bnfisher.store.database import WINDOW_COLUMNS, Store
@@ -205,11 +205,9 @@ _INNER = ("run_id", "signalled", "result")
 
 def _check_options(alpha: float, horizon: int, n_permutations: int | None) -> tuple[float, int]:
     """Check the level; return the per-window threshold and the permutations (the default reaches it)."""
-    if not 0 < alpha < 1:
-        raise OptionError(f"`alpha` must be in (0, 1); got {alpha!r}.")
-    threshold = alpha / check_positive_int(horizon, "horizon")
-    if n_permutations is None:
-        return threshold, max(2999, int(np.ceil(4 / threshold)) - 1)
+    threshold = check_level(alpha) / check_positive_int(horizon, "horizon")
+    if n_permutations is None:  # one window at a time, at the level alpha / horizon
+        return threshold, default_permutations(1, threshold)
     n_permutations = check_positive_int(n_permutations, "n_permutations")
     if 1.0 / (n_permutations + 1) > threshold:
         warnings.warn(f"With {n_permutations} permutations no p-value can reach the level alpha / horizon = "

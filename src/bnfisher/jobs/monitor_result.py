@@ -16,6 +16,7 @@ import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher.jobs.result import JobResult
+from bnfisher.jobs.webhook import ALARM_FIELDS, PAYLOAD_VERSION
 
 __all__ = ["RECENT", "HistoryResult", "MonitorResult", "window_sentence"]
 
@@ -207,8 +208,6 @@ class MonitorResult(JobResult):
         -------
         dict
         """
-        from bnfisher.jobs.webhook import ALARM_FIELDS, PAYLOAD_VERSION
-
         own = self.windows[self.windows["alarm"].astype(bool)] if len(self.windows) else self.windows
         alarms = []
         for earlier, table in ((False, own), (True, self.pending)):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from bnfisher.data.binning import Binning
 from bnfisher.data.io import read_table
 from bnfisher.data.profile import ReferenceProfile, merge_profiles, profile, read_profile, tables_of
 from bnfisher.exceptions import OptionError
@@ -22,14 +23,10 @@ def profile_inputs(paths, *, bins: int | None = None, bin_columns=None, categori
     ----------
     paths : sequence of str
         Tables (CSV, Parquet, ...) and profiles, in any order.
-    bins : int, optional
-        Quantile bins of the tables' numeric columns, edges over all tables.
-    bin_columns : sequence, optional
-        With ``bins``: the numeric columns to bin (default: float columns and integer
-        columns with more than ``max(bins, 30)`` values).
-    categorical : sequence, optional
-        Columns never binned.
-    na_values : sequence, optional
+    bins, bin_columns, categorical, na_values
+        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
+        missing-value markers (:class:`~bnfisher.Binning` documents them once). Here: quantile bins of the tables'
+        numeric columns, edges over all tables.
     engine : {"numpy", "dask"}, default="numpy"
         ``"dask"`` profiles the tables where they lie (one distributed pass).
 
@@ -131,13 +128,9 @@ def mmd_between(first, second, *, names=("first", "second"), network=None, struc
     network : BayesianNetwork, optional
         Default: learned from both inputs pooled.
     structure : str, default="chow-liu"
-    bins : int, optional
-    bin_columns : sequence, optional
-        With ``bins``: the numeric columns to bin (default: float columns and integer
-        columns with more than ``max(bins, 30)`` values).
-    categorical : sequence, optional
-        Columns never binned.
-    na_values : sequence, default=()
+    bins, bin_columns, categorical, na_values
+        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
+        missing-value markers (:class:`~bnfisher.Binning` documents them once).
     learn_options : dict, optional
     normalize : bool, default=False
         Normalize the kernel (unit self-similarity).
@@ -153,9 +146,9 @@ def mmd_between(first, second, *, names=("first", "second"), network=None, struc
     True
     """
     frames = tables_of([first, second], bins=bins)
-    network, encoded, notes, advice = prepare(frames, network=network, structure=structure, bins=bins,
-                                              bin_columns=bin_columns, categorical=categorical,
-                                              na_values=na_values, learn_options=learn_options)
+    network, encoded, notes, advice = prepare(frames, network=network, structure=structure,
+                                              binning=Binning(bins, bin_columns, categorical, na_values),
+                                              learn_options=learn_options)
     warn(advice)
     value = FisherKernel(network, normalize=normalize).mmd(*encoded)
     return MMDResult(float(value), tuple(map(str, names)), (len(frames[0]), len(frames[1])), notes)

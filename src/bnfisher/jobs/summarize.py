@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from bnfisher._utils.html import html_table
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option, check_positive_int, check_random_state, free_name
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
+from bnfisher.data.binning import Binning
 from bnfisher.data.io import read_table
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import OptionError, OptionTypeError
@@ -293,8 +295,6 @@ class SummaryResult(JobResult):
                             baseline=baseline)
 
     def _repr_html_(self) -> str:
-        from bnfisher._utils.html import html_table
-
         return f"<p>{self.verdict()}</p>" + html_table(
             "Subset", [(f"row {r}", ", ".join(map(str, self.data.iloc[p].tolist())))
                        for r, p in zip(self.indices[:10], self.positions[:10])])
@@ -319,15 +319,10 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
         The model whose Fisher kernel measures representativeness.  Default: learned from ``data``.
     structure : str, default="chow-liu"
         How to learn the network (see :func:`bnfisher.learn`) when ``network`` is not given.
-    bins : int, optional
-        Bin numeric columns into at most this many quantile bins.
-    bin_columns : sequence, optional
-        With ``bins``: the numeric columns to bin (default: float columns and integer
-        columns with more than ``max(bins, 30)`` values).
-    categorical : sequence, optional
-        Columns never binned.
-    na_values : sequence, default=()
-        Extra missing-value markers (e.g. ``"?"``).
+    bins, bin_columns, categorical, na_values
+        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
+        missing-value markers (:class:`~bnfisher.Binning` documents them once). Here: bin numeric columns into at most
+        this many quantile bins.
     criterion : {"mmd", "chi2"}, default="mmd"
         The objective of the greedy search (eq. 10, or the paper's chi-square heuristic).
     n_init : int, default=1000
@@ -377,9 +372,9 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
         raise OptionError(f"`criterion` must be 'mmd' or 'chi2'; got {criterion!r}.")
     n_random = check_positive_int(n_random, "n_random")
     rng = check_random_state(random_state)
-    network, (encoded,), notes, advice = prepare([data], network=network, structure=structure, bins=bins,
-                                                 bin_columns=bin_columns, categorical=categorical,
-                                                 na_values=na_values, learn_options=learn_options)
+    network, (encoded,), notes, advice = prepare([data], network=network, structure=structure,
+                                                 binning=Binning(bins, bin_columns, categorical, na_values),
+                                                 learn_options=learn_options)
     kernel = FisherKernel(network)
     notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
     advice += feature_advice(kernel)
@@ -395,34 +390,14 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     if pool is not None:
         notes.append(f"The search chose among a uniform pool of {len(pool):,} of the {encoded.n_rows:,} rows "
                      "(pool_size), against the whole table's mean embedding.")
-    if candidates == "auto" and searched.n_rows and searched.codes.min() < 0:
-        selection, strata = _stratified(kernel, searched, k, search)
-        notes.append(strata)
-    elif candidates == "all":
-        within = mmd if pool is None else MMDCriterion(kernel, searched, mmd.target_cells)
-        search["criterion"] = within if criterion == "mmd" else "chi2"
-        selection = select_representatives(kernel, searched, k, candidates="all", **search)
-    else:  # complete rows (every row when all are complete), measured against every row
-        candidate_set, candidate_rows, target = complete_candidates(kernel, searched)
-        if candidate_rows is not None and isinstance(k, int) and k >= len(candidate_rows):
-            raise OptionError(f"Only {len(candidate_rows)} rows are complete, too few to choose k={k} among them; "
-                              "choose a smaller k, or candidates='auto' or 'all'.")
-        within = mmd if candidate_rows is None and pool is None else MMDCriterion(
-            kernel, candidate_set, mmd.target_cells if pool is not None else target)
-        search["criterion"] = within if criterion == "mmd" else "chi2"
-        selection = select_representatives(kernel, candidate_set, k, candidates="all", **search)
-        if candidate_rows is not None:  # back to positions in the searched rows
-            selection.indices = candidate_rows[selection.indices]
-            selection.criticisms = candidate_rows[selection.criticisms]
+    selection, note = _select(kernel, searched, k, candidates=candidates, criterion=criterion, mmd=mmd,
+                              pooled=pool is not None, search=search)
+    notes += note
     if pool is not None:  # back to positions in the data
         selection.indices, selection.criticisms = pool[selection.indices], pool[selection.criticisms]
     subset_mmd = float(mmd.evaluate_many(np.sort(selection.indices)[None, :])[0])
     baseline = random_subsets(encoded.n_rows, len(selection.indices), n_random, random_state=rng)
-    random_chi2 = None
-    if criterion == "chi2":  # the chi-square criterion is defined on complete rows: random subsets of those
-        complete = np.flatnonzero((encoded.codes >= 0).all(axis=1))
-        pool = random_subsets(complete.size, len(selection.indices), min(n_random, 200), random_state=rng)
-        random_chi2 = np.array([chi2_criterion(encoded.codes[complete], np.sort(s)) for s in pool])
+    random_chi2 = _random_chi2(encoded, len(selection.indices), n_random, rng) if criterion == "chi2" else None
     fidelity = column_fidelity(encoded.codes, encoded.cardinalities, np.asarray(selection.indices),
                                baseline[:FIDELITY_SUBSETS])
     result = SummaryResult(data=data, selection=selection, mmd2=subset_mmd, random_mmd2=mmd.evaluate_many(baseline),
@@ -432,6 +407,40 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     warn(later)
     result.advice += later
     return result
+
+
+def _select(kernel, searched, k, *, candidates: str, criterion: str, mmd, pooled: bool, search: dict) -> tuple:
+    """Run the search over the rows ``candidates`` allows; return the selection (positions in ``searched``) and notes.
+
+    ``auto`` with missing cells: stratified by missingness pattern; ``all``: every row; otherwise the complete rows
+    (every row when all are complete), measured against every row.
+    """
+    if candidates == "auto" and searched.n_rows and searched.codes.min() < 0:
+        selection, strata = _stratified(kernel, searched, k, search)
+        return selection, [strata]
+    if candidates == "all":
+        within = mmd if not pooled else MMDCriterion(kernel, searched, mmd.target_cells)
+        search["criterion"] = within if criterion == "mmd" else "chi2"
+        return select_representatives(kernel, searched, k, candidates="all", **search), []
+    candidate_set, candidate_rows, target = complete_candidates(kernel, searched)
+    if candidate_rows is not None and isinstance(k, int) and k >= len(candidate_rows):
+        raise OptionError(f"Only {len(candidate_rows)} rows are complete, too few to choose k={k} among them; "
+                          "choose a smaller k, or candidates='auto' or 'all'.")
+    within = mmd if candidate_rows is None and not pooled else MMDCriterion(
+        kernel, candidate_set, mmd.target_cells if pooled else target)
+    search["criterion"] = within if criterion == "mmd" else "chi2"
+    selection = select_representatives(kernel, candidate_set, k, candidates="all", **search)
+    if candidate_rows is not None:  # back to positions in the searched rows
+        selection.indices = candidate_rows[selection.indices]
+        selection.criticisms = candidate_rows[selection.criticisms]
+    return selection, []
+
+
+def _random_chi2(encoded, k: int, n_random: int, rng) -> np.ndarray:
+    """Return the chi-square criterion of random subsets of the complete rows (where that criterion is defined)."""
+    complete = np.flatnonzero((encoded.codes >= 0).all(axis=1))
+    subsets = random_subsets(complete.size, k, min(n_random, 200), random_state=rng)
+    return np.array([chi2_criterion(encoded.codes[complete], np.sort(s)) for s in subsets])
 
 
 #: Rows a search chooses among at most, by default (``summarize``'s and ``summarize_distributed``'s ``pool_size``).

@@ -28,15 +28,17 @@ try:
 except ImportError:  # pragma: no cover - exercised only without scikit-learn
     HAVE_SKLEARN = False
 
-    class BaseEstimator:  # type: ignore[no-redef]  # noqa: D101 - stand-in
+    # Stand-ins: a class of its own each (a base list naming object before BaseEstimator would have no consistent
+    # method order).
+    class BaseEstimator:  # type: ignore[no-redef]
         def __init__(self, *args, **kwargs):
             raise ImportError("bnfisher's estimators need scikit-learn: pip install 'bnfisher[sklearn]'.")
 
-    class ClassifierMixin:  # type: ignore[no-redef]  # noqa: D101 - stand-in (a class of its own: a base list
-        pass                # naming object before BaseEstimator would have no consistent method order)
-
-    class TransformerMixin:  # type: ignore[no-redef]  # noqa: D101 - stand-in
+    class ClassifierMixin:  # type: ignore[no-redef]
         pass
 
-    def check_is_fitted(estimator, attributes=None):  # noqa: D103 - stand-in
+    class TransformerMixin:  # type: ignore[no-redef]
+        pass
+
+    def check_is_fitted(estimator, attributes=None):
         raise ImportError("bnfisher's estimators need scikit-learn: pip install 'bnfisher[sklearn]'.")

@@ -8,6 +8,7 @@ import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option
+from bnfisher.bn.inference.evidence import posteriors_given_rows
 from bnfisher.bn.inference.posterior import ClassPosterior
 from bnfisher.bn.structure.learn import learn
 from bnfisher.data.schema import EncodedData, Schema
@@ -186,8 +187,6 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
 
     def _mixed_log_posterior(self, families, log_tables, codes, incomplete, class_index):
         """Return complete rows' posteriors by table lookups, and the other rows' by exact inference."""
-        from bnfisher.bn.inference.evidence import posteriors_given_rows
-
         safe = np.where(codes < 0, 0, codes)  # the lookup path reads every feature; incomplete rows are redone
         out = ClassPosterior(families, self.network_.cardinalities, safe, class_index).log_posterior(log_tables)
         rows = np.flatnonzero(incomplete)

@@ -17,6 +17,7 @@ import re
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
+from bnfisher.data.io import write_text
 
 __all__ = ["dashboard_html", "write_dashboard"]
 
@@ -184,6 +185,4 @@ def write_dashboard(history: pd.DataFrame, path, *, alpha: float, horizon: int, 
     store : str
     totals : tuple of (int, int), optional
     """
-    from bnfisher.data.io import write_text
-
     write_text(path, dashboard_html(history, alpha=alpha, horizon=horizon, store=store, totals=totals))

@@ -14,6 +14,7 @@ import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher.data.binning import BIN_SEPARATOR
+from bnfisher.data.io import write_bytes
 
 __all__ = ["plot_summary", "summary_marginals", "figures", "save_figure", "plot_network", "network_layout",
            "plot_family_shares", "plot_witness", "figure_png"]
@@ -103,8 +104,6 @@ def save_figure(figure, path, *, dpi: int = 100) -> None:
     path : str or path-like
     dpi : int, default=100
     """
-    from bnfisher.data.io import write_bytes
-
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi)
     _release(figure)

@@ -14,6 +14,8 @@ import json
 
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import free_name
+from bnfisher.data.io import write_text
+from bnfisher.viz.plotting import figure_png, plot_family_shares, plot_network, plot_witness
 
 __all__ = ["comparison_figures", "summary_figures", "render_html", "write_report"]
 
@@ -68,8 +70,6 @@ def comparison_figures(result) -> dict:
     >>> sorted(comparison_figures(result))
     ['families', 'network', 'witness']
     """
-    from bnfisher.viz.plotting import figure_png, plot_family_shares, plot_network, plot_witness
-
     families = result.families
     values_x, values_y, weights, bins = result.witness_bars()
     return {
@@ -99,8 +99,6 @@ def summary_figures(result) -> dict:
     >>> sorted(summary_figures(summary))
     ['marginals', 'network']
     """
-    from bnfisher.viz.plotting import figure_png, plot_network
-
     return {"marginals": figure_png(result.plot()), "network": figure_png(plot_network(result.network))}
 
 
@@ -349,8 +347,6 @@ def write_report(content: dict, figures: dict, *, html_path=None, json_path=None
     >>> (folder / "report.html").exists()
     True
     """
-    from bnfisher.data.io import write_text
-
     if html_path is not None:
         write_text(html_path, render_html(content, figures, title=title))
     if json_path is not None:

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import os
 
-from bnfisher.bn.formats import bif, native, net, uai, xmlbif
+import bnfisher.bn.formats.bif as bif
+import bnfisher.bn.formats.native as native
+import bnfisher.bn.formats.net as net
+import bnfisher.bn.formats.uai as uai
+import bnfisher.bn.formats.xmlbif as xmlbif
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.exceptions import OptionError
 
@@ -21,7 +25,6 @@ __all__ = ["check_network_file", "read_network", "write_network"]
 
 def _no_check(states) -> None:
     """Accept any label (bnfisher's own format; UAI, which keeps no label)."""
-
 
 #: Each format: its endings, reader, writer and the check of names and labels it can hold.
 _FORMATS = (

@@ -122,25 +122,8 @@ def exact_parents(scorer, n_vars: int, *, max_parents: int | None = None, whitel
         raise ResourceError(f"Exact structure learning handles at most {MAX_EXACT_VARIABLES} variables (memory "
                             f"grows as n 2^n); the data has {n_vars}. Use structure='hc'.")
     limit = n_vars - 1 if max_parents is None else min(int(max_parents), n_vars - 1)
-    black = set(map(tuple, blacklist))
-    required = [tuple(sorted(p for p, c in whitelist if c == v)) for v in range(n_vars)]
-    for v in range(n_vars):
-        if len(required[v]) > limit:
-            raise OptionError(f"Variable {v} has {len(required[v])} whitelisted parents, more than "
-                              f"max_parents={limit}.")
-    allowed = [[u for u in range(n_vars) if u != v and (u, v) not in black and u not in required[v]]
-               for v in range(n_vars)]
-    # Upper bound on the local scores, before pruning by scores (the a-priori penalty bound for BIC/AIC).
-    estimate = 0
-    for v in range(n_vars):
-        floor = scorer(v, required[v])  # every kept set must beat the required set alone
-        by_size = sorted(allowed[v], key=lambda u: int(scorer.cardinalities[u]))
-        for k in range(0, limit - len(required[v]) + 1):
-            # For BIC/AIC, k more parents cost at least the penalty of the k with the fewest states.
-            if k and scorer.score_name in ("bic", "aic") and -_penalty(scorer, v, required[v] + tuple(
-                    by_size[:k])) <= floor:
-                break
-            estimate += math.comb(len(allowed[v]), k)
+    required, allowed = _arc_constraints(n_vars, limit, whitelist, blacklist)
+    estimate = _local_score_bound(scorer, limit, required, allowed)
     dp_bytes = 12.0 * n_vars * 2.0 ** (n_vars - 1) + 30.0 * 2.0**n_vars
     if estimate > max_local_scores:
         raise ResourceError(f"Exact learning could need up to {estimate:,} local scores (more than "
@@ -160,6 +143,34 @@ def exact_parents(scorer, n_vars: int, *, max_parents: int | None = None, whitel
     if progress:
         print(f"exact: optimum {total:.6g} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return parents, total
+
+
+def _arc_constraints(n_vars: int, limit: int, whitelist, blacklist) -> tuple:
+    """Return each variable's required parents (the whitelist's) and the other parents it may take."""
+    black = set(map(tuple, blacklist))
+    required = [tuple(sorted(p for p, c in whitelist if c == v)) for v in range(n_vars)]
+    for v in range(n_vars):
+        if len(required[v]) > limit:
+            raise OptionError(f"Variable {v} has {len(required[v])} whitelisted parents, more than "
+                              f"max_parents={limit}.")
+    allowed = [[u for u in range(n_vars) if u != v and (u, v) not in black and u not in required[v]]
+               for v in range(n_vars)]
+    return required, allowed
+
+
+def _local_score_bound(scorer, limit: int, required: list, allowed: list) -> int:
+    """Return an upper bound on the local scores, before pruning by scores (BIC/AIC: the a-priori penalty bound)."""
+    estimate = 0
+    for v in range(len(required)):
+        floor = scorer(v, required[v])  # every kept set must beat the required set alone
+        by_size = sorted(allowed[v], key=lambda u: int(scorer.cardinalities[u]))
+        for k in range(0, limit - len(required[v]) + 1):
+            # For BIC/AIC, k more parents cost at least the penalty of the k with the fewest states.
+            if k and scorer.score_name in ("bic", "aic") and -_penalty(scorer, v, required[v] + tuple(
+                    by_size[:k])) <= floor:
+                break
+            estimate += math.comb(len(allowed[v]), k)
+    return estimate
 
 
 def _candidate_sets(scorer, n_vars: int, limit: int, required: list, allowed: list, codes, progress: bool,

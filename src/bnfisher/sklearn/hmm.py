@@ -24,27 +24,30 @@ centred, Ledoit-Wolf shrunk empirical information of the training sequences
 (``"empirical"``), or the identity (``"identity"``).
 
 The posteriors come from a compiled forward-backward pass
-(:mod:`bnfisher._forward_backward`) that takes sequences of any lengths at once and
+(:func:`bnfisher.hmm.sequence_statistics`) that takes sequences of any lengths at once and
 keeps only the per-sequence sums the scores need.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+from scipy.linalg import block_diag
 
 from bnfisher._utils.validation import check_nonnegative_float, check_option, check_positive_int, check_random_state
 from bnfisher.exceptions import DataError
-from bnfisher.hmm._forward_backward import sequence_statistics
+from bnfisher.hmm import sequence_statistics
 from bnfisher.hmm.scores import (
     PARAMETERS,
-    _block_diagonal,
-    _full_covariances,
-    _inverse_root,
-    _needs_moments,
-    _scores_from_statistics,
-    _split,
     complete_information,
+    full_covariances,
+    inverse_root,
+    needs_moments,
+    scores_from_statistics,
+    split_sequences,
 )
+from bnfisher.hmm.starts import fit_starts
 from bnfisher.sklearn._base import BaseEstimator, TransformerMixin, check_is_fitted
 
 
@@ -172,10 +175,6 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
             from threadpoolctl import threadpool_limits  # a scikit-learn dependency
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError("Fitting needs hmmlearn: pip install 'bnfisher[hmm]'.") from exc
-        import warnings
-
-        from bnfisher.hmm.starts import fit_starts
-
         n_init = check_positive_int(self.n_init, "n_init")
         check_every = None if self.check_every is None else check_positive_int(self.check_every, "check_every")
         D = X.shape[1]
@@ -223,7 +222,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         check_nonnegative_float(self.ridge, "ridge", strictly_positive=True)
         check_nonnegative_float(self.min_covar, "min_covar", strictly_positive=True)
         blocks = self._blocks()
-        parts = _split(sequences, lengths)
+        parts = split_sequences(sequences, lengths)
         X = np.vstack(parts)
         constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
         if constant.size:
@@ -234,7 +233,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         self.startprob_ = np.array(self.model_.startprob_)
         self.transmat_ = np.array(self.model_.transmat_)
         self.means_ = np.array(self.model_.means_)
-        self.covariances_ = _full_covariances(self.model_.covars_, self.covariance_type, K, D)
+        self.covariances_ = full_covariances(self.model_.covars_, self.covariance_type, K, D)
         scores, occupancy, visits = self._raw_scores(parts, statistics=True)
         self.n_features_in_ = D
         self.n_features_out_ = scores.shape[1]
@@ -246,7 +245,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         if self.information == "complete":
             matrices = complete_information(self.startprob_, self.transmat_, self.covariances_, occupancy, visits,
                                             self.covariance_type, blocks)
-            self.whitening_ = _block_diagonal([_inverse_root(m) for m in matrices])
+            self.whitening_ = block_diag(*[inverse_root(m) for m in matrices])
         elif self.information == "empirical":
             self.whitening_ = self._empirical_whitening(scores)
         scores = self._whiten(scores)
@@ -273,8 +272,6 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
 
     def _empirical_whitening(self, scores: np.ndarray) -> np.ndarray:
         """``I^{-1/2}`` from the centred training scores, Ledoit-Wolf shrunk, plus the ridge."""
-        import warnings
-
         n, p = scores.shape
         if n < p:
             warnings.warn(f"information='empirical' estimates a {p} x {p} information matrix from {n} sequences; "
@@ -284,13 +281,13 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
 
         information, _ = ledoit_wolf(scores, assume_centered=False)
         information += self.ridge * (np.trace(information) / p + 1e-12) * np.eye(p)
-        return _inverse_root(information)
+        return inverse_root(information)
 
     def _raw_scores(self, parts: list, statistics: bool = False):
         # One compiled pass over all sequences, whatever their lengths (chunks capped in bytes).
         parameters = (self.startprob_, self.transmat_, self.means_, self.covariances_)
-        stats = sequence_statistics(parts, *parameters, moments=_needs_moments(self._blocks()))
-        scores = _scores_from_statistics(stats, *parameters, self.covariance_type, self._blocks(), self.form)
+        stats = sequence_statistics(parts, *parameters, moments=needs_moments(self._blocks()))
+        scores = scores_from_statistics(stats, *parameters, self.covariance_type, self._blocks(), self.form)
         if statistics:
             # per-sequence averages: occupancy sum_t P(s_t = k), visits before the last step sum_j xi_kj
             return scores, stats["occupancy"].mean(axis=0), stats["xi"].sum(axis=2).mean(axis=0)
@@ -309,7 +306,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         ndarray of shape (n_sequences, n_features_out)
         """
         check_is_fitted(self, "model_")
-        parts = _split(sequences, lengths)
+        parts = split_sequences(sequences, lengths)
         if parts[0].shape[1] != self.n_features_in_:
             raise DataError(f"Sequences have {parts[0].shape[1]} channels; the HMM was fitted with "
                              f"{self.n_features_in_}.")
@@ -353,5 +350,5 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         ndarray of shape (n_sequences,)
         """
         check_is_fitted(self, "model_")
-        return sequence_statistics(_split(sequences, lengths), self.startprob_, self.transmat_, self.means_,
+        return sequence_statistics(split_sequences(sequences, lengths), self.startprob_, self.transmat_, self.means_,
                                    self.covariances_, moments=False)["log_likelihood"]
