@@ -410,8 +410,8 @@ def _one_line_warning(command: str):
 
 
 #: The function behind each command (the parser names the command; this module runs it).
-def _command_monitor(args) -> int:
-    store = resolve_store(args.store)
+def _check_monitor_paths(args, store) -> None:
+    """Refuse a run whose windows are cut two ways, or whose store or outputs are among its inputs."""
     if args.time_column and args.rows:
         raise UsageError("Give either --rows, or --time-column (with --window), not both.")
     if args.window and not args.time_column:
@@ -423,6 +423,11 @@ def _command_monitor(args) -> int:
     check_outputs(_outputs(args.json, args.dashboard), inputs=inputs)
     if not store.postgres and os.path.abspath(store.target) in {os.path.abspath(p) for p in inputs[:-1]}:
         raise UsageError(f"--store {store.target} is one of the inputs; give the store its own file.")
+
+
+def _command_monitor(args) -> int:
+    store = resolve_store(args.store)
+    _check_monitor_paths(args, store)
     reference, *frames = _read(args, [args.reference, *args.data], profiles=True)
     cut = args.window or args.rows
     data = frames[0] if cut else dict(zip(args.data, frames))

@@ -238,6 +238,15 @@ def _checked_columns(data, schema: Schema | None) -> list:
     return columns
 
 
+def _to_bin(v, dtype, head, bins: int | None) -> bool:
+    """Return whether a column without declared categories is binned (numeric, with ``bins``); refuse floats without."""
+    if bins is not None and (_is_numeric_dtype(dtype) or _looks_numeric(head[v])):
+        return True
+    if pd.api.types.is_float_dtype(dtype):
+        raise DataError(f"Column {v!r} is floating point; bin it with `bins` (command line: --bins 4).")
+    return False
+
+
 class DaskCounts:
     """Counts provider over a Dask DataFrame (or Parquet/CSV paths).
 
@@ -327,31 +336,13 @@ class DaskCounts:
             dtype = self.frame[v].dtype
             if isinstance(dtype, pd.CategoricalDtype) and self.frame[v].cat.known:
                 states[v] = tuple(c.item() if isinstance(c, np.generic) else c for c in dtype.categories)
-            elif bins is not None and (_is_numeric_dtype(dtype) or _looks_numeric(head[v])):
-                numeric.append(v)
-            elif pd.api.types.is_float_dtype(dtype):
-                raise DataError(f"Column {v!r} is floating point; bin it with `bins` (command line: --bins 4).")
             else:
-                unknown.append(v)
+                (numeric if _to_bin(v, dtype, head, bins) else unknown).append(v)
         if numeric:
-            import dask.dataframe as dd
-
-            # Exact edges over the whole data: each numeric column is brought to the client once, as float64.
-            (columns,) = _compute(self.source, [dd.to_numeric(self.frame[v], errors="coerce").astype("float64")
-                                       for v in numeric])
-            for v, values in zip(numeric, columns):
-                values = np.asarray(values)
-                if self.missing == "allow":
-                    values = values[~np.isnan(values)]
-                if np.isnan(values).any():
-                    raise DataError(f"Column {v!r} has missing or non-numeric values; bnfisher needs complete "
-                                    "numeric data to bin it.")
-                if not pd.api.types.is_float_dtype(self.frame[v].dtype) and \
-                        np.unique(values).size <= max(bins, MANY_INTEGER_VALUES):
-                    unknown.append(v)  # whole numbers with few values are labels, as Schema.from_data has them
-                    continue
-                edges[v] = make_bin_edges(values, bins, "quantile", v)
-                states[v] = interval_labels(edges[v])
+            binned = self._binned_states(numeric, bins)
+            unknown += [v for v in numeric if v not in binned]  # whole numbers with few values are labels
+            edges.update({v: found for v, (found, _) in binned.items()})
+            states.update({v: labels for v, (_, labels) in binned.items()})
         if unknown:
             # One pass: distinct values per partition, merged here (no shuffle).
             parts = _compute(self.source, *[dask.delayed(_partition_uniques)(part, unknown, na_values,
@@ -360,6 +351,31 @@ class DaskCounts:
             for v in unknown:
                 states[v] = sorted_states(np.concatenate([np.asarray(part[v], dtype=object) for part in parts]), v)
         return Schema({v: states[v] for v in self.frame.columns}, bin_edges=edges, na_values=na_values)
+
+    def _binned_states(self, numeric: list, bins: int) -> dict:
+        """Return ``{column: (edges, labels)}`` of the numeric columns to bin: exact quantile edges over the data.
+
+        Each column is brought to the client once, as float64; an integer column with few distinct values is
+        left out (its whole numbers are labels, as :meth:`Schema.from_data` has them).
+        """
+        import dask.dataframe as dd
+
+        (columns,) = _compute(self.source, [dd.to_numeric(self.frame[v], errors="coerce").astype("float64")
+                                            for v in numeric])
+        binned = {}
+        for v, values in zip(numeric, columns):
+            values = np.asarray(values)
+            if self.missing == "allow":
+                values = values[~np.isnan(values)]
+            if np.isnan(values).any():
+                raise DataError(f"Column {v!r} has missing or non-numeric values; bnfisher needs complete "
+                                "numeric data to bin it.")
+            if not pd.api.types.is_float_dtype(self.frame[v].dtype) and \
+                    np.unique(values).size <= max(bins, MANY_INTEGER_VALUES):
+                continue
+            found = make_bin_edges(values, bins, "quantile", v)
+            binned[v] = (found, interval_labels(found))
+        return binned
 
     @property
     def partition_offsets(self) -> np.ndarray:

@@ -260,6 +260,27 @@ def _time_span(source: str, parts: list, time: str) -> tuple:
     return min(span[0] for span in spans), max(span[1] for span in spans)
 
 
+def _selected(data, columns: list, time):
+    """Return the data's ``columns`` (the schema's, and the time column), naming any that is absent."""
+    absent = [c for c in columns if c not in data.columns]
+    if absent:
+        what = "Time column" if absent == [time] else "Column(s)"
+        raise DataError(f"{what} {', '.join(map(repr, absent))} not in the data (columns: "
+                        f"{', '.join(map(str, list(data.columns)[:8]))}).")
+    return data[columns]
+
+
+def _held_window(schema, source: str, key, piece, summary: tuple, grid, size) -> tuple:
+    """Return a merged window as ``(label, start, end, HeldWindow)``: labelled by its time grid, or by its rows."""
+    import dask
+
+    n_rows, n_distinct, missing, unseen, start, end, *left_out = summary
+    rows = HeldWindow(schema, dask.delayed(_rows)(piece), n_rows, n_distinct, missing, unseen, source, *left_out)
+    if grid is not None:
+        return grid.label(key), start, end, rows
+    return f"rows {key * size}-{key * size + n_rows + left_out[0] - 1}", None, None, rows
+
+
 def dask_windows(data, schema: Schema, *, time: str | None = None, window=None, shared: dict | None = None
                  ) -> tuple[list, str]:
     """Cut Dask data (or Parquet/CSV paths) into windows in one pass, each as its distinct rows held by a worker.
@@ -302,20 +323,12 @@ def dask_windows(data, schema: Schema, *, time: str | None = None, window=None, 
     """
     import dask
 
-
     source = "the Dask DataFrame"
     if not hasattr(data, "to_delayed"):
         source = repr(str(data))
         data = read_dask(data, na_values=schema.na_values or None)
     frequency, size = check_window(time, window)
-    columns = list(schema.variables) + ([time] if time is not None else [])
-    absent = [c for c in columns if c not in data.columns]
-    if absent:
-        what = "Time column" if absent == [time] else "Column(s)"
-        raise DataError(f"{what} {', '.join(map(repr, absent))} not in the data (columns: "
-                        f"{', '.join(map(str, list(data.columns)[:8]))}).")
-    frame = data[columns]
-    parts = frame.to_delayed()
+    parts = _selected(data, list(schema.variables) + ([time] if time is not None else []), time).to_delayed()
     grid, offsets = None, np.zeros(len(parts), dtype=np.int64)
     if time is not None:  # the windows follow from the first and last time of all the data
         first, last = _time_span(source, parts, time)
@@ -333,17 +346,8 @@ def dask_windows(data, schema: Schema, *, time: str | None = None, window=None, 
     merged = dict(zip(held, _persist(source, *held.values())))
     del parts  # the partitions' pieces are released once every window is merged
     summaries = _compute(source, *[dask.delayed(_summary)(piece) for piece in merged.values()])
-    windows = []
-    for (key, piece), (n_rows, n_distinct, missing, unseen, start, end, *left_out) in zip(merged.items(), summaries):
-        rows = HeldWindow(schema, dask.delayed(_rows)(piece), n_rows, n_distinct, missing, unseen, source, *left_out)
-        if time is not None:
-            assert grid is not None
-            label = grid.label(key)
-        else:
-            assert size is not None
-            start = end = None
-            label = f"rows {key * size}-{key * size + n_rows + left_out[0] - 1}"
-        windows.append((label, start, end, rows))
+    windows = [_held_window(schema, source, key, piece, summary, grid, size)
+               for (key, piece), summary in zip(merged.items(), summaries)]
     how = (f"{len(windows)} non-empty windows of {frequency.freqstr} on column {time!r}" if time is not None
            else f"{len(windows)} windows of {size} consecutive rows")
     return windows, how + f", from {source} in one pass (each window as its distinct rows, held by the workers)"

@@ -97,25 +97,34 @@ def _resolve_schema(data, states, variables) -> Schema:
         return states
     if isinstance(data, pd.Series):
         data = data.to_frame()
+    given = dict(states) if states is not None else {}
     if isinstance(data, pd.DataFrame):
-        names = tuple(variables) if variables is not None else (tuple(states) if states is not None
-                                                                  else tuple(data.columns))
-        known = {v: states[v] for v in names if states is not None and v in states}
-        rest = [v for v in names if v not in known]
-        absent = [v for v in rest if v not in data.columns]
-        if absent:
-            raise SchemaError(f"Column(s) {absent} required by the model are absent from the data "
-                              f"(it has {list(data.columns)}).")
-        inferred = Schema.from_data(data, variables=rest).states if rest else {}
-        return Schema({v: known[v] if v in known else inferred[v] for v in names})
+        return _frame_schema(data, given, _names(variables, states, tuple(data.columns)))
     array = _as_code_array(data)
-    names = tuple(variables) if variables is not None else (tuple(states) if states is not None
-                                                             else tuple(f"X{i}" for i in range(array.shape[1])))
+    names = _names(variables, states, tuple(f"X{i}" for i in range(array.shape[1])))
     if len(names) != array.shape[1]:
         raise SchemaError(f"The array has {array.shape[1]} columns but {len(names)} variables are expected "
                           f"({names}).")
     inferred = Schema.from_codes(array, names).states
-    return Schema({v: tuple(states[v]) if states is not None and v in states else inferred[v] for v in names})
+    return Schema({v: tuple(given[v]) if v in given else inferred[v] for v in names})
+
+
+def _names(variables, states, default: tuple) -> tuple:
+    """Return the variables: those given, else the states' names, else ``default``."""
+    if variables is not None:
+        return tuple(variables)
+    return tuple(states) if states is not None else default
+
+
+def _frame_schema(data: pd.DataFrame, given: dict, names: tuple) -> Schema:
+    """Return a table's schema: the given states, the others inferred from its columns."""
+    rest = [v for v in names if v not in given]
+    absent = [v for v in rest if v not in data.columns]
+    if absent:
+        raise SchemaError(f"Column(s) {absent} required by the model are absent from the data "
+                          f"(it has {list(data.columns)}).")
+    inferred = Schema.from_data(data, variables=rest).states if rest else {}
+    return Schema({v: given[v] if v in given else inferred[v] for v in names})
 
 
 def discretize(data: pd.DataFrame, bins: int = 4, strategy: str = "quantile",

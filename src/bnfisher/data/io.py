@@ -130,13 +130,7 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
         else:
             sample = (raw[: 64 * 1024].decode("utf-8", errors="replace") if stream
                       else _sample(path, suffix.endswith(".gz")))
-            sep = "\t" if suffix.startswith(".tsv") else _sniff(sample)
-            _check_header(sample, sep, source)
-            options = dict(sep=sep, na_values=list(na_values) if na_values else None,
-                           usecols=list(columns) if columns is not None else None, skipinitialspace=True)
-            text = _text_columns(buffer if stream else path, options)
-            frame = _read_csv_chunks(buffer if stream else path, text, options)
-            frame = _integer_codes_with_gaps(_labels_in_order(frame, text))
+            frame = _read_delimited(buffer if stream else path, sample, suffix, source, na_values, columns)
     except (FileNotFoundError, DataError):
         raise
     except MemoryError:
@@ -155,6 +149,17 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
     if na_values and suffix in (".parquet", ".pq"):
         frame = frame.mask(frame.isin(list(na_values)))
     return frame
+
+
+def _read_delimited(source, sample: str, suffix: str, name: str, na_values, columns) -> pd.DataFrame:
+    """Read a CSV or TSV table (its separator sniffed from ``sample``), text columns as labels in order."""
+    sep = "\t" if suffix.startswith(".tsv") else _sniff(sample)
+    _check_header(sample, sep, name)
+    options = dict(sep=sep, na_values=list(na_values) if na_values else None,
+                   usecols=list(columns) if columns is not None else None, skipinitialspace=True)
+    text = _text_columns(source, options)
+    frame = _read_csv_chunks(source, text, options)
+    return _integer_codes_with_gaps(_labels_in_order(frame, text))
 
 
 def _is_stream(path: str) -> bool:

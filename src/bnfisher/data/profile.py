@@ -213,18 +213,7 @@ def merge_profiles(profiles) -> ReferenceProfile:
     if not profiles or not all(isinstance(p, ReferenceProfile) for p in profiles):
         raise OptionTypeError("`profiles` must be a non-empty sequence of ReferenceProfile.")
     first = profiles[0].schema
-    for k, other in enumerate(profiles[1:], start=2):
-        if tuple(other.schema.variables) != tuple(first.variables):
-            raise SchemaError(f"Profile {k} has columns {list(other.schema.variables)}, profile 1 has "
-                              f"{list(first.variables)}: profiles of different tables cannot be merged.")
-        if set(other.schema.na_values) != set(first.na_values):
-            raise SchemaError(f"Profile {k} treats {sorted(map(str, other.schema.na_values))} as missing, profile 1 "
-                              f"{sorted(map(str, first.na_values))}: profile both with the same na_values.")
-        if dict(other.schema.bin_edges) != dict(first.bin_edges):
-            binned = sorted(map(str, set(other.schema.bin_edges) | set(first.bin_edges)))
-            raise SchemaError(f"Profile {k} bins {', '.join(binned)} with other edges than profile 1: a profile keeps "
-                              "bins, not numbers, so the rows cannot be re-binned. Profile the tables together, or "
-                              "bin them with the same edges first (Schema.discretize).")
+    _check_mergeable(profiles)
     counts = np.concatenate([p.counts for p in profiles])
     if all(p.schema.states == first.states for p in profiles[1:]):  # one schema: its codes mean the same labels
         return _merge_rows(first, np.vstack([p.codes for p in profiles]), counts)
@@ -242,6 +231,23 @@ def merge_profiles(profiles) -> ReferenceProfile:
     if len(recoded) < len(found):  # labels that do not map one to one: through the tables' labels
         recoded = [schema.encode(_distinct_frame(p), missing="allow").codes for p in profiles]
     return _merge_rows(schema, np.vstack(recoded), counts)
+
+
+def _check_mergeable(profiles: list) -> None:
+    """Refuse profiles of different tables: other columns, other missing markers, other bin edges."""
+    first = profiles[0].schema
+    for k, other in enumerate(profiles[1:], start=2):
+        if tuple(other.schema.variables) != tuple(first.variables):
+            raise SchemaError(f"Profile {k} has columns {list(other.schema.variables)}, profile 1 has "
+                              f"{list(first.variables)}: profiles of different tables cannot be merged.")
+        if set(other.schema.na_values) != set(first.na_values):
+            raise SchemaError(f"Profile {k} treats {sorted(map(str, other.schema.na_values))} as missing, profile 1 "
+                              f"{sorted(map(str, first.na_values))}: profile both with the same na_values.")
+        if dict(other.schema.bin_edges) != dict(first.bin_edges):
+            binned = sorted(map(str, set(other.schema.bin_edges) | set(first.bin_edges)))
+            raise SchemaError(f"Profile {k} bins {', '.join(binned)} with other edges than profile 1: a profile keeps "
+                              "bins, not numbers, so the rows cannot be re-binned. Profile the tables together, or "
+                              "bin them with the same edges first (Schema.discretize).")
 
 
 def read_profile(path: str | os.PathLike) -> ReferenceProfile:

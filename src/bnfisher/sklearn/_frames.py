@@ -33,34 +33,8 @@ def validate_frame(estimator, X, fitting: bool, reserved: tuple = ()) -> pd.Data
     from sklearn.utils.validation import check_array
 
     name = type(estimator).__name__
-    if isinstance(X, pd.DataFrame):
-        check_column_names(X.columns)
-        if X.columns.has_duplicates:
-            twice = sorted({str(c) for c in X.columns[X.columns.duplicated()]})
-            raise DataError(f"X has duplicate column names {twice}; give every column its own name.")
-        if fitting:
-            estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
-            frame = X
-        elif hasattr(estimator, "feature_names_in_"):
-            missing = [c for c in estimator.feature_names_in_ if c not in X.columns]
-            if missing:
-                raise DataError(f"Columns {missing} seen during fit are absent from X.")
-            frame = X[list(estimator.feature_names_in_)]
-        else:  # fitted on an array: columns by position, under the names used in fit
-            _check_width(X.shape[1], estimator, name)
-            frame = X.set_axis(feature_columns(estimator), axis=1)
-    else:
-        allow_nan = estimator.__sklearn_tags__().input_tags.allow_nan
-        array = check_array(X, dtype=None, ensure_min_samples=1 if fitting else 0,
-                            ensure_all_finite="allow-nan" if allow_nan else True)
-        if fitting:
-            if hasattr(estimator, "feature_names_in_"):
-                del estimator.feature_names_in_
-            columns = [f"x{i}" for i in range(array.shape[1])]
-        else:
-            _check_width(array.shape[1], estimator, name)
-            columns = feature_columns(estimator)
-        frame = pd.DataFrame(array.astype(object), columns=columns)
+    frame = _from_frame(X, estimator, fitting, name) if isinstance(X, pd.DataFrame) else \
+        _from_array(check_array, X, estimator, fitting, name)
     if fitting:
         estimator.n_features_in_ = frame.shape[1]
     else:
@@ -72,6 +46,39 @@ def validate_frame(estimator, X, fitting: bool, reserved: tuple = ()) -> pd.Data
     if floats:
         frame = frame.astype({c: object for c in floats})
     return frame
+
+
+def _from_frame(X: pd.DataFrame, estimator, fitting: bool, name: str) -> pd.DataFrame:
+    """Return a DataFrame's columns as fitted (by name; by position when fitted on an array); record them in fit."""
+    check_column_names(X.columns)
+    if X.columns.has_duplicates:
+        twice = sorted({str(c) for c in X.columns[X.columns.duplicated()]})
+        raise DataError(f"X has duplicate column names {twice}; give every column its own name.")
+    if fitting:
+        estimator.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        return X
+    if hasattr(estimator, "feature_names_in_"):
+        missing = [c for c in estimator.feature_names_in_ if c not in X.columns]
+        if missing:
+            raise DataError(f"Columns {missing} seen during fit are absent from X.")
+        return X[list(estimator.feature_names_in_)]
+    _check_width(X.shape[1], estimator, name)  # fitted on an array: columns by position, under the names of fit
+    return X.set_axis(feature_columns(estimator), axis=1)
+
+
+def _from_array(check_array, X, estimator, fitting: bool, name: str) -> pd.DataFrame:
+    """Return an array as a DataFrame of objects, its columns ``x0, x1, ...`` in fit, else the fitted names."""
+    allow_nan = estimator.__sklearn_tags__().input_tags.allow_nan
+    array = check_array(X, dtype=None, ensure_min_samples=1 if fitting else 0,
+                        ensure_all_finite="allow-nan" if allow_nan else True)
+    if fitting:
+        if hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+        columns = [f"x{i}" for i in range(array.shape[1])]
+    else:
+        _check_width(array.shape[1], estimator, name)
+        columns = feature_columns(estimator)
+    return pd.DataFrame(array.astype(object), columns=columns)
 
 
 def _check_width(width: int, estimator, name: str) -> None:

@@ -247,25 +247,9 @@ def plan_components(network: BayesianNetwork, codes: np.ndarray, families: Seque
     filled = np.where(missing, 0, codes)  # the codes' own (compact) dtype
     n_rows, n_variables = codes.shape
     row_of, variable_of, labels, count = _label_components(missing, _moral_pairs(network_families + list(families)))
-    # A component's variable set as a bit mask (62 variables per word), and its row.
-    words = n_variables // 62 + 1
-    masks = np.zeros((count, words), dtype=np.int64)
-    np.add.at(masks, (labels, variable_of // 62), np.left_shift(np.int64(1), variable_of % 62))
     component_row = np.zeros(count, dtype=np.intp)
     component_row[labels] = row_of
-    # Group the components by variable set with one sort.
-    if words == 1:
-        order = np.argsort(masks[:, 0], kind="stable")
-        ordered = masks[order]
-        change = np.flatnonzero(ordered[1:, 0] != ordered[:-1, 0]) + 1
-    else:
-        order = np.lexsort(masks.T[::-1])
-        ordered = masks[order]
-        change = np.flatnonzero((ordered[1:] != ordered[:-1]).any(axis=1)) + 1
-    bounds = np.concatenate([[0], change, [count]] if count else [[0]]).astype(np.intp)
-    kinds = ordered[bounds[:-1]]
-    variable_sets = [tuple(int(w * 62 + b) for w in range(words) for b in range(62) if (int(kind[w]) >> b) & 1)
-                     for kind in kinds]
+    order, bounds, variable_sets = _group_by_variables(labels, variable_of, count, n_variables)
     left_out = [math.prod(cards[v] for v in s) > max_completions or bounds[k + 1] - bounds[k] < min_rows
                  for k, s in enumerate(variable_sets)]
     fallback = np.unique(np.concatenate([component_row[order[bounds[k]:bounds[k + 1]]]
@@ -286,6 +270,29 @@ def plan_components(network: BayesianNetwork, codes: np.ndarray, families: Seque
         grid = np.indices(shape).reshape(len(shape), -1).T.astype(np.intp)
         groups.append(Component(variables, rows, grid, np.empty(0)))
     return ComponentPlan(groups, filled, fallback, network_families, observed_cells, enumerated)
+
+
+def _group_by_variables(labels: np.ndarray, variable_of: np.ndarray, count: int, n_variables: int) -> tuple:
+    """Group the components by variable set with one sort: ``(order, bounds, variable sets)``.
+
+    A component's variable set is a bit mask (62 variables per word); ``order[bounds[k]:bounds[k + 1]]`` are the
+    components of the ``k``-th set.
+    """
+    words = n_variables // 62 + 1
+    masks = np.zeros((count, words), dtype=np.int64)
+    np.add.at(masks, (labels, variable_of // 62), np.left_shift(np.int64(1), variable_of % 62))
+    if words == 1:
+        order = np.argsort(masks[:, 0], kind="stable")
+        ordered = masks[order]
+        change = np.flatnonzero(ordered[1:, 0] != ordered[:-1, 0]) + 1
+    else:
+        order = np.lexsort(masks.T[::-1])
+        ordered = masks[order]
+        change = np.flatnonzero((ordered[1:] != ordered[:-1]).any(axis=1)) + 1
+    bounds = np.concatenate([[0], change, [count]] if count else [[0]]).astype(np.intp)
+    variable_sets = [tuple(int(w * 62 + b) for w in range(words) for b in range(62) if (int(kind[w]) >> b) & 1)
+                     for kind in ordered[bounds[:-1]]]
+    return order, bounds, variable_sets
 
 
 def missing_components(network: BayesianNetwork, codes: np.ndarray, families: Sequence = (), *,

@@ -171,14 +171,19 @@ def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = N
         ranked = [allowed[v][k] for k in np.argsort(-gains, kind="stable")[:n_candidates]]
         pool = sorted(set(ranked).union(*(start[v] for start in starts)) - set(required[v]) - banned[v])
         columns.append([v, *pool, *required[v]])  # every set lies among these
-        extras = chain.from_iterable(combinations(pool, k) for k in range(max(size - len(required[v]), 0) + 1))
-        # Combinations of the sorted pool are sorted; with whitelisted parents, each set is sorted anew.
-        chosen = {tuple(sorted(required[v] + list(extra))) for extra in extras} if required[v] else set(extras)
-        chosen.update(tuple(sorted((set(start[v]) | set(required[v])) - banned[v])) for start in starts)
-        sets.append(sorted(chosen))
+        sets.append(_sets_of(v, pool, required[v], banned[v], starts, size))
     # Each variable's sets lie among a few columns: counted on their distinct rows (the same scores).
     values = scorer.grouped_scores([([(v, s) for s in sets[v]], columns[v]) for v in range(n)])
     return CandidateSets(sets, values, n)
+
+
+def _sets_of(v: int, pool: list, required: list, banned: set, starts, size: int) -> list:
+    """Return ``v``'s candidate sets: the required parents with up to ``size`` of ``pool``, and the starts' sets."""
+    extras = chain.from_iterable(combinations(pool, k) for k in range(max(size - len(required), 0) + 1))
+    # Combinations of the sorted pool are sorted; with whitelisted parents, each set is sorted anew.
+    chosen = {tuple(sorted(required + list(extra))) for extra in extras} if required else set(extras)
+    chosen.update(tuple(sorted((set(start[v]) | set(required)) - banned)) for start in starts)
+    return sorted(chosen)
 
 
 def _search_cost(order, masks, scores, offsets, max_passes) -> float:
