@@ -121,7 +121,8 @@ def one_run(net, variable, n, seed, frequencies) -> dict | None:
     samples = tuple((rows.encoded.codes, rows.copies) for rows in encoded)
     started = time.perf_counter()
     graph, _ = neighbourhood_graph(tree, tuple(encoded))
-    table, cell = mechanism_table(tree, samples, graph, names=("A", "B"), random_state=np.random.default_rng(seed))
+    table = mechanism_table(tree, samples, graph, names=("A", "B"), random_state=np.random.default_rng(seed))
+    cell = table.attrs["cell"]
     seconds = time.perf_counter() - started
     flagged = table.loc[table["changed"], "variable"].tolist()
     families = conditional_family_tests(tree, *samples, random_state=np.random.default_rng(seed))

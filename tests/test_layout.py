@@ -375,3 +375,24 @@ def test_the_tests_mirror_the_rooms():
     assert sorted(p.name for p in tests.glob("test_*.py")) == sorted(PACKAGE_WIDE_TESTS)
     for room in TEST_ROOMS:
         assert list((tests / room).glob("test_*.py")), f"tests/{room}/ holds no test module"
+
+
+#: The most fields a dataclass (a result, a record) may hold: a wider one is split into parts (observed / null /
+#: counts, samples / witness) or derives what it can (a property).
+MAX_FIELDS = 12
+
+
+def test_no_dataclass_has_more_than_12_fields():
+    import dataclasses
+    import importlib
+    import inspect
+
+    wide = []
+    for name in _modules():
+        if name.endswith("__main__"):
+            continue
+        module = importlib.import_module(name)
+        wide += [(name, cls.__name__, len(dataclasses.fields(cls))) for cls in vars(module).values()
+                 if inspect.isclass(cls) and cls.__module__ == name and dataclasses.is_dataclass(cls)
+                 and len(dataclasses.fields(cls)) > MAX_FIELDS]
+    assert wide == []

@@ -134,7 +134,7 @@ def test_time_windows_rows_windows_and_tables(nursery):
     result = bf.drift(nursery.iloc[:2000], data, time="when", window="1W", n_permutations=99, random_state=0)
     # 14 days from Monday 2 March, 100 rows a day: "1W" is an ISO week, Monday to Sunday -- two whole weeks.
     assert result.windows["window"].tolist() == ["2026-03-02", "2026-03-09"]
-    assert result.windows["rows"].tolist() == [700, 700] and "when" not in result.comparisons[0].samples[1]
+    assert result.windows["rows"].tolist() == [700, 700] and "when" not in result.comparisons[0].samples.frames[1]
     assert result.windows["start"].iloc[0] == pd.Timestamp("2026-03-02")
     sunday = bf.drift(nursery.iloc[:2000], data, time="when", window="W-SUN", n_permutations=99, random_state=0)
     assert sunday.windows["window"].tolist() == ["2026-03-01", "2026-03-08", "2026-03-15"]  # pandas' own weeks

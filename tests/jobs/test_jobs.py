@@ -62,7 +62,7 @@ def test_compare_finds_the_planted_dependence_and_says_so_first(two_tables):
     assert top["variable"] == result.families.iloc[0]["variable"]
     assert 0.5 * sum(abs(p - q) for p, q in zip(top["A"], top["B"])) > 0.3
     # The witness is positive on average on A's rows and negative on B's: mu_A - mu_B is its direction.
-    assert result.witness[0].mean() > 0 > result.witness[1].mean()
+    assert result.witness.values[0].mean() > 0 > result.witness.values[1].mean()
 
 
 def test_compare_of_one_table_split_at_random_says_no_difference(two_tables):
@@ -175,14 +175,14 @@ def test_comparison_witness_equals_its_definition_from_the_gram_matrix():
     a, b = pd.concat([data.iloc[:120], data.iloc[:30]]), data.iloc[120:]  # A holds 30 rows twice
     result = bf.compare(a, b, n_permutations=20, random_state=0)
     kernel = result.kernel
-    for sample, values in zip((a, b), result.witness):
+    for sample, values in zip((a, b), result.witness.values):
         expected = kernel.gram(sample, a).mean(axis=1) - kernel.gram(sample, b).mean(axis=1)
         np.testing.assert_allclose(values, np.asarray(expected).ravel(), rtol=1e-9, atol=1e-9)
     # With missing cells the witness is that of the marginalized kernel (paper Sec. 8), from its Gram matrix.
     holes = np.random.default_rng(2).random(a.shape) < 0.1
     a = a.mask(holes)
     result = bf.compare(a, b, network=result.network, n_permutations=20, random_state=0)
-    for sample, values in zip((a, b), result.witness):
+    for sample, values in zip((a, b), result.witness.values):
         expected = kernel.gram(sample, a).mean(axis=1) - kernel.gram(sample, b).mean(axis=1)
         np.testing.assert_allclose(values, np.asarray(expected).ravel(), rtol=1e-9, atol=1e-9)
 

@@ -10,14 +10,16 @@ defaults.  :func:`monitor` keeps the windows it tests in a store (:mod:`bnfisher
 :func:`history` reads it back.
 """
 
-from .compare import ComparisonResult, compare
+from .compare import compare
 from .compare_distributed import compare_distributed
+from .compare_result import ComparedSamples, ComparisonResult, Witness
 from .drift import DriftResult, drift
 from .learn import LEARN_OPTIONS, LearnResult, learn_network
 from .monitor import HistoryResult, MonitorResult, acknowledge, history, monitor
 from .profile import MMDResult, mmd_between, profile_inputs
 from .summarize import SummaryResult, summarize, summarize_distributed
 
-__all__ = ["LEARN_OPTIONS", "ComparisonResult", "DriftResult", "HistoryResult", "LearnResult", "MMDResult",
-           "MonitorResult", "SummaryResult", "acknowledge", "compare", "compare_distributed", "drift", "history",
-           "learn_network", "mmd_between", "monitor", "profile_inputs", "summarize", "summarize_distributed"]
+__all__ = ["LEARN_OPTIONS", "ComparedSamples", "ComparisonResult", "DriftResult", "HistoryResult", "LearnResult",
+           "MMDResult", "MonitorResult", "SummaryResult", "Witness", "acknowledge", "compare", "compare_distributed",
+           "drift", "history", "learn_network", "mmd_between", "monitor", "profile_inputs", "summarize",
+           "summarize_distributed"]

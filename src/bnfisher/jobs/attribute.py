@@ -36,7 +36,7 @@ def no_mechanisms() -> pd.DataFrame:
     -------
     DataFrame
         :data:`MECHANISM_COLUMNS`, no row; ``attrs``: ``searched`` False, ``unoriented`` [],
-        ``p_floor`` None.
+        ``p_floor`` None, ``cell`` None.
 
     Examples
     --------
@@ -46,7 +46,7 @@ def no_mechanisms() -> pd.DataFrame:
     """
     table = pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(MECHANISM_COLUMNS, (
         object, bool, float, float, object, float, "int64"))})
-    table.attrs.update(searched=False, unoriented=[], p_floor=None)
+    table.attrs.update(searched=False, unoriented=[], p_floor=None, cell=None)
     return table
 
 
@@ -83,8 +83,8 @@ def neighbourhood_graph(network: BayesianNetwork, encoded: tuple) -> tuple:
 
 
 def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, names: tuple, random_state,
-                    alpha: float = 0.05) -> tuple:
-    """Run the mechanism tests and return their table and the cell that changed most in the clearest one.
+                    alpha: float = 0.05) -> pd.DataFrame:
+    """Run the mechanism tests and return their table, with the cell that changed most in the clearest one.
 
     Parameters
     ----------
@@ -101,7 +101,7 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
 
     Returns
     -------
-    table : DataFrame
+    DataFrame
         :data:`MECHANISM_COLUMNS`, clearest first: ``changed`` (adjusted p at most
         ``alpha``), ``p_value`` (the largest over the sets searched), ``p_adjusted``
         (Holm over the variables), ``best_set`` (the conditioning set that gave that
@@ -111,10 +111,9 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         permutations plus one), ``permutations`` (drawn over every set's test: the search's cost),
         ``unoriented`` (groups of two or more variable names, each group's variables explaining
         one another's difference; only when no variable is flagged: beside a named mechanism such a
-        group is most often its echo downstream, which no set searched links to it) and ``alpha``.
-    cell : dict or None
-        For the first flagged variable: ``variable``, ``given`` (names to labels),
-        ``state``, ``percent_X``, ``percent_Y`` and ``text``
+        group is most often its echo downstream, which no set searched links to it), ``alpha`` and
+        ``cell``: for the first flagged variable (None: none), ``variable``, ``given`` (names to
+        labels), ``state``, ``percent_X``, ``percent_Y`` and ``text``
         (:func:`~bnfisher.comparison.mechanisms.cell_search` over the columns of the sets searched:
         the smallest set that concentrates the change).
     """
@@ -133,7 +132,8 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
                        permutations=tests.permutations_drawn,
                        unoriented=[] if flagged else [[variables[v] for v in group] for group in tests.unoriented
                                                       if len(group) > 1])
-    return table, None if tests.cell is None else _cell(network, tests.cell, names)
+    table.attrs["cell"] = None if tests.cell is None else _cell(network, tests.cell, names)
+    return table
 
 
 def _cell(network: BayesianNetwork, found: dict, sample_names: tuple) -> dict:

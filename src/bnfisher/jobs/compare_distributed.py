@@ -23,7 +23,8 @@ from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval
 from bnfisher.data.rows import DistinctRows
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import DataError, OptionError
-from bnfisher.jobs.compare import ComparisonResult, find_mechanisms, resolved_family_tests
+from bnfisher.jobs.compare import find_mechanisms, resolved_family_tests
+from bnfisher.jobs.compare_result import ComparedSamples, ComparisonResult, Witness
 from bnfisher.jobs.inputs import feature_advice, warn
 from bnfisher.kernels.fisher import FisherKernel
 
@@ -234,7 +235,6 @@ def _result(kernel, statistics, tests, summary: dict, *, names: tuple, notes: li
     sizes = sizes or tuple({"rows": int(n), "missing_cells": None} for n in (statistics.x.n, statistics.y.n))
     return ComparisonResult(names=names, test=result, families=families,
                             cells=cells_from_counts(kernel, *counts, n=top, names=names),
-                            witness=tuple(summary["values"]), network=network, kernel=kernel, samples=tuple(samples),
-                            notes=notes, top=top, profiles=family_profiles(kernel, counts, families, top),
-                            copies=tuple(summary["copies"]), sizes=sizes,
-                            witness_histogram=(summary["edges"], summary["counts"]))
+                            witness=Witness(tuple(summary["values"]), (summary["edges"], summary["counts"])),
+                            kernel=kernel, samples=ComparedSamples(tuple(samples), tuple(summary["copies"]), sizes),
+                            notes=notes, top=top, profiles=family_profiles(kernel, counts, families, top))

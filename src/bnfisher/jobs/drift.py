@@ -37,7 +37,7 @@ from bnfisher.data.profile import ReferenceProfile, tables_of
 from bnfisher.data.providers import backend_for
 from bnfisher.data.windows import split_windows
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError
-from bnfisher.jobs.compare import ComparisonResult
+from bnfisher.jobs.compare_result import ComparisonResult
 from bnfisher.jobs.drift_result import MIN_WINDOW_ROWS, NO_SINGLE_FAMILY, DriftResult
 from bnfisher.jobs.inputs import warn
 from bnfisher.jobs.reference import Reference

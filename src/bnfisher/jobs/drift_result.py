@@ -9,7 +9,7 @@ import numpy as np
 from bnfisher._utils.html import html_table
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher.bn.network import BayesianNetwork
-from bnfisher.jobs.compare import ComparisonResult
+from bnfisher.jobs.compare_result import ComparisonResult
 from bnfisher.jobs.result import JobResult
 
 __all__ = ["MIN_WINDOW_ROWS", "NO_SINGLE_FAMILY", "WINDOW_ADJUSTMENT", "DriftResult"]

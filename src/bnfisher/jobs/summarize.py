@@ -52,8 +52,8 @@ class SummaryResult(JobResult):
         The same for random subsets of the same size (the baseline).
     encoded : EncodedData
         ``data`` encoded with the network's schema (missing cells are -1).
-    network : BayesianNetwork
     kernel : FamilyKernel
+        The Fisher kernel; its ``network`` is :attr:`network`.
     source : str
         The data's name, for reports.
     notes : list of str
@@ -83,7 +83,6 @@ class SummaryResult(JobResult):
     mmd2: float
     random_mmd2: np.ndarray
     encoded: EncodedData
-    network: BayesianNetwork
     kernel: FamilyKernel
     source: str = "data"
     notes: list = field(default_factory=list)
@@ -91,6 +90,11 @@ class SummaryResult(JobResult):
     advice: list = field(default_factory=list)
     n_rows: int | None = None
     fidelity: Fidelity | None = None
+
+    @property
+    def network(self) -> BayesianNetwork:
+        """The network whose Fisher kernel measured representativeness (``kernel.network``)."""
+        return self.kernel.network
 
     @property
     def indices(self) -> np.ndarray:
@@ -401,7 +405,7 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     fidelity = column_fidelity(encoded.codes, encoded.cardinalities, np.asarray(selection.indices),
                                baseline[:FIDELITY_SUBSETS])
     result = SummaryResult(data=data, selection=selection, mmd2=subset_mmd, random_mmd2=mmd.evaluate_many(baseline),
-                           encoded=encoded, network=network, kernel=kernel, source=source, notes=notes,
+                           encoded=encoded, kernel=kernel, source=source, notes=notes,
                            random_chi2=random_chi2, advice=advice, fidelity=fidelity)
     later = result.fidelity_advice()
     warn(later)
@@ -496,8 +500,8 @@ def _stratified(kernel: FamilyKernel, encoded: EncodedData, k: int, search: dict
             first = found
     indices = np.concatenate(parts)
     if first is None:  # every stratum taken whole
-        first = SelectionResult(indices, [], 0, 0.0, 0.0, 0, True, search["criterion"] if isinstance(
-            search["criterion"], str) else "mmd")
+        first = SelectionResult(indices=indices, objective=[], converged=True, criterion=search["criterion"]
+                                if isinstance(search["criterion"], str) else "mmd")
     first.indices = indices
     note = (f"Candidates by stratum: {sizes[0]} of the {strata[0].size} complete rows and {sizes[1]} of the "
             f"{strata[1].size} rows with a missing cell (the table's proportions), each chosen to represent its "
@@ -588,5 +592,5 @@ def summarize_distributed(path, k: int, *, scheduler: str | None = None, n_worke
     baseline = random_subsets(encoded.n_rows, k, n_random, random_state=rng)
     random_mmd2 = MMDCriterion(kernel, encoded, selection.pool_target).evaluate_many(baseline)
     return SummaryResult(data=pool, selection=selection, mmd2=float(selection.final_value), random_mmd2=random_mmd2,
-                         encoded=encoded, network=network, kernel=kernel, source=source, notes=notes,
+                         encoded=encoded, kernel=kernel, source=source, notes=notes,
                          n_rows=int(provider.n_rows))

@@ -66,16 +66,13 @@ class SelectionResult:
         Selected rows: their 0-based positions in the data, in data order (also for
         data beyond memory, where they are the pool rows' global row numbers).
     objective : list of float
-        Criterion value at the start and after every sweep.
-    n_swaps : int
-        Swaps accepted in total.
-    initial_value, final_value : float
-        Criterion value of the starting and the final subset.
-    n_sweeps : int
-        Full passes over ``S`` (the last one made no swap when ``converged``).
+        Criterion value at the start and after every sweep (:attr:`initial_value` and
+        :attr:`final_value` are its ends).
     converged : bool
+        The last sweep made no swap.
     criterion : str
     swaps_per_sweep : list of int
+        Swaps accepted in each full pass over ``S`` (:attr:`n_sweeps` passes, :attr:`n_swaps` swaps).
     pool : DataFrame or None
         For data beyond memory: the in-memory candidate pool (its index holds the
         rows' global row numbers); ``pool.iloc[pool_positions]`` are the selected rows.
@@ -102,10 +99,6 @@ class SelectionResult:
 
     indices: np.ndarray
     objective: list
-    n_swaps: int
-    initial_value: float
-    final_value: float
-    n_sweeps: int
     converged: bool
     criterion: str
     swaps_per_sweep: list = field(default_factory=list)
@@ -114,6 +107,26 @@ class SelectionResult:
     criticism_witness: np.ndarray = field(default_factory=lambda: np.zeros(0))
     pool_positions: np.ndarray | None = None
     pool_target: np.ndarray | None = None
+
+    @property
+    def initial_value(self) -> float:
+        """Criterion value of the starting subset (NaN when no search ran)."""
+        return float(self.objective[0]) if self.objective else float("nan")
+
+    @property
+    def final_value(self) -> float:
+        """Criterion value of the final subset (NaN when no search ran)."""
+        return float(self.objective[-1]) if self.objective else float("nan")
+
+    @property
+    def n_sweeps(self) -> int:
+        """Full passes over ``S`` (the last one made no swap when ``converged``)."""
+        return len(self.swaps_per_sweep)
+
+    @property
+    def n_swaps(self) -> int:
+        """Swaps accepted in total."""
+        return int(sum(self.swaps_per_sweep))
 
     def _repr_html_(self) -> str:
         return html_table(f"Representative subset ({self.criterion})", [
@@ -149,7 +162,6 @@ def _greedy(criterion, subset: np.ndarray, max_sweeps, progress: bool, tol: floa
 
     current = criterion.start(inverse[subset])
     history, swaps_per_sweep = [current], []
-    n_swaps = 0
     converged = False
     bar = None
     if progress:
@@ -176,7 +188,6 @@ def _greedy(criterion, subset: np.ndarray, max_sweeps, progress: bool, tol: floa
                 subset[position] = j
                 current = float(values[inverse[j]])
                 swapped += 1
-            n_swaps += swapped
             swaps_per_sweep.append(swapped)
             current = criterion.refresh(inverse[subset])  # drop accumulated rounding once per sweep
             history.append(current)
@@ -189,7 +200,7 @@ def _greedy(criterion, subset: np.ndarray, max_sweeps, progress: bool, tol: floa
     finally:
         if bar is not None:
             bar.close()
-    return np.sort(subset), history, n_swaps, sweep, converged, swaps_per_sweep
+    return np.sort(subset), history, converged, swaps_per_sweep
 
 
 def select_representatives(
@@ -304,14 +315,14 @@ def select_representatives(
     k = check_k(k, n_rows)
     evaluator = _evaluator(criterion, kernel, encoded, target)
     start = _start(init, evaluator, n_rows=n_rows, k=k, n_init=n_init, rng=rng, progress=progress)
-    indices, history, n_swaps, n_sweeps, converged, per_sweep = _greedy(
+    indices, history, converged, per_sweep = _greedy(
         evaluator, np.sort(np.asarray(start, dtype=np.intp)), max_sweeps, progress, tol
     )
     if not converged:
         warnings.warn(f"The greedy search stopped after max_sweeps={max_sweeps} sweeps with swaps still improving; "
                       "raise `max_sweeps` (or pass None) or `tol`.", ConvergenceWarning, stacklevel=2)
-    result = SelectionResult(indices, history, n_swaps, history[0], history[-1], n_sweeps, converged,
-                             evaluator.name, per_sweep, pool)
+    result = SelectionResult(indices=indices, objective=history, converged=converged, criterion=evaluator.name,
+                             swaps_per_sweep=per_sweep, pool=pool)
     n_criticisms = check_positive_int(n_criticisms, "n_criticisms", minimum=0)
     if n_criticisms:
         if n_criticisms > n_rows - k:
