@@ -45,9 +45,6 @@ class Binning:
     categorical: Sequence | None = None
     na_values: Sequence = ()
 
-    def __post_init__(self):
-        object.__setattr__(self, "na_values", tuple(self.na_values or ()))
-
     def schema_options(self) -> dict:
         """Return the keywords of :meth:`Schema.from_data <bnfisher.data.Schema.from_data>`.
 
@@ -56,7 +53,7 @@ class Binning:
         dict
         """
         return {"bins": self.bins, "columns": self.columns, "categorical": self.categorical,
-                "na_values": self.na_values}
+                "na_values": tuple(self.na_values or ())}
 
 
 #: Separator of the two edges in a bin label: ``"0.1~0.375"`` is the bin (0.1, 0.375].

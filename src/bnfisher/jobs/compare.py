@@ -24,7 +24,7 @@ from bnfisher.data.guardrails import split_columns
 from bnfisher.data.profile import tables_of
 from bnfisher.data.rows import DistinctRows
 from bnfisher.exceptions import OptionTypeError
-from bnfisher.jobs.attribute import SEARCHED_STRUCTURES, mechanism_table, neighbourhood_graph
+from bnfisher.jobs.attribute import SEARCHED_STRUCTURES, mechanism_table, neighbourhood_graph, no_mechanisms
 from bnfisher.jobs.compare_result import ComparedSamples, ComparisonResult, Witness
 from bnfisher.jobs.inputs import feature_advice, prepare, warn
 from bnfisher.kernels.base import FamilyKernel
@@ -101,13 +101,13 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
                              names=tuple(names),
                              n_permutations=n_permutations, test=test, top=top, random_state=random_state,
                              notes=notes, advice=advice, graph=network.parent_indices() if searched else None)
-    families = result.families
+    families, advice = result.families, result.advice  # the result's own list: the warnings so far
     for column in split_columns(A, B):
         share = float(families.loc[families["variable"] == column, "share"].sum())
         advice.append(f"Column {column!r} is constant within each table ({names[0]}: {A[column].dropna().iloc[0]!r}, "
                       f"{names[1]}: {B[column].dropna().iloc[0]!r}) and carries {100 * share:.0f}% of the MMD²: it "
                       "alone makes the tables differ. Drop it to see what else does.")
-    warn(advice)  # result.advice is this list
+    warn(advice)
     return result
 
 
@@ -150,8 +150,9 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     ComparisonResult
     """
     kernel = FisherKernel(network)
-    notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
-    advice += feature_advice(kernel)
+    # New lists: the caller's notes and advice are read, not written.
+    notes = [*notes, f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}."]
+    advice = [*advice, *feature_advice(kernel)]
     rng = check_random_state(random_state)
     statistics = permutation_statistics(kernel, *encoded, n_permutations=n_permutations, random_state=rng,
                                         witness=True, early_stop=early_stop)
@@ -159,37 +160,73 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     samples_codes = [(kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded]
     tests, note = resolved_family_tests(network, *samples_codes, random_state=rng)
     notes.append(note)
-    result = _result(kernel, statistics, tests, encoded, samples, names, notes, top, test)
-    result.advice = advice
-    if result.test.p_value <= attribute_below:
-        find_mechanisms(result, encoded, graph=graph, random_state=rng)
-    return result
+    result = two_sample_test(kernel, statistics, test, ((statistics.x.witness, encoded[0].copies),
+                                                        (statistics.y.witness, encoded[1].copies)))
+    mechanisms, searched = find_mechanisms(kernel, encoded, graph=graph, names=names, random_state=rng) \
+        if result.p_value <= attribute_below else (no_mechanisms(), [])
+    return _result(kernel, statistics, tests, result, encoded, samples, names=names, notes=notes + searched,
+                   advice=advice, mechanisms=mechanisms, top=top)
 
 
-def find_mechanisms(result: ComparisonResult, encoded: tuple, *, graph: list | None, random_state) -> None:
-    """Search for the changed mechanisms of a comparison and set its ``mechanisms`` (the cell in their ``attrs``).
+def two_sample_test(kernel: FamilyKernel, statistics: PermutationStatistics, method: str, moments: tuple):
+    """Return the two-sample test of the permutation statistics, its effect's interval and its components named.
 
     Parameters
     ----------
-    result : ComparisonResult
-        Its network, kernel, names and notes are used; the notes get the search's lines.
+    kernel : FamilyKernel
+    statistics : PermutationStatistics
+    method : {"aggregate", "mmd"}
+    moments : tuple of two (values, weights)
+        Each sample's witness values and their weights (:func:`~bnfisher.comparison.effect_interval`).
+
+    Returns
+    -------
+    TwoSampleResult
+    """
+    result = TwoSampleResult.from_statistics(statistics, method=method)
+    result.unbiased_ci = effect_interval(result.unbiased, result.null_distribution, *moments)
+    components = result.components if result.components is not None else pd.DataFrame()
+    for name in ("blocks", "columns"):  # name the variables, not their indices
+        column = components.loc[name, "column"]
+        if column is not None:
+            components.loc[name, "column"] = kernel.network.variables[int(column)]
+    return result
+
+
+def find_mechanisms(kernel: FamilyKernel, encoded: tuple, *, graph: list | None, names: tuple,
+                    random_state) -> tuple:
+    """Search for the changed mechanisms of a comparison: their table (the cell in its ``attrs``) and notes.
+
+    Parameters
+    ----------
+    kernel : FamilyKernel
+        Its network names the variables; it encodes the samples in the network's order.
     encoded : tuple of DistinctRows
         The two samples, encoded with the network's schema.
     graph : list of tuple of int, optional
         The search's DAG; default :func:`~bnfisher.jobs.attribute.neighbourhood_graph` on the samples pooled.
+    names : tuple of str
+        The samples' names (for the cell's text).
     random_state : Generator
+
+    Returns
+    -------
+    table : DataFrame
+        :func:`~bnfisher.jobs.attribute.mechanism_table`.
+    notes : list of str
+        What the search learned and how many permutations it drew.
     """
-    network = result.network
-    samples_codes = tuple((result.kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded)
+    network, notes = kernel.network, []
+    samples_codes = tuple((kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded)
     if graph is None:
         graph, note = neighbourhood_graph(network, encoded)
-        result.notes.append(note)
-    result.mechanisms = table = mechanism_table(network, samples_codes, graph, names=result.names,
-                                                random_state=random_state)
+        notes.append(note)
+    table = mechanism_table(network, samples_codes, graph, names=names, random_state=random_state)
     budget = round(1 / table.attrs["p_floor"]) - 1
-    result.notes.append(f"Mechanism tests: {int(table['sets'].sum())} conditioning sets, "
-                        f"{table.attrs['permutations']:,} permutations in all (a variable's tests stop once one set "
-                        f"explains it, at 99 or 999 permutations; the others run {budget}).")
+    notes.append(f"Mechanism tests: {int(table['sets'].sum())} conditioning sets, "
+                 f"{table.attrs['permutations']:,} permutations in all (a variable's tests stop once one set "
+                 f"explains it, at 99 or 999 permutations; the others run {budget}).")
+    return table, notes
 
 
 def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, alpha: float = 0.05,
@@ -222,25 +259,17 @@ def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, alpha
                    f"({len(tests.families)} families){again}.")
 
 
-def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, encoded: tuple, samples: tuple,
-            names: tuple, notes: list, top: int, method: str) -> ComparisonResult:
+def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, test: TwoSampleResult, encoded: tuple,
+            samples: tuple, *, names: tuple, notes: list, advice: list, mechanisms, top: int) -> ComparisonResult:
     assert statistics.x.witness is not None and statistics.y.witness is not None  # set by permutation_statistics
     # Each row's witness; a sample known only by its distinct rows keeps one value per distinct row (and its copies).
     witness = tuple(values if rows.inverse is None else values[rows.inverse]
                     for values, rows in zip((statistics.x.witness, statistics.y.witness), encoded))
     families = family_table(kernel, statistics, tests)
-    test = TwoSampleResult.from_statistics(statistics, method=method)
-    test.unbiased_ci = effect_interval(test.unbiased, test.null_distribution, (statistics.x.witness, encoded[0].copies),
-                                       (statistics.y.witness, encoded[1].copies))
-    components = test.components if test.components is not None else pd.DataFrame()
-    for name in ("blocks", "columns"):  # name the variables, not their indices
-        column = components.loc[name, "column"]
-        if column is not None:
-            components.loc[name, "column"] = kernel.network.variables[int(column)]
     counts = ((statistics.x.counts, statistics.x.n), (statistics.y.counts, statistics.y.n))
     return ComparisonResult(names=names, test=test, families=families,
                             cells=cells_from_counts(kernel, *counts, n=top, names=names), witness=Witness(witness),
-                            kernel=kernel, notes=notes, top=top,
+                            kernel=kernel, notes=notes, top=top, advice=advice, mechanisms=mechanisms,
                             profiles=family_profiles(kernel, counts, families, top),
                             samples=ComparedSamples(samples, tuple(rows.copies if rows.inverse is None else None
                                                                    for rows in encoded)))

@@ -19,11 +19,11 @@ from bnfisher.bn.structure.learn import learn
 from bnfisher.comparison.explain import cells_from_counts, family_profiles, family_table
 from bnfisher.comparison.permutation import cell_witness, pooled_statistics
 from bnfisher.comparison.sequential import EarlyStop
-from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval
 from bnfisher.data.rows import DistinctRows
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import DataError, OptionError
-from bnfisher.jobs.compare import find_mechanisms, resolved_family_tests
+from bnfisher.jobs.attribute import no_mechanisms
+from bnfisher.jobs.compare import find_mechanisms, resolved_family_tests, two_sample_test
 from bnfisher.jobs.compare_result import ComparedSamples, ComparisonResult, Witness
 from bnfisher.jobs.inputs import feature_advice, warn
 from bnfisher.kernels.fisher import FisherKernel
@@ -129,8 +129,8 @@ def compare_distributed(first, second, *, scheduler: str | None = None, n_worker
         summary = pool.witness_summary(cell_witness(kernel, statistics.x.mean - statistics.y.mean), top=5)
     notes.append("Mechanism search: not run on data beyond memory (it searches conditioning sets over the rows); "
                  "the family tests above say which conditionals changed.")
-    result = _result(kernel, statistics, tests, summary, names=tuple(names), notes=notes, top=top, method=test)
-    result.advice = advice
+    result = _result(kernel, statistics, tests, two_sample_test(kernel, statistics, test, _moments(summary)),
+                     summary, names=tuple(names), notes=notes, advice=advice, top=top)
     warn(advice)
     return result
 
@@ -173,8 +173,9 @@ def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, re
         Its typical rows are each sample's most typical distinct rows, with their copies.
     """
     kernel = FisherKernel(network)
-    notes.append(f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}.")
-    advice += feature_advice(kernel)
+    # New lists: the caller's notes and advice are read, not written.
+    notes = [*notes, f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}."]
+    advice = [*advice, *feature_advice(kernel)]
     pool = pooled_rows(kernel, reference, window)
     statistics = pooled_statistics(pool, n_permutations, random_state, early_stop=early_stop)
     tables = _family_tables(network, [reference, window])
@@ -184,20 +185,19 @@ def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, re
     del pool  # its shards leave the workers
     sizes = tuple({"rows": held.n_rows, "missing_cells": held.missing_cells + held.unseen_cells - held.left_out_cells}
                   for held in (reference, window))
-    result = _result(kernel, statistics, tests, summary, names=names, notes=notes, top=top, method=test, sizes=sizes)
-    result.advice = advice
-    if result.test.p_value <= attribute_below:
-        if window.n_distinct <= MECHANISM_ROWS:
-            rows = window.gather()
-            schema = rows.schema
-            encoded = EncodedData(rows.codes, schema.variables, dict(schema.states), schema)
-            find_mechanisms(result, (reference_rows, DistinctRows(encoded, rows.counts, None)), graph=graph,
-                            random_state=random_state)
-        else:
-            notes.append(f"Mechanism search: not run on a window of {window.n_distinct} distinct rows (more than "
-                         f"{MECHANISM_ROWS} would come to the client); the family tests say which conditionals "
-                         "changed.")
-    return result
+    result = two_sample_test(kernel, statistics, test, _moments(summary))
+    mechanisms = no_mechanisms()
+    if result.p_value <= attribute_below and window.n_distinct <= MECHANISM_ROWS:
+        rows = window.gather()
+        encoded = EncodedData(rows.codes, rows.schema.variables, dict(rows.schema.states), rows.schema)
+        mechanisms, searched = find_mechanisms(kernel, (reference_rows, DistinctRows(encoded, rows.counts, None)),
+                                               graph=graph, names=names, random_state=random_state)
+        notes += searched
+    elif result.p_value <= attribute_below:
+        notes.append(f"Mechanism search: not run on a window of {window.n_distinct} distinct rows (more than "
+                     f"{MECHANISM_ROWS} would come to the client); the family tests say which conditionals changed.")
+    return _result(kernel, statistics, tests, result, summary, names=names, notes=notes, advice=advice, top=top,
+                   sizes=sizes, mechanisms=mechanisms)
 
 
 def _family_tables(network: BayesianNetwork, providers: list) -> list:
@@ -211,21 +211,17 @@ def _family_tables(network: BayesianNetwork, providers: list) -> list:
                                                  for side in counted) for i in range(len(families))]
 
 
-def _result(kernel, statistics, tests, summary: dict, *, names: tuple, notes: list, top: int,
-            method: str, sizes: tuple | None = None) -> ComparisonResult:
+def _moments(summary: dict) -> tuple:
+    """Each side's witness as a two-point law with its mean and variance: all the first-order variance needs."""
+    return tuple((np.array([mean - np.sqrt(variance), mean + np.sqrt(variance)]), np.array([n / 2, n / 2]))
+                 for n, mean, variance in summary["moments"])
+
+
+def _result(kernel, statistics, tests, test, summary: dict, *, names: tuple, notes: list, advice: list, top: int,
+            sizes: tuple | None = None, mechanisms=None) -> ComparisonResult:
     """Assemble the comparison from the distributed statistics (typical rows: distinct rows with copies)."""
     network = kernel.network
     families = family_table(kernel, statistics, tests)
-    result = TwoSampleResult.from_statistics(statistics, method=method)
-    # The first-order variance needs each side's witness mean and variance only: a two-point law with both.
-    moments = [(np.array([mean - np.sqrt(variance), mean + np.sqrt(variance)]), np.array([n / 2, n / 2]))
-               for n, mean, variance in summary["moments"]]
-    result.unbiased_ci = effect_interval(result.unbiased, result.null_distribution, *moments)
-    components = result.components if result.components is not None else pd.DataFrame()
-    for name in ("blocks", "columns"):
-        column = components.loc[name, "column"]
-        if column is not None:
-            components.loc[name, "column"] = network.variables[int(column)]
     samples = []
     for codes in summary["codes"]:
         frame = pd.DataFrame({v: pd.Categorical.from_codes(codes[:, i], categories=list(network.states[v]))
@@ -233,7 +229,8 @@ def _result(kernel, statistics, tests, summary: dict, *, names: tuple, notes: li
         samples.append(frame[list(network.schema.variables)])
     counts = ((statistics.x.counts, statistics.x.n), (statistics.y.counts, statistics.y.n))
     sizes = sizes or tuple({"rows": int(n), "missing_cells": None} for n in (statistics.x.n, statistics.y.n))
-    return ComparisonResult(names=names, test=result, families=families,
+    return ComparisonResult(names=names, test=test, families=families, advice=advice,
+                            mechanisms=no_mechanisms() if mechanisms is None else mechanisms,
                             cells=cells_from_counts(kernel, *counts, n=top, names=names),
                             witness=Witness(tuple(summary["values"]), (summary["edges"], summary["counts"])),
                             kernel=kernel, samples=ComparedSamples(tuple(samples), tuple(summary["copies"]), sizes),

@@ -155,7 +155,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     table, binned, distributed, windows, how = _inputs(reference, data, time=time, window=window, bins=bins)
     rng = check_random_state(random_state)
     binning = Binning(bins, bin_columns, categorical, na_values)
-    advice = check_tables([table] + [frame for *_, frame in windows], na_values=binning.na_values,
+    advice = check_tables([table] + [frame for *_, frame in windows], na_values=tuple(na_values or ()),
                           binned=bins is not None or binned is not None)
     prepared = Reference(table, binning=binning, binned=binned, structure=structure, fit_fraction=fit_fraction,
                          learn_options=learn_options, random_state=rng)
