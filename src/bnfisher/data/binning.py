@@ -45,6 +45,11 @@ class Binning:
     categorical: Sequence | None = None
     na_values: Sequence = ()
 
+    @property
+    def markers(self) -> tuple:
+        """The missing-value markers besides NaN and None, as a tuple."""
+        return tuple(self.na_values or ())
+
     def schema_options(self) -> dict:
         """Return the keywords of :meth:`Schema.from_data <bnfisher.data.Schema.from_data>`.
 
@@ -53,7 +58,7 @@ class Binning:
         dict
         """
         return {"bins": self.bins, "columns": self.columns, "categorical": self.categorical,
-                "na_values": tuple(self.na_values or ())}
+                "na_values": self.markers}
 
 
 #: Separator of the two edges in a bin label: ``"0.1~0.375"`` is the bin (0.1, 0.375].

@@ -155,7 +155,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     table, binned, distributed, windows, how = _inputs(reference, data, time=time, window=window, bins=bins)
     rng = check_random_state(random_state)
     binning = Binning(bins, bin_columns, categorical, na_values)
-    advice = check_tables([table] + [frame for *_, frame in windows], na_values=tuple(na_values or ()),
+    advice = check_tables([table] + [frame for *_, frame in windows], na_values=binning.markers,
                           binned=bins is not None or binned is not None)
     prepared = Reference(table, binning=binning, binned=binned, structure=structure, fit_fraction=fit_fraction,
                          learn_options=learn_options, random_state=rng)
@@ -170,9 +170,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         advice += _growing_permutations(n_permutations, len(windows))
     stop = EarlyStop.for_alpha(alpha, partial(statistics_pvalue, method=test)) if early_stop else None
     notes = [f"Windows: {how}; {n_permutations} permutations per window.", *prepared.notes]
-    columns = [c for c in data.columns if c != time] if distributed is not None else \
-        [c for *_, frame in windows for c in frame.columns]
-    advice += _extra_columns(columns, table.columns)
+    advice += _extra_columns(data if distributed is not None else windows, time, table.columns)
     # One generator per window: the same answer however many threads run.
     streams = [np.random.default_rng(seed) for seed in np.random.SeedSequence(int(rng.integers(2**63))).spawn(
         len(windows))]
@@ -274,8 +272,13 @@ def _early_stop_note(stop: EarlyStop, comparisons: list, n_permutations: int) ->
             "sequential rule); a stopped window's rests on fewer permutations.")
 
 
-def _extra_columns(columns, reference_columns) -> list:
-    """Return the warning about the data's columns that the reference lacks (left out of the comparison), if any."""
+def _extra_columns(data, time, reference_columns) -> list:
+    """Return the warning about the data's columns that the reference lacks (left out of the comparison), if any.
+
+    ``data``: the windows in memory (a list of ``(label, start, end, frame)``), or data beyond memory.
+    """
+    columns = [c for *_, frame in data for c in frame.columns] if isinstance(data, list) else \
+        [c for c in data.columns if c != time]
     extra = sorted({str(c) for c in columns if c not in reference_columns})
     return [] if not extra else [
         f"Column(s) {', '.join(extra[:5])}{', ...' if len(extra) > 5 else ''} of the data are not in the reference "
@@ -368,18 +371,7 @@ def _inputs(reference, data, *, time, window, bins) -> tuple:
     beyond memory into windows once the schema is known (or None), the windows and how.
     """
     binned = reference if isinstance(reference, ReferenceProfile) and reference.schema.bin_edges else None
-    if isinstance(reference, ReferenceProfile):
-        (reference,) = tables_of([reference], bins=bins)
-        # Its labels as a table's: the fitting part learns the labels it holds (unused categories are not labels).
-        unbinned = [v for v in reference.columns if v not in (binned.schema.bin_edges if binned is not None else ())]
-        reference = reference.astype({v: object for v in unbinned})
-    if not isinstance(reference, pd.DataFrame):
-        raise OptionTypeError(f"`reference` must be a pandas DataFrame or a ReferenceProfile; got "
-                              f"{type(reference).__name__}.")
-    if binned is None:  # a table's labels are those it holds, as its profile's are: the two give one answer
-        declared = [c for c in reference.columns if isinstance(reference[c].dtype, pd.CategoricalDtype)
-                    and not reference[c].dtype.ordered]  # ordered: bins (every bin a state), kept as declared
-        reference = reference.astype({c: object for c in declared}) if declared else reference
+    reference = _reference_table(reference, binned, bins)
     distributed = _backend(data)
     windows, how = ([], "") if distributed is not None else split_windows(data, time=time, window=window)
     if time is not None and time in reference.columns:
@@ -418,6 +410,26 @@ def _as_objects(column: pd.Series):
     codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
     return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(pd.Index(np.asarray(uniques, dtype=object),
                                                                                dtype=object)))
+
+
+def _reference_table(reference, binned: ReferenceProfile | None, bins) -> pd.DataFrame:
+    """Return the reference as a table whose labels are those it holds, as its profile's are (one answer for both).
+
+    A profile's table takes its labels as a table's (unused categories are not labels); a table's unordered
+    categoricals become their labels; ordered ones (bins: every bin a state) and a binned profile's bins are kept.
+    """
+    if isinstance(reference, ReferenceProfile):
+        (reference,) = tables_of([reference], bins=bins)
+        edges = binned.schema.bin_edges if binned is not None else ()
+        reference = reference.astype({v: object for v in reference.columns if v not in edges})
+    if not isinstance(reference, pd.DataFrame):
+        raise OptionTypeError(f"`reference` must be a pandas DataFrame or a ReferenceProfile; got "
+                              f"{type(reference).__name__}.")
+    if binned is not None:
+        return reference
+    declared = [c for c in reference.columns if isinstance(reference[c].dtype, pd.CategoricalDtype)
+                and not reference[c].dtype.ordered]
+    return reference.astype({c: object for c in declared}) if declared else reference
 
 
 def _backend(data):

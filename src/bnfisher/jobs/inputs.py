@@ -127,7 +127,7 @@ def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: 
         also emitted once as a :class:`~bnfisher.exceptions.DataWarning`.
     """
     notes: list = []
-    advice = check_tables(frames, na_values=tuple(binning.na_values or ()) + (
+    advice = check_tables(frames, na_values=binning.markers + (
         tuple(network.schema.na_values) if network is not None else ()),
         binned=binning.bins is not None or (network is not None and bool(network.schema.bin_edges)))
     if network is not None:

@@ -242,20 +242,25 @@ def _test(reference, new: list, reference_digest: str, *, threshold: float, min_
                    alpha=threshold, min_effect=min_effect, random_state=random_state, **options)
     records: list = []
     for (key, label, start, end, _, digest), (_, row) in zip(new, result.windows.iterrows()):
-        comparison = result.comparisons[len(records)]
         large = min_effect is None or (np.isfinite(row["mmd2_u"]) and row["mmd2_u"] >= min_effect)
         alarm = bool(np.isfinite(row["p_value"]) and row["p_value"] <= threshold and large)
-        cell = comparison.mechanism_cell["text"] if comparison is not None and comparison.mechanism_cell else None
         record = {"window_key": key, "label": str(label), "start": None if start is None else str(start),
                   "end": None if end is None else str(end), "rows": int(row["rows"]), "digest": digest,
                   "reference_digest": reference_digest, "p_value": row["p_value"], "threshold": threshold,
                   "alarm": alarm, "mmd2_u": row["mmd2_u"], "mmd2_u_low": row["mmd2_u_low"],
                   "mmd2_u_high": row["mmd2_u_high"], "mechanism": (row["mechanism"] or None) if alarm else None,
-                  "family": row["family"] or None, "cell": cell if alarm else None,
-                  "result": comparison.to_json() if comparison is not None else None,
-                  "permutations": len(comparison.test.null_distribution) if comparison is not None else None}
+                  "family": row["family"] or None, **_comparison_fields(result.comparisons[len(records)], alarm)}
         records.append(dict(record, verdict=window_sentence(record)))
     return records
+
+
+def _comparison_fields(comparison, alarm: bool) -> dict:
+    """Return a window record's fields from its comparison (None: the window was too small to test)."""
+    if comparison is None:
+        return {"cell": None, "result": None, "permutations": None}
+    cell = comparison.mechanism_cell["text"] if comparison.mechanism_cell else None
+    return {"cell": cell if alarm else None, "result": comparison.to_json(),
+            "permutations": len(comparison.test.null_distribution)}
 
 
 def history(store=None, *, dashboard=None, results: bool = False) -> HistoryResult:

@@ -82,7 +82,7 @@ class Reference:
         if binned is not None:  # the profile's bins, with their edges: every window's numbers are binned with them
             self.schema = Schema({v: binned.schema.states[v] if v in binned.schema.bin_edges else self.schema.states[v]
                                   for v in self.schema.variables}, bin_edges=dict(binned.schema.bin_edges),
-                                 na_values=tuple(binning.na_values or ()))
+                                 na_values=binning.markers)
         encoded, _, _, unseen, self.shared, _ = encode_window(self.schema, rest, "the reference's test part")
         self.rows = DistinctRows.of(encoded)
         options = dict(learn_options or {})
