@@ -324,6 +324,22 @@ def test_tables_with_question_mark_markers_run_as_they_are(tmp_path, capsys):
     assert "MMD²" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("command", [["summarize", "-k", "5", "--n-init", "5", "--n-random", "5"],
+                                     ["compare", "SECOND", "--permutations", "9"], ["learn"]])
+def test_a_question_mark_read_from_a_file_is_named_as_a_possible_missing_marker(tmp_path, capsys, command):
+    """A table read from a CSV holds categoricals: the hint that '?' may mark a missing value applies to them too."""
+    data = load("nursery").iloc[:300].astype(str).reset_index(drop=True)
+    data.loc[::7, "health"] = "?"
+    path = tmp_path / "q.csv"
+    data.to_csv(path, index=False)
+    args = [command[0], str(path), *[str(path) if a == "SECOND" else a for a in command[1:]]]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    times = 2 if command[0] == "compare" else 1  # compare checks the two tables pooled (here the same file twice)
+    assert f"Column 'health' holds '?' in {times * int((data['health'] == '?').sum())} rows" in err
+    assert "--na-values" in err
+
+
 def test_pipelines_json_to_standard_output_exit_codes_and_quiet(tables, capsys, tmp_path):
     import json
 

@@ -55,7 +55,8 @@ def check_tables(frames: list, *, na_values=(), binned: bool = False) -> list:
         if n_rows >= 20 and not numeric and distinct >= IDENTIFIER_SHARE * n_rows:
             messages.append(f"Column {column!r} has {distinct} distinct values in {n_rows} rows (an identifier?): it "
                             "makes almost every row a category of its own, and the kernel sees nothing else. Drop it.")
-        if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
+        if values.dtype == object or pd.api.types.is_string_dtype(values.dtype) or \
+                isinstance(values.dtype, pd.CategoricalDtype):  # a table read from a file holds categoricals
             text = values.dropna().astype(str).str.strip()
             counts = text[text.isin(MISSING_LOOKALIKES) & ~text.isin(declared)].value_counts()
             for marker, count in counts.items():

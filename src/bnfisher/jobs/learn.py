@@ -19,9 +19,11 @@ from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.scores import score
 from bnfisher.bn.scores.formulas import SCORES
 from bnfisher.bn.structure.learn import LEARN_OPTIONS, STRUCTURES, learn
+from bnfisher.data.binning import Binning
+from bnfisher.data.guardrails import check_tables
 from bnfisher.data.schema import Schema
 from bnfisher.exceptions import OptionError
-from bnfisher.jobs.inputs import binned_note
+from bnfisher.jobs.inputs import binned_note, warn
 from bnfisher.jobs.result import TextResult
 
 __all__ = ["DEFAULT_PSEUDOCOUNT", "LEARN_OPTIONS", "SCORES", "STRUCTURES", "LearnResult", "learn_network",
@@ -166,8 +168,9 @@ def learn_network(frame, structure: str = "chow-liu", *, bins: int | None = None
     >>> len(result.network.variables), result.n_rows
     (9, 648)
     """
-    schema = Schema.from_data(frame, bins=bins, columns=bin_columns, categorical=categorical,
-                              na_values=tuple(na_values or ()), missing="allow")
+    binning = Binning(bins, bin_columns, categorical, na_values)
+    warn(check_tables([frame], na_values=binning.markers, binned=bins is not None))  # as every job checks its tables
+    schema = Schema.from_data(frame, **binning.schema_options(), missing="allow")
     if output:  # the format's names and labels: checked before learning, not after
         check_network_file(output, schema.states)
     started = time.perf_counter()
