@@ -55,15 +55,23 @@ def check_tables(frames: list, *, na_values=(), binned: bool = False) -> list:
         if n_rows >= 20 and not numeric and distinct >= IDENTIFIER_SHARE * n_rows:
             messages.append(f"Column {column!r} has {distinct} distinct values in {n_rows} rows (an identifier?): it "
                             "makes almost every row a category of its own, and the kernel sees nothing else. Drop it.")
-        if values.dtype == object or pd.api.types.is_string_dtype(values.dtype) or \
-                isinstance(values.dtype, pd.CategoricalDtype):  # a table read from a file holds categoricals
-            text = values.dropna().astype(str).str.strip()
-            counts = text[text.isin(MISSING_LOOKALIKES) & ~text.isin(declared)].value_counts()
-            for marker, count in counts.items():
-                messages.append(f"Column {column!r} holds {marker!r} in {count} rows: if it marks a missing value, "
-                                f"declare it (na_values=[{marker!r}], --na-values {marker!r}); as it is, it is a "
-                                "category of its own.")
+        messages += _missing_lookalikes(column, values, declared)
     return messages
+
+
+def _missing_lookalikes(column, values: pd.Series, declared: set) -> list:
+    """Return a warning per undeclared marker that looks like a missing value (``?``, ``NA``, ...) in a text column.
+
+    A table read from a file holds its text as categoricals: they are text too.
+    """
+    if not (values.dtype == object or pd.api.types.is_string_dtype(values.dtype)
+            or isinstance(values.dtype, pd.CategoricalDtype)):
+        return []
+    text = values.dropna().astype(str).str.strip()
+    counts = text[text.isin(MISSING_LOOKALIKES) & ~text.isin(declared)].value_counts()
+    return [f"Column {column!r} holds {marker!r} in {count} rows: if it marks a missing value, declare it "
+            f"(na_values=[{marker!r}], --na-values {marker!r}); as it is, it is a category of its own."
+            for marker, count in counts.items()]
 
 
 def split_columns(first: pd.DataFrame, second: pd.DataFrame) -> list:

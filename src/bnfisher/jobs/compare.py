@@ -163,7 +163,7 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     result = two_sample_test(kernel, statistics, test, ((statistics.x.witness, encoded[0].copies),
                                                         (statistics.y.witness, encoded[1].copies)))
     mechanisms, searched = find_mechanisms(kernel, encoded, graph=graph, names=names, random_state=rng) \
-        if result.p_value <= attribute_below else (no_mechanisms(), [])
+        if result.p_value <= attribute_below else (None, [])
     return _result(kernel, statistics, tests, result, encoded, samples, names=names, notes=notes + searched,
                    advice=advice, mechanisms=mechanisms, top=top)
 
@@ -269,7 +269,8 @@ def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, test
     counts = ((statistics.x.counts, statistics.x.n), (statistics.y.counts, statistics.y.n))
     return ComparisonResult(names=names, test=test, families=families,
                             cells=cells_from_counts(kernel, *counts, n=top, names=names), witness=Witness(witness),
-                            kernel=kernel, notes=notes, top=top, advice=advice, mechanisms=mechanisms,
+                            kernel=kernel, notes=notes, top=top, advice=advice,
+                            mechanisms=no_mechanisms() if mechanisms is None else mechanisms,
                             profiles=family_profiles(kernel, counts, families, top),
                             samples=ComparedSamples(samples, tuple(rows.copies if rows.inverse is None else None
                                                                    for rows in encoded)))

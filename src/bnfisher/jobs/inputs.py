@@ -127,7 +127,8 @@ def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: 
         also emitted once as a :class:`~bnfisher.exceptions.DataWarning`.
     """
     notes: list = []
-    advice = check_tables(frames, na_values=binning.markers + (
+    options = binning.schema_options()
+    advice = check_tables(frames, na_values=options["na_values"] + (
         tuple(network.schema.na_values) if network is not None else ()),
         binned=binning.bins is not None or (network is not None and bool(network.schema.bin_edges)))
     if network is not None:
@@ -136,7 +137,7 @@ def prepare(frames: list, *, network: BayesianNetwork | None = None, structure: 
         encoded = [network.encode(frame, missing="allow") for frame in frames]
     else:
         started = time.perf_counter()
-        schema = Schema.from_data(*frames, **binning.schema_options(), missing="allow")
+        schema = Schema.from_data(*frames, **options, missing="allow")
         notes += binned_note(schema, binning.bins, "with the same edges for every input")
         encoded = [schema.encode(frame, missing="allow") for frame in frames]
         pooled = encoded[0] if len(encoded) == 1 else EncodedData(

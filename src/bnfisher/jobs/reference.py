@@ -97,7 +97,7 @@ class Reference:
             if fit_fraction is not None else structure
         self._searched = isinstance(structure, str) and structure in SEARCHED_STRUCTURES
         self._rest, self._unseen, self._missing = rest, unseen, int(rest.isna().sum().sum())
-        self._held = None
+        self._held = self._backend = None  # set by hold()
         self.sizes = {"rows": len(table), "fit_rows": len(fit), "test_rows": len(rest), "columns": int(table.shape[1]),
                       "missing_cells": int(table.isna().sum().sum())}
         self.notes = [_reference_note(len(table), len(fit), len(rest), fit_fraction, structure, self.network)]
