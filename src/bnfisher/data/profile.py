@@ -140,10 +140,9 @@ def profile(*data, bins: int | None = None, bin_columns=None, categorical=None, 
         all of them).  A Dask DataFrame is profiled where it lies: one pass learns the
         labels (and bin edges), a distributed group-by its distinct rows and counts.
     bins, bin_columns, categorical, na_values
-        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
-        missing-value markers (:class:`~bnfisher.Binning` documents them once). Here: quantile bins for numeric columns
-        (at most this many), edges over the whole table; the edges are kept, and :func:`bnfisher.drift` and
-        :func:`bnfisher.compare` bin later tables with them.
+        As :class:`~bnfisher.Binning` documents them. Quantile bins for numeric columns (at most this many), edges over
+        the whole table; the edges are kept, and :func:`bnfisher.drift` and :func:`bnfisher.compare` bin later tables
+        with them.
 
     Returns
     -------

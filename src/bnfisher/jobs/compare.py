@@ -51,9 +51,8 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     structure : str, default="chow-liu"
         How to learn the network (see :func:`bnfisher.learn`) when ``network`` is not given.
     bins, bin_columns, categorical, na_values
-        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
-        missing-value markers (:class:`~bnfisher.Binning` documents them once). Here: bin numeric columns into at most
-        this many quantile bins, with the same edges for both tables.
+        As :class:`~bnfisher.Binning` documents them. Bin numeric columns into at most this many quantile bins, with the
+        same edges for both tables.
     n_permutations : int, default=1000
     test : {"aggregate", "mmd"}, default="aggregate"
         Which p-value decides: the aggregate test (:mod:`bnfisher.comparison.aggregate`:

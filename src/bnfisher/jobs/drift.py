@@ -77,9 +77,8 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         How to learn the network's structure (see :func:`bnfisher.learn`), once, on the
         reference's fitting part.
     bins, bin_columns, categorical, na_values
-        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
-        missing-value markers (:class:`~bnfisher.Binning` documents them once). Here: quantile bins for numeric columns,
-        edges from the reference's fitting part.
+        As :class:`~bnfisher.Binning` documents them. Quantile bins for numeric columns, edges from the reference's
+        fitting part.
     fit_fraction : float, optional
         Default (None): the whole reference is compared with every window, and each
         window's structure is learned on the reference and the window pooled (without

@@ -147,9 +147,7 @@ def learn_network(frame, structure: str = "chow-liu", *, bins: int | None = None
     structure : str, default="chow-liu"
         A named learner of :func:`bnfisher.learn`.
     bins, bin_columns, categorical, na_values
-        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
-        missing-value markers (:class:`~bnfisher.Binning` documents them once). Here: bin numeric columns into at most
-        this many quantile bins.
+        As :class:`~bnfisher.Binning` documents them. Bin numeric columns into at most this many quantile bins.
     learn_options : dict, optional
         The structure's options (:data:`LEARN_OPTIONS`) and ``pseudocount``.
     output : str or path-like, optional

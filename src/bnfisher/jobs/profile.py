@@ -24,9 +24,8 @@ def profile_inputs(paths, *, bins: int | None = None, bin_columns=None, categori
     paths : sequence of str
         Tables (CSV, Parquet, ...) and profiles, in any order.
     bins, bin_columns, categorical, na_values
-        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
-        missing-value markers (:class:`~bnfisher.Binning` documents them once). Here: quantile bins of the tables'
-        numeric columns, edges over all tables.
+        As :class:`~bnfisher.Binning` documents them. Quantile bins of the tables' numeric columns, edges over all
+        tables.
     engine : {"numpy", "dask"}, default="numpy"
         ``"dask"`` profiles the tables where they lie (one distributed pass).
 
@@ -129,8 +128,7 @@ def mmd_between(first, second, *, names=("first", "second"), network=None, struc
         Default: learned from both inputs pooled.
     structure : str, default="chow-liu"
     bins, bin_columns, categorical, na_values
-        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
-        missing-value markers (:class:`~bnfisher.Binning` documents them once).
+        As :class:`~bnfisher.Binning` documents them.
     learn_options : dict, optional
     normalize : bool, default=False
         Normalize the kernel (unit self-similarity).

@@ -324,9 +324,7 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     structure : str, default="chow-liu"
         How to learn the network (see :func:`bnfisher.learn`) when ``network`` is not given.
     bins, bin_columns, categorical, na_values
-        How the columns become states: quantile bins of numeric columns, the columns binned, columns never binned, extra
-        missing-value markers (:class:`~bnfisher.Binning` documents them once). Here: bin numeric columns into at most
-        this many quantile bins.
+        As :class:`~bnfisher.Binning` documents them. Bin numeric columns into at most this many quantile bins.
     criterion : {"mmd", "chi2"}, default="mmd"
         The objective of the greedy search (eq. 10, or the paper's chi-square heuristic).
     n_init : int, default=1000
