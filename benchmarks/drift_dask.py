@@ -19,7 +19,7 @@ the floor of any pass over the data.  Peak memory: this process's largest reside
 step (sampled every 2 ms, and its memory before the step) and each worker's max RSS so far.
 
 Run:  python benchmarks/drift_dask.py [--rows 100000000] [--cache /tmp/bnfisher-drift-dask] [--steps drift test profile]
-      [--early-stop]
+      [--stopping anytime|fixed|checkpoints]
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=1_000_000)
     parser.add_argument("--reference-rows", type=int, default=1_000_000)
     parser.add_argument("--permutations", type=int, default=999)
-    parser.add_argument("--early-stop", action="store_true", help="bnfisher.drift(..., early_stop=True)")
+    parser.add_argument("--stopping", choices=("anytime", "fixed", "checkpoints"), default="anytime",
+                        help="bnfisher.drift(..., stopping=...) (default: anytime, drift's default)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cache", default="/tmp/bnfisher-drift-dask")
     steps = ["drift", "test", "profile"]
@@ -104,7 +105,7 @@ def main() -> None:
             with PeakMemory() as drift_memory:
                 started = time.perf_counter()
                 result = bf.drift(reference, data, window=args.window, n_permutations=args.permutations,
-                                  random_state=0, n_jobs=-1, early_stop=args.early_stop)
+                                  random_state=0, n_jobs=-1, stopping=args.stopping)
                 seconds = time.perf_counter() - started
             workers = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)
         half = data.npartitions // 2
@@ -148,11 +149,9 @@ def main() -> None:
 
 
 def early(result) -> str:
-    """With early_stop: how many permutations the windows ran on average."""
-    if not any(note.startswith("Early stop") for note in result.notes):
-        return ""
-    done = [len(c.test.null_distribution) for c in result.comparisons if c is not None]
-    return f" at most (early_stop=True: {np.mean(done):.0f} on average)"
+    """How many permutations the windows ran on average, when they may stop early."""
+    done = result.windows["permutations"].to_numpy()
+    return f" at most ({done.mean():.0f} on average)" if done.size and done.min() < done.max(initial=0) else ""
 
 
 def report_profile(args, profiled, seconds: float, memory, workers: str) -> None:

@@ -17,7 +17,7 @@ Goal (issue "The exact test where the data lies"): a window within 3x of ChiSqua
 same error rate.
 
 Run:  python benchmarks/drift_window.py --peers-python /tmp/v_alibi/bin/python [--reference 100000] [--rows 10000]
-      [--windows 10] [--jobs -1] [--early-stop]   (--early-stop: drift(..., early_stop=True))
+      [--windows 10] [--jobs -1] [--stopping anytime|fixed|checkpoints]   (drift(..., stopping=...))
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import re
 import subprocess
 import tempfile
 import time
@@ -103,7 +104,8 @@ def main() -> None:
     parser.add_argument("--windows", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=-1, help="bnfisher's n_jobs (-1: every core)")
     parser.add_argument("--peers-python", default=None)
-    parser.add_argument("--early-stop", action="store_true", help="bnfisher.drift(..., early_stop=True)")
+    parser.add_argument("--stopping", choices=("anytime", "fixed", "checkpoints"), default="anytime",
+                        help="bnfisher.drift(..., stopping=...) (default: anytime, drift's default)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     _jit.FALLBACK_BUDGET = 0.0  # time the compiled code, as a monitor that runs for weeks runs it
@@ -112,28 +114,26 @@ def main() -> None:
     windows = _windows(network, args)
     bf.drift(reference.iloc[:2000], [windows[0].iloc[:500]], n_permutations=99, random_state=0)  # compile, warm
     start = time.perf_counter()
-    result = bf.drift(reference, windows, random_state=0, n_jobs=args.jobs, early_stop=args.early_stop)
+    result = bf.drift(reference, windows, random_state=0, n_jobs=args.jobs, stopping=args.stopping)
     ours = time.perf_counter() - start
     flags = result.windows["drift"].tolist()
     n = args.windows
     start = time.perf_counter()  # the unchanged windows alone: what a monitor's quiet week costs
-    bf.drift(reference, windows[:n], random_state=0, n_jobs=args.jobs, early_stop=args.early_stop,
-             n_permutations=max(len(c.test.null_distribution) for c in result.comparisons))  # the same as above
+    bf.drift(reference, windows[:n], random_state=0, n_jobs=args.jobs, stopping=args.stopping,
+             n_permutations=_budget(result, args.stopping))  # the same budget as above
     quiet = (time.perf_counter() - start) / n
     theirs = _alibi(args.peers_python, reference, windows) if args.peers_python else None
-    flag = " --early-stop" if args.early_stop else ""
+    flag = f" --stopping {args.stopping}"
     print(f"Command: `python benchmarks/drift_window.py --reference {args.reference} --rows {args.rows} --windows "
           f"{n} --jobs {args.jobs}{flag}` ({datetime.date.today().isoformat()}, bnfisher {bf.__version__}); alarm, a "
           f"{args.reference:,}-row reference, {n} unchanged windows of {args.rows:,} rows, then a dependence and a "
           "marginal change.\n")
     print("| detector | time per window | false alarms | dependence change | marginal change |")
     print("|---|---|---|---|---|")
-    permutations = next(note for note in result.notes if "permutations per window" in note).split("; ")[-1]
-    permutations = permutations.rstrip(".")
+    done = result.windows["permutations"].to_numpy()
     cores = "every core" if args.jobs == -1 else f"n_jobs={args.jobs}"
-    if args.early_stop:
-        done = [len(c.test.null_distribution) for c in result.comparisons]
-        permutations = f"early_stop=True: {np.mean(done[:n]):.0f} of {permutations} for an unchanged window"
+    permutations = (f"stopping={args.stopping!r}: {np.mean(done[:n]):.0f} permutations for an unchanged window, "
+                    f"{int(done[n])} and {int(done[n + 1])} for the changed ones")
     print(f"| bnfisher drift ({permutations}, {cores}) | {ours / len(windows):.3f} s ({quiet:.3f} s unchanged) | "
           f"{sum(flags[:n])} of {n} | {_said(flags[n])} | {_said(flags[n + 1])} |")
     if theirs:
@@ -145,6 +145,13 @@ def main() -> None:
               "every permutation and the mechanism search.")
     else:
         print("| alibi-detect ChiSquareDrift | not run (give --peers-python) | | | |")
+
+
+def _budget(result, stopping: str) -> int:
+    """Return the permutations per window (the cap) the run above used."""
+    if stopping == "fixed":
+        return max(len(c.test.null_distribution) for c in result.comparisons)
+    return int(re.search(r"at most (\d+)", next(n for n in result.notes if n.startswith("Windows"))).group(1))
 
 
 def _said(flag) -> str:

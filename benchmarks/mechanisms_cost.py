@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 import bnfisher as bf
-import bnfisher.comparison.mechanisms as search
+import bnfisher.comparison.staged as search
 from bnfisher.data.rows import DistinctRows
 from bnfisher.jobs.attribute import mechanism_table, neighbourhood_graph
 

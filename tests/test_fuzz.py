@@ -126,12 +126,20 @@ def _run_api(frame: pd.DataFrame, structure: str, bins, choice: str = "") -> Non
               min_effect=0.0, bins=bins, **binning)
         # Early stop: a window stopped at the checkpoint (199) has a p-value above its threshold, else it ran all.
         stopped = _call(bf.drift, frame, frame, window=max(2, len(frame) // 2), n_permutations=250, random_state=0,
-                        early_stop=True, bins=bins, **binning)
+                        stopping="checkpoints", bins=bins, **binning)
         for result, p in zip(stopped.comparisons, stopped.windows["p_value"]):
             if result is not None:
                 done = len(result.test.null_distribution)
                 assert done == 250 or (done == 199 and p > 0.15), (done, p)
         OUTCOMES["metamorphic"]["early stop: stopped above its threshold"] += 1
+        # Anytime (the default): a p-value never below its permutations' floor, a stop never past the cap.
+        anytime = _call(bf.drift, frame, frame, window=max(2, len(frame) // 2), n_permutations=250, random_state=0,
+                        bins=bins, **binning)
+        for result, p in zip(anytime.comparisons, anytime.windows["p_value"]):
+            if result is not None:
+                used = result.test.sequential.permutations
+                assert used <= 250 and p >= 1.0 / (used + 1) - 1e-12, (used, p)
+        OUTCOMES["metamorphic"]["anytime: p above its floor, stop within the cap"] += 1
         candidates = ("auto", "all", "complete")[len(frame) % 3]
         whole = _call(bf.summarize, frame, 2, n_init=3, n_random=3, random_state=0, candidates=candidates)
         # A pool as large as the table is no pool (the same rows); a smaller one chooses among a pool.

@@ -249,7 +249,8 @@ def hostile_tables(draw):
 
 
 @FUZZ
-@given(frame=hostile_tables(), job=st.sampled_from(["compare", "summarize", "drift", "drift early stop"]),
+@given(frame=hostile_tables(), job=st.sampled_from(["compare", "summarize", "drift", "drift early stop",
+                                                    "drift fixed"]),
        draw=st.booleans())
 def test_hostile_tables_through_the_jobs_and_their_outputs(tmp_path_factory, frame, job, draw):
     folder = tmp_path_factory.mktemp("hostile")
@@ -258,7 +259,9 @@ def test_hostile_tables_through_the_jobs_and_their_outputs(tmp_path_factory, fra
             "summarize": lambda: bf.summarize(frame, 2, n_init=2, n_random=3, random_state=0),
             "drift": lambda: bf.drift(frame, frame, window=max(2, half), n_permutations=5, random_state=0),
             "drift early stop": lambda: bf.drift(frame, frame, window=max(2, half), n_permutations=250,
-                                                 early_stop=True, random_state=0)}[job]
+                                                 stopping="checkpoints", random_state=0),
+            "drift fixed": lambda: bf.drift(frame, frame, window=max(2, half), n_permutations=5, stopping="fixed",
+                                            random_state=0)}[job]
     result = _call(f"hostile tables: {job}", call)
     if result is None:
         return

@@ -94,8 +94,8 @@ def test_drift_with_early_stop_flags_what_the_full_test_flags_and_says_where_it_
     changed["health"] = np.random.default_rng(1).permutation(changed["health"].to_numpy())
     windows = {"a": nursery.iloc[3000:3600], "b": nursery.iloc[3600:4200], "changed": changed}
     reference = nursery.iloc[:3000]
-    full = bf.drift(reference, windows, random_state=0)
-    early = bf.drift(reference, windows, random_state=0, early_stop=True)
+    full = bf.drift(reference, windows, random_state=0, stopping="fixed")
+    early = bf.drift(reference, windows, random_state=0, stopping="checkpoints")
     assert early.windows["drift"].tolist() == full.windows["drift"].tolist() == [False, False, True]
     done = [len(c.test.null_distribution) for c in early.comparisons]
     assert done[2] == 2999 and min(done[:2]) < 2999  # the unchanged windows stopped early
@@ -103,13 +103,13 @@ def test_drift_with_early_stop_flags_what_the_full_test_flags_and_says_where_it_
     assert f"{sum(done):,} in all" in note
     with pytest.raises(OptionTypeError, match="early_stop"):
         bf.drift(reference, windows, early_stop="yes")
-    few = bf.drift(reference, windows, random_state=0, early_stop=True, n_permutations=99)
+    few = bf.drift(reference, windows, random_state=0, stopping="checkpoints", n_permutations=99)
     assert "no checkpoint comes before the 99 permutations" in next(n for n in few.notes if n.startswith("Early"))
     reference.to_csv(tmp_path / "ref.csv", index=False)
     for name, frame in windows.items():
         frame.to_csv(tmp_path / f"{name}.csv", index=False)
-    assert main(["drift", str(tmp_path / "ref.csv"), *(str(tmp_path / f"{n}.csv") for n in windows), "--early-stop",
-                 "--quiet", "--json", str(tmp_path / "out.json")]) == 0
+    assert main(["drift", str(tmp_path / "ref.csv"), *(str(tmp_path / f"{n}.csv") for n in windows),
+                 "--stopping", "checkpoints", "--quiet", "--json", str(tmp_path / "out.json")]) == 0
     table = pd.DataFrame(json.loads((tmp_path / "out.json").read_text())["windows"])
     np.testing.assert_allclose(table["p_value"].to_numpy(), early.windows["p_value"].to_numpy())
 
@@ -120,9 +120,10 @@ def test_early_stop_on_dask_gives_the_windows_of_memory():
     dd = pytest.importorskip("dask.dataframe")
     nursery = load("nursery").sample(frac=1.0, random_state=1).reset_index(drop=True)
     reference, data = nursery.iloc[:3000], nursery.iloc[3000:4800].reset_index(drop=True)
-    memory = bf.drift(reference, data, window=600, random_state=0, early_stop=True)
+    memory = bf.drift(reference, data, window=600, random_state=0, stopping="checkpoints")
     with dask.config.set(scheduler="synchronous"):
-        held = bf.drift(reference, dd.from_pandas(data, npartitions=3), window=600, random_state=0, early_stop=True)
+        held = bf.drift(reference, dd.from_pandas(data, npartitions=3), window=600, random_state=0,
+                        stopping="checkpoints")
     np.testing.assert_array_equal(held.windows["p_value"].to_numpy(), memory.windows["p_value"].to_numpy())
     done = [len(c.test.null_distribution) for c in held.comparisons]
     assert done == [len(c.test.null_distribution) for c in memory.comparisons] and max(done) < 2999
@@ -139,9 +140,9 @@ def test_early_stop_on_edge_tables_gives_a_result_or_a_one_line_refusal(case):
     reference = pd.concat([table] * (10 if len(table) == 1 else 1), ignore_index=True)
     if case == "one row":
         with pytest.raises(DataError, match="fewer than 2 rows") as refused:
-            bf.drift(reference, table, window=20, n_permutations=250, early_stop=True, random_state=0)
+            bf.drift(reference, table, window=20, n_permutations=250, stopping="checkpoints", random_state=0)
         assert len(str(refused.value).splitlines()) == 1
         return
-    result = bf.drift(reference, table, window=20, n_permutations=250, early_stop=True, random_state=0)
+    result = bf.drift(reference, table, window=20, n_permutations=250, stopping="checkpoints", random_state=0)
     assert result.windows["rows"].tolist() == [20, 20] and not result.windows["drift"].any()
     assert any(note.startswith("Early stop") for note in result.notes)

@@ -39,7 +39,7 @@ def test_window_p_value_equals_the_enumerated_permutation_distribution():
     window = pd.DataFrame({"a": ["x", "x", "y", "x", "x"], "b": ["u", "u", "u", "v", "u"],
                            "c": ["x", "z", "y", "x", "x"]})
     with pytest.warns(bf.exceptions.DataWarning, match="fewer than 30 rows"):
-        result = bf.drift(reference, [window], n_permutations=19999, test="mmd", random_state=5)
+        result = bf.drift(reference, [window], n_permutations=19999, test="mmd", stopping="fixed", random_state=5)
     # The same construction by hand: the schema from the reference, structure and CPTs from the reference and the
     # window pooled (the default compares the whole reference with every window).
     rest = reference

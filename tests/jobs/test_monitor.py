@@ -85,13 +85,13 @@ def test_early_stop_alarms_as_the_full_test_does_with_far_fewer_permutations(sto
     reference, data = tables
     changed = data.iloc[:1000].copy()
     changed.loc[np.random.default_rng(0).random(1000) < 0.6, "finance"] = "inconv"
-    result = monitor(reference, [data.iloc[1000:2000], changed], store=store, early_stop=True)
+    result = monitor(reference, [data.iloc[1000:2000], changed], store=store, stopping="checkpoints")
     assert list(result.windows["alarm"]) == [False, True]
     done = [record["test"]["permutations"] for record in history(store, results=True).windows["result"]]
     assert done[0] == 199 and done[1] == 4159, done
     assert list(result.windows["permutations"]) == done  # stored beside the result, read without parsing it
     page = dashboard_html(history(store).windows, alpha=0.05, horizon=52, store=store)
-    assert page.count("(199 permutations, early stop)") == 1  # the quiet week's p-value says what it rests on
+    assert page.count("(stopped after 199 permutations)") == 1  # the quiet week's p-value says what it rests on
     for name, frame in (("ref.csv", reference), ("same.csv", data.iloc[1000:2000])):
         frame.to_csv(tmp_path / name, index=False)
     assert main(["monitor", str(tmp_path / "ref.csv"), str(tmp_path / "same.csv"), "--rows", "1000", "--store",

@@ -185,6 +185,9 @@ def _command_compare(args) -> int:
         if profiles:
             raise UsageError(f"{profiles[0]}: --engine dask compares data files (Parquet or CSV) where they lie; "
                              "a profile is in memory already: leave out --engine dask.")
+        if args.stopping != "fixed":
+            raise UsageError("--stopping anytime is not available with --engine dask (its permutations run as a "
+                             "fixed budget where the rows lie); leave out one of them.")
         result = compare_distributed(args.first, args.second, scheduler=args.scheduler, n_workers=args.workers or 2,
                                      timeout=10.0 if args.scheduler_timeout is None else args.scheduler_timeout,
                                      n_permutations=args.permutations, top=args.top, test=args.test,
@@ -193,6 +196,7 @@ def _command_compare(args) -> int:
     else:
         frames = _read(args, [args.first, args.second], profiles=True)
         result = compare(frames[0], frames[1], n_permutations=args.permutations, top=args.top, test=args.test,
+                         stopping=args.stopping,
                          names=(args.first, args.second), random_state=args.seed, **_model_options(args))
     _show(result, args)
     _write_result(result, args)
@@ -229,7 +233,8 @@ def _command_drift(args) -> int:
         structure, options = _learning(args)
         result = drift(reference, data, time=args.time_column, window=args.window or args.rows, structure=structure,
                        **_binning(args), na_values=args.na_values or (), fit_fraction=args.fit_fraction,
-                       n_permutations=args.permutations, early_stop=args.early_stop, test=args.test,
+                       n_permutations=args.permutations, stopping=args.stopping, early_stop=args.early_stop,
+                       test=args.test,
                        alpha=args.alpha, min_effect=args.min_effect, top=args.top, random_state=args.seed,
                        learn_options=options, n_jobs=args.jobs, progress=not args.quiet)
     _show(result, args)
@@ -433,7 +438,7 @@ def _command_monitor(args) -> int:
     data = frames[0] if cut else dict(zip(args.data, frames))
     result = monitor(reference, data, store=store, time=args.time_column, window=cut, alpha=args.alpha,
                      horizon=args.horizon, min_effect=args.min_effect, n_permutations=args.permutations,
-                     early_stop=args.early_stop, structure=args.structure, **_binning(args),
+                     stopping=args.stopping, early_stop=args.early_stop, structure=args.structure, **_binning(args),
                      na_values=args.na_values or (), webhook=args.webhook, webhook_timeout=args.webhook_timeout,
                      dashboard=args.dashboard, acknowledge=False, random_state=args.seed)
     _show(result, args)

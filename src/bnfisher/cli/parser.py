@@ -224,10 +224,14 @@ def _add_monitor(sub, *, data) -> None:
     monitor.add_argument("--min-effect", type=float, default=None,
                          help="alarm only when the window's MMD²_u is at least this, too")
     monitor.add_argument("--permutations", type=_positive_int, default=None,
-                         help="per window (default max(2999, 4 x horizon / alpha - 1))")
-    monitor.add_argument("--early-stop", action="store_true",
-                         help="stop a window's permutations at 199 or 999 where its p-value is plainly large (valid "
-                              "p-values, far less work; a stopped window's p-value rests on fewer permutations)")
+                         help="per window, at most (default max(2999, 4 x horizon / alpha - 1), twice that with "
+                              "--stopping anytime)")
+    monitor.add_argument("--stopping", choices=("anytime", "fixed", "checkpoints"), default="anytime",
+                         help="anytime (default): stop a window's permutations once its alarm or quiet is settled "
+                              "(anytime-valid p-values, a bound rather than an estimate); fixed: every permutation, "
+                              "the exact p-value; checkpoints: stop at 199 or 999 where the p-value is plainly large")
+    monitor.add_argument("--early-stop", action="store_const", const=True, default=None,
+                         help="deprecated: --stopping checkpoints")
     monitor.add_argument("--structure", choices=STRUCTURES, default="chow-liu", help="the kernel's structure")
     monitor.add_argument("--dashboard", help="write the store's dashboard (one HTML page) here")
     monitor.add_argument("--webhook", help="POST one JSON message to this http:// or https:// URL when the run "
@@ -307,6 +311,10 @@ def _add_compare(sub, *, data, learning, run) -> None:
                               "per-column tests, combined on the same permutations, exact, with power on marginal "
                               "shifts and on changes of dependence; mmd: the Fisher-kernel MMD alone (the paper's "
                               "test)")
+    compare.add_argument("--stopping", choices=("fixed", "anytime"), default="fixed",
+                         help="fixed (default): every permutation, exact p-values; anytime: the test, family and "
+                              "mechanism tests stop once settled at 0.05 (anytime-valid p-values, bounds rather than "
+                              "estimates)")
     compare.add_argument("--top", type=_positive_int, default=10, help="families shown (default 10)")
     compare.add_argument("--report", help="write a self-contained HTML report to this file")
     compare.add_argument("--json", help="write the report's content as JSON to this file ('-': to standard output, "
@@ -338,11 +346,14 @@ def _add_drift(sub, *, data, run) -> None:
                        help="learn one structure on this share of the reference (at random) and compare the rest "
                             "with every window (default: no split; each window's structure learned on the pool)")
     drift.add_argument("--permutations", type=_positive_int, default=None,
-                       help="permutations per window (default: max(2999, 4 x windows / alpha - 1), so that the "
-                            "adjustment over windows can reach alpha)")
-    drift.add_argument("--early-stop", action="store_true",
-                       help="stop a window's permutations at 199 or 999 where its p-value is plainly large (valid "
-                            "p-values, far less work; a stopped window's p-value rests on fewer permutations)")
+                       help="permutations per window, at most (default: max(2999, 4 x windows / alpha - 1), so "
+                            "that the adjustment over windows can reach alpha; twice that with --stopping anytime)")
+    drift.add_argument("--stopping", choices=("anytime", "fixed", "checkpoints"), default="anytime",
+                       help="anytime (default): stop a window's permutations once its decision is settled "
+                            "(anytime-valid p-values, a bound rather than an estimate); fixed: every permutation, "
+                            "the exact p-value; checkpoints: stop at 199 or 999 where the p-value is plainly large")
+    drift.add_argument("--early-stop", action="store_const", const=True, default=None,
+                       help="deprecated: --stopping checkpoints")
     drift.add_argument("--test", choices=("aggregate", "mmd"), default="aggregate",
                        help="the test of each window, as in compare (default aggregate)")
     drift.add_argument("--alpha", type=_probability, default=0.05,

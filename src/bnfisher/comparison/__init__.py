@@ -1,6 +1,7 @@
 """Comparing two data sets: the permutation engine, the two-sample test and the explanation of a difference."""
 
 from bnfisher.comparison.aggregate import aggregate_pvalues
+from bnfisher.comparison.anytime import AnytimeOutcome, AnytimeTest
 from bnfisher.comparison.attribution import FamilyTests, conditional_family_tests, holm, resolve_floor
 from bnfisher.comparison.explain import explain_rows, family_table, mmd_by_family, top_cells, witness
 from bnfisher.comparison.mechanisms import MechanismTests, changed_cell, mechanism_tests
@@ -27,6 +28,8 @@ __all__ = [
     "mmd_test",
     "statistics_pvalue",
     "EarlyStop",
+    "AnytimeTest",
+    "AnytimeOutcome",
     "effect_interval",
     "mmd_by_family",
     "family_table",

@@ -43,7 +43,7 @@ import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 
-__all__ = ["COMPONENTS", "TIE_TOLERANCE", "WEIGHTS", "aggregate_pvalues"]
+__all__ = ["COMPONENTS", "TIE_TOLERANCE", "WEIGHTS", "aggregate_pvalues", "split_scores"]
 
 #: Two statistics within this relative distance are equal (a tie), in every permutation p-value bnfisher computes
 #: and in each of the aggregate's components: rounding must not make a split more or less extreme (as SciPy's
@@ -114,7 +114,7 @@ def aggregate_pvalues(outcome) -> tuple[float, pd.DataFrame]:
     varies = spread > TIE_TOLERANCE * np.maximum(np.abs(blocks).max(axis=0, initial=0.0), 1e-300)
     standardised = np.where(varies, (blocks - blocks.mean(axis=0)) / np.where(varies, spread, 1.0), 0.0)
     largest = standardised.max(axis=1) if blocks.shape[1] else np.zeros(n)
-    df = np.asarray(outcome.columns_df)
+    df = np.asarray(outcome.scale.column_df)
     # Log tail probabilities: no underflow to 0 (and so no ties) for very different splits.
     from scipy.stats import chi2  # imported here: scipy.stats takes a third of a second to import
 
@@ -137,3 +137,78 @@ def aggregate_pvalues(outcome) -> tuple[float, pd.DataFrame]:
     table["block"] = pd.Series([None, "family" if block < len(outcome.families) else "column", None], index=names,
                                dtype=object)
     return p_value, table
+
+
+def split_scores(outcome, method: str) -> np.ndarray:
+    r"""Return every split's score, the observed split first, each computed from that split alone.
+
+    A sequential test compares the observed split with each permutation as it is drawn, so
+    its statistic must not depend on the other permutations (the aggregate's ranks and
+    standardisation, :func:`aggregate_pvalues`, do).  For ``"mmd"`` the score is eq. 10.
+    For ``"aggregate"`` it is the same weighted min-p combination of the same three
+    components, with each component's p-value a chi-square tail fixed before any
+    permutation (:class:`~bnfisher.comparison.permutation.NullScale`):
+
+    * ``fisher``: :math:`\bar F_{D}(D \, T / E T)`, the whole MMD² over its mean over all
+      splits, with ``D`` the free parameters of every family;
+    * ``blocks``: the smallest of every family's :math:`\bar F_{d_f}(d_f T_f / E T_f)` and every
+      column's Pearson tail, times their number (Bonferroni);
+    * ``columns``: the smallest column's Pearson tail, times the number of columns;
+
+    and the score is :math:`-\log \min_k p_k / w_k` (weights :data:`WEIGHTS`).  The chi-square
+    laws only order the splits: the test's level comes from the permutations, whatever their
+    accuracy.
+
+    Parameters
+    ----------
+    outcome : PermutationStatistics
+    method : {"mmd", "aggregate"}
+
+    Returns
+    -------
+    ndarray of shape (1 + B,)
+        Larger means more extreme.
+
+    Examples
+    --------
+    >>> from bnfisher.comparison.permutation import permutation_statistics
+    >>> data = load("nursery")
+    >>> kernel = bf.FisherKernel(bf.learn(data))
+    >>> outcome = permutation_statistics(kernel, data.iloc[::2], data.iloc[1::2], n_permutations=9, random_state=0)
+    >>> split_scores(outcome, "aggregate").shape
+    (10,)
+    """
+    families = np.vstack([outcome.observed[None, :], outcome.null])
+    if method == "mmd":
+        return families.sum(axis=1)
+    scale = outcome.scale
+    columns = np.vstack([outcome.columns_observed[None, :], outcome.columns_null])
+    family_df = np.maximum(scale.family_df, 1)
+    seen = scale.family_mean > 0
+    ratio = np.divide(families, scale.family_mean, out=np.zeros_like(families), where=seen)
+    family_tail = np.where(seen, _chi2_logsf(ratio * family_df, family_df), 0.0)
+    column_tail = np.where(scale.column_df > 0, _chi2_logsf(columns, np.maximum(scale.column_df, 1)), 0.0)
+    total_df = max(int(family_df[seen].sum()), 1)
+    mean = float(scale.family_mean.sum())
+    whole = _chi2_logsf(families.sum(axis=1) / mean * total_df, total_df) if mean > 0 else np.zeros(len(families))
+    n_blocks = max(int(seen.sum() + np.sum(scale.column_df > 0)), 1)
+    n_columns = max(int(np.sum(scale.column_df > 0)), 1)
+    blocks = np.minimum(np.hstack([family_tail, column_tail]).min(axis=1, initial=0.0) + np.log(n_blocks), 0.0)
+    single = np.minimum(column_tail.min(axis=1, initial=0.0) + np.log(n_columns), 0.0)
+    combined = np.column_stack([whole, blocks, single]) - np.log([WEIGHTS[name] for name in COMPONENTS])
+    return -np.maximum(combined.min(axis=1), -1e300)
+
+
+def _chi2_logsf(x, df) -> np.ndarray:
+    """``log P(chi2_df > x)`` from SciPy's special functions (a tenth of ``scipy.stats``' cost a call).
+
+    Where the tail underflows, its leading term ``(k - 1) log(x/2) - x/2 - log Gamma(k)`` (``k = df / 2``):
+    only the splits' order matters here.
+    """
+    from scipy import special  # imported here: scipy.special takes time to import
+
+    x, half = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(df, dtype=np.float64) / 2)
+    tail = special.gammaincc(half, np.maximum(x, 0.0) / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        far = (half - 1) * np.log(np.maximum(x, 1e-300) / 2) - x / 2 - special.gammaln(half)
+        return np.where(tail > 1e-250, np.log(np.maximum(tail, 1e-300)), np.minimum(far, np.log(1e-250)))

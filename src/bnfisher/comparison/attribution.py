@@ -455,4 +455,5 @@ def conditional_tests(cardinalities, pairs: list, samples: list | None, *, n_per
             null[begin: begin + values.shape[0]] = values
     p_value = permutation_pvalue(statistic, null) if n_families else np.ones(0)
     return FamilyTests(families, statistic, null.mean(axis=0), null.std(axis=0), np.asarray(p_value), rows,
-                       n_permutations)
+                       int(null.shape[0]))
+

@@ -64,7 +64,9 @@ from itertools import combinations
 import numpy as np
 
 from bnfisher._utils.validation import check_random_state
-from bnfisher.comparison.attribution import conditional_tests, default_permutations, family_tables, holm
+from bnfisher.comparison.anytime import AnytimeTest
+from bnfisher.comparison.attribution import default_permutations, holm
+from bnfisher.comparison.staged import CHECKPOINTS, staged_tests
 
 __all__ = ["CHECKPOINTS", "MAX_SET_SIZE", "SEARCH_STOP", "MechanismTests", "candidate_sets", "cell_search",
            "changed_cell", "compelled_parents",
@@ -262,84 +264,8 @@ def neighbourhoods(parents) -> tuple:
     return near, wide
 
 
-#: Permutations after which a search's tests may stop (Besag & Clifford's checkpoints; then at the budget).
-CHECKPOINTS = (99, 999)
-
-
-def staged_tests(cardinalities, pairs: list, samples: list, *, n_permutations: int, stop: float,
-                 random_state) -> tuple:
-    """Test each ``(variable, set)`` pair in stages; stop a variable's tests once one of its p-values exceeds ``stop``.
-
-    After :data:`CHECKPOINTS` permutations (then ``n_permutations``) each live pair's
-    p-value is that of every permutation drawn for it so far,
-    ``p_k = (1 + G_k) / (1 + b_k)`` (:func:`~bnfisher.comparison.permutation_pvalue`).
-    When a pair's ``p_k`` exceeds ``stop``, every pair of its variable stops: the variable's
-    p-value (the largest over its sets) is then above ``stop`` whatever the rest would give.
-    The stages draw new permutations, independent of the earlier ones, for the pairs still
-    live, so ``p_k`` is an exact permutation p-value of ``b_k`` permutations, and with one
-    threshold at every stage a pair's reported p-value keeps ``P(p <= t) <= t`` for
-    ``t <= stop`` (Besag & Clifford 1991; the argument of :mod:`bnfisher.comparison.sequential`).
-    Inner code: trusts encoded inputs.
-
-    Parameters
-    ----------
-    cardinalities : sequence of int
-    pairs : list of (int, tuple of int)
-        Each test's variable and conditioning set.
-    samples : list of two (ndarray of int, ndarray)
-    n_permutations : int
-        A test's budget.
-    stop : float
-        The p-value above which a variable's tests stop (``1.0``: every test runs its budget).
-    random_state : Generator
-
-    Returns
-    -------
-    p_value, z : ndarray of shape (n_pairs,)
-        Each pair's p-value and standardised excess ``(D - mean) / sd`` over its permutations.
-    drawn : ndarray of int, shape (n_pairs,)
-        The permutations each pair's test drew.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> codes = rng.integers(0, 2, size=(400, 2))
-    >>> samples = [(codes[:200], np.ones(200)), (codes[200:], np.ones(200))]
-    >>> p, z, drawn = staged_tests([2, 2], [(0, ()), (0, (1,))], samples, n_permutations=2000, stop=0.2,
-    ...                            random_state=np.random.default_rng(1))
-    >>> bool(p.max() > 0.2), drawn.tolist()    # no difference: both tests stop after 99 permutations
-    (True, [99, 99])
-    """
-    tables = family_tables(cardinalities, pairs, samples)
-    owner = np.asarray([v for v, _ in pairs])
-    statistic, exceed, total, square = (np.zeros(len(pairs)) for _ in range(4))
-    drawn = np.zeros(len(pairs), dtype=np.int64)
-    p_value = np.ones(len(pairs))
-    live = np.ones(len(pairs), dtype=bool)
-    for b in [b for b in CHECKPOINTS if b < n_permutations] + [n_permutations]:
-        index = np.flatnonzero(live)
-        if not index.size:
-            break
-        step = b - int(drawn[index[0]])
-        tests = conditional_tests(cardinalities, [pairs[k] for k in index], None, n_permutations=step,
-                                  random_state=random_state, tables=[tables[k] for k in index])
-        statistic[index] = tests.statistic
-        exceed[index] += np.rint(tests.p_value * (step + 1)) - 1
-        total[index] += tests.null_mean * step
-        square[index] += (tests.null_sd**2 + tests.null_mean**2) * step
-        drawn[index] = b
-        p_value[index] = (1 + exceed[index]) / (1 + b)
-        live &= ~np.isin(owner, owner[index[p_value[index] > stop]])
-    mean = total / np.maximum(drawn, 1)
-    sd = np.sqrt(np.maximum(square / np.maximum(drawn, 1) - mean**2, 0.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(sd > 0, (statistic - mean) / sd, 0.0)
-    return p_value, z, drawn
-
-
 def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZE, n_permutations: int | None = None,
-                    alpha: float = 0.05, random_state=None) -> MechanismTests:
+                    alpha: float = 0.05, random_state=None, anytime: bool = False) -> MechanismTests:
     """Test every variable for a changed mechanism: dependent on the sample label given each candidate set.
 
     See the module docstring for the search, the p-values and their guarantee.  The
@@ -364,6 +290,11 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     alpha : float, default=0.05
         The level at which variables count as flagged when groups that cannot be oriented are formed.
     random_state : None, int or Generator
+    anytime : bool, default=False
+        Stop every test once its decision at ``alpha / V`` (Holm's first step over the ``V``
+        variables) is settled, a variable's once one of its sets settles without rejecting
+        (:class:`~bnfisher.comparison.AnytimeTest`; p-values anytime-valid, at most ten times
+        ``n_permutations`` each), instead of the checkpoints 99 and 999 and the budget.
 
     Returns
     -------
@@ -387,10 +318,12 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     samples = [(np.asarray(codes), np.asarray(copies, dtype=np.float64)) for codes, copies in (X, Y)]
     variables = [v for v in range(len(cardinalities)) if int(cardinalities[v]) >= 2]
     n_permutations = default_permutations(len(variables)) if n_permutations is None else int(n_permutations)
-    marginal = holm(staged_tests(cardinalities, [(v, ()) for v in variables], samples, n_permutations=n_permutations,
-                                 stop=1.0, random_state=rng)[0])  # does the variable differ at all? (every permutation)
-    found, used = _search(cardinalities, samples, variables, parents, max_size=max_size,
-                          n_permutations=n_permutations, rng=rng)
+    rule = AnytimeTest(alpha / max(len(variables), 1), "mmd") if anytime else None
+    cap = 10 * n_permutations if anytime else n_permutations
+    marginal = holm(staged_tests(cardinalities, [(v, ()) for v in variables], samples, n_permutations=cap,
+                                 stop=1.0, random_state=rng, anytime=rule)[0])  # does the variable differ at all?
+    found, used = _search(cardinalities, samples, variables, parents, max_size=max_size, n_permutations=cap,
+                          rng=rng, anytime=rule)
     best = [max(found[v], key=lambda t: (t[1], -t[2])) for v in variables]  # the largest p; then the weakest excess
     p_value = np.asarray([t[1] for t in best])
     p_adjusted, z = holm(p_value), np.asarray([t[2] for t in best])
@@ -398,14 +331,14 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     return MechanismTests(
         variables=variables, p_value=p_value, p_adjusted=p_adjusted, explained_by=[t[0] for t in best], z=z,
         marginal_p=marginal, clearest_by=[max(found[v], key=lambda t: t[2])[0] for v in variables],
-        n_permutations=n_permutations,
+        n_permutations=cap,
         unoriented=_unoriented(variables, marginal, p_adjusted, [t[0] for t in best], found, alpha),
         searched=[[t[0] for t in found[v]] for v in variables], permutations_drawn=used,
         cell=_cell(cardinalities, samples, flagged[0], found[flagged[0]]) if flagged else None)
 
 
 def _search(cardinalities, samples: list, variables: list, parents, *, max_size: int, n_permutations: int,
-            rng) -> tuple:
+            rng, anytime: AnytimeTest | None) -> tuple:
     """Run the two rounds of staged tests; return every set tried, by variable, and the permutations drawn.
 
     ``found[v]`` lists ``(set, p, z, permutations)`` of every set tried for ``v``.
@@ -422,7 +355,7 @@ def _search(cardinalities, samples: list, variables: list, parents, *, max_size:
         if not pairs:
             continue
         p_values, z, drawn = staged_tests(cardinalities, pairs, samples, n_permutations=n_permutations,
-                                          stop=SEARCH_STOP, random_state=rng)
+                                          stop=SEARCH_STOP, random_state=rng, anytime=anytime)
         used += int(drawn.sum())
         for (v, s), p, excess, b in zip(pairs, p_values, z, drawn):
             if b:  # a set left untried (its variable was explained by another) is not reported as searched

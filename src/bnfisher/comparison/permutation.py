@@ -9,7 +9,8 @@ import numpy as np
 
 from bnfisher._utils.memory import check_allocation
 from bnfisher._utils.validation import check_positive_int, check_random_state
-from bnfisher.comparison.aggregate import TIE_TOLERANCE
+from bnfisher.comparison.aggregate import TIE_TOLERANCE, split_scores
+from bnfisher.comparison.anytime import AnytimeTest, RunningTests
 from bnfisher.comparison.null import (
     NullPlan,
     PooledRows,
@@ -29,8 +30,36 @@ from bnfisher.exceptions import DataError, DataWarning, OptionError
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.columns import CellLayout, KernelColumns
 
-__all__ = ["LocalPool", "PermutationStatistics", "SampleStatistics", "cell_witness", "permutation_pvalue",
-           "permutation_statistics", "pooled_statistics", "split_draws"]
+__all__ = ["LocalPool", "NullScale", "PermutationStatistics", "SampleStatistics", "cell_witness",
+           "permutation_pvalue", "permutation_statistics", "pooled_statistics", "split_draws"]
+
+
+@dataclass(frozen=True)
+class NullScale:
+    r"""The size of every block's statistic under no difference, known before any permutation.
+
+    What the anytime aggregate test (:func:`~bnfisher.comparison.aggregate.split_scores`) needs to
+    score one split alone: a family's part of eq. 10 and a column's Pearson statistic divided by
+    their mean over all splits and referred to a chi-square law of their free parameters.
+
+    Attributes
+    ----------
+    family_mean : ndarray of shape (n_families,)
+        Each family's MMD² averaged over all splits of the pool: with ``S_f`` the sum over the
+        pooled rows of ``||phi_f(x) - phi_f-bar||^2``, ``N S_f / (n m (N - 1))`` (exact for
+        complete rows, sampling without replacement; rows with missing cells count their
+        cells' weights).
+    family_df : ndarray of int, shape (n_families,)
+        Each family's free parameters seen in the pool: over the parent configurations
+        seen, the child's states seen there minus one.
+    column_df : ndarray of int, shape (n_families,)
+        Each family's child's states seen in the pool minus one (the per-column Pearson
+        statistics' degrees of freedom).
+    """
+
+    family_mean: np.ndarray
+    family_df: np.ndarray
+    column_df: np.ndarray
 
 
 @dataclass
@@ -86,8 +115,8 @@ class PermutationStatistics:
     columns_observed : ndarray of shape (n_families,)
         Each family's child, compared by its marginal distribution alone: Pearson's
         statistic ``n m / (n + m) sum_a (p^X_a - p^Y_a)^2 / p_a`` (``p_a`` pooled).
-    columns_df : ndarray of shape (n_families,)
-        Its degrees of freedom: the child's states seen in the pool, minus one.
+    scale : NullScale
+        Every block's mean and degrees of freedom under no difference.
     columns_null : ndarray of shape (n_permutations, n_families)
         The same for every permutation.
     overlap_observed : float
@@ -113,14 +142,14 @@ class PermutationStatistics:
     y: SampleStatistics
     columns_observed: np.ndarray | None = None
     columns_null: np.ndarray | None = None
-    columns_df: np.ndarray | None = None
+    scale: NullScale | None = None
     overlap_observed: float = 0.0
     overlap_null: np.ndarray | None = None
 
 
 def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 1000, random_state=None,
                            max_rows: int | None = None, witness: bool = False,
-                           early_stop: EarlyStop | None = None) -> PermutationStatistics:
+                           early_stop: EarlyStop | AnytimeTest | None = None) -> PermutationStatistics:
     """Per-family MMD² of two samples and of ``n_permutations`` random re-splits, from count tables.
 
     The engine of :func:`mmd_test` and :func:`bnfisher.comparison.explain.mmd_by_family`: with the
@@ -144,10 +173,12 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
         the most distinct rows a sample may bring into memory (see :func:`mmd_test`).
     witness : bool, default=False
         Also return the witness of every given row (``witness_x``, ``witness_y``).
-    early_stop : EarlyStop, optional
-        Stop at a checkpoint where the test's p-value is plainly large
-        (:class:`~bnfisher.comparison.sequential.EarlyStop`); ``null`` then holds the
-        permutations done.  Default: every permutation.
+    early_stop : AnytimeTest or EarlyStop, optional
+        Stop once the decision is settled (:class:`~bnfisher.comparison.AnytimeTest`) or at a
+        checkpoint where the test's p-value is plainly large
+        (:class:`~bnfisher.comparison.EarlyStop`); ``null`` then holds the permutations done
+        (an anytime test's stopping time may fall before the end of the last round).  Default:
+        every permutation.
 
     Returns
     -------
@@ -181,7 +212,8 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
 
 
 def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, *,
-                      witness: bool = False, early_stop: EarlyStop | None = None) -> PermutationStatistics:
+                      witness: bool = False,
+                      early_stop: EarlyStop | AnytimeTest | None = None) -> PermutationStatistics:
     """Every statistic of the observed split and of ``n_permutations`` re-splits of pooled rows held anywhere.
 
     The engine of :func:`permutation_statistics` once the samples are pooled: in memory
@@ -194,8 +226,8 @@ def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, 
     random_state : None, int or Generator
     witness : bool, default=False
         Also the witness of every given row (a :class:`LocalPool` only).
-    early_stop : EarlyStop, optional
-        As :func:`permutation_statistics`: the rounds of the null end at its checkpoints.
+    early_stop : AnytimeTest or EarlyStop, optional
+        As :func:`permutation_statistics`: the rounds of the null end at its looks.
 
     Returns
     -------
@@ -230,18 +262,17 @@ def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, 
     outcome = PermutationStatistics(
         families=list(layout.active), observed=observed_parts, null=null_parts, unbiased=unbiased,
         full_statistic=None, x=SampleStatistics(counts_x, n_x, mean_x), y=SampleStatistics(counts_y, n_y, mean_y),
-        columns_observed=observed_columns, columns_null=null_columns, columns_df=statistics.columns_df,
+        columns_observed=observed_columns, columns_null=null_columns, scale=statistics.scale,
         overlap_observed=float(observed_overlap), overlap_null=null_overlap)
     done = n_permutations
+    settled = _settled(early_stop, outcome, stages)
     for r in range(plan.n_rounds):
         rows = plan.round(r)
         null_parts[rows], null_columns[rows], null_overlap[rows] = statistics(
             pool.null_sums(plan, r, plan.bucket_counts(r)))
-        if early_stop is not None and rows.stop in stages:
-            _check_finite(observed_parts, null_parts[: rows.stop])
-            if early_stop.stops(rows.stop, _first(outcome, rows.stop)):
-                done = rows.stop
-                break
+        if settled(rows):
+            done = rows.stop
+            break
     _check_finite(observed_parts, null_parts[:done])
     outcome = _first(outcome, done)
     if isinstance(pool, LocalPool) and witness:
@@ -249,19 +280,65 @@ def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, 
     return outcome
 
 
+def _settled(rule, outcome: PermutationStatistics, stages: tuple):
+    """Return the check, after each round of ``outcome``'s null is filled in, of whether ``rule`` stops the test.
+
+    An anytime test scores each round's permutations once (:class:`~bnfisher.comparison.anytime.RunningTests`);
+    checkpoints look at every permutation done, at their stages only.
+    """
+    if isinstance(rule, AnytimeTest):
+        running = RunningTests(rule, split_scores(_rows(outcome, slice(0, 0)), rule.method))
+
+        def anytime(rows: slice) -> bool:
+            _check_finite(outcome.observed, outcome.null[rows])
+            return running.add(split_scores(_rows(outcome, rows), rule.method)[1:, None])
+
+        return anytime
+
+    def checkpoint(rows: slice) -> bool:
+        if rule is None or rows.stop not in stages:
+            return False
+        _check_finite(outcome.observed, outcome.null[: rows.stop])
+        return bool(rule.stops(rows.stop, _first(outcome, rows.stop)))
+
+    return checkpoint
+
+
 def _first(outcome: PermutationStatistics, done: int) -> PermutationStatistics:
     """Return the statistics of the observed split and of the first ``done`` permutations."""
-    if done == outcome.null.shape[0]:
-        return outcome
+    return outcome if done == outcome.null.shape[0] else _rows(outcome, slice(0, done))
+
+
+def _rows(outcome: PermutationStatistics, rows: slice) -> PermutationStatistics:
+    """Return the statistics of the observed split and of the permutations ``rows``."""
     assert outcome.columns_null is not None and outcome.overlap_null is not None  # set by pooled_statistics
-    return replace(outcome, null=outcome.null[:done], columns_null=outcome.columns_null[:done],
-                   overlap_null=outcome.overlap_null[:done])
+    return replace(outcome, null=outcome.null[rows], columns_null=outcome.columns_null[rows],
+                   overlap_null=outcome.overlap_null[rows])
 
 
 def _check_finite(observed: np.ndarray, null: np.ndarray) -> None:
     if not (np.all(np.isfinite(observed)) and np.all(np.isfinite(null))):
         raise DataError("The MMD² is not finite (a cell of probability ~0 under the network); no p-value is given "
                         "for it. Refit the network's CPTs with a pseudocount.")
+
+
+def _family_scale(layout: CellLayout, pooled_counts: np.ndarray, n_x: int, n_y: int) -> tuple:
+    """Return each family's MMD² averaged over all splits of the pool, and its free parameters seen there.
+
+    ``E ||mu_X - mu_Y||^2 = N / (n m (N - 1)) sum_i ||phi(x_i) - phi-bar||^2`` for a uniformly random
+    split (sampling without replacement), and ``sum_i ||phi(x_i) - phi-bar||^2 = sum_c N_c ||F_c||^2 -
+    N ||phi-bar||^2`` from the pooled cell counts ``N_c`` (exact when each row has one cell per family).
+    """
+    kernel, cards, n = layout.kernel, layout.kernel.network.cardinalities, n_x + n_y
+    squares = np.concatenate([np.sum(kernel.cell_features(i) ** 2, axis=1) for i in layout.active]) \
+        if layout.active else np.zeros(0)
+    spread = np.add.reduceat(pooled_counts * squares, layout.offsets[:-1]) if layout.active else np.zeros(0)
+    spread = spread - n * layout.mmd2_by_family(pooled_counts[:, None] / n)[0]
+    mean = n / (n_x * n_y * (n - 1)) * np.maximum(spread, 0.0)
+    df = np.array([int(np.sum(np.maximum((table > 0).sum(axis=1) - 1, 0)))
+                   for table in (pooled_counts[layout.offsets[a]: layout.offsets[a + 1]].reshape(-1, int(cards[i]))
+                                 for a, i in enumerate(layout.active))], dtype=np.int64)
+    return mean, df
 
 
 class _Statistics:
@@ -276,7 +353,7 @@ class _Statistics:
             self.inverse_marginal.append(n_x * n_y / n * np.divide(
                 1.0, pooled_marginal, out=np.zeros_like(pooled_marginal), where=pooled_marginal > 0))
             columns_df.append(max(int(np.sum(pooled_marginal > 0)) - 1, 0))
-        self.columns_df = np.asarray(columns_df)
+        self.scale = NullScale(*_family_scale(layout, pooled_counts, n_x, n_y), np.asarray(columns_df))
 
     def __call__(self, counts_x: np.ndarray) -> tuple:
         """Return the three statistics of every column of ``counts_x`` (shape ``(n_cells, k)``)."""

@@ -11,6 +11,7 @@ from bnfisher._utils.html import html_table
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option
 from bnfisher.comparison.aggregate import aggregate_pvalues
+from bnfisher.comparison.anytime import AnytimeOutcome, AnytimeTest
 from bnfisher.comparison.permutation import permutation_pvalue, permutation_statistics
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
 from bnfisher.data.providers import in_memory
@@ -47,6 +48,10 @@ class TwoSampleResult:
     unbiased_ci : tuple of float or None
         A 95% confidence interval of the population MMD² around ``unbiased``
         (:func:`effect_interval`); None where the rows' witness was not computed.
+    sequential : AnytimeOutcome or None
+        For an anytime-valid test (:class:`~bnfisher.comparison.AnytimeTest`): where it stopped,
+        its decision and the permutations it rests on; ``p_value`` is then its anytime-valid
+        p-value.  None for a test of fixed size.
 
     References
     ----------
@@ -70,6 +75,7 @@ class TwoSampleResult:
     method: str = "mmd"
     components: pd.DataFrame | None = field(default=None, repr=False)
     unbiased_ci: tuple | None = None
+    sequential: AnytimeOutcome | None = None
 
     @property
     def carried_by(self) -> str:
@@ -79,7 +85,7 @@ class TwoSampleResult:
         return str((self.components["p_value"] / self.components["weight"]).idxmin())
 
     @classmethod
-    def from_statistics(cls, outcome, *, method: str = "mmd") -> TwoSampleResult:
+    def from_statistics(cls, outcome, *, method: str = "mmd", stopping=None) -> TwoSampleResult:
         """Return the test from per-family permutation statistics.
 
         Parameters
@@ -87,6 +93,10 @@ class TwoSampleResult:
         outcome : PermutationStatistics
             From :func:`permutation_statistics` (which :func:`mmd_test` calls).
         method : {"mmd", "aggregate"}, default="mmd"
+        stopping : AnytimeTest or EarlyStop, optional
+            The rule that ended the permutations: an :class:`~bnfisher.comparison.AnytimeTest`
+            gives the p-value (anytime-valid, at its stopping time); otherwise the p-value is the
+            permutations' (``method``'s rule).
 
         Returns
         -------
@@ -95,13 +105,18 @@ class TwoSampleResult:
         check_option(method, "method", ("mmd", "aggregate"))
         aggregate, components = aggregate_pvalues(outcome)
         p_value = statistics_pvalue(outcome, method) if method == "mmd" else aggregate
-        return cls(float(outcome.observed.sum()), p_value, outcome.unbiased, outcome.null.sum(axis=1),
-                   outcome.full_statistic, method, components)
+        sequential = stopping.outcome(outcome) if isinstance(stopping, AnytimeTest) else None
+        return cls(float(outcome.observed.sum()), p_value if sequential is None else sequential.p_value,
+                   outcome.unbiased, outcome.null.sum(axis=1), outcome.full_statistic, method, components,
+                   sequential=sequential)
 
     def _repr_html_(self) -> str:
         rows = [("MMD² (eq. 10)", f"{self.statistic:.6g}"), ("unbiased MMD²_u", f"{self.unbiased:.6g}"),
                 (f"p-value ({self.method})", f"{self.p_value:.4g}"),
                 ("permutations", f"{len(self.null_distribution)}")]
+        if self.sequential is not None:
+            rows.append(("anytime-valid test", f"stopped after {self.sequential.permutations} permutations"
+                         + ("" if self.sequential.settled else " (the cap)")))
         if self.components is not None:
             rows += [(f"component {name}", f"p = {row['p_value']:.4g}") for name, row in self.components.iterrows()]
         if self.full_statistic is not None:

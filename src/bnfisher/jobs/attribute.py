@@ -83,7 +83,7 @@ def neighbourhood_graph(network: BayesianNetwork, encoded: tuple) -> tuple:
 
 
 def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, names: tuple, random_state,
-                    alpha: float = 0.05) -> pd.DataFrame:
+                    alpha: float = 0.05, anytime: bool = False) -> pd.DataFrame:
     """Run the mechanism tests and return their table, with the cell that changed most in the clearest one.
 
     Parameters
@@ -98,6 +98,8 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         The two samples' names (for the cell's text).
     random_state : Generator
     alpha : float, default=0.05
+    anytime : bool, default=False
+        Anytime-valid tests that stop once settled (:func:`~bnfisher.comparison.mechanism_tests`).
 
     Returns
     -------
@@ -108,7 +110,7 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         p-value: the best explanation of the variable's difference, ``-`` for none),
         ``z`` (the standardised excess there), ``sets`` (how many were searched); sorted by adjusted p-value, then by
         the weakest standardised excess; ``attrs`` hold ``p_floor`` (one over the
-        permutations plus one), ``permutations`` (drawn over every set's test: the search's cost),
+        permutations plus one), ``permutations`` (drawn over every set's test: the search's cost), ``anytime``,
         ``unoriented`` (groups of two or more variable names, each group's variables explaining
         one another's difference; only when no variable is flagged: beside a named mechanism such a
         group is most often its echo downstream, which no set searched links to it), ``alpha`` and
@@ -118,7 +120,8 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         the smallest set that concentrates the change).
     """
     cards = network.cardinalities
-    tests: MechanismTests = mechanism_tests(cards, *samples, parents=graph, alpha=alpha, random_state=random_state)
+    tests: MechanismTests = mechanism_tests(cards, *samples, parents=graph, alpha=alpha, random_state=random_state,
+                                            anytime=anytime)
     variables = network.variables
     order = tests.order()
     table = pd.DataFrame({
@@ -128,7 +131,7 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         "best_set": [", ".join(variables[u] for u in tests.explained_by[k]) or "-" for k in order],
         "z": tests.z[order], "sets": tests.n_sets[order]}, columns=MECHANISM_COLUMNS)
     flagged = tests.flagged(alpha)
-    table.attrs.update(searched=True, p_floor=1.0 / (tests.n_permutations + 1), alpha=alpha,
+    table.attrs.update(searched=True, p_floor=1.0 / (tests.n_permutations + 1), alpha=alpha, anytime=anytime,
                        permutations=tests.permutations_drawn,
                        unoriented=[] if flagged else [[variables[v] for v in group] for group in tests.unoriented
                                                       if len(group) > 1])

@@ -12,11 +12,14 @@ from __future__ import annotations
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option, check_random_state
 from bnfisher.bn.network import BayesianNetwork
+from bnfisher.comparison.anytime import AnytimeTest
 from bnfisher.comparison.attribution import conditional_family_tests, family_tables, resolve_floor
+from bnfisher.comparison.attribution import default_permutations as family_permutations
 from bnfisher.comparison.explain import cells_from_counts, family_profiles, family_table
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.comparison.sequential import EarlyStop
 from bnfisher.comparison.splits import draw_note
+from bnfisher.comparison.staged import anytime_tests
 from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
 from bnfisher.data.binning import Binning
@@ -35,7 +38,7 @@ __all__ = ["ComparisonResult", "compare", "compare_encoded"]
 
 def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "chow-liu", bins: int | None = None,
             bin_columns=None, categorical=None, na_values=(), n_permutations: int = 1000, test: str = "aggregate",
-            top: int = 10,
+            stopping: str = "fixed", top: int = 10,
             names: tuple = ("A", "B"), random_state=None, learn_options: dict | None = None) -> ComparisonResult:
     """Compare two tables: an exact permutation test of the Fisher-kernel MMD, and where the difference lies.
 
@@ -58,6 +61,12 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
         Which p-value decides: the aggregate test (:mod:`bnfisher.comparison.aggregate`:
         the Fisher MMD, its largest standardised block and per-column tests on the
         same permutations, exact) or the Fisher-kernel MMD alone.
+    stopping : {"fixed", "anytime"}, default="fixed"
+        ``"fixed"``: every one of ``n_permutations`` permutations, the exact p-value.  ``"anytime"``:
+        the test, the family tests and the mechanism tests each stop once their decision at 0.05
+        is settled (:class:`~bnfisher.comparison.AnytimeTest`, as :func:`bnfisher.drift` does by
+        default): ``n_permutations`` is then the test's cap, and every p-value is valid at its
+        stop, a bound rather than an estimate.
     top : int, default=10
         Families, cells and rows shown.
     names : tuple of str, default=("A", "B")
@@ -77,6 +86,7 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     True
     """
     check_option(test, "test", ("aggregate", "mmd"))
+    check_option(stopping, "stopping", ("fixed", "anytime"))
     A, B = tables_of([A, B], bins=bins)
     for name, frame in (("A", A), ("B", B)):
         if not isinstance(frame, pd.DataFrame):
@@ -99,7 +109,8 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     result = compare_encoded(network, (DistinctRows.of(encoded_a), DistinctRows.of(encoded_b)), (A, B),
                              names=tuple(names),
                              n_permutations=n_permutations, test=test, top=top, random_state=random_state,
-                             notes=notes, advice=advice, graph=network.parent_indices() if searched else None)
+                             notes=notes, advice=advice, graph=network.parent_indices() if searched else None,
+                             early_stop=AnytimeTest(0.05, test) if stopping == "anytime" else None)
     families, advice = result.families, result.advice  # the result's own list: the warnings so far
     for column in split_columns(A, B):
         share = float(families.loc[families["variable"] == column, "share"].sum())
@@ -113,7 +124,7 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
 def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *, names: tuple,
                     n_permutations: int, test: str, top: int, random_state, notes: list,
                     advice: list, graph: list | None = None, attribute_below: float = 0.05,
-                    early_stop: EarlyStop | None = None) -> ComparisonResult:
+                    early_stop: EarlyStop | AnytimeTest | None = None) -> ComparisonResult:
     """Compare two tables already encoded with the network's schema (the core of :func:`compare` and of drift).
 
     Inner code: trusts its inputs (encoded once at the boundary).  Runs the permutations of
@@ -140,9 +151,10 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
         Search for the changed mechanisms only when the test's p-value is at most this (when
         the samples do not differ there is no mechanism to name, and the search is the
         costliest step on wide networks).
-    early_stop : EarlyStop, optional
-        Stop the permutations where the p-value is plainly large
-        (:class:`~bnfisher.comparison.sequential.EarlyStop`); default: all of them.
+    early_stop : AnytimeTest or EarlyStop, optional
+        Stop the permutations once the decision is settled (:class:`~bnfisher.comparison.AnytimeTest`,
+        whose p-value is then the test's) or where the p-value is plainly large
+        (:class:`~bnfisher.comparison.EarlyStop`); default: all of them.
 
     Returns
     -------
@@ -157,17 +169,21 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
                                         witness=True, early_stop=early_stop)
     notes += draw_note(sum(int(rows.copies.sum()) for rows in encoded))
     samples_codes = [(kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded]
-    tests, note = resolved_family_tests(network, *samples_codes, random_state=rng)
+    tests, note = resolved_family_tests(network, *samples_codes, random_state=rng, alpha=attribute_below,
+                                        anytime=isinstance(early_stop, AnytimeTest))
     notes.append(note)
     result = two_sample_test(kernel, statistics, test, ((statistics.x.witness, encoded[0].copies),
-                                                        (statistics.y.witness, encoded[1].copies)))
-    mechanisms, searched = find_mechanisms(kernel, encoded, graph=graph, names=names, random_state=rng) \
+                                                        (statistics.y.witness, encoded[1].copies)),
+                             stopping=early_stop)
+    mechanisms, searched = find_mechanisms(kernel, encoded, graph=graph, names=names, random_state=rng,
+                                           anytime=isinstance(early_stop, AnytimeTest)) \
         if result.p_value <= attribute_below else (None, [])
     return _result(kernel, statistics, tests, result, encoded, samples, names=names, notes=notes + searched,
                    advice=advice, mechanisms=mechanisms, top=top)
 
 
-def two_sample_test(kernel: FamilyKernel, statistics: PermutationStatistics, method: str, moments: tuple):
+def two_sample_test(kernel: FamilyKernel, statistics: PermutationStatistics, method: str, moments: tuple, *,
+                    stopping=None):
     """Return the two-sample test of the permutation statistics, its effect's interval and its components named.
 
     Parameters
@@ -177,12 +193,14 @@ def two_sample_test(kernel: FamilyKernel, statistics: PermutationStatistics, met
     method : {"aggregate", "mmd"}
     moments : tuple of two (values, weights)
         Each sample's witness values and their weights (:func:`~bnfisher.comparison.effect_interval`).
+    stopping : AnytimeTest or EarlyStop, optional
+        The rule that ended the permutations (:meth:`~bnfisher.comparison.TwoSampleResult.from_statistics`).
 
     Returns
     -------
     TwoSampleResult
     """
-    result = TwoSampleResult.from_statistics(statistics, method=method)
+    result = TwoSampleResult.from_statistics(statistics, method=method, stopping=stopping)
     result.unbiased_ci = effect_interval(result.unbiased, result.null_distribution, *moments)
     components = result.components if result.components is not None else pd.DataFrame()
     for name in ("blocks", "columns"):  # name the variables, not their indices
@@ -193,7 +211,7 @@ def two_sample_test(kernel: FamilyKernel, statistics: PermutationStatistics, met
 
 
 def find_mechanisms(kernel: FamilyKernel, encoded: tuple, *, graph: list | None, names: tuple,
-                    random_state) -> tuple:
+                    random_state, anytime: bool = False) -> tuple:
     """Search for the changed mechanisms of a comparison: their table (the cell in its ``attrs``) and notes.
 
     Parameters
@@ -207,6 +225,8 @@ def find_mechanisms(kernel: FamilyKernel, encoded: tuple, *, graph: list | None,
     names : tuple of str
         The samples' names (for the cell's text).
     random_state : Generator
+    anytime : bool, default=False
+        Anytime-valid tests that stop once settled (:func:`~bnfisher.comparison.mechanism_tests`).
 
     Returns
     -------
@@ -220,16 +240,17 @@ def find_mechanisms(kernel: FamilyKernel, encoded: tuple, *, graph: list | None,
     if graph is None:
         graph, note = neighbourhood_graph(network, encoded)
         notes.append(note)
-    table = mechanism_table(network, samples_codes, graph, names=names, random_state=random_state)
+    table = mechanism_table(network, samples_codes, graph, names=names, random_state=random_state, anytime=anytime)
     budget = round(1 / table.attrs["p_floor"]) - 1
+    how = ("each test stops once settled, anytime-valid, at most " if anytime else
+           "a variable's tests stop once one set explains it, at 99 or 999 permutations; the others run ")
     notes.append(f"Mechanism tests: {int(table['sets'].sum())} conditioning sets, "
-                 f"{table.attrs['permutations']:,} permutations in all (a variable's tests stop once one set "
-                 f"explains it, at 99 or 999 permutations; the others run {budget}).")
+                 f"{table.attrs['permutations']:,} permutations in all ({how}{budget}).")
     return table, notes
 
 
 def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, alpha: float = 0.05,
-                          tables: list | None = None) -> tuple:
+                          tables: list | None = None, anytime: bool = False) -> tuple:
     """Return the family tests, those at the p-value floor run again (:func:`~bnfisher.comparison.resolve_floor`).
 
     Parameters
@@ -242,6 +263,11 @@ def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, alpha
     tables : list, optional
         Instead of ``X`` and ``Y``: every family's two count tables
         (:func:`~bnfisher.comparison.conditional_family_tests`).
+    anytime : bool, default=False
+        Instead of a fixed budget and a second run at the floor: every family's test stops once
+        its decision at ``alpha / F`` (Holm's first step over ``F`` families) is settled, its
+        p-value anytime-valid (:class:`~bnfisher.comparison.AnytimeTest`), at most ten times the
+        fixed budget.
 
     Returns
     -------
@@ -251,6 +277,15 @@ def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, alpha
     """
     if tables is None:
         tables = family_tables(network.cardinalities, list(enumerate(network.parent_indices())), [X, Y])
+    if anytime:
+        n_families = max(sum(int(r) >= 2 for r in network.cardinalities), 1)
+        cap = 10 * family_permutations(n_families)
+        tests, drawn = anytime_tests(network.cardinalities, list(enumerate(network.parent_indices())), None,
+                                     n_permutations=cap, random_state=random_state, tables=tables,
+                                     rule=AnytimeTest(alpha / n_families, "mmd"))
+        return tests, (f"Family tests: {int(drawn.sum()):,} permutations within parent configurations in all "
+                       f"({len(tests.families)} families, each stopped once settled at {alpha:g} / {n_families}, "
+                       f"anytime-valid; at most {cap} each, {tests.n_permutations} drawn by the last to settle).")
     first = conditional_family_tests(network, None, None, random_state=random_state, tables=tables)
     tests, budget = resolve_floor(network, first, None, None, random_state=random_state, tables=tables)
     again = f"; the clearest, at the floor of the p-values, run again with {budget}" if budget else ""

@@ -16,6 +16,7 @@ from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option, check_positive_int, check_random_state
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
+from bnfisher.comparison.anytime import AnytimeTest
 from bnfisher.comparison.explain import cells_from_counts, family_profiles, family_table
 from bnfisher.comparison.permutation import cell_witness, pooled_statistics
 from bnfisher.comparison.sequential import EarlyStop
@@ -138,7 +139,7 @@ def compare_distributed(first, second, *, scheduler: str | None = None, n_worker
 def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, reference_rows, names: tuple,
                  n_permutations: int, test: str, top: int, random_state, notes: list, advice: list,
                  graph: list | None = None, attribute_below: float = 0.05,
-                 early_stop: EarlyStop | None = None) -> ComparisonResult:
+                 early_stop: EarlyStop | AnytimeTest | None = None) -> ComparisonResult:
     """Compare two samples held where they lie (a reference and a drift window): compare_encoded's answer.
 
     The test, its p-value and the family tests are those of
@@ -166,6 +167,8 @@ def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, re
     graph : list of tuple of int, optional
         The mechanism search's DAG (:func:`~bnfisher.jobs.compare.find_mechanisms`).
     attribute_below : float, default=0.05
+    early_stop : AnytimeTest or EarlyStop, optional
+        As :func:`~bnfisher.jobs.compare.compare_encoded`.
 
     Returns
     -------
@@ -179,19 +182,21 @@ def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, re
     pool = pooled_rows(kernel, reference, window)
     statistics = pooled_statistics(pool, n_permutations, random_state, early_stop=early_stop)
     tables = _family_tables(network, [reference, window])
-    tests, note = resolved_family_tests(network, None, None, random_state=random_state, tables=tables)
+    tests, note = resolved_family_tests(network, None, None, random_state=random_state, tables=tables,
+                                        alpha=attribute_below, anytime=isinstance(early_stop, AnytimeTest))
     notes.append(note)
     summary = pool.witness_summary(cell_witness(kernel, statistics.x.mean - statistics.y.mean), top=5)
     del pool  # its shards leave the workers
     sizes = tuple({"rows": held.n_rows, "missing_cells": held.missing_cells + held.unseen_cells - held.left_out_cells}
                   for held in (reference, window))
-    result = two_sample_test(kernel, statistics, test, _moments(summary))
+    result = two_sample_test(kernel, statistics, test, _moments(summary), stopping=early_stop)
     mechanisms = no_mechanisms()
     if result.p_value <= attribute_below and window.n_distinct <= MECHANISM_ROWS:
         rows = window.gather()
         encoded = EncodedData(rows.codes, rows.schema.variables, dict(rows.schema.states), rows.schema)
         mechanisms, searched = find_mechanisms(kernel, (reference_rows, DistinctRows(encoded, rows.counts, None)),
-                                               graph=graph, names=names, random_state=random_state)
+                                               graph=graph, names=names, random_state=random_state,
+                                               anytime=isinstance(early_stop, AnytimeTest))
         notes += searched
     elif result.p_value <= attribute_below:
         notes.append(f"Mechanism search: not run on a window of {window.n_distinct} distinct rows (more than "

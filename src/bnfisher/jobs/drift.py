@@ -19,6 +19,7 @@ default; its p-values move with the split: 0.49 to 0.86 over ten seeds on one wi
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from functools import partial
 
@@ -28,6 +29,7 @@ from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.parallel import map_threads, resolve_jobs
 from bnfisher._utils.progress import progress_bar
 from bnfisher._utils.validation import check_option, check_random_state
+from bnfisher.comparison.anytime import AnytimeTest
 from bnfisher.comparison.attribution import holm
 from bnfisher.comparison.sequential import EarlyStop
 from bnfisher.comparison.two_sample import statistics_pvalue
@@ -42,12 +44,13 @@ from bnfisher.jobs.drift_result import MIN_WINDOW_ROWS, NO_SINGLE_FAMILY, DriftR
 from bnfisher.jobs.inputs import warn
 from bnfisher.jobs.reference import Reference
 
-__all__ = ["DriftResult", "check_level", "default_permutations", "drift"]
+__all__ = ["STOPPING", "DriftResult", "check_level", "clearest_changes", "default_permutations", "drift",
+           "permutations_used", "resolve_stopping"]
 
 
 def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None, structure: str = "chow-liu",
           bins: int | None = None, bin_columns=None, categorical=None, na_values=(), fit_fraction: float | None = None,
-          n_permutations: int | None = None, early_stop: bool = False,
+          n_permutations: int | None = None, stopping="anytime", early_stop: bool | None = None,
           test: str = "aggregate", alpha: float = 0.05, min_effect: float | None = None, top: int = 5,
           random_state=None,
           learn_options: dict | None = None, n_jobs: int | None = None, progress: bool = False) -> DriftResult:
@@ -87,21 +90,27 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         random, learns one structure for every window and the rest is compared with
         them (faster for a costly ``structure``; the p-value then depends on the draw).
     n_permutations : int, optional
-        Permutations of each window's test.  Default: ``max(2999, 4 W / alpha - 1)`` for W
-        windows, so that Holm's adjustment can reach ``alpha``: the smallest p-value a
-        permutation test can give is about 1/(n_permutations + 1), and Holm multiplies
-        the smallest by W.
-    early_stop : bool, default=False
-        Stop a window's permutations where its p-value is plainly large: after 199 when it
-        is above ``max(3 alpha, 0.05)``, after 999 when above ``max(2 alpha, 0.01)``
-        (:class:`~bnfisher.comparison.EarlyStop`, Besag & Clifford's sequential p-values).
-        Every p-value stays valid, and a window far below ``alpha`` goes on to the last
-        permutation, so the windows flagged are those of the full test up to Monte-Carlo
-        error (measured in ``benchmarks/early_stop.py``); at ``alpha = 0.05`` an unchanged
-        window runs about a fifth of 2,999 permutations (570 measured).  The cost: an
-        unchanged window's p-value rests on 199 or 999 permutations, so it moves more with
-        the seed than the default's.  For monitors with many windows; a note says where the
-        windows stopped.
+        The most permutations of each window's test.  Default: ``max(2999, 4 W / alpha - 1)``
+        for W windows, so that Holm's adjustment can reach ``alpha`` (the smallest p-value a
+        permutation test can give is about 1/(n_permutations + 1), and Holm multiplies the
+        smallest by W); twice that for ``stopping="anytime"``, whose windows stop long before
+        it but for those near the level.
+    stopping : {"anytime", "fixed", "checkpoints"} or AnytimeTest, default="anytime"
+        When a window's permutations stop.  ``"anytime"``: once its decision at
+        ``alpha / W`` (Holm's first step) is settled, by betting against the null
+        (:class:`~bnfisher.comparison.AnytimeTest`, Fischer & Ramdas): an unchanged window
+        stops after a few dozen permutations, a clear change after about ``1.4 W / alpha``;
+        its p-value is valid whenever it stopped, but it is a bound, not an estimate: an
+        unchanged window's is 1 or near it, and the table's ``decided`` column says whether
+        the rule (not the cap) ended the window.  ``"fixed"``: every permutation, the exact
+        p-value of :func:`bnfisher.compare`.  ``"checkpoints"``: Besag & Clifford's stops at
+        199 and 999 permutations where the p-value is plainly large
+        (:class:`~bnfisher.comparison.EarlyStop`).  An :class:`~bnfisher.comparison.AnytimeTest`
+        sets the level and the bet itself (:func:`bnfisher.monitor` passes ``alpha / horizon``).
+        The aggregate test's anytime form scores each split alone
+        (:func:`~bnfisher.comparison.aggregate.split_scores`).
+    early_stop : bool, optional
+        Deprecated: ``stopping="checkpoints"`` (True) or ``"fixed"`` (False).
     test : {"aggregate", "mmd"}, default="aggregate"
         The test of each window (see :func:`bnfisher.compare`).
     alpha : float, default=0.05
@@ -149,7 +158,8 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     >>> list(result.windows["rows"])
     [1000, 1000, 1000]
     """
-    _check_options(test, early_stop, alpha, min_effect)
+    stopping = resolve_stopping(stopping, early_stop)
+    _check_options(test, alpha, min_effect)
     n_jobs = resolve_jobs(n_jobs)
     table, binned, distributed, windows, how = _inputs(reference, data, time=time, window=window, bins=bins)
     rng = check_random_state(random_state)
@@ -165,10 +175,10 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         prepared.hold(distributed)
         n_jobs = max(n_jobs, distributed.threads())  # the client waits on the workers: a window per worker thread
     if n_permutations is None:
-        n_permutations = default_permutations(len(windows), alpha)
+        n_permutations = default_permutations(len(windows), alpha) * (2 if stopping == "anytime" else 1)
         advice += _growing_permutations(n_permutations, len(windows))
-    stop = EarlyStop.for_alpha(alpha, partial(statistics_pvalue, method=test)) if early_stop else None
-    notes = [f"Windows: {how}; {n_permutations} permutations per window.", *prepared.notes]
+    stop = _stopping_rule(stopping, test, alpha, len(windows))
+    notes = [f"Windows: {how}; {_permutations_note(stop, n_permutations)} per window.", *prepared.notes]
     advice += _extra_columns(data if distributed is not None else windows, time, table.columns)
     # One generator per window: the same answer however many threads run.
     streams = [np.random.default_rng(seed) for seed in np.random.SeedSequence(int(rng.integers(2**63))).spawn(
@@ -189,17 +199,17 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     outcomes = dict(zip(tested, compared))
     comparisons, table = _window_table(windows, sizes, outcomes, alpha=alpha, min_effect=min_effect)
     advice += _window_advice(table, windows, outcomes)
-    if stop is not None:
+    if isinstance(stop, EarlyStop):
         notes.append(_early_stop_note(stop, comparisons, n_permutations))
+    elif stop is not None:
+        notes.append(_anytime_note(stop, comparisons))
     warn(advice)
     return DriftResult(windows=table, comparisons=comparisons, network=prepared.network, reference=prepared.sizes,
                        alpha=alpha, notes=notes, advice=advice, top=top, min_effect=min_effect)
 
 
-def _check_options(test: str, early_stop, alpha: float, min_effect) -> None:
+def _check_options(test: str, alpha: float, min_effect) -> None:
     check_option(test, "test", ("aggregate", "mmd"))
-    if not isinstance(early_stop, (bool, np.bool_)):
-        raise OptionTypeError(f"`early_stop` must be True or False; got {early_stop!r}.")
     check_level(alpha)
     if min_effect is not None and not (isinstance(min_effect, (int, float)) and np.isfinite(min_effect)):
         raise OptionError(f"`min_effect` must be a finite number (an MMD²_u) or None; got {min_effect!r}.")
@@ -259,6 +269,89 @@ def _growing_permutations(n_permutations: int, n_windows: int) -> list:
             "at the cost of a coarser p-value floor."]
 
 
+#: How a window's permutations may stop (``stopping``).
+STOPPING = ("anytime", "fixed", "checkpoints")
+
+
+def resolve_stopping(stopping, early_stop: bool | None):
+    """Return ``stopping`` checked (:data:`STOPPING` or an AnytimeTest), the deprecated ``early_stop`` turned into it.
+
+    Parameters
+    ----------
+    stopping : str or AnytimeTest
+    early_stop : bool or None
+        Deprecated; when given, it decides (with a FutureWarning).
+
+    Returns
+    -------
+    str or AnytimeTest
+
+    Raises
+    ------
+    OptionError, OptionTypeError
+    """
+    if early_stop is not None:
+        if not isinstance(early_stop, (bool, np.bool_)):
+            raise OptionTypeError(f"`early_stop` must be True or False; got {early_stop!r}.")
+        if not (isinstance(stopping, str) and stopping == "anytime"):
+            raise OptionError(f"Give `stopping` alone: `early_stop` (deprecated) would override stopping="
+                              f"{stopping!r}.")
+        stopping = "checkpoints" if early_stop else "fixed"
+        warnings.warn(f"`early_stop` is deprecated and will be removed: pass stopping={stopping!r} (the default, "
+                      "'anytime', stops each window once its decision is settled).", FutureWarning, stacklevel=3)
+    if isinstance(stopping, AnytimeTest):
+        return stopping
+    return check_option(stopping, "stopping", STOPPING)
+
+
+def _stopping_rule(stopping, test: str, alpha: float, n_windows: int):
+    """Return the windows' stopping rule: an anytime test at Holm's first level, Besag-Clifford's, or none."""
+    if isinstance(stopping, AnytimeTest):
+        if stopping.method != test:
+            raise OptionError(f"The anytime test's method ({stopping.method!r}) is not the test ({test!r}): give "
+                              "them alike.")
+        return stopping
+    if stopping == "anytime":
+        return AnytimeTest(alpha / max(n_windows, 1), test)
+    if stopping == "checkpoints":
+        return EarlyStop.for_alpha(alpha, partial(statistics_pvalue, method=test))
+    return None
+
+
+def _permutations_note(stop, n_permutations: int) -> str:
+    """Return how many permutations a window runs, in words."""
+    if isinstance(stop, AnytimeTest):
+        return (f"permutations until the decision at {stop.alpha:.3g} is settled (anytime-valid, at most "
+                f"{n_permutations})")
+    return f"{n_permutations} permutations" if stop is None else f"at most {n_permutations} permutations"
+
+
+def permutations_used(test) -> int:
+    """Return the permutations a test's p-value rests on: an anytime test's stopping time, else all of them.
+
+    Parameters
+    ----------
+    test : TwoSampleResult
+
+    Returns
+    -------
+    int
+    """
+    return int(test.sequential.permutations if test.sequential is not None else len(test.null_distribution))
+
+
+def _anytime_note(stop: AnytimeTest, comparisons: list) -> str:
+    """Return the note saying where the windows' anytime tests stopped."""
+    outcomes = [result.test.sequential for result in comparisons if result is not None]
+    used = np.array([o.permutations for o in outcomes])
+    capped = sum(not o.settled for o in outcomes)
+    return (f"Anytime-valid tests (Fischer & Ramdas' betting, level {stop.alpha:.3g} per window): of {len(outcomes)} "
+            f"windows, {sum(o.rejected for o in outcomes)} rejected and {len(outcomes) - capped} stopped once settled "
+            f"(median {int(np.median(used)) if used.size else 0} permutations, {int(used.sum()):,} in all); "
+            f"{capped} ran to the cap. A window's p-value is valid at its stop, a bound (1 for most unchanged "
+            "windows) rather than an estimate; stopping='fixed' gives the exact p-value of every permutation.")
+
+
 def _early_stop_note(stop: EarlyStop, comparisons: list, n_permutations: int) -> str:
     """Return the note saying where the windows' permutations stopped."""
     done = [len(result.test.null_distribution) for result in comparisons if result is not None]
@@ -293,24 +386,16 @@ def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, m
         if k not in outcomes:  # too few rows to test: reported, not tested
             comparisons.append(None)
             rows.append(row | {"missing_cells": 0, "unseen_cells": 0, "mmd2": np.nan, "mmd2_u": np.nan,
-                               "mmd2_u_low": np.nan, "mmd2_u_high": np.nan, "p_value": np.nan,
+                               "mmd2_u_low": np.nan, "mmd2_u_high": np.nan, "p_value": np.nan, "permutations": 0,
                                "family": "", "parents": "", "share": 0.0, "family_p_adjusted": np.nan,
                                "mechanism": "", "mechanism_p_adjusted": np.nan})
             continue
         result, missing, unseen = outcomes[k]
         comparisons.append(result)
-        lead = result.families.iloc[0] if len(result.families) else None
-        changed = lead is not None and bool(lead["p_adjusted"] <= alpha)
-        clearest = {"family": NO_SINGLE_FAMILY, "parents": "", "share": 0.0, "family_p_adjusted": np.nan}
-        if lead is not None:
-            clearest["family_p_adjusted"] = float(lead["p_adjusted"])
-            if changed:
-                clearest.update(family=str(lead["variable"]), share=float(lead["share"]),
-                                parents=str(lead["parents"]) if lead["parents"] not in ("", "-") else "")
         rows.append(row | {"missing_cells": missing, "unseen_cells": unseen, "mmd2": result.test.statistic,
                            "mmd2_u": result.test.unbiased, "mmd2_u_low": result.test.unbiased_ci[0],
-                           "mmd2_u_high": result.test.unbiased_ci[1], "p_value": result.test.p_value}
-                    | clearest | _mechanism(result, MECHANISM_ALPHA))
+                           "mmd2_u_high": result.test.unbiased_ci[1], "p_value": result.test.p_value,
+                           "permutations": permutations_used(result.test)} | clearest_changes(result, alpha))
     table = pd.DataFrame(rows)
     adjusted = np.full(len(table), np.nan)
     tested = sorted(outcomes)
@@ -351,9 +436,34 @@ def _window_advice(table: pd.DataFrame, windows: list, outcomes: dict) -> list:
 MECHANISM_ALPHA = 0.05
 
 
-def _mechanism(result: ComparisonResult, alpha: float) -> dict:
-    """Return a window's clearest changed mechanism ("A or B": cannot be oriented; "": none found)."""
-    table = result.mechanisms
+def clearest_changes(result: ComparisonResult, alpha: float) -> dict:
+    """Return a window's clearest changed family (Holm at ``alpha``) and mechanism (at :data:`MECHANISM_ALPHA`).
+
+    Parameters
+    ----------
+    result : ComparisonResult
+    alpha : float
+
+    Returns
+    -------
+    dict
+        ``family``, ``parents``, ``share``, ``family_p_adjusted`` (:data:`NO_SINGLE_FAMILY` when
+        no family is changed), ``mechanism`` ("A or B": cannot be oriented; "": none found) and
+        ``mechanism_p_adjusted``.
+    """
+    lead = result.families.iloc[0] if len(result.families) else None
+    clearest = {"family": NO_SINGLE_FAMILY, "parents": "", "share": 0.0, "family_p_adjusted": np.nan}
+    if lead is not None:
+        clearest["family_p_adjusted"] = float(lead["p_adjusted"])
+        if bool(lead["p_adjusted"] <= alpha):
+            clearest.update(family=str(lead["variable"]), share=float(lead["share"]),
+                            parents=str(lead["parents"]) if lead["parents"] not in ("", "-") else "")
+    return clearest | _mechanism(result.mechanisms)
+
+
+def _mechanism(table: pd.DataFrame) -> dict:
+    """Return the clearest changed mechanism of a mechanism table ("A or B": cannot be oriented; "": none found)."""
+    alpha = MECHANISM_ALPHA
     if table.empty:
         return {"mechanism": "", "mechanism_p_adjusted": np.nan}
     changed = table[table["p_adjusted"] <= alpha]

@@ -40,8 +40,9 @@ class DriftResult(JobResult):
         biased: it grows as windows shrink), ``mmd2_u`` (the unbiased MMD²_u, the effect
         size: centred at 0 under no change whatever the window's size, so comparable
         across windows), ``mmd2_u_low`` and ``mmd2_u_high`` (its 95% confidence interval,
-        :func:`bnfisher.comparison.two_sample.effect_interval`), ``p_value`` (exact
-        permutation p-value), ``p_adjusted`` (Holm over windows), ``drift``
+        :func:`bnfisher.comparison.two_sample.effect_interval`), ``p_value`` (the
+        permutation p-value: valid at the window's stop, exact with ``stopping="fixed"``),
+        ``permutations`` (how many it rests on), ``p_adjusted`` (Holm over windows), ``drift``
         (``p_adjusted <= alpha``, and ``mmd2_u >= min_effect`` when ``min_effect`` is given), and the window's
         clearest family: ``family``,
         ``parents``, ``share`` and ``family_p_adjusted`` (Holm over the families of that

@@ -24,11 +24,20 @@ import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_positive_int
+from bnfisher.comparison.anytime import AnytimeTest
 from bnfisher.data.io import check_outputs
 from bnfisher.data.profile import ReferenceProfile, tables_of
 from bnfisher.data.windows import split_windows
 from bnfisher.exceptions import DataWarning
-from bnfisher.jobs.drift import canonical_rows, check_level, default_permutations, drift
+from bnfisher.jobs.drift import (
+    canonical_rows,
+    check_level,
+    clearest_changes,
+    default_permutations,
+    drift,
+    permutations_used,
+    resolve_stopping,
+)
 from bnfisher.jobs.monitor_result import RECENT, HistoryResult, MonitorResult, window_sentence
 from bnfisher.jobs.webhook import check_webhook, post_alarm
 from bnfisher.store.database import WINDOW_COLUMNS, Store
@@ -64,9 +73,9 @@ def frame_digest(frame: pd.DataFrame) -> str:
 
 def monitor(reference, data, *, store=None, time: str | None = None, window=None, alpha: float = 0.05,
             horizon: int = 52, min_effect: float | None = None, n_permutations: int | None = None,
-            early_stop: bool = False, structure: str = "chow-liu", bins: int | None = None, bin_columns=None,
-            categorical=None, na_values=(), webhook: str | None = None, webhook_timeout: float = 10.0,
-            dashboard=None, acknowledge: bool = True, random_state=0) -> MonitorResult:
+            stopping: str = "anytime", early_stop: bool | None = None, structure: str = "chow-liu",
+            bins: int | None = None, bin_columns=None, categorical=None, na_values=(), webhook: str | None = None,
+            webhook_timeout: float = 10.0, dashboard=None, acknowledge: bool = True, random_state=0) -> MonitorResult:
     """Test the windows of ``data`` that ``store`` has not seen against ``reference``; store them; raise alarms.
 
     Parameters
@@ -90,11 +99,16 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
     min_effect : float, optional
         A window alarms only when its MMD²_u is at least this, too.
     n_permutations : int, optional
-        Per window; default ``max(2999, 4 horizon / alpha - 1)`` (the level must be reachable).
-    early_stop : bool, default=False
-        Stop a window's permutations where its p-value is plainly large (as in
-        :func:`bnfisher.drift`, at the level ``alpha / horizon``): an unchanged window then
-        runs 199 permutations in most runs, and its stored p-value rests on those.
+        Per window, at most; default ``max(2999, 4 horizon / alpha - 1)`` (the level must be
+        reachable), twice that with ``stopping="anytime"``.
+    stopping : {"anytime", "fixed", "checkpoints"}, default="anytime"
+        As in :func:`bnfisher.drift`, at the level ``alpha / horizon``: by default a window's
+        permutations stop once its alarm, or its quiet, is settled (an unchanged window
+        after a few dozen), and the stored p-value is valid at that stop -- a bound (1 for
+        most quiet windows), not an estimate; the store keeps the decision (``alarm``) and
+        the permutations it rests on.  ``"fixed"``: every permutation, the exact p-value.
+    early_stop : bool, optional
+        Deprecated: ``stopping="checkpoints"`` (True) or ``"fixed"`` (False).
     structure, bins, bin_columns, categorical, na_values
         As in :func:`bnfisher.drift`.
     webhook : str, optional
@@ -132,7 +146,8 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
     >>> len(first.windows), len(again.windows), again.skipped, again.totals
     (2, 0, 2, (2, 0))
     """
-    threshold, n_permutations = _check_options(alpha, horizon, n_permutations)
+    stopping = resolve_stopping(stopping, early_stop)
+    threshold, n_permutations = _check_options(alpha, horizon, n_permutations, anytime=stopping == "anytime")
     check_webhook(webhook, webhook_timeout)
     location = resolve_store(store)
     if dashboard is not None and not location.postgres:
@@ -142,7 +157,8 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
     windows, how = split_windows(data, time=time, window=window)
     keyed = [(_key(reference_digest, label, start, end, digest), label, start, end, frame, digest)
              for (label, start, end, frame), digest in zip(windows, (frame_digest(w[-1]) for w in windows))]
-    options = dict(early_stop=early_stop, structure=structure, bins=bins, bin_columns=bin_columns,
+    options = dict(stopping=AnytimeTest(threshold, "aggregate") if stopping == "anytime" else stopping,
+                   structure=structure, bins=bins, bin_columns=bin_columns,
                    categorical=categorical, na_values=na_values)
     with Store(location) as opened:  # opened to write: a store that cannot be written fails here, before the tests
         pending = opened.unsignalled()
@@ -161,7 +177,7 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
             pending=pending, skipped=len(keyed) - len(new), recent=opened.windows(last=RECENT),
             totals=opened.totals(), store=location.shown, alpha=alpha, horizon=horizon, advice=advice,
             notes=[f"Windows: {how}; {len(new)} new, {len(keyed) - len(new)} already stored; each tested at alpha / "
-                   f"horizon = {alpha:g} / {horizon} = {threshold:.3g} with {n_permutations} permutations."])
+                   f"horizon = {alpha:g} / {horizon} = {threshold:.3g} with {_budget(stopping, n_permutations)}."])
         if dashboard is not None:
             write_dashboard(result.recent, dashboard, totals=result.totals, alpha=alpha, horizon=horizon,
                             store=location.shown)
@@ -203,17 +219,24 @@ def acknowledge(store, result: MonitorResult) -> None:
 _INNER = ("run_id", "signalled", "result")
 
 
-def _check_options(alpha: float, horizon: int, n_permutations: int | None) -> tuple[float, int]:
+def _check_options(alpha: float, horizon: int, n_permutations: int | None, *, anytime: bool) -> tuple[float, int]:
     """Check the level; return the per-window threshold and the permutations (the default reaches it)."""
     threshold = check_level(alpha) / check_positive_int(horizon, "horizon")
     if n_permutations is None:  # one window at a time, at the level alpha / horizon
-        return threshold, default_permutations(1, threshold)
+        return threshold, default_permutations(1, threshold) * (2 if anytime else 1)
     n_permutations = check_positive_int(n_permutations, "n_permutations")
     if 1.0 / (n_permutations + 1) > threshold:
         warnings.warn(f"With {n_permutations} permutations no p-value can reach the level alpha / horizon = "
                       f"{threshold:.3g}, so no window can alarm; use at least {int(np.ceil(1 / threshold))} "
                       "(the default gives 4 / level).", DataWarning, stacklevel=3)
     return threshold, n_permutations
+
+
+def _budget(stopping, n_permutations: int) -> str:
+    """Return a window's permutations, in words."""
+    if stopping == "anytime":
+        return f"at most {n_permutations} permutations, stopped once settled (anytime-valid)"
+    return f"{n_permutations} permutations" + (" (checkpoints: 199, 999)" if stopping == "checkpoints" else "")
 
 
 def _relabelled(opened: Store, new: list) -> list:
@@ -244,14 +267,29 @@ def _test(reference, new: list, reference_digest: str, *, threshold: float, min_
     for (key, label, start, end, _, digest), (_, row) in zip(new, result.windows.iterrows()):
         large = min_effect is None or (np.isfinite(row["mmd2_u"]) and row["mmd2_u"] >= min_effect)
         alarm = bool(np.isfinite(row["p_value"]) and row["p_value"] <= threshold and large)
+        comparison = result.comparisons[len(records)]
+        row = _own_level(row, comparison, threshold, alarm)
         record = {"window_key": key, "label": str(label), "start": None if start is None else str(start),
                   "end": None if end is None else str(end), "rows": int(row["rows"]), "digest": digest,
                   "reference_digest": reference_digest, "p_value": row["p_value"], "threshold": threshold,
                   "alarm": alarm, "mmd2_u": row["mmd2_u"], "mmd2_u_low": row["mmd2_u_low"],
                   "mmd2_u_high": row["mmd2_u_high"], "mechanism": (row["mechanism"] or None) if alarm else None,
-                  "family": row["family"] or None, **_comparison_fields(result.comparisons[len(records)], alarm)}
+                  "family": row["family"] or None, **_comparison_fields(comparison, alarm)}
         records.append(dict(record, verdict=window_sentence(record)))
     return records
+
+
+def _own_level(row: pd.Series, comparison, threshold: float, alarm: bool) -> pd.Series:
+    """Return a window's row with its clearest family and mechanism at its own level (blank without an alarm).
+
+    Drift's table blanks them for a window that Holm over the run's windows does not flag; a monitor's window
+    alarms at ``threshold`` alone.
+    """
+    if comparison is None or not alarm:
+        return row
+    row = row.copy()
+    row.update(pd.Series(clearest_changes(comparison, threshold)))
+    return row
 
 
 def _comparison_fields(comparison, alarm: bool) -> dict:
@@ -260,7 +298,7 @@ def _comparison_fields(comparison, alarm: bool) -> dict:
         return {"cell": None, "result": None, "permutations": None}
     cell = comparison.mechanism_cell["text"] if comparison.mechanism_cell else None
     return {"cell": cell if alarm else None, "result": comparison.to_json(),
-            "permutations": len(comparison.test.null_distribution)}
+            "permutations": permutations_used(comparison.test)}
 
 
 def history(store=None, *, dashboard=None, results: bool = False) -> HistoryResult:

@@ -116,7 +116,7 @@ def _row(w, most) -> str:
     stopped = ""
     n = w.get("permutations")
     if most is not None and n is not None and np.isfinite(float(n)) and int(n) < most:
-        stopped = f"<span class='note'> ({int(n)} permutations, early stop)</span>"
+        stopped = f"<span class='note'> (stopped after {int(n)} permutations)</span>"
     return (f"<tr class='{'alarm' if w['alarm'] else ''}'><td>{_text(w['label'])}</td><td>{_text(w['start'])}</td>"
             f"<td class='num'>{_number(w['rows'], '.0f')}</td>"
             f"<td class='num'>{_number(w['p_value'])}{stopped}</td><td class='num'>{_number(w['mmd2_u'])}</td>"

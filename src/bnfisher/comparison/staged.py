@@ -1,0 +1,176 @@
+"""Tests of many ``(variable, conditioning set)`` pairs run in stages, a pair's tests stopping once its answer is known.
+
+The engine of the mechanism search (:mod:`bnfisher.comparison.mechanisms`) and of the anytime
+family tests: the within-configuration permutation tests of
+:func:`~bnfisher.comparison.attribution.conditional_tests`, drawn in stages for the pairs still
+live -- each stage's permutations new and independent of the earlier ones -- either at Besag &
+Clifford's checkpoints (:func:`staged_tests`) or at the looks of an anytime-valid test
+(:func:`anytime_tests`, :class:`~bnfisher.comparison.AnytimeTest`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bnfisher.comparison.anytime import AnytimeTest, RunningTests
+from bnfisher.comparison.attribution import FamilyTests, conditional_tests, family_tables
+
+__all__ = ["CHECKPOINTS", "anytime_tests", "staged_tests"]
+
+#: Permutations after which a search's tests may stop (Besag & Clifford's checkpoints; then at the budget).
+CHECKPOINTS = (99, 999)
+
+
+def staged_tests(cardinalities, pairs: list, samples: list, *, n_permutations: int, stop: float,
+                 random_state, anytime: AnytimeTest | None = None) -> tuple:
+    """Test each ``(variable, set)`` pair in stages; stop a variable's tests once one of its p-values exceeds ``stop``.
+
+    After :data:`CHECKPOINTS` permutations (then ``n_permutations``) each live pair's
+    p-value is that of every permutation drawn for it so far,
+    ``p_k = (1 + G_k) / (1 + b_k)`` (:func:`~bnfisher.comparison.permutation_pvalue`).
+    When a pair's ``p_k`` exceeds ``stop``, every pair of its variable stops: the variable's
+    p-value (the largest over its sets) is then above ``stop`` whatever the rest would give.
+    The stages draw new permutations, independent of the earlier ones, for the pairs still
+    live, so ``p_k`` is an exact permutation p-value of ``b_k`` permutations, and with one
+    threshold at every stage a pair's reported p-value keeps ``P(p <= t) <= t`` for
+    ``t <= stop`` (Besag & Clifford 1991; the argument of :mod:`bnfisher.comparison.sequential`).
+    Inner code: trusts encoded inputs.
+
+    Parameters
+    ----------
+    cardinalities : sequence of int
+    pairs : list of (int, tuple of int)
+        Each test's variable and conditioning set.
+    samples : list of two (ndarray of int, ndarray)
+    n_permutations : int
+        A test's budget.
+    stop : float
+        The p-value above which a variable's tests stop (``1.0``: every test runs its budget).
+    random_state : Generator
+    anytime : AnytimeTest, optional
+        Instead of the stages: every pair's test stops once settled at ``anytime.alpha``, a
+        variable's once one of its sets settles without rejecting (its p-values anytime-valid;
+        ``n_permutations`` is then the cap and ``stop`` is not used).
+
+    Returns
+    -------
+    p_value, z : ndarray of shape (n_pairs,)
+        Each pair's p-value and standardised excess ``(D - mean) / sd`` over its permutations.
+    drawn : ndarray of int, shape (n_pairs,)
+        The permutations each pair's test drew.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> codes = rng.integers(0, 2, size=(400, 2))
+    >>> samples = [(codes[:200], np.ones(200)), (codes[200:], np.ones(200))]
+    >>> p, z, drawn = staged_tests([2, 2], [(0, ()), (0, (1,))], samples, n_permutations=2000, stop=0.2,
+    ...                            random_state=np.random.default_rng(1))
+    >>> bool(p.max() > 0.2), drawn.tolist()    # no difference: both tests stop after 99 permutations
+    (True, [99, 99])
+    """
+    tables = family_tables(cardinalities, pairs, samples)
+    owner = np.asarray([v for v, _ in pairs])
+    if anytime is not None:
+        tests, drawn = anytime_tests(cardinalities, pairs, None, n_permutations=n_permutations,
+                                     random_state=random_state, rule=anytime, groups=owner, tables=tables)
+        p_value, z = np.ones(len(pairs)), np.zeros(len(pairs))
+        p_value[tests.families], z[tests.families] = tests.p_value, tests.z
+        return p_value, z, drawn
+    statistic, exceed, total, square = (np.zeros(len(pairs)) for _ in range(4))
+    drawn = np.zeros(len(pairs), dtype=np.int64)
+    p_value = np.ones(len(pairs))
+    live = np.ones(len(pairs), dtype=bool)
+    for b in [b for b in CHECKPOINTS if b < n_permutations] + [n_permutations]:
+        index = np.flatnonzero(live)
+        if not index.size:
+            break
+        step = b - int(drawn[index[0]])
+        tests = conditional_tests(cardinalities, [pairs[k] for k in index], None, n_permutations=step,
+                                  random_state=random_state, tables=[tables[k] for k in index])
+        statistic[index] = tests.statistic
+        exceed[index] += np.rint(tests.p_value * (step + 1)) - 1
+        total[index] += tests.null_mean * step
+        square[index] += (tests.null_sd**2 + tests.null_mean**2) * step
+        drawn[index] = b
+        p_value[index] = (1 + exceed[index]) / (1 + b)
+        live &= ~np.isin(owner, owner[index[p_value[index] > stop]])
+    mean = total / np.maximum(drawn, 1)
+    sd = np.sqrt(np.maximum(square / np.maximum(drawn, 1) - mean**2, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(sd > 0, (statistic - mean) / sd, 0.0)
+    return p_value, z, drawn
+
+
+def anytime_tests(cardinalities, pairs: list, samples: list | None, *, n_permutations: int, random_state,
+                  rule: AnytimeTest, groups: np.ndarray | None = None, tables: list | None = None) -> tuple:
+    """Test every ``(variable, set)`` pair by betting: new permutations at each look for the tests still live.
+
+    At each of ``rule``'s looks (then the cap ``n_permutations``) the live pairs draw the permutations
+    up to it, new and independent of the earlier ones, so each pair's exceedances extend its sequence;
+    its wealth is looked at after the stage
+    (:meth:`~bnfisher.comparison.anytime.RunningTests.add_counts`) and the pair stops once settled at
+    ``rule.alpha`` -- with ``groups``, once a pair of its group settles without rejecting.  Every
+    p-value is anytime-valid.  Inner code: trusts encoded inputs.
+
+    Parameters
+    ----------
+    cardinalities : sequence of int
+    pairs : list of (int, tuple of int)
+    samples : list of two (ndarray of int, ndarray), or None
+        As :func:`~bnfisher.comparison.attribution.conditional_tests` (or ``tables``).
+    n_permutations : int
+        The cap of a pair's test.
+    random_state : Generator
+    rule : AnytimeTest
+    groups : ndarray of int, optional
+        Pairs that answer one question together (a variable and its conditioning sets).
+    tables : list, optional
+        Each pair's two count tables, instead of ``samples``.
+
+    Returns
+    -------
+    tests : FamilyTests
+        ``families`` the positions in ``pairs`` tested; ``null_mean`` and ``null_sd`` over the
+        permutations each pair drew; ``n_permutations`` the most any pair drew.
+    drawn : ndarray of int, shape (n_pairs,)
+        The permutations each pair drew.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> codes = rng.integers(0, 2, size=(400, 2))
+    >>> samples = [(codes[:200], np.ones(200)), (codes[200:], np.ones(200))]
+    >>> tests, drawn = anytime_tests([2, 2], [(0, ()), (0, (1,))], samples, n_permutations=2000,
+    ...                              random_state=np.random.default_rng(1), rule=AnytimeTest(0.05, "mmd"))
+    >>> bool(tests.p_value.min() > 0.05), int(drawn.max()) < 100    # no difference: settled at once
+    (True, True)
+    """
+    tables = family_tables(cardinalities, pairs, samples) if tables is None else tables
+    tested = np.flatnonzero([table is not None for table in tables])  # a child of one state has no test
+    statistic, total, square = (np.zeros(len(pairs)) for _ in range(3))
+    drawn = np.zeros(len(pairs), dtype=np.int64)
+    rows = np.zeros((len(pairs), 2), dtype=np.int64)
+    # The stages give each pair's exceedances as counts (add_counts): the observed statistics are not needed there.
+    running = RunningTests(rule, np.zeros(len(pairs)), None if groups is None else np.asarray(groups))
+    running.stop[np.setdiff1d(np.arange(len(pairs)), tested)] = -1  # never live (p-value 1)
+    index = tested
+    for b in [*rule.stages(n_permutations), n_permutations]:
+        if not index.size:
+            break
+        step = b - int(drawn[index].max(initial=0))
+        tests = conditional_tests(cardinalities, [pairs[k] for k in index], None, n_permutations=step,
+                                  random_state=random_state, tables=[tables[k] for k in index])
+        index = index[np.asarray(tests.families, dtype=np.intp)]  # the live pairs' tests, as conditional_tests ran them
+        statistic[index], rows[index] = tests.statistic, tests.rows  # the data's: alike at every stage
+        running.add_counts(np.rint(tests.p_value * (step + 1)).astype(np.int64) - 1, step, index)
+        total[index] += tests.null_mean * step
+        square[index] += (tests.null_sd**2 + tests.null_mean**2) * step
+        drawn[index] += step
+        index = running.live()
+    mean = total / np.maximum(drawn, 1)
+    sd = np.sqrt(np.maximum(square / np.maximum(drawn, 1) - mean**2, 0.0))
+    tests = FamilyTests(list(tested), statistic[tested], mean[tested], sd[tested], running.outcome()[0][tested],
+                        rows[tested], int(drawn.max(initial=0)))
+    return tests, drawn
