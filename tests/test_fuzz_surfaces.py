@@ -249,13 +249,15 @@ def hostile_tables(draw):
 
 
 @FUZZ
-@given(frame=hostile_tables(), job=st.sampled_from(["compare", "summarize", "drift", "drift early stop",
-                                                    "drift fixed"]),
+@given(frame=hostile_tables(), job=st.sampled_from(["compare", "compare anytime", "summarize", "drift",
+                                                    "drift early stop", "drift fixed"]),
        draw=st.booleans())
 def test_hostile_tables_through_the_jobs_and_their_outputs(tmp_path_factory, frame, job, draw):
     folder = tmp_path_factory.mktemp("hostile")
     half = max(1, len(frame) // 2)
     call = {"compare": lambda: bf.compare(frame.iloc[:half], frame.iloc[half:], n_permutations=5, random_state=0),
+            "compare anytime": lambda: bf.compare(frame.iloc[:half], frame.iloc[half:], n_permutations=50,
+                                                  stopping="anytime", random_state=0),
             "summarize": lambda: bf.summarize(frame, 2, n_init=2, n_random=3, random_state=0),
             "drift": lambda: bf.drift(frame, frame, window=max(2, half), n_permutations=5, random_state=0),
             "drift early stop": lambda: bf.drift(frame, frame, window=max(2, half), n_permutations=250,

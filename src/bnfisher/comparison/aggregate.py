@@ -149,9 +149,9 @@ def split_scores(outcome, method: str) -> np.ndarray:
     components, with each component's p-value a chi-square tail fixed before any
     permutation (:class:`~bnfisher.comparison.permutation.NullScale`):
 
-    * ``fisher``: :math:`\bar F_{D}(D \, T / E T)`, the whole MMD² over its mean over all
-      splits, with ``D`` the free parameters of every family;
-    * ``blocks``: the smallest of every family's :math:`\bar F_{d_f}(d_f T_f / E T_f)` and every
+    * ``fisher``: the whole MMD²'s tail under a scaled chi-square ``g chi2_h`` with the mean and
+      variance of the MMD² over all splits (Satterthwaite's match; the families' variances add up);
+    * ``blocks``: the smallest of every family's tail (its part of eq. 10, matched alike) and every
       column's Pearson tail, times their number (Bonferroni);
     * ``columns``: the smallest column's Pearson tail, times the number of columns;
 
@@ -183,20 +183,25 @@ def split_scores(outcome, method: str) -> np.ndarray:
         return families.sum(axis=1)
     scale = outcome.scale
     columns = np.vstack([outcome.columns_observed[None, :], outcome.columns_null])
-    family_df = np.maximum(scale.family_df, 1)
-    seen = scale.family_mean > 0
-    ratio = np.divide(families, scale.family_mean, out=np.zeros_like(families), where=seen)
-    family_tail = np.where(seen, _chi2_logsf(ratio * family_df, family_df), 0.0)
+    seen = (scale.family_mean > 0) & (scale.family_variance > 0)
+    family_tail = np.where(seen, _scaled_chi2_logsf(families, scale.family_mean, scale.family_variance), 0.0)
     column_tail = np.where(scale.column_df > 0, _chi2_logsf(columns, np.maximum(scale.column_df, 1)), 0.0)
-    total_df = max(int(family_df[seen].sum()), 1)
-    mean = float(scale.family_mean.sum())
-    whole = _chi2_logsf(families.sum(axis=1) / mean * total_df, total_df) if mean > 0 else np.zeros(len(families))
+    # The families' scores are uncorrelated under the network (its Fisher information is block-diagonal over the
+    # families), so the whole MMD²'s variance is about the sum of theirs.
+    whole = _scaled_chi2_logsf(families[:, seen].sum(axis=1), scale.family_mean[seen].sum(),
+                               scale.family_variance[seen].sum()) if seen.any() else np.zeros(len(families))
     n_blocks = max(int(seen.sum() + np.sum(scale.column_df > 0)), 1)
     n_columns = max(int(np.sum(scale.column_df > 0)), 1)
     blocks = np.minimum(np.hstack([family_tail, column_tail]).min(axis=1, initial=0.0) + np.log(n_blocks), 0.0)
     single = np.minimum(column_tail.min(axis=1, initial=0.0) + np.log(n_columns), 0.0)
     combined = np.column_stack([whole, blocks, single]) - np.log([WEIGHTS[name] for name in COMPONENTS])
     return -np.maximum(combined.min(axis=1), -1e300)
+
+
+def _scaled_chi2_logsf(values, mean, variance) -> np.ndarray:
+    """``log P(g chi2_h > values)`` with ``g h = mean`` and ``2 g^2 h = variance`` (Satterthwaite's match)."""
+    scale = variance / (2 * mean)
+    return _chi2_logsf(values / scale, 2 * mean**2 / variance)
 
 
 def _chi2_logsf(x, df) -> np.ndarray:

@@ -49,6 +49,9 @@ class NullScale:
         pooled rows of ``||phi_f(x) - phi_f-bar||^2``, ``N S_f / (n m (N - 1))`` (exact for
         complete rows, sampling without replacement; rows with missing cells count their
         cells' weights).
+    family_variance : ndarray of shape (n_families,)
+        Its variance over all splits, about ``2 c^4 s^2 tr(Sigma^2)`` (``Sigma`` the features' covariance in
+        the pool; the first sample's sum of features taken as Gaussian).
     family_df : ndarray of int, shape (n_families,)
         Each family's free parameters seen in the pool: over the parent configurations
         seen, the child's states seen there minus one.
@@ -58,6 +61,7 @@ class NullScale:
     """
 
     family_mean: np.ndarray
+    family_variance: np.ndarray
     family_df: np.ndarray
     column_df: np.ndarray
 
@@ -323,22 +327,31 @@ def _check_finite(observed: np.ndarray, null: np.ndarray) -> None:
 
 
 def _family_scale(layout: CellLayout, pooled_counts: np.ndarray, n_x: int, n_y: int) -> tuple:
-    """Return each family's MMD² averaged over all splits of the pool, and its free parameters seen there.
+    """Return each family's MMD² mean and variance over the splits of the pool, and its free parameters seen there.
 
-    ``E ||mu_X - mu_Y||^2 = N / (n m (N - 1)) sum_i ||phi(x_i) - phi-bar||^2`` for a uniformly random
-    split (sampling without replacement), and ``sum_i ||phi(x_i) - phi-bar||^2 = sum_c N_c ||F_c||^2 -
-    N ||phi-bar||^2`` from the pooled cell counts ``N_c`` (exact when each row has one cell per family).
+    With ``psi_i = phi(x_i) - phi-bar`` over the ``N`` pooled rows and ``Sigma = sum_i psi_i psi_i^T / N``, the first
+    sample's sum ``Z`` of ``psi`` is a sample without replacement and ``||mu_X - mu_Y||^2 = c^2 ||Z||^2`` with
+    ``c = N / (n m)``: its mean is ``c^2 s tr(Sigma)`` with ``s = n (N - n) / (N - 1)`` (exact), its variance about
+    ``2 c^4 s^2 tr(Sigma^2)`` (``Z`` near Gaussian).  A cell's features lie in its parent configuration's block, so
+    ``Sigma`` is block-diagonal (``B_j = sum_a p_ja F_ja F_ja^T``) less ``phi-bar phi-bar^T``, and both traces come from
+    the pooled cell frequencies ``p`` (exact when each row has one cell per family).
     """
     kernel, cards, n = layout.kernel, layout.kernel.network.cardinalities, n_x + n_y
-    squares = np.concatenate([np.sum(kernel.cell_features(i) ** 2, axis=1) for i in layout.active]) \
-        if layout.active else np.zeros(0)
-    spread = np.add.reduceat(pooled_counts * squares, layout.offsets[:-1]) if layout.active else np.zeros(0)
-    spread = spread - n * layout.mmd2_by_family(pooled_counts[:, None] / n)[0]
-    mean = n / (n_x * n_y * (n - 1)) * np.maximum(spread, 0.0)
-    df = np.array([int(np.sum(np.maximum((table > 0).sum(axis=1) - 1, 0)))
-                   for table in (pooled_counts[layout.offsets[a]: layout.offsets[a + 1]].reshape(-1, int(cards[i]))
-                                 for a, i in enumerate(layout.active))], dtype=np.int64)
-    return mean, df
+    c2s = n / (n_x * n_y * (n - 1)) * n  # c^2 s
+    mean, variance, df = (np.zeros(len(layout.active)) for _ in range(3))
+    for a, i in enumerate(layout.active):
+        frequency = pooled_counts[layout.offsets[a]: layout.offsets[a + 1]].reshape(-1, int(cards[i])) / n
+        features = kernel.cell_features(i).reshape(frequency.shape[0], int(cards[i]), -1)
+        centre = np.einsum("qr,qrd->qd", frequency, features)  # phi-bar, block by block
+        blocks = np.einsum("qr,qrd,qre->qde", frequency, features, features)  # B_j
+        square = float(np.sum(centre**2))
+        trace = float(np.einsum("qdd->", blocks)) - square
+        trace_square = (float(np.sum(blocks**2)) - 2 * float(np.einsum("qd,qde,qe->", centre, blocks, centre))
+                        + square**2)
+        mean[a] = c2s * max(trace, 0.0)
+        variance[a] = 2 * c2s**2 * max(trace_square, 0.0)
+        df[a] = int(np.sum(np.maximum((frequency > 0).sum(axis=1) - 1, 0)))
+    return mean, variance, df.astype(np.int64)
 
 
 class _Statistics:

@@ -50,28 +50,33 @@ def check_tables(frames: list, *, na_values=(), binned: bool = False) -> list:
     n_rows = len(pooled)
     for column in pooled.columns:
         values = pooled[column]
-        distinct = values.nunique(dropna=True)
+        counts = values.value_counts(dropna=True, sort=False)  # once per column: its distinct values and their rows
+        counts = counts[counts > 0]  # a categorical's unused labels are no values
+        distinct = len(counts)
         numeric = pd.api.types.is_float_dtype(values.dtype) or (binned and pd.api.types.is_numeric_dtype(values.dtype))
         if n_rows >= 20 and not numeric and distinct >= IDENTIFIER_SHARE * n_rows:
             messages.append(f"Column {column!r} has {distinct} distinct values in {n_rows} rows (an identifier?): it "
                             "makes almost every row a category of its own, and the kernel sees nothing else. Drop it.")
-        messages += _missing_lookalikes(column, values, declared)
+        messages += _missing_lookalikes(column, values.dtype, counts, declared)
     return messages
 
 
-def _missing_lookalikes(column, values: pd.Series, declared: set) -> list:
+def _missing_lookalikes(column, dtype, counts: pd.Series, declared: set) -> list:
     """Return a warning per undeclared marker that looks like a missing value (``?``, ``NA``, ...) in a text column.
 
-    A table read from a file holds its text as categoricals: they are text too.
+    ``counts``: the column's rows per distinct value.  A table read from a file holds its text as categoricals:
+    they are text too.
     """
-    if not (values.dtype == object or pd.api.types.is_string_dtype(values.dtype)
-            or isinstance(values.dtype, pd.CategoricalDtype)):
+    if not (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+            or isinstance(dtype, pd.CategoricalDtype)):
         return []
-    text = values.dropna().astype(str).str.strip()
-    counts = text[text.isin(MISSING_LOOKALIKES) & ~text.isin(declared)].value_counts()
+    text = pd.Series(np.asarray(counts.to_numpy(), dtype=np.int64),
+                     index=pd.Index(counts.index.astype(str)).str.strip())
+    found = text[text.index.isin(MISSING_LOOKALIKES) & ~text.index.isin(declared)]
+    found = found.groupby(level=0, sort=False).sum().sort_values(ascending=False, kind="stable")
     return [f"Column {column!r} holds {marker!r} in {count} rows: if it marks a missing value, declare it "
             f"(na_values=[{marker!r}], --na-values {marker!r}); as it is, it is a category of its own."
-            for marker, count in counts.items()]
+            for marker, count in found.items()]
 
 
 def split_columns(first: pd.DataFrame, second: pd.DataFrame) -> list:

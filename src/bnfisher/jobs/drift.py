@@ -176,7 +176,8 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         n_jobs = max(n_jobs, distributed.threads())  # the client waits on the workers: a window per worker thread
     if n_permutations is None:
         n_permutations = default_permutations(len(windows), alpha) * (2 if stopping == "anytime" else 1)
-        advice += _growing_permutations(n_permutations, len(windows))
+        if stopping in ("fixed", "checkpoints"):  # an anytime window runs the cap only near its level
+            advice += _growing_permutations(n_permutations, len(windows))
     stop = _stopping_rule(stopping, test, alpha, len(windows))
     notes = [f"Windows: {how}; {_permutations_note(stop, n_permutations)} per window.", *prepared.notes]
     advice += _extra_columns(data if distributed is not None else windows, time, table.columns)

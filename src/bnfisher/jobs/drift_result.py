@@ -157,8 +157,8 @@ class DriftResult(JobResult):
                                     drift=lambda t: np.where(t["drift"], "yes", ""))
         shown["mmd2_u_95%"] = [f"{a:.3g} to {b:.3g}" if np.isfinite(a) else "" for a, b in
                                zip(self.windows["mmd2_u_low"], self.windows["mmd2_u_high"])]
-        columns = ["window", "rows", "missing_cells", "unseen_cells", "mmd2_u", "mmd2_u_95%", "p_value", "p_adjusted",
-                   "drift", "mechanism", "family", "share"]
+        columns = ["window", "rows", "missing_cells", "unseen_cells", "mmd2_u", "mmd2_u_95%", "p_value", "permutations",
+                   "p_adjusted", "drift", "mechanism", "family", "share"]
         with pd.option_context("display.width", 160, "display.max_colwidth", 40, "display.max_rows", 500):
             lines.append(shown[columns].to_string(index=False))
         for label in self.flagged["window"]:

@@ -274,12 +274,13 @@ def _drift_parts(content: dict, image) -> list:
              "<i>unseen cells</i>: labels the reference never showed, marginalized "
              "like missing cells; <i>mechanism</i>: the variable whose conditional distribution changed, that no set "
              "of its neighbours explains; <i>family</i>: the clearest changed conditional distribution of the "
-             "kernel's network (its share of the changes found there).</p>"
+             "kernel's network (its share of the changes found there); <i>permutations</i>: those the p-value "
+             "rests on (a test that stops once its decision is settled gives a bound, not an estimate).</p>"
              + _table(windows, ["window", "rows", "missing_cells", "unseen_cells", "mmd2_u", "mmd2_u_low",
-                                "mmd2_u_high", "mmd2", "p_value", "p_adjusted", "mechanism",
+                                "mmd2_u_high", "mmd2", "p_value", "permutations", "p_adjusted", "mechanism",
                                 "family", "parents", "share"],
                       numeric=("rows", "missing_cells", "unseen_cells", "mmd2_u", "mmd2_u_low", "mmd2_u_high", "mmd2",
-                               "p_value", "p_adjusted", "share"),
+                               "p_value", "permutations", "p_adjusted", "share"),
                       significant="p_adjusted", percent=("share",))]
     for label, window in content["flagged"].items():
         top = dict(window, families=window["families"][:5])
