@@ -197,6 +197,16 @@ class _ExampleFormatter(argparse.HelpFormatter):
         return text if text.startswith("example: ") else super()._fill_text(text, width, indent)
 
 
+def _stopping_arguments(command) -> None:
+    """Add ``--stopping`` (and the deprecated ``--early-stop``) to a command that tests windows."""
+    command.add_argument("--stopping", choices=("anytime", "fixed", "checkpoints"), default="anytime",
+                         help="anytime (default): stop a window's permutations once its decision is settled "
+                              "(anytime-valid p-values, a bound rather than an estimate); fixed: every permutation, "
+                              "the exact p-value; checkpoints: stop at 199 or 999 where the p-value is plainly large")
+    command.add_argument("--early-stop", action="store_const", const=True, default=None,
+                         help="deprecated: --stopping checkpoints")
+
+
 def _add_monitor(sub, *, data) -> None:
     """Add the ``monitor`` and ``history`` commands: windows kept in a store, alarms with a stated rate."""
     monitor = sub.add_parser(
@@ -226,12 +236,7 @@ def _add_monitor(sub, *, data) -> None:
     monitor.add_argument("--permutations", type=_positive_int, default=None,
                          help="per window, at most (default max(2999, 4 x horizon / alpha - 1), twice that with "
                               "--stopping anytime)")
-    monitor.add_argument("--stopping", choices=("anytime", "fixed", "checkpoints"), default="anytime",
-                         help="anytime (default): stop a window's permutations once its alarm or quiet is settled "
-                              "(anytime-valid p-values, a bound rather than an estimate); fixed: every permutation, "
-                              "the exact p-value; checkpoints: stop at 199 or 999 where the p-value is plainly large")
-    monitor.add_argument("--early-stop", action="store_const", const=True, default=None,
-                         help="deprecated: --stopping checkpoints")
+    _stopping_arguments(monitor)
     monitor.add_argument("--structure", choices=STRUCTURES, default="chow-liu", help="the kernel's structure")
     monitor.add_argument("--dashboard", help="write the store's dashboard (one HTML page) here")
     monitor.add_argument("--webhook", help="POST one JSON message to this http:// or https:// URL when the run "
@@ -348,12 +353,7 @@ def _add_drift(sub, *, data, run) -> None:
     drift.add_argument("--permutations", type=_positive_int, default=None,
                        help="permutations per window, at most (default: max(2999, 4 x windows / alpha - 1), so "
                             "that the adjustment over windows can reach alpha; twice that with --stopping anytime)")
-    drift.add_argument("--stopping", choices=("anytime", "fixed", "checkpoints"), default="anytime",
-                       help="anytime (default): stop a window's permutations once its decision is settled "
-                            "(anytime-valid p-values, a bound rather than an estimate); fixed: every permutation, "
-                            "the exact p-value; checkpoints: stop at 199 or 999 where the p-value is plainly large")
-    drift.add_argument("--early-stop", action="store_const", const=True, default=None,
-                       help="deprecated: --stopping checkpoints")
+    _stopping_arguments(drift)
     drift.add_argument("--test", choices=("aggregate", "mmd"), default="aggregate",
                        help="the test of each window, as in compare (default aggregate)")
     drift.add_argument("--alpha", type=_probability, default=0.05,

@@ -25,7 +25,7 @@ when the graph holds its arcs (in either direction) and it has at most
 **Tests and p-values.**  Each ``(V, S)`` is tested with the exact within-configuration
 permutation test of :func:`bnfisher.comparison.attribution.conditional_tests`
 (statistic ``D`` of that module with ``S`` as the parents), in stages
-(:func:`staged_tests`): 99 permutations, then 999, then the budget, a variable's tests
+(:func:`~bnfisher.comparison.staged.staged_tests`): 99 permutations, then 999, then the budget, a variable's tests
 stopping once one of its sets gives a p-value above :data:`SEARCH_STOP` (Besag &
 Clifford's sequential p-values [4]_: exact at every stage).  ``V``'s p-value is the
 *largest* over its candidate sets: for an unchanged ``V`` whose true parents are a
@@ -100,7 +100,7 @@ class MechanismTests:
         standardised excess): where a changed mechanism's cell is looked for.
     n_permutations : int
         The budget of a set's test (a test stops earlier when its p-value is plainly above
-        :data:`SEARCH_STOP`: :func:`staged_tests`).
+        :data:`SEARCH_STOP`: :func:`~bnfisher.comparison.staged.staged_tests`).
     searched : list of list of tuple of int
         Every conditioning set tried for each variable (:attr:`n_sets` counts them).
     unoriented : list of tuple of int
