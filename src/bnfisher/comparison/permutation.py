@@ -366,7 +366,8 @@ class _Statistics:
             self.inverse_marginal.append(n_x * n_y / n * np.divide(
                 1.0, pooled_marginal, out=np.zeros_like(pooled_marginal), where=pooled_marginal > 0))
             columns_df.append(max(int(np.sum(pooled_marginal > 0)) - 1, 0))
-        self.scale = NullScale(*_family_scale(layout, pooled_counts, n_x, n_y), np.asarray(columns_df))
+        mean, variance, df = _family_scale(layout, pooled_counts, n_x, n_y)
+        self.scale = NullScale(mean, variance, df, np.asarray(columns_df))
 
     def __call__(self, counts_x: np.ndarray) -> tuple:
         """Return the three statistics of every column of ``counts_x`` (shape ``(n_cells, k)``)."""
