@@ -184,14 +184,22 @@ def test_drift_stops_quiet_windows_early_and_flags_the_changed_one_on_any_number
     windows = {"a": nursery.iloc[3000:3600], "b": nursery.iloc[3600:4200], "changed": changed}
     reference = nursery.iloc[:3000]
     fixed = bf.drift(reference, windows, random_state=0, stopping="fixed")
-    anytime = bf.drift(reference, windows, random_state=0)
-    threads = bf.drift(reference, windows, random_state=0, n_jobs=2)
-    assert anytime.windows["drift"].tolist() == fixed.windows["drift"].tolist() == [False, False, True]
+    futility = bf.drift(reference, windows, random_state=0)  # the default
+    anytime = bf.drift(reference, windows, random_state=0, stopping="anytime")
+    threads = bf.drift(reference, windows, random_state=0, stopping="anytime", n_jobs=2)
+    for result in (fixed, futility, anytime):
+        assert result.windows["drift"].tolist() == [False, False, True]
     used = anytime.windows["permutations"].tolist()
     assert max(used[:2]) < 100 and used[2] < fixed.windows["permutations"].iloc[2] == 2999
     pd.testing.assert_frame_equal(threads.windows, anytime.windows)
     assert anytime.comparisons[2].test.sequential.rejected
-    assert any(n.startswith("Anytime-valid tests") and "2 stopped" not in n for n in anytime.notes)
+    assert any(n.startswith("Anytime-valid tests") for n in anytime.notes)
+    # Futility: the unchanged windows stop early with p = 1; the changed one runs every permutation, and its p-value
+    # is the permutation p-value of the one-split scores over them all.
+    assert futility.windows["p_value"].iloc[:2].tolist() == [1.0, 1.0]
+    assert max(futility.windows["permutations"][:2]) < 100
+    assert futility.windows["permutations"].iloc[2] == 2999 and futility.windows["p_value"].iloc[2] == 1 / 3000
+    assert any(n.startswith("Stopped for futility") for n in futility.notes)
     families = anytime.comparisons[2].families
     assert families.iloc[0]["variable"] == "health" and families.iloc[0]["p_adjusted"] <= 0.05
     with pytest.warns(FutureWarning, match="stopping='checkpoints'"):
@@ -199,6 +207,8 @@ def test_drift_stops_quiet_windows_early_and_flags_the_changed_one_on_any_number
     assert old.windows["permutations"].max() == 2999
     with pytest.raises(OptionError, match="Give `stopping` alone"):
         bf.drift(reference, windows, stopping="fixed", early_stop=True)
+    with pytest.raises(OptionError, match="Give `stopping` alone"):
+        bf.drift(reference, windows, stopping="anytime", early_stop=True)
     with pytest.raises(OptionError, match="stopping"):
         bf.drift(reference, windows, stopping="sometimes")
 
@@ -207,13 +217,13 @@ def test_the_command_line_takes_stopping_and_warns_of_the_old_flag(tmp_path, cap
     nursery = load("nursery").sample(frac=1.0, random_state=0).reset_index(drop=True)
     nursery.iloc[:2000].to_csv(tmp_path / "ref.csv", index=False)
     nursery.iloc[2000:2600].to_csv(tmp_path / "w.csv", index=False)
-    for flags, permutations in ((["--stopping", "fixed"], 2999), ([], None)):
+    for flags, permutations in ((["--stopping", "fixed"], 2999), (["--stopping", "anytime"], None), ([], None)):
         capsys.readouterr()
         assert main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "w.csv"), "--quiet", "--json", "-",
                      *flags]) == 0
         table = pd.DataFrame(json.loads(capsys.readouterr().out)["windows"])
         assert permutations is None or table["permutations"].iloc[0] == permutations
-    assert table["permutations"].iloc[0] < 2999  # anytime: the default
+    assert table["permutations"].iloc[0] < 2999  # futility, the default: an unchanged window stops early
     assert main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "w.csv"), "--quiet", "--early-stop"]) == 0
     assert "deprecated" in capsys.readouterr().err
 

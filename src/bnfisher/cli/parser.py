@@ -199,10 +199,11 @@ class _ExampleFormatter(argparse.HelpFormatter):
 
 def _stopping_arguments(command) -> None:
     """Add ``--stopping`` (and the deprecated ``--early-stop``) to a command that tests windows."""
-    command.add_argument("--stopping", choices=("anytime", "fixed", "checkpoints"), default="anytime",
-                         help="anytime (default): stop a window's permutations once its decision is settled "
-                              "(anytime-valid p-values, a bound rather than an estimate); fixed: every permutation, "
-                              "the exact p-value; checkpoints: stop at 199 or 999 where the p-value is plainly large")
+    command.add_argument("--stopping", choices=("futility", "anytime", "fixed", "checkpoints"), default="futility",
+                         help="futility (default): stop a window's permutations once a rejection is implausible, "
+                              "else run them all (exact p-values); anytime: also stop a clear change early "
+                              "(anytime-valid p-values, bounds rather than estimates, less power near the level); "
+                              "fixed: every permutation; checkpoints: stop at 199 or 999 where the p-value is large")
     command.add_argument("--early-stop", action="store_const", const=True, default=None,
                          help="deprecated: --stopping checkpoints")
 

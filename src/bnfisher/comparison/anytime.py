@@ -109,6 +109,12 @@ class AnytimeTest:
     risk : float, default=1e-3
         The confidence of the stop to accept: a test stops without rejecting once the lower
         ``1 - risk`` Clopper-Pearson bound of its permutation p-value is above ``alpha``.
+    reject_early : bool, default=True
+        False: stop only to accept (p = 1), and a test the rule does not stop runs to the cap
+        and reports the permutation p-value of all of them -- the fixed test's power (less the
+        rare stops to accept a test that would have rejected, at most ``risk`` a look), with
+        the savings of the early stops where nothing changed.  Valid: the reported p-value is
+        never below that of every permutation up to the cap.
 
     Raises
     ------
@@ -137,6 +143,7 @@ class AnytimeTest:
     method: str = "aggregate"
     bet: float = 0.5
     risk: float = 1e-3
+    reject_early: bool = True
 
     def __post_init__(self) -> None:
         for name, value in (("alpha", self.alpha), ("bet", self.bet), ("risk", self.risk)):
@@ -344,12 +351,14 @@ class RunningTests:
                                        axis=0)
         # P(Beta(s, t - s + 1) <= alpha) < risk: the lower Clopper-Pearson bound of the p-value is above alpha.
         hopeless = (s > 0) & (betainc(np.maximum(s, 1), t - s + 1, self.test.alpha) < self.test.risk)
-        decided = (wealth >= 1.0 / self.test.alpha) | hopeless
+        decided = ((wealth >= 1.0 / self.test.alpha) | hopeless) if self.test.reject_early else hopeless
         now = decided.any(axis=0)
         first, where = decided.argmax(axis=0)[now], np.flatnonzero(now)
         settled = columns[now]
         self.stop[settled] = t[first, where]
-        self.p_value[settled] = np.minimum(1.0, 1.0 / wealth[first, where])
+        # Without early rejection a test stops only to accept, and says so with p = 1 (valid: above the p-value
+        # its every permutation would give).
+        self.p_value[settled] = np.minimum(1.0, 1.0 / wealth[first, where]) if self.test.reject_early else 1.0
         self.at_stop[settled] = s[first, where]
         self.drawn[columns], self.exceeded[columns], self.wealth[columns] = t[-1], s[-1], wealth[-1]
 
@@ -371,7 +380,11 @@ class RunningTests:
             ``(p_value, settled, stop, exceedances)``, as :meth:`AnytimeTest.decide_columns` returns them.
         """
         settled = self.stop > 0
-        return (np.where(settled, self.p_value, np.minimum(1.0, 1.0 / self.wealth)), settled,
+        # A test the rule did not stop: the betting p-value, or, without early rejection, the permutation p-value
+        # of every permutation drawn (the fixed test's at the cap).
+        running = np.minimum(1.0, 1.0 / self.wealth) if self.test.reject_early else \
+            (1.0 + self.exceeded) / (1.0 + np.maximum(self.drawn, 0))
+        return (np.where(settled, self.p_value, running), settled,
                 np.where(settled, self.stop, self.drawn), np.where(settled, self.at_stop, self.exceeded))
 
     def _answered(self) -> np.ndarray:

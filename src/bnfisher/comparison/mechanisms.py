@@ -265,7 +265,8 @@ def neighbourhoods(parents) -> tuple:
 
 
 def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZE, n_permutations: int | None = None,
-                    alpha: float = 0.05, random_state=None, anytime: bool = False) -> MechanismTests:
+                    alpha: float = 0.05, random_state=None, anytime: bool = False,
+                    reject_early: bool = True) -> MechanismTests:
     """Test every variable for a changed mechanism: dependent on the sample label given each candidate set.
 
     See the module docstring for the search, the p-values and their guarantee.  The
@@ -295,6 +296,9 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
         variables) is settled, a variable's once one of its sets settles without rejecting
         (:class:`~bnfisher.comparison.AnytimeTest`; p-values anytime-valid, at most ten times
         ``n_permutations`` each), instead of the checkpoints 99 and 999 and the budget.
+    reject_early : bool, default=True
+        With ``anytime``: False stops a test only to accept (then at most ``n_permutations``, the
+        fixed test's p-value where it runs them all).
 
     Returns
     -------
@@ -318,8 +322,8 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     samples = [(np.asarray(codes), np.asarray(copies, dtype=np.float64)) for codes, copies in (X, Y)]
     variables = [v for v in range(len(cardinalities)) if int(cardinalities[v]) >= 2]
     n_permutations = default_permutations(len(variables)) if n_permutations is None else int(n_permutations)
-    rule = AnytimeTest(alpha / max(len(variables), 1), "mmd") if anytime else None
-    cap = 10 * n_permutations if anytime else n_permutations
+    rule = AnytimeTest(alpha / max(len(variables), 1), "mmd", reject_early=reject_early) if anytime else None
+    cap = 10 * n_permutations if anytime and reject_early else n_permutations
     marginal = holm(staged_tests(cardinalities, [(v, ()) for v in variables], samples, n_permutations=cap,
                                  stop=1.0, random_state=rng, anytime=rule)[0])  # does the variable differ at all?
     found, used = _search(cardinalities, samples, variables, parents, max_size=max_size, n_permutations=cap,

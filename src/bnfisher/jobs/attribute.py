@@ -83,7 +83,7 @@ def neighbourhood_graph(network: BayesianNetwork, encoded: tuple) -> tuple:
 
 
 def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, names: tuple, random_state,
-                    alpha: float = 0.05, anytime: bool = False) -> pd.DataFrame:
+                    alpha: float = 0.05, anytime: bool = False, reject_early: bool = True) -> pd.DataFrame:
     """Run the mechanism tests and return their table, with the cell that changed most in the clearest one.
 
     Parameters
@@ -100,6 +100,8 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
     alpha : float, default=0.05
     anytime : bool, default=False
         Anytime-valid tests that stop once settled (:func:`~bnfisher.comparison.mechanism_tests`).
+    reject_early : bool, default=True
+        With ``anytime``: False stops a test only to accept.
 
     Returns
     -------
@@ -121,7 +123,7 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
     """
     cards = network.cardinalities
     tests: MechanismTests = mechanism_tests(cards, *samples, parents=graph, alpha=alpha, random_state=random_state,
-                                            anytime=anytime)
+                                            anytime=anytime, reject_early=reject_early)
     variables = network.variables
     order = tests.order()
     table = pd.DataFrame({

@@ -33,7 +33,7 @@ from bnfisher.jobs.inputs import feature_advice, prepare, warn
 from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.fisher import FisherKernel
 
-__all__ = ["ComparisonResult", "compare", "compare_encoded"]
+__all__ = ["ComparisonResult", "compare", "compare_encoded", "sequential_options"]
 
 
 def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "chow-liu", bins: int | None = None,
@@ -169,17 +169,35 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
                                         witness=True, early_stop=early_stop)
     notes += draw_note(sum(int(rows.copies.sum()) for rows in encoded))
     samples_codes = [(kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded]
+    sequential = sequential_options(early_stop)
     tests, note = resolved_family_tests(network, *samples_codes, random_state=rng, alpha=attribute_below,
-                                        anytime=isinstance(early_stop, AnytimeTest))
+                                        **sequential)
     notes.append(note)
     result = two_sample_test(kernel, statistics, test, ((statistics.x.witness, encoded[0].copies),
                                                         (statistics.y.witness, encoded[1].copies)),
                              stopping=early_stop)
     mechanisms, searched = find_mechanisms(kernel, encoded, graph=graph, names=names, random_state=rng,
-                                           anytime=isinstance(early_stop, AnytimeTest)) \
+                                           **sequential) \
         if result.p_value <= attribute_below else (None, [])
     return _result(kernel, statistics, tests, result, encoded, samples, names=names, notes=notes + searched,
                    advice=advice, mechanisms=mechanisms, top=top)
+
+
+def sequential_options(rule) -> dict:
+    """Return how a comparison's family and mechanism tests stop, from its test's rule (anytime, and how).
+
+    Parameters
+    ----------
+    rule : AnytimeTest, EarlyStop or None
+
+    Returns
+    -------
+    dict
+        ``anytime`` and ``reject_early``, the keywords of :func:`resolved_family_tests` and
+        :func:`find_mechanisms`.
+    """
+    return {"anytime": isinstance(rule, AnytimeTest), "reject_early": getattr(rule, "reject_early", True)}
+
 
 
 def two_sample_test(kernel: FamilyKernel, statistics: PermutationStatistics, method: str, moments: tuple, *,
@@ -211,7 +229,7 @@ def two_sample_test(kernel: FamilyKernel, statistics: PermutationStatistics, met
 
 
 def find_mechanisms(kernel: FamilyKernel, encoded: tuple, *, graph: list | None, names: tuple,
-                    random_state, anytime: bool = False) -> tuple:
+                    random_state, anytime: bool = False, reject_early: bool = True) -> tuple:
     """Search for the changed mechanisms of a comparison: their table (the cell in its ``attrs``) and notes.
 
     Parameters
@@ -227,6 +245,8 @@ def find_mechanisms(kernel: FamilyKernel, encoded: tuple, *, graph: list | None,
     random_state : Generator
     anytime : bool, default=False
         Anytime-valid tests that stop once settled (:func:`~bnfisher.comparison.mechanism_tests`).
+    reject_early : bool, default=True
+        With ``anytime``: False stops a test only to accept.
 
     Returns
     -------
@@ -240,7 +260,8 @@ def find_mechanisms(kernel: FamilyKernel, encoded: tuple, *, graph: list | None,
     if graph is None:
         graph, note = neighbourhood_graph(network, encoded)
         notes.append(note)
-    table = mechanism_table(network, samples_codes, graph, names=names, random_state=random_state, anytime=anytime)
+    table = mechanism_table(network, samples_codes, graph, names=names, random_state=random_state, anytime=anytime,
+                            reject_early=reject_early)
     budget = round(1 / table.attrs["p_floor"]) - 1
     how = ("each test stops once settled, anytime-valid, at most " if anytime else
            "a variable's tests stop once one set explains it, at 99 or 999 permutations; the others run ")
@@ -250,7 +271,7 @@ def find_mechanisms(kernel: FamilyKernel, encoded: tuple, *, graph: list | None,
 
 
 def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, alpha: float = 0.05,
-                          tables: list | None = None, anytime: bool = False) -> tuple:
+                          tables: list | None = None, anytime: bool = False, reject_early: bool = True) -> tuple:
     """Return the family tests, those at the p-value floor run again (:func:`~bnfisher.comparison.resolve_floor`).
 
     Parameters
@@ -268,6 +289,8 @@ def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, alpha
         its decision at ``alpha / F`` (Holm's first step over ``F`` families) is settled, its
         p-value anytime-valid (:class:`~bnfisher.comparison.AnytimeTest`), at most ten times the
         fixed budget.
+    reject_early : bool, default=True
+        With ``anytime``: False stops a family's test only to accept (:class:`~bnfisher.comparison.AnytimeTest`).
 
     Returns
     -------
@@ -282,7 +305,7 @@ def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, alpha
         cap = 10 * family_permutations(n_families)
         tests, drawn = anytime_tests(network.cardinalities, list(enumerate(network.parent_indices())), None,
                                      n_permutations=cap, random_state=random_state, tables=tables,
-                                     rule=AnytimeTest(alpha / n_families, "mmd"))
+                                     rule=AnytimeTest(alpha / n_families, "mmd", reject_early=reject_early))
         return tests, (f"Family tests: {int(drawn.sum()):,} permutations within parent configurations in all "
                        f"({len(tests.families)} families, each stopped once settled at {alpha:g} / {n_families}, "
                        f"anytime-valid; at most {cap} each, {tests.n_permutations} drawn by the last to settle).")

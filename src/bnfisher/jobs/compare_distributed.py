@@ -24,7 +24,7 @@ from bnfisher.data.rows import DistinctRows
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import DataError, OptionError
 from bnfisher.jobs.attribute import no_mechanisms
-from bnfisher.jobs.compare import find_mechanisms, resolved_family_tests, two_sample_test
+from bnfisher.jobs.compare import find_mechanisms, resolved_family_tests, sequential_options, two_sample_test
 from bnfisher.jobs.compare_result import ComparedSamples, ComparisonResult, Witness
 from bnfisher.jobs.inputs import feature_advice, warn
 from bnfisher.kernels.fisher import FisherKernel
@@ -183,7 +183,7 @@ def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, re
     statistics = pooled_statistics(pool, n_permutations, random_state, early_stop=early_stop)
     tables = _family_tables(network, [reference, window])
     tests, note = resolved_family_tests(network, None, None, random_state=random_state, tables=tables,
-                                        alpha=attribute_below, anytime=isinstance(early_stop, AnytimeTest))
+                                        alpha=attribute_below, **sequential_options(early_stop))
     notes.append(note)
     summary = pool.witness_summary(cell_witness(kernel, statistics.x.mean - statistics.y.mean), top=5)
     del pool  # its shards leave the workers
@@ -196,7 +196,7 @@ def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, re
         encoded = EncodedData(rows.codes, rows.schema.variables, dict(rows.schema.states), rows.schema)
         mechanisms, searched = find_mechanisms(kernel, (reference_rows, DistinctRows(encoded, rows.counts, None)),
                                                graph=graph, names=names, random_state=random_state,
-                                               anytime=isinstance(early_stop, AnytimeTest))
+                                               **sequential_options(early_stop))
         notes += searched
     elif result.p_value <= attribute_below:
         notes.append(f"Mechanism search: not run on a window of {window.n_distinct} distinct rows (more than "

@@ -50,7 +50,7 @@ __all__ = ["STOPPING", "DriftResult", "check_level", "clearest_changes", "defaul
 
 def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None, structure: str = "chow-liu",
           bins: int | None = None, bin_columns=None, categorical=None, na_values=(), fit_fraction: float | None = None,
-          n_permutations: int | None = None, stopping="anytime", early_stop: bool | None = None,
+          n_permutations: int | None = None, stopping="futility", early_stop: bool | None = None,
           test: str = "aggregate", alpha: float = 0.05, min_effect: float | None = None, top: int = 5,
           random_state=None,
           learn_options: dict | None = None, n_jobs: int | None = None, progress: bool = False) -> DriftResult:
@@ -93,21 +93,22 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
         The most permutations of each window's test.  Default: ``max(2999, 4 W / alpha - 1)``
         for W windows, so that Holm's adjustment can reach ``alpha`` (the smallest p-value a
         permutation test can give is about 1/(n_permutations + 1), and Holm multiplies the
-        smallest by W); twice that for ``stopping="anytime"``, whose windows stop long before
-        it but for those near the level.
-    stopping : {"anytime", "fixed", "checkpoints"} or AnytimeTest, default="anytime"
-        When a window's permutations stop.  ``"anytime"``: once its decision at
-        ``alpha / W`` (Holm's first step) is settled, by betting against the null
-        (:class:`~bnfisher.comparison.AnytimeTest`, Fischer & Ramdas): an unchanged window
-        stops after a few dozen permutations, a clear change after about ``1.4 W / alpha``;
-        its p-value is valid whenever it stopped, but it is a bound, not an estimate: an
-        unchanged window's is 1 or near it, and the table's ``decided`` column says whether
-        the rule (not the cap) ended the window.  ``"fixed"``: every permutation, the exact
-        p-value of :func:`bnfisher.compare`.  ``"checkpoints"``: Besag & Clifford's stops at
-        199 and 999 permutations where the p-value is plainly large
-        (:class:`~bnfisher.comparison.EarlyStop`).  An :class:`~bnfisher.comparison.AnytimeTest`
-        sets the level and the bet itself (:func:`bnfisher.monitor` passes ``alpha / horizon``).
-        The aggregate test's anytime form scores each split alone
+        smallest by W); twice that for ``stopping="anytime"``.
+    stopping : {"futility", "anytime", "fixed", "checkpoints"} or AnytimeTest, default="futility"
+        When a window's permutations stop.  ``"futility"``: as soon as a rejection at
+        ``alpha / W`` (Holm's first step) has become implausible -- an unchanged window after a
+        few dozen permutations, its p-value then 1 -- and otherwise at ``n_permutations``, with
+        the exact p-value of them all: the fixed test's power, at a fraction of its work where
+        nothing changed.  ``"anytime"``: also stop to reject, by betting against the null
+        (:class:`~bnfisher.comparison.AnytimeTest`, Fischer & Ramdas): a clear change after about
+        ``1.4 W / alpha`` permutations, each p-value valid whenever its test stopped but a bound,
+        not an estimate, and less power near the level (``docs/drift.md``).  ``"fixed"``: every
+        permutation, the exact p-value.  ``"checkpoints"``: Besag & Clifford's stops at 199 and
+        999 where the p-value is plainly large (:class:`~bnfisher.comparison.EarlyStop`).  An
+        :class:`~bnfisher.comparison.AnytimeTest` sets the level and the rule itself
+        (:func:`bnfisher.monitor` passes ``alpha / horizon``).  The window table's
+        ``permutations`` column says how many each p-value rests on; the futility and anytime
+        forms of the aggregate test score each split alone
         (:func:`~bnfisher.comparison.aggregate.split_scores`).
     early_stop : bool, optional
         Deprecated: ``stopping="checkpoints"`` (True) or ``"fixed"`` (False).
@@ -271,7 +272,7 @@ def _growing_permutations(n_permutations: int, n_windows: int) -> list:
 
 
 #: How a window's permutations may stop (``stopping``).
-STOPPING = ("anytime", "fixed", "checkpoints")
+STOPPING = ("futility", "anytime", "fixed", "checkpoints")
 
 
 def resolve_stopping(stopping, early_stop: bool | None):
@@ -294,12 +295,13 @@ def resolve_stopping(stopping, early_stop: bool | None):
     if early_stop is not None:
         if not isinstance(early_stop, (bool, np.bool_)):
             raise OptionTypeError(f"`early_stop` must be True or False; got {early_stop!r}.")
-        if not (isinstance(stopping, str) and stopping == "anytime"):
+        if not (isinstance(stopping, str) and stopping == "futility"):
             raise OptionError(f"Give `stopping` alone: `early_stop` (deprecated) would override stopping="
                               f"{stopping!r}.")
         stopping = "checkpoints" if early_stop else "fixed"
         warnings.warn(f"`early_stop` is deprecated and will be removed: pass stopping={stopping!r} (the default, "
-                      "'anytime', stops each window once its decision is settled).", FutureWarning, stacklevel=3)
+                      "'futility', stops each unchanged window once a rejection is implausible).", FutureWarning,
+                      stacklevel=3)
     if isinstance(stopping, AnytimeTest):
         return stopping
     return check_option(stopping, "stopping", STOPPING)
@@ -312,8 +314,8 @@ def _stopping_rule(stopping, test: str, alpha: float, n_windows: int):
             raise OptionError(f"The anytime test's method ({stopping.method!r}) is not the test ({test!r}): give "
                               "them alike.")
         return stopping
-    if stopping == "anytime":
-        return AnytimeTest(alpha / max(n_windows, 1), test)
+    if stopping in ("anytime", "futility"):
+        return AnytimeTest(alpha / max(n_windows, 1), test, reject_early=stopping == "anytime")
     if stopping == "checkpoints":
         return EarlyStop.for_alpha(alpha, partial(statistics_pvalue, method=test))
     return None
@@ -321,9 +323,12 @@ def _stopping_rule(stopping, test: str, alpha: float, n_windows: int):
 
 def _permutations_note(stop, n_permutations: int) -> str:
     """Return how many permutations a window runs, in words."""
-    if isinstance(stop, AnytimeTest):
+    if isinstance(stop, AnytimeTest) and stop.reject_early:
         return (f"permutations until the decision at {stop.alpha:.3g} is settled (anytime-valid, at most "
                 f"{n_permutations})")
+    if isinstance(stop, AnytimeTest):
+        return (f"{n_permutations} permutations, fewer where a rejection at {stop.alpha:.3g} became implausible "
+                "(stopped for futility)")
     return f"{n_permutations} permutations" if stop is None else f"at most {n_permutations} permutations"
 
 
@@ -342,15 +347,20 @@ def permutations_used(test) -> int:
 
 
 def _anytime_note(stop: AnytimeTest, comparisons: list) -> str:
-    """Return the note saying where the windows' anytime tests stopped."""
+    """Return the note saying where the windows' sequential tests stopped."""
     outcomes = [result.test.sequential for result in comparisons if result is not None]
     used = np.array([o.permutations for o in outcomes])
-    capped = sum(not o.settled for o in outcomes)
+    settled = sum(o.settled for o in outcomes)
+    median, total = (int(np.median(used)) if used.size else 0), int(used.sum())
+    if not stop.reject_early:
+        return (f"Stopped for futility (level {stop.alpha:.3g} per window): {settled} of {len(outcomes)} windows "
+                f"stopped once a rejection was implausible (p-value 1), the other {len(outcomes) - settled} ran every "
+                f"permutation (exact p-values); median {median} permutations, {total:,} in all.")
     return (f"Anytime-valid tests (Fischer & Ramdas' betting, level {stop.alpha:.3g} per window): of {len(outcomes)} "
-            f"windows, {sum(o.rejected for o in outcomes)} rejected and {len(outcomes) - capped} stopped once settled "
-            f"(median {int(np.median(used)) if used.size else 0} permutations, {int(used.sum()):,} in all); "
-            f"{capped} ran to the cap. A window's p-value is valid at its stop, a bound (1 for most unchanged "
-            "windows) rather than an estimate; stopping='fixed' gives the exact p-value of every permutation.")
+            f"windows, {sum(o.rejected for o in outcomes)} rejected and {settled} stopped once settled "
+            f"(median {median} permutations, {total:,} in all); {len(outcomes) - settled} ran to the cap. A window's "
+            "p-value is valid at its stop, a bound (1 for most unchanged windows) rather than an estimate; "
+            "stopping='fixed' gives the exact p-value of every permutation.")
 
 
 def _early_stop_note(stop: EarlyStop, comparisons: list, n_permutations: int) -> str:

@@ -73,7 +73,7 @@ def frame_digest(frame: pd.DataFrame) -> str:
 
 def monitor(reference, data, *, store=None, time: str | None = None, window=None, alpha: float = 0.05,
             horizon: int = 52, min_effect: float | None = None, n_permutations: int | None = None,
-            stopping: str = "anytime", early_stop: bool | None = None, structure: str = "chow-liu",
+            stopping: str = "futility", early_stop: bool | None = None, structure: str = "chow-liu",
             bins: int | None = None, bin_columns=None, categorical=None, na_values=(), webhook: str | None = None,
             webhook_timeout: float = 10.0, dashboard=None, acknowledge: bool = True, random_state=0) -> MonitorResult:
     """Test the windows of ``data`` that ``store`` has not seen against ``reference``; store them; raise alarms.
@@ -101,12 +101,13 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
     n_permutations : int, optional
         Per window, at most; default ``max(2999, 4 horizon / alpha - 1)`` (the level must be
         reachable), twice that with ``stopping="anytime"``.
-    stopping : {"anytime", "fixed", "checkpoints"}, default="anytime"
+    stopping : {"futility", "anytime", "fixed", "checkpoints"}, default="futility"
         As in :func:`bnfisher.drift`, at the level ``alpha / horizon``: by default a window's
-        permutations stop once its alarm, or its quiet, is settled (an unchanged window
-        after a few dozen), and the stored p-value is valid at that stop -- a bound (1 for
-        most quiet windows), not an estimate; the store keeps the decision (``alarm``) and
-        the permutations it rests on.  ``"fixed"``: every permutation, the exact p-value.
+        permutations stop as soon as an alarm has become implausible (an unchanged window after a
+        few dozen, its stored p-value then 1), and a window that might alarm runs every
+        permutation (the exact p-value); ``"anytime"`` also stops a clear alarm early (after about
+        ``1.4 horizon / alpha`` permutations, its p-value a bound) at some power near the level;
+        ``"fixed"`` runs every permutation.  The store keeps the permutations each p-value rests on.
     early_stop : bool, optional
         Deprecated: ``stopping="checkpoints"`` (True) or ``"fixed"`` (False).
     structure, bins, bin_columns, categorical, na_values
@@ -148,6 +149,8 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
     """
     stopping = resolve_stopping(stopping, early_stop)
     threshold, n_permutations = _check_options(alpha, horizon, n_permutations, anytime=stopping == "anytime")
+    rule = AnytimeTest(threshold, "aggregate", reject_early=stopping == "anytime") \
+        if stopping in ("anytime", "futility") else stopping
     check_webhook(webhook, webhook_timeout)
     location = resolve_store(store)
     if dashboard is not None and not location.postgres:
@@ -157,7 +160,7 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
     windows, how = split_windows(data, time=time, window=window)
     keyed = [(_key(reference_digest, label, start, end, digest), label, start, end, frame, digest)
              for (label, start, end, frame), digest in zip(windows, (frame_digest(w[-1]) for w in windows))]
-    options = dict(stopping=AnytimeTest(threshold, "aggregate") if stopping == "anytime" else stopping,
+    options = dict(stopping=rule,
                    structure=structure, bins=bins, bin_columns=bin_columns,
                    categorical=categorical, na_values=na_values)
     with Store(location) as opened:  # opened to write: a store that cannot be written fails here, before the tests
@@ -236,6 +239,8 @@ def _budget(stopping, n_permutations: int) -> str:
     """Return a window's permutations, in words."""
     if stopping == "anytime":
         return f"at most {n_permutations} permutations, stopped once settled (anytime-valid)"
+    if stopping == "futility":
+        return f"{n_permutations} permutations, fewer where an alarm became implausible (stopped for futility)"
     return f"{n_permutations} permutations" + (" (checkpoints: 199, 999)" if stopping == "checkpoints" else "")
 
 
