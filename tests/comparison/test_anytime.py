@@ -195,10 +195,10 @@ def test_drift_stops_quiet_windows_early_and_flags_the_changed_one_on_any_number
     assert anytime.comparisons[2].test.sequential.rejected
     assert any(n.startswith("Anytime-valid tests") for n in anytime.notes)
     # Futility: the unchanged windows stop early with p = 1; the changed one runs every permutation, and its p-value
-    # is the permutation p-value of the one-split scores over them all.
+    # is the fixed aggregate test's over them all.
     assert futility.windows["p_value"].iloc[:2].tolist() == [1.0, 1.0]
     assert max(futility.windows["permutations"][:2]) < 100
-    assert futility.windows["permutations"].iloc[2] == 2999 and futility.windows["p_value"].iloc[2] == 1 / 3000
+    assert futility.windows["permutations"].iloc[2] == 2999 and futility.windows["p_value"].iloc[2] <= 0.05 / 3
     assert any(n.startswith("Stopped for futility") for n in futility.notes)
     families = anytime.comparisons[2].families
     assert families.iloc[0]["variable"] == "health" and families.iloc[0]["p_adjusted"] <= 0.05

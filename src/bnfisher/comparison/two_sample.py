@@ -95,8 +95,9 @@ class TwoSampleResult:
         method : {"mmd", "aggregate"}, default="mmd"
         stopping : AnytimeTest or EarlyStop, optional
             The rule that ended the permutations: an :class:`~bnfisher.comparison.AnytimeTest`
-            gives the p-value (anytime-valid, at its stopping time); otherwise the p-value is the
-            permutations' (``method``'s rule).
+            gives the p-value (anytime-valid, at its stopping time; without early rejection, 1 where
+            it stopped for futility and ``method``'s p-value of every permutation where it ran to the
+            cap); otherwise the p-value is the permutations' (``method``'s rule).
 
         Returns
         -------
@@ -106,7 +107,11 @@ class TwoSampleResult:
         aggregate, components = aggregate_pvalues(outcome)
         p_value = statistics_pvalue(outcome, method) if method == "mmd" else aggregate
         sequential = stopping.outcome(outcome) if isinstance(stopping, AnytimeTest) else None
-        return cls(float(outcome.observed.sum()), p_value if sequential is None else sequential.p_value,
+        if sequential is not None and (stopping.reject_early or sequential.settled):
+            p_value = sequential.p_value  # anytime-valid; or 1, for a test stopped for futility
+        # Stopped for futility alone and run to the cap: the fixed test's p-value of every permutation (valid: the
+        # reported p-value is 1 wherever the test stopped early, so never below it).
+        return cls(float(outcome.observed.sum()), p_value,
                    outcome.unbiased, outcome.null.sum(axis=1), outcome.full_statistic, method, components,
                    sequential=sequential)
 
