@@ -1,11 +1,11 @@
-"""Drift's three stoppings side by side in one run: false alarms, verdicts, permutations, time, seed spread.
+"""Drift's four stoppings side by side in one run: false alarms, verdicts, permutations, time, seed spread.
 
 Generator: the *alarm* network (tests/fixtures/bif), whose truth is known.  Each run draws a 4,000-row
-reference and 10 windows of 500 rows; ``bnfisher.drift`` runs on them three times with one seed:
+reference and 10 windows of 500 rows; ``bnfisher.drift`` runs on them four times with one seed:
 ``stopping="fixed"`` (every permutation, 2,999 per window), ``"checkpoints"``
 (:class:`bnfisher.comparison.EarlyStop`: stop after 199 permutations when the p-value is above 0.15, after 999
-when above 0.10) and ``"anytime"`` (the default, :class:`bnfisher.comparison.AnytimeTest` at Holm's first level
-0.05 / 10, cap 5,998).
+when above 0.10), ``"anytime"`` (:class:`bnfisher.comparison.AnytimeTest` at Holm's first level 0.05 / 10, cap
+5,998) and ``"futility"`` (the default: the same rule, stopping only to accept).
 
 1. Size: --runs runs with no change: the rate of windows with p <= 0.05 and of runs with a window flagged
    after Holm, for each (goal: <= 0.05 up to Monte-Carlo error; an anytime p-value is a bound, so its rate of
@@ -34,7 +34,7 @@ import bnfisher as bf
 
 ALARM = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "bif" / "alarm.bif.gz"
 WAYS = {"stopping='fixed' (every permutation)": "fixed", "stopping='checkpoints' (Besag-Clifford)": "checkpoints",
-        "stopping='anytime' (default)": "anytime"}
+        "stopping='anytime'": "anytime", "stopping='futility' (default)": "futility"}
 
 
 def moved(network: bf.BayesianNetwork, shift: float) -> bf.BayesianNetwork:
@@ -80,7 +80,7 @@ def runs(network, n_runs: int, shift: float) -> list:
             found = rate(tally["found"], n_runs) if scenario != "none" else "-"
             lines.append(f"| {scenario} | {way} | {rate(tally['small'], n_clean)} | {rate(tally['any'], n_runs)} | "
                          f"{found} | {np.mean(tally['done']):.0f} | {np.median(tally['seconds']):.2f} |")
-        lines.append(f"| {scenario} | runs whose window-5 verdicts differ between the three | | | "
+        lines.append(f"| {scenario} | runs whose window-5 verdicts differ between the four | | | "
                      f"{rate(differ, n_runs)} | | |")
     return lines
 
