@@ -302,13 +302,18 @@ def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, alpha
         tables = family_tables(network.cardinalities, list(enumerate(network.parent_indices())), [X, Y])
     if anytime:
         n_families = max(sum(int(r) >= 2 for r in network.cardinalities), 1)
-        cap = 10 * family_permutations(n_families)
+        # Stopping for futility alone, a test that might reject runs the fixed budget (its floor resolved below).
+        cap = (10 if reject_early else 1) * family_permutations(n_families)
         tests, drawn = anytime_tests(network.cardinalities, list(enumerate(network.parent_indices())), None,
                                      n_permutations=cap, random_state=random_state, tables=tables,
                                      rule=AnytimeTest(alpha / n_families, "mmd", reject_early=reject_early))
+        if not reject_early:
+            tests, budget = resolve_floor(network, tests, None, None, random_state=random_state, tables=tables)
+            cap = max(cap, budget)
+        how = "anytime-valid" if reject_early else "stopped only to accept; the clearest at the floor run again"
         return tests, (f"Family tests: {int(drawn.sum()):,} permutations within parent configurations in all "
                        f"({len(tests.families)} families, each stopped once settled at {alpha:g} / {n_families}, "
-                       f"anytime-valid; at most {cap} each, {tests.n_permutations} drawn by the last to settle).")
+                       f"{how}; at most {cap} each).")
     first = conditional_family_tests(network, None, None, random_state=random_state, tables=tables)
     tests, budget = resolve_floor(network, first, None, None, random_state=random_state, tables=tables)
     again = f"; the clearest, at the floor of the p-values, run again with {budget}" if budget else ""
