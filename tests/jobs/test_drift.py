@@ -234,9 +234,12 @@ def test_default_permutations_let_holm_reach_alpha(nursery):
                       learn_options={"class_variable": "class"})
     assert "3199 permutations per window" in result.notes[0]  # 4 x 40 / 0.05 - 1, above the floor of 2999
     assert (result.windows["p_value"] >= 1 / 3200).all()
-    anytime = bf.drift(nursery.iloc[:1000], windows, structure="naive-bayes", random_state=0,
+    anytime = bf.drift(nursery.iloc[:1000], windows, structure="naive-bayes", random_state=0, stopping="anytime",
                        learn_options={"class_variable": "class"})
     assert "at 0.00125 is settled (anytime-valid, at most 6398)" in anytime.notes[0]  # Holm's first level, twice
+    futility = bf.drift(nursery.iloc[:1000], windows, structure="naive-bayes", random_state=0,
+                        learn_options={"class_variable": "class"})
+    assert "3199 permutations, fewer where a rejection at 0.00125 became implausible" in futility.notes[0]
 
 
 def test_cli_drift(tmp_path, nursery, capsys):
