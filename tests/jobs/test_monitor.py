@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from bnfisher.cli import main
+from bnfisher.comparison.spending import WindowLevels
 from bnfisher.datasets import load
 from bnfisher.exceptions import DataWarning, StoreError
 from bnfisher.jobs.monitor import frame_digest, history, monitor
@@ -90,7 +91,7 @@ def test_early_stop_alarms_as_the_full_test_does_with_far_fewer_permutations(sto
     done = [record["test"]["permutations"] for record in history(store, results=True).windows["result"]]
     assert done[0] == 199 and done[1] == 4159, done
     assert list(result.windows["permutations"]) == done  # stored beside the result, read without parsing it
-    page = dashboard_html(history(store).windows, alpha=0.05, horizon=52, store=store)
+    page = dashboard_html(history(store).windows, levels=WindowLevels(0.05, 52), store=store)
     assert page.count("(stopped after 199 permutations)") == 1  # the quiet week's p-value says what it rests on
     for name, frame in (("ref.csv", reference), ("same.csv", data.iloc[1000:2000])):
         frame.to_csv(tmp_path / name, index=False)
@@ -165,6 +166,7 @@ def test_a_version_1_store_is_migrated_by_a_writer_and_refused_unchanged_by_a_re
     with Store(path) as opened:
         assert opened.version == SCHEMA_VERSION
         assert opened.unsignalled().empty  # alarms stored before version 2 count as signalled
+        assert opened.last_run() == (0.05, 52, "horizon")  # runs before version 3 kept a horizon
         assert list(opened.windows()["label"]) == ["week 1"]
 
 
@@ -212,6 +214,43 @@ def test_the_command_line_exits_1_on_an_alarm_posts_the_webhook_and_warns_when_i
     assert "could not be posted" in capsys.readouterr().err
     assert main(["history", "--store", store, "--json", "-"]) == 0
     assert len(json.loads(capsys.readouterr().out)["windows"]) == 2
+
+
+def test_an_unbounded_guarantee_tests_each_window_at_its_place_in_the_store(store, tables, tmp_path, capsys):
+    """The store's k-th window at alpha h / ((k + h - 1)(k + h)), counted across runs; the run and the page say so."""
+    reference, data = tables
+    changed = data.iloc[:1000].copy()
+    changed.loc[np.random.default_rng(0).random(1000) < 0.6, "finance"] = "inconv"
+    first = monitor(reference, data, window=1000, store=store, guarantee="unbounded")
+    second = monitor(reference, [data.iloc[:500], changed], store=store, guarantee="unbounded",
+                     dashboard=None if store.startswith("postgresql") else tmp_path / "d.html")
+    stored = history(store).windows
+    expected = [0.05 * 52 / ((k + 51) * (k + 52)) for k in range(1, 6)]  # by hand, from the definition
+    np.testing.assert_allclose(stored["threshold"], expected, rtol=1e-12)
+    assert list(second.windows["alarm"]) == [False, True] and not first.windows["alarm"].any()
+    assert "over every window" in second.verdict() and "its own level" in second.verdict()
+    assert second.to_dict()["guarantee"] == "unbounded" and second.to_dict()["threshold"] is None
+    with Store(store) as opened:
+        assert opened.last_run() == (0.05, 52, "unbounded")
+    if not store.startswith("postgresql"):
+        page = (tmp_path / "d.html").read_text()
+        assert "however many" in page and "alpha 0.05 over every window" not in page  # an alarm leads the page
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(["monitor", "x.csv", "y.csv", "--store", str(tmp_path / "c.db"), "--guarantee", "forever"])
+    assert exited.value.code == 2
+    assert "forever" in capsys.readouterr().err
+
+
+def test_one_rule_serves_windows_of_several_levels():
+    """Futility stops only where an alarm at the largest level is implausible; an anytime test rejects early only
+    below the smallest, where every window alarms."""
+    from bnfisher.jobs.monitor import _rule
+
+    levels = np.array([0.001, 0.0005])
+    assert _rule(levels, "futility").alpha == 0.001 and not _rule(levels, "futility").reject_early
+    assert _rule(levels, "anytime").alpha == 0.0005 and _rule(levels, "anytime").reject_early
+    assert _rule(levels, "fixed") == "fixed"
 
 
 def test_too_few_permutations_to_reach_the_level_are_named(tables, tmp_path):

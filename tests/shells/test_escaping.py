@@ -73,6 +73,7 @@ def test_no_page_runs_a_script_hidden_in_a_name(tmp_path, capsys):
 
 def test_the_dashboards_svg_timeline_keeps_window_labels_as_text(tmp_path):
     """Window labels drawn by matplotlib as tick labels (no dates: labels on the axis) cannot open the SVG."""
+    from bnfisher.comparison.spending import WindowLevels
     from bnfisher.viz.dashboard import dashboard_html
 
     history = pd.DataFrame({"label": PAYLOADS + TEXT_PAYLOADS, "start": None, "end": None, "rows": 10,
@@ -81,5 +82,5 @@ def test_the_dashboards_svg_timeline_keeps_window_labels_as_text(tmp_path):
                             "mechanism": PAYLOADS[0], "cell": TEXT_PAYLOADS[0], "verdict": TEXT_PAYLOADS[1],
                             "permutations": 999, "started": TEXT_PAYLOADS[2]})
     page = tmp_path / "dashboard.html"
-    page.write_text(dashboard_html(history, alpha=0.05, horizon=52, store=PAYLOADS[1]))
+    page.write_text(dashboard_html(history, levels=WindowLevels(0.05, 52), store=PAYLOADS[1]))
     assert "data-pwned" not in _dom(page, tmp_path)

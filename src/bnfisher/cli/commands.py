@@ -437,7 +437,8 @@ def _command_monitor(args) -> int:
     cut = args.window or args.rows
     data = frames[0] if cut else dict(zip(args.data, frames))
     result = monitor(reference, data, store=store, time=args.time_column, window=cut, alpha=args.alpha,
-                     horizon=args.horizon, min_effect=args.min_effect, n_permutations=args.permutations,
+                     horizon=args.horizon, guarantee=args.guarantee, min_effect=args.min_effect,
+                     n_permutations=args.permutations,
                      stopping=args.stopping, early_stop=args.early_stop, structure=args.structure, **_binning(args),
                      na_values=args.na_values or (), webhook=args.webhook, webhook_timeout=args.webhook_timeout,
                      dashboard=args.dashboard, acknowledge=False, random_state=args.seed)

@@ -10,6 +10,7 @@ from bnfisher._version import __version__
 from bnfisher.datasets import DATASETS
 from bnfisher.jobs.experiment import CRITERIA, MODELS
 from bnfisher.jobs.learn import DEFAULT_PSEUDOCOUNT, LEARN_OPTIONS, SCORES, STRUCTURES
+from bnfisher.jobs.monitor import GUARANTEES
 
 
 class UsageError(Exception):
@@ -216,7 +217,8 @@ def _add_monitor(sub, *, data) -> None:
         description="Cut DATA into windows, test those the store has not seen against the reference (drift's exact "
                     "test), append them to the store (an SQLite file, or a postgresql:// URL) and exit 0 when no "
                     "window alarms, 1 when one does, 2 on an error. Each window is tested at alpha / horizon: the "
-                    "chance of any false alarm over HORIZON windows without change is at most alpha.")
+                    "chance of any false alarm over HORIZON windows without change is at most alpha (with "
+                    "--guarantee unbounded: over every window the store will hold).")
     monitor.add_argument("reference", help="the reference table, or its profile (.bnfp)")
     monitor.add_argument("data", nargs="+", help="the table to test: one window (cut it with --rows or --window), or "
                                                  "several tables, one window each")
@@ -231,11 +233,16 @@ def _add_monitor(sub, *, data) -> None:
     monitor.add_argument("--alpha", type=_probability, default=0.05,
                          help="the chance of any false alarm over --horizon windows without change (default 0.05)")
     monitor.add_argument("--horizon", type=_positive_int, default=52,
-                         help="windows the guarantee spans (default 52: a year of weekly windows)")
+                         help="windows the guarantee spans (default 52: a year of weekly windows); with --guarantee "
+                              "unbounded, the store's first HORIZON windows spend half of alpha")
+    monitor.add_argument("--guarantee", choices=GUARANTEES, default="horizon",
+                         help="horizon (default): alpha over HORIZON windows, each at alpha / horizon; unbounded: "
+                              "alpha over every window, ever, the store's k-th window at alpha x horizon / ((k + "
+                              "horizon - 1)(k + horizon)), a level that falls as the store grows")
     monitor.add_argument("--min-effect", type=float, default=None,
                          help="alarm only when the window's MMD²_u is at least this, too")
     monitor.add_argument("--permutations", type=_positive_int, default=None,
-                         help="per window, at most (default max(2999, 4 x horizon / alpha - 1), twice that with "
+                         help="per window, at most (default max(2999, 4 / level - 1), twice that with "
                               "--stopping anytime)")
     _stopping_arguments(monitor)
     monitor.add_argument("--structure", choices=STRUCTURES, default="chow-liu", help="the kernel's structure")

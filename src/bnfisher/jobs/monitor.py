@@ -6,12 +6,16 @@ against the reference with :func:`bnfisher.drift`'s exact test, and appends them
 results to the store in one transaction.
 
 **An error rate that holds over time.**  Windows accumulate run after run, so Holm over
-"the windows" has no fixed meaning.  Each window is tested on its own at level
-``alpha / horizon``: by Bonferroni's inequality, the probability that *any* of ``horizon``
-windows without drift raises an alarm is at most ``alpha``, whatever the dependence between
-their tests (they share the reference) and however the runs are spread.  With the defaults
-(``alpha=0.05``, ``horizon=52``: weekly windows) a year without change raises an alarm with
-probability at most 0.05; ``benchmarks/monitor_year.py`` measures it, and how fast a change is caught.
+"the windows" has no fixed meaning.  Each window is tested on its own at a level fixed before
+its data are seen (:class:`~bnfisher.comparison.spending.WindowLevels`): by Bonferroni's
+inequality, the probability that *any* window without drift raises an alarm is at most the
+sum of their levels, whatever the dependence between their tests (they share the reference)
+and however the runs are spread.  By default every window is tested at ``alpha / horizon``:
+with ``alpha=0.05``, ``horizon=52`` (weekly windows) a year without change raises an alarm with
+probability at most 0.05 (``benchmarks/monitor_year.py`` measures it, and how fast a change is
+caught).  ``guarantee="unbounded"`` spends ``alpha`` over every window the store will ever hold
+(window ``k`` at ``alpha h / ((k + h - 1)(k + h))``), at a cost in power that grows with the
+store's age (``benchmarks/monitor_unbounded.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import numpy as np
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_positive_int
 from bnfisher.comparison.anytime import AnytimeTest
+from bnfisher.comparison.spending import GUARANTEES, WindowLevels
 from bnfisher.data.io import check_outputs
 from bnfisher.data.profile import ReferenceProfile, tables_of
 from bnfisher.data.windows import split_windows
@@ -44,7 +49,7 @@ from bnfisher.store.database import WINDOW_COLUMNS, Store
 from bnfisher.store.location import resolve_store
 from bnfisher.viz.dashboard import write_dashboard
 
-__all__ = ["HistoryResult", "MonitorResult", "acknowledge", "frame_digest", "history", "monitor"]
+__all__ = ["GUARANTEES", "HistoryResult", "MonitorResult", "acknowledge", "frame_digest", "history", "monitor"]
 
 
 def frame_digest(frame: pd.DataFrame) -> str:
@@ -72,7 +77,8 @@ def frame_digest(frame: pd.DataFrame) -> str:
 
 
 def monitor(reference, data, *, store=None, time: str | None = None, window=None, alpha: float = 0.05,
-            horizon: int = 52, min_effect: float | None = None, n_permutations: int | None = None,
+            horizon: int = 52, guarantee: str = "horizon", min_effect: float | None = None,
+            n_permutations: int | None = None,
             stopping: str = "futility", early_stop: bool | None = None, structure: str = "chow-liu",
             bins: int | None = None, bin_columns=None, categorical=None, na_values=(), webhook: str | None = None,
             webhook_timeout: float = 10.0, dashboard=None, acknowledge: bool = True, random_state=0) -> MonitorResult:
@@ -93,14 +99,23 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
         one window, labelled by the span of its times.
     window : str, pandas offset or int, optional
     alpha : float, default=0.05
-        The chance of any false alarm over ``horizon`` windows without change, at most.
+        The chance of any false alarm over ``horizon`` windows without change (or, with
+        ``guarantee="unbounded"``, over every window), at most.
     horizon : int, default=52
-        Windows the guarantee spans; each window is tested at ``alpha / horizon``.
+        Windows the guarantee spans; each window is tested at ``alpha / horizon``.  With
+        ``guarantee="unbounded"``, the pace at which ``alpha`` is spent: the store's first
+        ``horizon`` windows spend half of it.
+    guarantee : {"horizon", "unbounded"}, default="horizon"
+        ``"unbounded"``: the chance of any false alarm over every window the store will ever
+        hold is at most ``alpha``; the ``k``-th window of the store is tested at
+        ``alpha horizon / ((k + horizon - 1)(k + horizon))`` (about ``alpha / (4 horizon)``
+        at ``k = horizon``, :class:`~bnfisher.comparison.spending.WindowLevels`), each
+        window's level kept in the store's ``threshold``.
     min_effect : float, optional
         A window alarms only when its MMD²_u is at least this, too.
     n_permutations : int, optional
-        Per window, at most; default ``max(2999, 4 horizon / alpha - 1)`` (the level must be
-        reachable), twice that with ``stopping="anytime"``.
+        Per window, at most; default ``max(2999, 4 / level - 1)`` for the run's smallest
+        level (it must be reachable), twice that with ``stopping="anytime"``.
     stopping : {"futility", "anytime", "fixed", "checkpoints"}, default="futility"
         As in :func:`bnfisher.drift`, at the level ``alpha / horizon``: by default a window's
         permutations stop as soon as an alarm has become implausible (an unchanged window after a
@@ -133,7 +148,8 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
     Raises
     ------
     OptionError
-        For ``alpha`` outside (0, 1), a ``horizon`` below 1, a bad store location or webhook URL.
+        For ``alpha`` outside (0, 1), a ``horizon`` below 1, another ``guarantee``, a bad store
+        location or webhook URL.
     StoreError
         For a store that cannot be opened or written (before any window is tested).
 
@@ -148,9 +164,9 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
     (2, 0, 2, (2, 0))
     """
     stopping = resolve_stopping(stopping, early_stop)
-    threshold, n_permutations = _check_options(alpha, horizon, n_permutations, anytime=stopping == "anytime")
-    rule = AnytimeTest(threshold, "aggregate", reject_early=stopping == "anytime") \
-        if stopping in ("anytime", "futility") else stopping
+    spending = WindowLevels(check_level(alpha), horizon, guarantee)
+    if n_permutations is not None:
+        n_permutations = check_positive_int(n_permutations, "n_permutations")
     check_webhook(webhook, webhook_timeout)
     location = resolve_store(store)
     if dashboard is not None and not location.postgres:
@@ -160,30 +176,32 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
     windows, how = split_windows(data, time=time, window=window)
     keyed = [(_key(reference_digest, label, start, end, digest), label, start, end, frame, digest)
              for (label, start, end, frame), digest in zip(windows, (frame_digest(w[-1]) for w in windows))]
-    options = dict(stopping=rule,
-                   structure=structure, bins=bins, bin_columns=bin_columns,
-                   categorical=categorical, na_values=na_values)
+    options = dict(structure=structure, bins=bins, bin_columns=bin_columns, categorical=categorical,
+                   na_values=na_values)
     with Store(location) as opened:  # opened to write: a store that cannot be written fails here, before the tests
         pending = opened.unsignalled()
         known = opened.known([key for key, *_ in keyed])
         new = [w for w in keyed if w[0] not in known]
         advice = _relabelled(opened, new)
-        records = _test(reference, new, reference_digest, threshold=threshold, min_effect=min_effect,
-                        n_permutations=n_permutations, random_state=random_state, options=options) if new else []
+        # Each new window's level, by its place among the store's windows (the same for all under a horizon).
+        thresholds = spending.levels(opened.totals()[0] + 1, len(new))
+        budget = _permutations(thresholds, n_permutations, stopping)
+        records = _test(reference, new, reference_digest, thresholds=thresholds, min_effect=min_effect,
+                        n_permutations=budget, random_state=random_state,
+                        options=dict(options, stopping=_rule(thresholds, stopping))) if new else []
         run = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "reference": getattr(reference, "name", None) or "reference", "reference_digest": reference_digest,
-               "alpha": alpha, "horizon": horizon, "min_effect": min_effect}
+               "alpha": alpha, "horizon": horizon, "guarantee": guarantee, "min_effect": min_effect}
         opened.append(run, records)
         result = MonitorResult(
             windows=pd.DataFrame(records, columns=[c for c in WINDOW_COLUMNS if c not in _INNER]).drop(
                 columns=["digest", "reference_digest"]),
             pending=pending, skipped=len(keyed) - len(new), recent=opened.windows(last=RECENT),
-            totals=opened.totals(), store=location.shown, alpha=alpha, horizon=horizon, advice=advice,
-            notes=[f"Windows: {how}; {len(new)} new, {len(keyed) - len(new)} already stored; each tested at alpha / "
-                   f"horizon = {alpha:g} / {horizon} = {threshold:.3g} with {_budget(stopping, n_permutations)}."])
+            totals=opened.totals(), store=location.shown, alpha=alpha, horizon=horizon, guarantee=guarantee,
+            advice=advice, notes=[f"Windows: {how}; {len(new)} new, {len(keyed) - len(new)} already stored; "
+                                  f"{_levels_note(spending, thresholds)}, with {_budget(stopping, budget)}."])
         if dashboard is not None:
-            write_dashboard(result.recent, dashboard, totals=result.totals, alpha=alpha, horizon=horizon,
-                            store=location.shown)
+            write_dashboard(result.recent, dashboard, totals=result.totals, levels=spending, store=location.shown)
         if webhook and not result.alarms.empty:
             result.webhook = post_alarm(webhook, result.message(), timeout=webhook_timeout)
         if acknowledge:
@@ -222,17 +240,39 @@ def acknowledge(store, result: MonitorResult) -> None:
 _INNER = ("run_id", "signalled", "result")
 
 
-def _check_options(alpha: float, horizon: int, n_permutations: int | None, *, anytime: bool) -> tuple[float, int]:
-    """Check the level; return the per-window threshold and the permutations (the default reaches it)."""
-    threshold = check_level(alpha) / check_positive_int(horizon, "horizon")
-    if n_permutations is None:  # one window at a time, at the level alpha / horizon
-        return threshold, default_permutations(1, threshold) * (2 if anytime else 1)
-    n_permutations = check_positive_int(n_permutations, "n_permutations")
-    if 1.0 / (n_permutations + 1) > threshold:
-        warnings.warn(f"With {n_permutations} permutations no p-value can reach the level alpha / horizon = "
-                      f"{threshold:.3g}, so no window can alarm; use at least {int(np.ceil(1 / threshold))} "
-                      "(the default gives 4 / level).", DataWarning, stacklevel=3)
-    return threshold, n_permutations
+def _permutations(thresholds: np.ndarray, n_permutations: int | None, stopping) -> int:
+    """Return a window's permutations: the default reaches the run's smallest level; warn when a given number cannot."""
+    if not thresholds.size:
+        return n_permutations or 0
+    lowest = float(thresholds.min())
+    if n_permutations is None:  # one window at a time, at its own level
+        return default_permutations(1, lowest) * (2 if stopping == "anytime" else 1)
+    if 1.0 / (n_permutations + 1) > lowest:
+        warnings.warn(f"With {n_permutations} permutations no p-value can reach the level {lowest:.3g}, so "
+                      f"{'no window' if 1.0 / (n_permutations + 1) > thresholds.max() else 'some windows'} can alarm; "
+                      f"use at least {int(np.ceil(1 / lowest))} (the default gives 4 / level).", DataWarning,
+                      stacklevel=4)
+    return n_permutations
+
+
+def _rule(thresholds: np.ndarray, stopping):
+    """Return the run's stopping rule (one for its windows, whose levels may differ under an unbounded guarantee).
+
+    Futility stops a window once an alarm at the run's *largest* level is implausible, so it never stops one
+    that could alarm at its own; an anytime test rejects early only below the *smallest*, where every window alarms.
+    """
+    if stopping not in ("anytime", "futility") or not thresholds.size:
+        return stopping
+    anytime = stopping == "anytime"
+    return AnytimeTest(float(thresholds.min() if anytime else thresholds.max()), "aggregate", reject_early=anytime)
+
+
+def _levels_note(spending: WindowLevels, thresholds: np.ndarray) -> str:
+    """Return the levels of the run's windows, in words."""
+    if not spending.unbounded or not thresholds.size:
+        return f"each tested at {spending.describe()}"
+    shown = f"{thresholds.max():.3g}" + (f" to {thresholds.min():.3g}" if thresholds.min() < thresholds.max() else "")
+    return f"tested at {shown} ({spending.describe()})"
 
 
 def _budget(stopping, n_permutations: int) -> str:
@@ -263,13 +303,14 @@ def _key(reference_digest: str, label, start, end, digest: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _test(reference, new: list, reference_digest: str, *, threshold: float, min_effect, n_permutations: int,
+def _test(reference, new: list, reference_digest: str, *, thresholds: np.ndarray, min_effect, n_permutations: int,
           random_state, options: dict) -> list:
-    """Test the new windows against the reference; return one store record per window."""
+    """Test the new windows against the reference, each at its own level; return one store record per window."""
     result = drift(reference, {str(label): frame for _, label, _, _, frame, _ in new}, n_permutations=n_permutations,
-                   alpha=threshold, min_effect=min_effect, random_state=random_state, **options)
+                   alpha=float(thresholds.max()), min_effect=min_effect, random_state=random_state, **options)
     records: list = []
-    for (key, label, start, end, _, digest), (_, row) in zip(new, result.windows.iterrows()):
+    for (key, label, start, end, _, digest), (_, row), threshold in zip(new, result.windows.iterrows(), thresholds):
+        threshold = float(threshold)
         large = min_effect is None or (np.isfinite(row["mmd2_u"]) and row["mmd2_u"] >= min_effect)
         alarm = bool(np.isfinite(row["p_value"]) and row["p_value"] <= threshold and large)
         comparison = result.comparisons[len(records)]
@@ -343,8 +384,7 @@ def history(store=None, *, dashboard=None, results: bool = False) -> HistoryResu
         windows = opened.windows(results=results)
         last = opened.last_run()
     if dashboard is not None:
-        alpha, horizon = last if last is not None else (0.05, 52)
+        levels = WindowLevels(*last) if last is not None else WindowLevels(0.05, 52)
         totals = (len(windows), int(windows["alarm"].sum()))
-        write_dashboard(windows.iloc[-RECENT:], dashboard, totals=totals, alpha=alpha, horizon=horizon,
-                        store=location.shown)
+        write_dashboard(windows.iloc[-RECENT:], dashboard, totals=totals, levels=levels, store=location.shown)
     return HistoryResult(windows=windows, store=location.shown)

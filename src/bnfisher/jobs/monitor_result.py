@@ -114,6 +114,9 @@ class MonitorResult(JobResult):
         The store's location, its password hidden.
     alpha, horizon : float, int
         The guarantee: at most ``alpha`` chance of a false alarm over ``horizon`` windows.
+    guarantee : {"horizon", "unbounded"}, default="horizon"
+        ``"unbounded"``: at most ``alpha`` over every window, each at its own level
+        (:class:`~bnfisher.comparison.spending.WindowLevels`; column ``threshold``).
     notes, advice : list of str
     webhook : str or None
         What became of the alarm message (``"sent"``, or why it failed), None when none was due.
@@ -137,6 +140,7 @@ class MonitorResult(JobResult):
     store: str
     alpha: float
     horizon: int
+    guarantee: str = "horizon"
     notes: list = field(default_factory=list)
     advice: list = field(default_factory=list)
     webhook: str | None = None
@@ -154,7 +158,6 @@ class MonitorResult(JobResult):
         -------
         str
         """
-        level = self.alpha / self.horizon
         tested = f"{len(self.windows)} new window{'s' if len(self.windows) != 1 else ''} tested"
         skipped = f" ({self.skipped} already in the store)" if self.skipped else ""
         earlier = (f" {len(self.pending)} alarm{'s' if len(self.pending) != 1 else ''} stored by an earlier run that "
@@ -162,13 +165,17 @@ class MonitorResult(JobResult):
                                                              ", ".join(map(str, self.pending["label"])))
                    if len(self.pending) else "")
         own = self.windows[self.windows["alarm"].astype(bool)] if len(self.windows) else self.windows
+        if self.guarantee == "unbounded":
+            level, promise = "its own level", f"alpha {self.alpha:g} over every window"
+        else:
+            level, promise = f"{self.alpha / self.horizon:.3g}", f"alpha {self.alpha:g} over {self.horizon} windows"
         if own.empty:
             head = "ALARM" if earlier else "No alarm"
-            return (f"{head}: {tested}{skipped}, none with p ≤ {level:.3g} (alpha {self.alpha:g} over "
-                    f"{self.horizon} windows).{earlier}")
+            below = "at its own level" if self.guarantee == "unbounded" else f"with p ≤ {level}"
+            return f"{head}: {tested}{skipped}, none {below} ({promise}).{earlier}"
         first = own.iloc[0]
-        return (f"ALARM: {len(own)} of {tested}{skipped} drifted (each tested at {level:.3g}: alpha {self.alpha:g} "
-                f"over {self.horizon} windows). {first['label']}: {first['verdict']}{earlier}")
+        return (f"ALARM: {len(own)} of {tested}{skipped} drifted (each tested at {level}: {promise}). "
+                f"{first['label']}: {first['verdict']}{earlier}")
 
     def to_text(self, *, notes: bool = True, advice: bool = True) -> str:
         """Return the result as text: notes, verdict, this run's windows, the store.
@@ -196,7 +203,9 @@ class MonitorResult(JobResult):
         dict
         """
         return {"kind": "monitor", "verdict": self.verdict(), "store": self.store, "alpha": self.alpha,
-                "horizon": self.horizon, "threshold": self.alpha / self.horizon, "skipped": self.skipped,
+                "horizon": self.horizon, "guarantee": self.guarantee,
+                "threshold": self.alpha / self.horizon if self.guarantee == "horizon" else None,
+                "skipped": self.skipped,
                 "notes": list(self.notes), "warnings": list(self.advice), "webhook": self.webhook,
                 "windows": _records(self.windows), "pending": _records(self.pending),
                 "history": {"windows": self.totals[0], "alarms": self.totals[1]}}

@@ -62,6 +62,8 @@ MIGRATIONS = {
     # 2: the permutations a window's test ran (read without parsing its result), and alarms not yet signalled.
     2: ["ALTER TABLE bnfisher_windows ADD COLUMN permutations INTEGER",
         "ALTER TABLE bnfisher_windows ADD COLUMN signalled INTEGER NOT NULL DEFAULT 1"],
+    # 3: the run's guarantee (``horizon``: alpha over ``horizon`` windows; ``unbounded``: over every window).
+    3: ["ALTER TABLE bnfisher_runs ADD COLUMN guarantee TEXT NOT NULL DEFAULT 'horizon'"],
 }
 #: The schema version this bnfisher writes.
 SCHEMA_VERSION = max(MIGRATIONS)
@@ -385,14 +387,14 @@ class Store:
         return int(windows), int(alarms)
 
     def last_run(self) -> tuple | None:
-        """Return the latest run's ``(alpha, horizon)``, or None for an empty store.
+        """Return the latest run's ``(alpha, horizon, guarantee)``, or None for an empty store.
 
         Returns
         -------
-        tuple of (float, int) or None
+        tuple of (float, int, str) or None
         """
-        rows = self._select("SELECT alpha, horizon FROM bnfisher_runs ORDER BY id DESC LIMIT 1")
-        return (float(rows[0][0]), int(rows[0][1])) if rows else None
+        rows = self._select("SELECT alpha, horizon, guarantee FROM bnfisher_runs ORDER BY id DESC LIMIT 1")
+        return (float(rows[0][0]), int(rows[0][1]), str(rows[0][2])) if rows else None
 
     # ------------------------------------------------------------ writing
     def append(self, run: dict, windows: list) -> int:
@@ -401,7 +403,8 @@ class Store:
         Parameters
         ----------
         run : dict
-            ``started``, ``reference``, ``reference_digest``, ``alpha``, ``horizon``, ``min_effect``.
+            ``started``, ``reference``, ``reference_digest``, ``alpha``, ``horizon``, ``min_effect``
+            and ``guarantee`` (default ``"horizon"``).
         windows : list of dict
             Each with the keys of :data:`WINDOW_COLUMNS` but ``run_id`` (``permutations`` and
             ``signalled`` may be left out: unknown, and 0 for an alarm).
@@ -413,9 +416,10 @@ class Store:
         """
         values = tuple(_plain(v) for v in (
             run["started"], run.get("reference"), run["reference_digest"], run["alpha"], run["horizon"],
-            run.get("min_effect"), len(windows), sum(int(w["alarm"]) for w in windows)))
+            run.get("min_effect"), len(windows), sum(int(w["alarm"]) for w in windows),
+            run.get("guarantee", "horizon")))
         insert = ("INSERT INTO bnfisher_runs (started, reference, reference_digest, alpha, horizon, min_effect, "
-                  "tested, alarms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+                  "tested, alarms, guarantee) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
         columns = ", ".join(f'"{c}"' for c in WINDOW_COLUMNS)
         statement = self._sql(f"INSERT INTO bnfisher_windows ({columns}) VALUES "
                               f"({', '.join('?' * len(WINDOW_COLUMNS))}) ON CONFLICT (window_key) DO NOTHING")

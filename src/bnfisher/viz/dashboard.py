@@ -17,6 +17,7 @@ import re
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
+from bnfisher.comparison.spending import WindowLevels
 from bnfisher.data.io import write_text
 
 __all__ = ["dashboard_html", "write_dashboard"]
@@ -58,7 +59,7 @@ def _times(history: pd.DataFrame):
     return None
 
 
-def _timeline(history: pd.DataFrame, *, threshold: float) -> str:
+def _timeline(history: pd.DataFrame) -> str:
     """Return an inline SVG: the windows' p-values (log scale) over time, the alarm level, alarms in red."""
     if len(history) == 0:
         return ""
@@ -75,10 +76,14 @@ def _timeline(history: pd.DataFrame, *, threshold: float) -> str:
     x = np.arange(len(history)) if times is None else times.to_numpy()
     figure = Figure(figsize=(11.8, 2.8))
     axes = figure.add_subplot()
-    floor = min(np.nanmin(p, initial=1.0), threshold) / 3
+    level = pd.to_numeric(history["threshold"], errors="coerce").to_numpy(dtype=float)
+    floor = min(np.nanmin(p, initial=1.0), np.nanmin(level, initial=1.0)) / 3
     axes.set_yscale("log")
     axes.set_ylim(floor, 1.5)
-    axes.axhline(threshold, color="#c0392b", linestyle="--", linewidth=1, label=f"alarm level {threshold:.3g}")
+    if np.nanmax(level, initial=0.0) > np.nanmin(level, initial=0.0):  # each window at its own level
+        axes.step(x, level, where="mid", color="#c0392b", linestyle="--", linewidth=1, label="alarm level")
+    else:
+        axes.axhline(level[0], color="#c0392b", linestyle="--", linewidth=1, label=f"alarm level {level[0]:.3g}")
     axes.plot(x, np.where(np.isfinite(p), p, np.nan), color="#9aa9c4", linewidth=0.8)
     axes.scatter(x[~alarm], p[~alarm], s=14, color="#4a6fa5", label="window", zorder=3)
     axes.scatter(x[alarm], p[alarm], s=36, color="#c0392b", label="alarm", zorder=4)
@@ -96,7 +101,7 @@ def _timeline(history: pd.DataFrame, *, threshold: float) -> str:
     return re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
 
 
-def _headline(history: pd.DataFrame, totals: tuple, *, alpha: float, horizon: int) -> str:
+def _headline(history: pd.DataFrame, totals: tuple, *, levels: WindowLevels) -> str:
     windows, alarms = totals
     if windows == 0:
         return "<p class='headline'>No window stored yet.</p>"
@@ -108,8 +113,9 @@ def _headline(history: pd.DataFrame, totals: tuple, *, alpha: float, horizon: in
     if alarms:
         return (f"<p class='headline alarm'><b>{alarms} alarm{'s' if alarms != 1 else ''}</b> in {windows} windows, "
                 "none among the newest shown here.</p>")
-    return (f"<p class='headline'>No alarm in {windows} windows (each tested at alpha / horizon = {alpha:g} / "
-            f"{horizon}).</p>")
+    promise = (f"alpha {levels.alpha:g} over every window" if levels.unbounded else
+               f"each tested at alpha / horizon = {levels.alpha:g} / {levels.horizon}")
+    return f"<p class='headline'>No alarm in {windows} windows ({promise}).</p>"
 
 
 def _row(w, most) -> str:
@@ -124,15 +130,15 @@ def _row(w, most) -> str:
             f"<td>{_text(w['started'])}</td></tr>")
 
 
-def dashboard_html(history: pd.DataFrame, *, alpha: float, horizon: int, store: str,
-                   totals: tuple | None = None) -> str:
+def dashboard_html(history: pd.DataFrame, *, levels: WindowLevels, store: str, totals: tuple | None = None) -> str:
     """Return the dashboard page of a store's windows.
 
     Parameters
     ----------
     history : DataFrame
-        The windows to show (:meth:`bnfisher.store.Store.windows`, the newest of them).
-    alpha, horizon : float, int
+        The windows to show (:meth:`bnfisher.store.Store.windows`, the newest of them), each
+        with its level (``threshold``).
+    levels : WindowLevels
         The guarantee the windows were tested under.
     store : str
         The store's location as shown (its password hidden).
@@ -146,7 +152,8 @@ def dashboard_html(history: pd.DataFrame, *, alpha: float, horizon: int, store: 
     Examples
     --------
     >>> import pandas as pd
-    >>> page = dashboard_html(pd.DataFrame(columns=["label", "alarm"]), alpha=0.05, horizon=52, store="h.db")
+    >>> from bnfisher.comparison.spending import WindowLevels
+    >>> page = dashboard_html(pd.DataFrame(columns=["label", "alarm"]), levels=WindowLevels(0.05, 52), store="h.db")
     >>> "No window stored yet" in page
     True
     """
@@ -161,19 +168,17 @@ def dashboard_html(history: pd.DataFrame, *, alpha: float, horizon: int, store: 
     older = totals[0] - len(history)
     more = (f"<p class='note'>{older} older windows are not listed here; <code>bnfisher history --store "
             f"{html.escape(store)}</code> lists every window.</p>") if older > 0 else ""
-    level = alpha / horizon
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>bnfisher monitor</title>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'><style>{_STYLE}</style></head><body>"
-            f"<h1>Monitoring: {html.escape(store)}</h1>{_headline(history, totals, alpha=alpha, horizon=horizon)}"
+            f"<h1>Monitoring: {html.escape(store)}</h1>{_headline(history, totals, levels=levels)}"
             f"<h2>Timeline{' (the newest ' + str(len(history)) + ' windows)' if older > 0 else ''}</h2>"
-            f"{_timeline(history, threshold=level)}"
-            f"<p class='note'>Each window is tested against the reference by an exact permutation test at level "
-            f"alpha / horizon = {alpha:g} / {horizon} = {level:.3g} (the dashed line): the chance of any false alarm "
-            f"over {horizon} windows without change is at most {alpha:g}.</p>"
+            f"{_timeline(history)}"
+            f"<p class='note'>Each window is tested against the reference by an exact permutation test at "
+            f"{html.escape(levels.describe())} (the dashed line).</p>"
             f"<h2>Windows (alarms first, newest first)</h2>{table}{more}</body></html>")
 
 
-def write_dashboard(history: pd.DataFrame, path, *, alpha: float, horizon: int, store: str,
+def write_dashboard(history: pd.DataFrame, path, *, levels: WindowLevels, store: str,
                     totals: tuple | None = None) -> None:
     """Write :func:`dashboard_html` to ``path`` (atomically: a reader never sees half a page).
 
@@ -181,8 +186,8 @@ def write_dashboard(history: pd.DataFrame, path, *, alpha: float, horizon: int, 
     ----------
     history : DataFrame
     path : str or path-like
-    alpha, horizon : float, int
+    levels : WindowLevels
     store : str
     totals : tuple of (int, int), optional
     """
-    write_text(path, dashboard_html(history, alpha=alpha, horizon=horizon, store=store, totals=totals))
+    write_text(path, dashboard_html(history, levels=levels, store=store, totals=totals))
