@@ -14,7 +14,10 @@ as it is (16 states per feature); a hill-climbing (BIC) network; its Fisher kern
   of the child), and the search's inner loop -- a kernel column's gathers over the distinct rows --
   compiled on one thread and on every core beside NumPy's one ``take`` per family.
 
-Run:  python benchmarks/selection.py [--quick] [--summarize-rows 10000000]
+* With ``--only margins``: the refinement's inner loop (``summary.margins._row_sums``: each candidate's sum of
+  its cells' gains) compiled beside NumPy's gather and row sum, on random cells of 4,000-20,000 rows.
+
+Run:  python benchmarks/selection.py [--quick] [--summarize-rows 10000000] [--only margins]
 """
 
 from __future__ import annotations
@@ -137,6 +140,29 @@ def summarize(rows: int, ks: list) -> None:
           f"({t_read_one / t_read_all:.2f}x): the memory's ceiling for the gathers")
 
 
+def margins_loop() -> None:
+    """The refinement's candidate sums, compiled against NumPy's gather and row sum, the same values."""
+    from bnfisher._utils import jit as _jit
+    from bnfisher.summary.margins import _numpy_row_sums, _row_sums
+
+    _jit.FALLBACK_BUDGET = 0.0  # time the compiled code, as a long search runs it
+    for rows, width, cells in ((4000, 73, 2000), (12960, 45, 800), (20000, 153, 3000)):
+        rng = np.random.default_rng(0)
+        table = rng.integers(0, cells, size=(rows, width)).astype(np.int32)
+        gain = rng.random(cells)
+        out = np.empty(rows)
+        _row_sums(gain, table, out)  # compiled on this first call
+        timed = {}
+        for name, function in (("NumPy", _numpy_row_sums), ("compiled", _row_sums)):
+            begin = time.perf_counter()
+            for _ in range(50):
+                function(gain, table, out)
+            timed[name] = (time.perf_counter() - begin) / 50
+        same = np.allclose(_numpy_row_sums(gain, table, np.empty(rows)), _row_sums(gain, table, np.empty(rows)))
+        print(f"  candidate sums, {rows:,} rows x {width} cells: NumPy {1e3 * timed['NumPy']:.2f} ms, compiled "
+              f"{1e3 * timed['compiled']:.2f} ms ({timed['NumPy'] / timed['compiled']:.1f}x); the same values: {same}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="k = 200 only")
@@ -144,7 +170,11 @@ def main() -> None:
                         "rows sampled from alarm")
     parser.add_argument("--summarize-k", type=int, nargs="+", default=[200, 1000], help="subset sizes for "
                         "--summarize-rows (from Parquet; the first also from CSV)")
+    parser.add_argument("--only", choices=["margins"], default=None, help="only the refinement's inner loop")
     args = parser.parse_args()
+    if args.only == "margins":
+        margins_loop()
+        return
     ks = [200] if args.quick else [200, 1000]
     for bins in (4, 16):
         letter(bins, ks)

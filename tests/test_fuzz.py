@@ -233,12 +233,14 @@ def test_mutated_tables_through_the_command_line(tmp_path_factory, suffix, data)
         store.write_bytes(data.draw(mutated(suffix)))
     argv = {"summarize": ["summarize", str(path), "-k", "3", "--n-init", "3", "--n-random", "3", "--quiet",
                           "--candidates", data.draw(st.sampled_from(["auto", "all", "complete"])),
+                          "--refine", data.draw(st.sampled_from(["margins", "none"])),
                           *data.draw(st.sampled_from([[], ["--pool-size", "3"], ["--pool-size", "4"],
                                                       ["--pool-size", "1000"]]))],
             "learn": ["learn", str(path), "--quiet"],
             "compare": ["compare", str(path), str(path), "--permutations", "5", "--json", "-", "--exit-code"],
             "monitor": ["monitor", str(path), str(path), "--rows", "4", "--permutations", "5", "--horizon", "1",
-                        "--store", str(store), "--quiet"],
+                        "--store", str(store), "--quiet", "--guarantee",
+                        data.draw(st.sampled_from(["horizon", "unbounded"]))],
             "drift": ["drift", str(path), str(path), "--rows", "4", "--permutations",
                       data.draw(st.sampled_from(["5", "250"])),
                       "--min-effect", data.draw(st.sampled_from(["0", "0.01", "-1", "nan"]))]}[command]

@@ -55,7 +55,7 @@ def test_summarize_bundled_and_user_csv(tables, capsys):
     assert "MMD² of 20 random subsets" in capsys.readouterr().out
     assert main(["summarize", "-k", "20", "--n-init", "20", "--n-random", "20", "--quiet"]) == 0
     quiet = capsys.readouterr().out.strip().splitlines()
-    assert len(quiet) == 1 and quiet[0].startswith("The 20 rows chosen")  # --quiet: the verdict only
+    assert len(quiet) == 1 and quiet[0].startswith("Column by column, the 20 rows chosen")  # --quiet: the verdict only
     output = folder / "subset.csv"
     plot = folder / "summary.png"
     assert main(["summarize", str(first), "-k", "30", "--structure", "tan", "--n-init", "30", "--n-random", "30",

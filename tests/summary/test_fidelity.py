@@ -71,3 +71,35 @@ def test_the_command_line_takes_candidates_and_warns_in_one_line(tmp_path, capsy
     assert main(["summarize", str(path), "-k", "30", "--n-init", "20", "--n-random", "50"]) == 0
     out = capsys.readouterr().out
     assert "Candidates by stratum" in out and "s in all (" in out
+
+
+def test_pair_tv_is_the_total_variation_of_joint_value_counts():
+    """Oracle: pandas' value counts of the two columns' joint labels, rows with either cell missing left out."""
+    from bnfisher.summary.fidelity import pair_tv
+
+    frame = _hidden_label_table(400, seed=2)
+    codes = np.column_stack([pd.Categorical(frame[c]).codes for c in frame.columns]).astype(np.int64)
+    cards = [len(pd.Categorical(frame[c]).categories) for c in frame.columns]
+    pairs = [(0, 1), (2, 3), (1, 4)]
+    rows = np.random.default_rng(0).choice(len(frame), (3, 40), replace=False)
+    found = pair_tv(codes, cards, pairs, rows)
+    for (a, b), column in zip(pairs, found.T):
+        both = frame.iloc[:, [a, b]].dropna()
+        whole = (both.iloc[:, 0] + "|" + both.iloc[:, 1]).value_counts(normalize=True)
+        for set_rows, value in zip(rows, column):
+            part = frame.iloc[set_rows, [a, b]].dropna()
+            share = (part.iloc[:, 0] + "|" + part.iloc[:, 1]).value_counts(normalize=True)
+            expected = 0.5 * np.abs(share.reindex(whole.index, fill_value=0.0) - whole).sum()
+            assert value == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_verdict_leads_with_columns_and_pairs_and_names_a_column_farther_than_random():
+    result = bf.summarize(_hidden_label_table(), 30, n_init=20, n_random=50, random_state=0)
+    verdict = result.verdict()
+    assert verdict.startswith("Column by column, the 30 rows chosen") and "pair by pair of columns" in verdict
+    assert verdict.index("pair by pair") < verdict.index("Fisher-kernel MMD²")
+    found = result.fidelity
+    found.random_tv = np.full_like(found.random_tv, 0.0)  # every random subset exact: every column is farther
+    assert "Farther from the data than the average random subset: " in result.verdict()
+    assert result.to_dict()["fidelity"]["farther_than_random"] == list(map(str, result.network.variables))
+    assert result.to_dict()["fidelity"]["pairs"]["count"] == 10  # five columns: every pair

@@ -273,7 +273,7 @@ def _command_learn(args) -> None:
 def _check_summarize_options(args) -> None:
     _check_engine(args)
     if args.engine == "dask":
-        refused = {"--criticisms": args.criticisms or None, "--candidates": args.candidates,
+        refused = {"--criticisms": args.criticisms or None, "--candidates": args.candidates, "--refine": args.refine,
                    "--criterion chi2": args.criterion if args.criterion == "chi2" else None}
         given = [flag for flag, value in refused.items() if value is not None]
         if given:
@@ -308,7 +308,7 @@ def _command_summarize(args) -> None:
         result = summarize(data, args.k, criterion=args.criterion, n_init=args.n_init, n_random=n_random,
                            n_criticisms=args.criticisms, source=source, random_state=args.seed,
                            progress=not args.quiet, candidates=args.candidates or "auto", pool_size=args.pool_size,
-                           **_model_options(args))
+                           refine=None if args.refine == "none" else "margins", **_model_options(args))
     _show(result, args)
     analysis = time.perf_counter() - started
     _write_subset(result.data.iloc[result.positions], result.indices, args.output,

@@ -440,6 +440,10 @@ def _add_summarize(sub, *, data, learning, run, datasets) -> None:
                            help="which rows may be chosen (default auto: on a table with missing cells, complete and "
                                 "incomplete rows apart, in the table's proportions; all: every row in one search; "
                                 "complete: complete rows only)")
+    summarize.add_argument("--refine", choices=("margins", "none"), default=None,
+                           help="after Algorithm 1 (default margins): swap rows to bring each column's and each pair "
+                                "of columns' labels nearer the table's while the Fisher MMD² stays within 1.45 times "
+                                "Algorithm 1's; none: Algorithm 1 alone, the paper's selection")
     summarize.add_argument("--criticisms", type=_nonnegative_int, default=0,
                            help="also pick this many criticisms: rows the subset represents worst (MMD-critic)")
     summarize.add_argument("--report", help="write a self-contained HTML report to this file")

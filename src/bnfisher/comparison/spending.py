@@ -66,7 +66,7 @@ class WindowLevels:
     --------
     >>> levels = WindowLevels(0.05, 52, "unbounded")
     >>> levels.levels(1, 2).round(6).tolist(), round(float(levels.spent(52)), 4)
-    [0.000943, 0.000908], 0.025
+    ([0.000943, 0.000908], 0.025)
     >>> WindowLevels(0.05, 52).levels(53, 1).tolist()
     [0.0009615384615384616]
     """

@@ -2,6 +2,7 @@
 
 from bnfisher.summary.baselines import random_baseline, random_mmd_baseline, random_subsets
 from bnfisher.summary.criteria import Chi2Criterion, Criterion, MMDCriterion, chi2_criterion
+from bnfisher.summary.margins import MarginCounts, balance_margins, refine_margins
 from bnfisher.summary.search import SelectionResult, select_representatives
 
 __all__ = [
@@ -14,4 +15,7 @@ __all__ = [
     "random_subsets",
     "random_baseline",
     "random_mmd_baseline",
+    "MarginCounts",
+    "refine_margins",
+    "balance_margins",
 ]

@@ -1,19 +1,20 @@
 """What a user checks of a subset: each column's labels against the table's, beside random subsets of its size.
 
 The kernel MMD says how close a subset's mean embedding is to the table's; a user checks
-the columns one by one.  This module measures that check: the total-variation distance
-between a column's observed labels in the subset and in the table (missing cells left
-out of both), its mean over the columns and its worst column, the same for random subsets
+the columns one by one, and pairs of columns.  This module measures that check: the
+total-variation distance between a column's observed labels in the subset and in the table
+(missing cells left out of both), its mean over the columns and its worst column, the same
+for each pair of columns (joint labels, both cells observed), the same for random subsets
 of the same size, and the labels common in the table that the subset lacks.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["COMMON_LABEL", "Fidelity", "column_fidelity"]
+__all__ = ["COMMON_LABEL", "Fidelity", "column_fidelity", "pair_tv"]
 
 #: A label holding at least this share of a column's observed cells is "common": a subset should not lose it.
 COMMON_LABEL = 0.05
@@ -34,6 +35,10 @@ class Fidelity:
         common label (:data:`COMMON_LABEL`) absent from the subset.
     incomplete : tuple of float
         Share of rows with a missing cell, in the subset and in the table.
+    pair_tv : ndarray of shape (n_pairs,)
+        Total-variation distance between the subset's and the table's joint labels, per pair of
+        columns (:func:`pair_tv`; empty when not measured).
+    random_pair_tv : ndarray of shape (n_random, n_pairs)
 
     Examples
     --------
@@ -48,6 +53,8 @@ class Fidelity:
     random_tv: np.ndarray
     lost: list
     incomplete: tuple
+    pair_tv: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    random_pair_tv: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
     @property
     def mean_tv(self) -> float:
@@ -58,6 +65,20 @@ class Fidelity:
     def beaten(self) -> float:
         """Share of random subsets whose mean total-variation distance is larger than the subset's."""
         return float(np.mean(self.random_tv.mean(axis=1) > self.mean_tv)) if len(self.random_tv) else 0.0
+
+    @property
+    def pairs_beaten(self) -> float:
+        """Share of random subsets whose mean pairwise total-variation distance is larger than the subset's."""
+        if not self.pair_tv.size or not len(self.random_pair_tv):
+            return float("nan")
+        return float(np.mean(self.random_pair_tv.mean(axis=1) > self.pair_tv.mean()))
+
+    @property
+    def farther(self) -> np.ndarray:
+        """The columns farther from the table in the subset than in the average random subset of its size."""
+        if not len(self.random_tv):
+            return np.zeros(0, dtype=np.intp)
+        return np.flatnonzero(self.tv > self.random_tv.mean(axis=0))
 
     @property
     def worst(self) -> int:
@@ -114,3 +135,36 @@ def column_fidelity(codes: np.ndarray, cardinalities, positions: np.ndarray, ran
             lost.append((c, int(code), float(table[code]), float(missed[code])))
     incomplete = np.asarray((codes < 0).any(axis=1))
     return Fidelity(tv, random_tv, lost, (float(incomplete[positions].mean()), float(incomplete.mean())))
+
+
+def pair_tv(codes: np.ndarray, cardinalities, pairs: list, row_sets: np.ndarray) -> np.ndarray:
+    """Return the total-variation distance of each row set's joint labels to the table's, per pair of columns.
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n_rows, n_columns)
+        The table, encoded (``-1`` missing: a pair's cell counts only when both are observed).
+    cardinalities : sequence of int
+    pairs : list of (int, int)
+    row_sets : ndarray of int, shape (n_sets, k)
+
+    Returns
+    -------
+    ndarray of shape (n_sets, n_pairs)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes = np.array([[0, 0], [1, 1], [0, 1], [1, 0]])
+    >>> pair_tv(codes, [2, 2], [(0, 1)], np.array([[0, 1], [2, 3]])).tolist()
+    [[0.5], [0.5]]
+    """
+    out = np.zeros((len(row_sets), len(pairs)))
+    every = np.arange(codes.shape[0])[None, :]
+    for position, (a, b) in enumerate(pairs):
+        width = int(cardinalities[b])
+        joint = np.where((codes[:, a] >= 0) & (codes[:, b] >= 0), codes[:, a] * width + codes[:, b], -1)
+        size = int(cardinalities[a]) * width
+        table = _shares(joint, every, size)[0]
+        out[:, position] = 0.5 * np.abs(_shares(joint, row_sets, size) - table).sum(axis=1)
+    return out
