@@ -103,3 +103,35 @@ def test_the_verdict_leads_with_columns_and_pairs_and_names_a_column_farther_tha
     assert "Farther from the data than the average random subset: " in result.verdict()
     assert result.to_dict()["fidelity"]["farther_than_random"] == list(map(str, result.network.variables))
     assert result.to_dict()["fidelity"]["pairs"]["count"] == 10  # five columns: every pair
+
+
+def test_cpt_distances_match_conditional_frequencies_from_pandas():
+    """Oracle: pandas' normalised crosstab of child by parent, the subset's rows against the table's."""
+    from bnfisher.summary.fidelity import cpt_distances
+
+    frame = _hidden_label_table(600, seed=4)
+    categories = {c: list(pd.Categorical(frame[c]).categories) for c in frame.columns}
+    codes = np.column_stack([pd.Categorical(frame[c]).codes for c in frame.columns]).astype(np.int64)
+    cards = [len(categories[c]) for c in frame.columns]
+    rows = np.random.default_rng(1).choice(len(frame), 25, replace=False)
+    families = [(0, 2), (3, 4), (1,)]
+    found = cpt_distances(codes, cards, families, rows)
+    for family, value in zip(families, found):
+        names = [frame.columns[c] for c in family]
+        child = names[-1]
+        if len(names) == 1:
+            whole = frame[child].value_counts(normalize=True).reindex(categories[child], fill_value=0.0)
+            part = frame.iloc[rows][child].value_counts(normalize=True).reindex(categories[child], fill_value=0.0)
+            assert value == pytest.approx(0.5 * np.abs(whole - part).sum(), abs=1e-12)
+            continue
+        both = frame[names].dropna()
+        parent = names[0]
+        table = pd.crosstab(both[parent], both[child]).reindex(columns=categories[child], fill_value=0)
+        sub = frame.iloc[rows][names].dropna()
+        part = pd.crosstab(sub[parent], sub[child]).reindex(index=table.index, columns=categories[child], fill_value=0)
+        expected = 0.0
+        for j in table.index:
+            theta = table.loc[j] / table.loc[j].sum()
+            estimate = part.loc[j] / part.loc[j].sum() if part.loc[j].sum() else theta * 0 + 1 / len(theta)
+            expected += table.loc[j].sum() / table.values.sum() * 0.5 * np.abs(theta - estimate).sum()
+        assert value == pytest.approx(expected, abs=1e-12)

@@ -103,3 +103,39 @@ def test_the_pairs_are_every_pair_when_few_else_the_arcs_first():
     chosen = margin_pairs(30, [(7, 2), (2, 7), (9, 1)], max_pairs=12, random_state=1)
     assert chosen[:2] == [(2, 7), (1, 9)] and len(chosen) == 12 and len(set(chosen)) == 12
     assert chosen == margin_pairs(30, [(7, 2), (2, 7), (9, 1)], max_pairs=12, random_state=1)
+
+
+def test_a_common_label_the_subset_lacks_is_brought_back_without_losing_another(small):
+    from bnfisher.summary.margins import common_labels, restore_labels
+
+    frame, kernel, encoded = small
+    codes = encoded.codes
+    margins = MarginCounts(codes, tuple(encoded.cardinalities), margin_pairs(codes.shape[1], []))
+    labels = common_labels(codes, encoded.cardinalities, 40)
+    (column, code) = labels[0]
+    other_column, other_code = next(label for label in labels if label[0] != column)
+    lacking = np.flatnonzero(codes[:, column] != code)
+    holder = lacking[codes[lacking, other_column] == other_code][:1]  # the one row of the other label
+    start = np.sort(np.concatenate([lacking[codes[lacking, other_column] != other_code][:39], holder]))
+    assert not (codes[start, column] == code).any()
+    criterion = MMDCriterion(kernel, encoded)
+    subset, restored, missing = restore_labels(margins, start, criterion, [(column, code), (other_column, other_code)],
+                                               ceiling=np.inf)
+    assert (codes[subset, column] == code).any() and (codes[subset, other_column] == other_code).any()
+    assert restored == [(column, code)] and missing == [] and subset.size == start.size
+    assert criterion.refresh(criterion.inverse[subset]) == pytest.approx(
+        float(MMDCriterion(kernel, encoded).evaluate_many(subset[None, :])[0]), rel=1e-9)  # the state followed
+    nothing, _, unreachable = restore_labels(margins, start, MMDCriterion(kernel, encoded), [(column, code)],
+                                             ceiling=0.0)
+    assert unreachable == [(column, code)] and np.array_equal(nothing, np.sort(start))
+
+
+def test_common_labels_follow_the_hypergeometric_chance_of_being_missed():
+    from scipy.stats import hypergeom
+
+    from bnfisher.summary.margins import common_labels
+
+    codes = np.array([[0]] * 880 + [[1]] * 60 + [[2]] * 60).reshape(-1, 1)
+    for k in (10, 30, 60):
+        lacked = hypergeom(1000, 60, k).pmf(0)  # scipy's hypergeometric: the chance a random subset lacks label 1
+        assert ((0, 1) in common_labels(codes, [3], k)) == (lacked < 0.1), (k, lacked)

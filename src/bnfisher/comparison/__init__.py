@@ -14,6 +14,7 @@ from bnfisher.comparison.permutation import (
     split_draws,
 )
 from bnfisher.comparison.sequential import EarlyStop
+from bnfisher.comparison.spending import WindowLevels
 from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval, mmd_test, statistics_pvalue
 from bnfisher.comparison.validity import fitted_on_one_sample, reference_split
 
@@ -30,6 +31,7 @@ __all__ = [
     "EarlyStop",
     "AnytimeTest",
     "AnytimeOutcome",
+    "WindowLevels",
     "effect_interval",
     "mmd_by_family",
     "family_table",

@@ -28,7 +28,7 @@ from bnfisher.kernels.base import FamilyKernel
 from bnfisher.kernels.fisher import FisherKernel
 from bnfisher.summary.baselines import random_subsets
 from bnfisher.summary.criteria import MMDCriterion, chi2_criterion
-from bnfisher.summary.fidelity import column_fidelity, pair_tv
+from bnfisher.summary.fidelity import column_fidelity, cpt_distances, pair_tv
 from bnfisher.summary.margins import balance_margins, margin_pairs
 from bnfisher.summary.search import SelectionResult, complete_candidates, select_representatives
 
@@ -168,6 +168,7 @@ def _fidelity(kernel, encoded, positions: np.ndarray, random_sets: np.ndarray):
     checked = margin_pairs(encoded.codes.shape[1], arcs, random_state=0)
     fidelity.pair_tv = pair_tv(encoded.codes, encoded.cardinalities, checked, positions[None, :])[0]
     fidelity.random_pair_tv = pair_tv(encoded.codes, encoded.cardinalities, checked, random_sets)
+    fidelity.cpt_tv = cpt_distances(encoded.codes, encoded.cardinalities, kernel.families, positions)
     return fidelity
 
 

@@ -13,7 +13,7 @@ from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.schema import EncodedData
 from bnfisher.jobs.result import JobResult
 from bnfisher.kernels.base import FamilyKernel
-from bnfisher.summary.fidelity import Fidelity
+from bnfisher.summary.fidelity import CPT_TOLERANCE, Fidelity
 from bnfisher.summary.search import SelectionResult
 
 __all__ = ["SummaryResult"]
@@ -212,7 +212,7 @@ class SummaryResult(JobResult):
             lines.append(f"Per column (total-variation distance of observed labels): subset mean {found.mean_tv:.4f}, "
                          f"random subsets {found.random_tv.mean():.4f} ± {found.random_tv.mean(axis=1).std():.3g}; "
                          f"worst column {self.network.variables[found.worst]} ({found.tv[found.worst]:.4f}).")
-            lines += _pair_lines(found)
+            lines += _pair_lines(found) + _cpt_lines(found, self.network.variables)
         if len(selection.criticisms):
             lines.append("Criticisms (rows the subset represents worst): "
                          + ", ".join(map(str, selection.criticisms)))
@@ -256,6 +256,7 @@ class SummaryResult(JobResult):
                 "beaten": self.fidelity.beaten,
                 "farther_than_random": [str(self.network.variables[c]) for c in self.fidelity.farther],
                 "pairs": _pairs(self.fidelity),
+                "cpts": {str(v): float(t) for v, t in zip(self.network.variables, self.fidelity.cpt_tv)},
                 "worst_column": str(self.network.variables[self.fidelity.worst]) if self.fidelity.tv.size else None,
                 "lost_labels": [{"column": str(self.network.variables[c]),
                                  "label": str(self.network.states[self.network.variables[c]][code]),
@@ -314,3 +315,15 @@ def _pair_lines(found: Fidelity) -> list:
     return [f"Per pair of columns ({found.pair_tv.size} pairs, joint observed labels): subset mean "
             f"{found.pair_tv.mean():.4f}, random subsets {found.random_pair_tv.mean():.4f} ± "
             f"{found.random_pair_tv.mean(axis=1).std():.3g}."]
+
+
+def _cpt_lines(found: Fidelity, variables) -> list:
+    """Return the text line of the CPT certificate (none where it was not measured)."""
+    if not found.cpt_tv.size:
+        return []
+    kept = int(np.sum(found.cpt_tv <= CPT_TOLERANCE))
+    worst = int(np.argmax(found.cpt_tv))
+    share = 100 * kept / found.cpt_tv.size
+    return [f"CPTs re-estimated from the subset: {kept} of {found.cpt_tv.size} families ({share:.0f}%) within "
+            f"expected total variation {CPT_TOLERANCE:g} of the full data's; farthest {variables[worst]} "
+            f"({found.cpt_tv[worst]:.3f})."]

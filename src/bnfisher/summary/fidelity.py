@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["COMMON_LABEL", "Fidelity", "column_fidelity", "pair_tv"]
+__all__ = ["COMMON_LABEL", "CPT_TOLERANCE", "Fidelity", "column_fidelity", "cpt_distances", "pair_tv"]
 
 #: A label holding at least this share of a column's observed cells is "common": a subset should not lose it.
 COMMON_LABEL = 0.05
@@ -39,6 +39,9 @@ class Fidelity:
         Total-variation distance between the subset's and the table's joint labels, per pair of
         columns (:func:`pair_tv`; empty when not measured).
     random_pair_tv : ndarray of shape (n_random, n_pairs)
+    cpt_tv : ndarray of shape (n_families,)
+        How far each family's CPT re-estimated from the subset is from the table's
+        (:func:`cpt_distances`; empty when not measured).
 
     Examples
     --------
@@ -55,6 +58,7 @@ class Fidelity:
     incomplete: tuple
     pair_tv: np.ndarray = field(default_factory=lambda: np.zeros(0))
     random_pair_tv: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    cpt_tv: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def mean_tv(self) -> float:
@@ -168,3 +172,60 @@ def pair_tv(codes: np.ndarray, cardinalities, pairs: list, row_sets: np.ndarray)
         table = _shares(joint, every, size)[0]
         out[:, position] = 0.5 * np.abs(_shares(joint, row_sets, size) - table).sum(axis=1)
     return out
+
+
+#: A family's CPT re-estimated from a subset is "kept" when within this expected total variation of the table's.
+CPT_TOLERANCE = 0.05
+
+
+def cpt_distances(codes: np.ndarray, cardinalities, families, positions: np.ndarray) -> np.ndarray:
+    """Return, per family, how far its CPT re-estimated from the subset is from the one estimated from the table.
+
+    The distance is the expected total variation over the table's parent configurations,
+    ``sum_j P(j) TV(theta_S(. | j), theta(. | j))``, both estimated by relative frequency over
+    the rows where the family is observed; a configuration the subset lacks counts with the
+    uniform distribution (what an estimate with a prior and no data gives).
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n_rows, n_columns)
+        ``-1`` missing.
+    cardinalities : sequence of int
+    families : sequence of tuple of int
+        ``parents + (child,)``, column indices (:attr:`~bnfisher.kernels.FamilyKernel.families`).
+    positions : ndarray of int
+        The subset's rows.
+
+    Returns
+    -------
+    ndarray of shape (n_families,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes = np.array([[0, 0], [0, 1], [1, 1], [1, 1]])
+    >>> cpt_distances(codes, [2, 2], [(1,), (0, 1)], np.array([0, 2])).round(3).tolist()
+    [0.25, 0.25]
+    """
+    out = np.zeros(len(families))
+    for position, family in enumerate(families):
+        columns = list(family)
+        sizes = [int(cardinalities[c]) for c in columns]
+        states = sizes[-1]
+        whole = _family_table(codes, columns, sizes)
+        part = _family_table(codes[positions], columns, sizes)
+        totals, part_totals = whole.sum(axis=1), part.sum(axis=1)
+        theta = whole / np.maximum(totals, 1.0)[:, None]
+        estimate = np.where(part_totals[:, None] > 0, part / np.maximum(part_totals, 1.0)[:, None], 1.0 / states)
+        weights = totals / max(totals.sum(), 1.0)
+        out[position] = float(weights @ (0.5 * np.abs(estimate - theta).sum(axis=1)))
+    return out
+
+
+def _family_table(codes: np.ndarray, columns: list, sizes: list) -> np.ndarray:
+    """Return a family's counts, parent configurations by child states, over the rows where it is observed."""
+    observed = np.asarray((codes[:, columns] >= 0).all(axis=1), dtype=bool)
+    rows = codes[observed]
+    cells = np.ravel_multi_index(tuple(rows[:, c] for c in columns), sizes)
+    counts = np.bincount(np.asarray(cells, dtype=np.int64), minlength=int(np.prod(sizes)))
+    return counts.reshape(-1, sizes[-1]).astype(np.float64)

@@ -27,7 +27,7 @@ import numpy as np
 from bnfisher._utils.jit import compiled
 
 __all__ = ["MAX_PAIRS", "SWEEP_WORK", "MarginCounts", "MarginRefinement", "balance_margins", "margin_pairs",
-           "refine_margins"]
+           "common_labels", "refine_margins", "restore_labels"]
 
 #: Pairs of columns whose joint labels the search keeps, at most (the network's arcs first).
 MAX_PAIRS = 300
@@ -273,6 +273,109 @@ def refine_margins(margins: MarginCounts, start: np.ndarray, criterion, *, slack
                             mmd2=(first_mmd, current), cap=cap, swaps=swaps)
 
 
+def common_labels(codes: np.ndarray, cardinalities, k: int, *, share: float = 0.05, chance: float = 0.1) -> list:
+    """Return the labels a subset of ``k`` rows should hold: common, and rarely missed by random subsets of its size.
+
+    A label is listed when it holds at least ``share`` of its column's observed cells and a
+    uniform random subset of ``k`` rows lacks it with probability below ``chance``
+    (hypergeometric: ``C(N - c, k) / C(N, k)`` for ``c`` of the ``N`` rows holding it).
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n_rows, n_columns)
+    cardinalities : sequence of int
+    k : int
+    share, chance : float
+
+    Returns
+    -------
+    list of (int, int)
+        ``(column, code)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes = np.array([[0]] * 90 + [[1]] * 6 + [[2]] * 4)
+    >>> common_labels(codes, [3], 50)  # label 2 holds 4% of the column: not common
+    [(0, 0), (0, 1)]
+    """
+    from scipy.special import gammaln
+
+    n = codes.shape[0]
+    out = []
+    for column, size in enumerate(cardinalities):
+        counts = np.bincount(codes[:, column][codes[:, column] >= 0], minlength=int(size))
+        observed = max(int(counts.sum()), 1)
+        for code in np.flatnonzero(counts >= share * observed):
+            c = int(counts[code])
+            lacked = np.exp(gammaln(n - c + 1) - gammaln(n - c - k + 1) - gammaln(n + 1) + gammaln(n - k + 1)) \
+                if n - c >= k else 0.0
+            if lacked < chance:
+                out.append((column, int(code)))
+    return out
+
+
+def restore_labels(margins: MarginCounts, subset: np.ndarray, criterion, labels: list, *, ceiling: float,
+                   allowed: np.ndarray | None = None) -> tuple:
+    """Bring back each label of ``labels`` the subset lacks, by the swap that keeps ``L`` lowest within ``ceiling``.
+
+    A swap never takes out the last row holding another of ``labels``, and keeps the MMD² at
+    most ``ceiling``; a label no such swap brings back stays missing.
+
+    Parameters
+    ----------
+    margins : MarginCounts
+    subset : ndarray of int
+        Row positions.
+    criterion : MMDCriterion
+    labels : list of (int, int)
+        ``(column, code)`` of the labels the subset should hold.
+    ceiling : float
+        The most MMD² a swap may leave.
+    allowed : ndarray of bool, optional
+        Rows that may enter.
+
+    Returns
+    -------
+    subset : ndarray of int
+        Sorted.
+    restored, missing : list of (int, int)
+    """
+    codes, cells, weights, inverse = margins.codes, margins.cells, margins.weights, criterion.inverse
+    subset = np.array(subset, dtype=np.intp)
+    target = np.asarray(margins.target) * subset.size
+    current = criterion.start(inverse[subset])
+    restored, missing = [], []
+    for column, code in labels:
+        if (codes[subset, column] == code).any():
+            continue
+        holders = np.flatnonzero((codes[:, column] == code) & (True if allowed is None else allowed))
+        holders = holders[~np.isin(holders, subset)]
+        best = (np.inf, -1, -1, 0.0)  # (L change, position, holder, MMD² after)
+        counts = np.bincount(cells[subset].ravel(), minlength=weights.size).astype(np.float64)
+        for position, row in enumerate(subset):
+            if holders.size == 0 or any(codes[row, c] == v and (codes[subset, c] == v).sum() == 1 for c, v in labels):
+                continue  # the last row of another label stays
+            after = criterion.candidates(current, int(inverse[row]))[inverse[holders]]
+            counts[cells[row]] -= 1.0
+            gain = weights * (np.abs(counts + 1.0 - target) - np.abs(counts - target))
+            change = _row_sums(gain, cells[holders], np.empty(holders.size)) - gain[cells[row]].sum()
+            counts[cells[row]] += 1.0
+            change[after > ceiling] = np.inf
+            pick = int(np.argmin(change))
+            if change[pick] < best[0]:
+                best = (float(change[pick]), position, int(holders[pick]), float(after[pick]))
+        if best[1] < 0:
+            missing.append((column, code))
+            continue
+        _, position, holder, after_swap = best
+        criterion.candidates(current, int(inverse[subset[position]]))  # the state the swap updates: this position's
+        criterion.swap(int(inverse[subset[position]]), int(inverse[holder]))
+        subset[position], current = holder, after_swap
+        restored.append((column, code))
+    return np.sort(subset), restored, missing
+
+
 #: Candidate scores a sweep computes at most (rows x cells per row x positions): beyond it the pairs are the network's
 #: arcs alone, and then the candidates a uniform sample of the rows (at least four per position).
 SWEEP_WORK = 250_000_000
@@ -322,9 +425,16 @@ def balance_margins(kernel, encoded, indices: np.ndarray, criterion, *, target_c
         allowed = np.zeros_like(allowed)
         allowed[keep] = True
     found = refine_margins(margins, indices, criterion, slack=slack, allowed=allowed, max_sweeps=10, tol=0.005)
+    labels = common_labels(codes if target_codes is None else target_codes, encoded.cardinalities, indices.size)
+    found.indices, restored, missing = restore_labels(margins, found.indices, criterion, labels, ceiling=found.cap,
+                                                      allowed=allowed)
+    found.mmd2 = (found.mmd2[0], criterion.refresh(criterion.inverse[found.indices]))
+    found.distance = (found.distance[0], margins.distance(found.indices))
     note = (f"Refined for the columns and pairs a user checks (refine='margins'): {found.swaps} swaps lowered the "
             f"mean TV distance over the {codes.shape[1]} columns plus that over {len(margins.pairs)} pairs from "
             f"{found.distance[0]:.4f} to {found.distance[1]:.4f}, the Fisher MMD² from {found.mmd2[0]:.4g} to "
             f"{found.mmd2[1]:.4g} (at most {slack:g} times Algorithm 1's)"
-            + (f"; candidates: a uniform {most:,} of the rows" if sampled else "") + ".")
+            + (f"; candidates: a uniform {most:,} of the rows" if sampled else "")
+            + (f"; {len(restored)} common label(s) brought back" if restored else "")
+            + (f"; {len(missing)} common label(s) could not be within that bound" if missing else "") + ".")
     return found, note
