@@ -149,7 +149,7 @@ def test_the_summary_report_reads_verdict_first_and_fits_a_few_screens(tmp_path,
                  "--n-random", "50", "--quiet", "--report", str(html)]) == 0
     text = html.read_text()
     # The verdict is the first thing after the title; every table scrolls in its own box (never the page).
-    assert text.index("class='verdict'") < text.index("<h2>") and "closer to the full data than" in text
+    assert text.index("class='verdict'") < text.index("<h2>") and "Column by column, the 200 rows" in text
     assert text.count("<table>") == text.count("<div class='scroll'><table>")
     height = _content_height(html, tmp_path)
     assert 300 < height < 4000, height  # prototypes and criticisms are collapsed by default

@@ -21,7 +21,7 @@ from bnfisher.datasets import load
 from bnfisher.exceptions import StoreError
 from bnfisher.jobs.monitor import history, monitor
 from bnfisher.store import Store, redact
-from bnfisher.store.database import BATCH
+from bnfisher.store.database import BATCH, SCHEMA_VERSION
 
 from _helpers import POSTGRES, postgres_database
 
@@ -402,7 +402,7 @@ def test_two_monitors_creating_a_postgresql_store_at_once_both_succeed():
             with context.Manager() as manager, context.Pool(4) as pool:
                 barrier = manager.Barrier(4)  # the four open the store at the same moment
                 versions = pool.starmap(_open_version, [(location, barrier)] * 4)
-            assert versions == [2, 2, 2, 2]
+            assert versions == [SCHEMA_VERSION] * 4
             next(locations, None)
             locations = postgres_database()
             location = next(locations)

@@ -123,8 +123,8 @@ class Store:
     --------
     >>> import tempfile, pathlib
     >>> store = Store(pathlib.Path(tempfile.mkdtemp()) / "history.db")
-    >>> store.version, store.totals()
-    (2, (0, 0))
+    >>> store.version == SCHEMA_VERSION, store.totals()
+    (True, (0, 0))
     >>> store.close()
     """
 

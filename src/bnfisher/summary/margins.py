@@ -113,6 +113,13 @@ class MarginCounts:
         Each row's cell in every column and pair (offsets included).
     weights : ndarray of float, shape (n_cells,)
         ``1 / d`` for a column's cell, ``1 / P`` for a pair's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> margins = MarginCounts(np.array([[0, 1], [1, 1], [1, 0], [0, 0]]), (2, 2), [(0, 1)])
+    >>> margins.distance(np.array([0, 2])), margins.distance(np.array([0, 1]))  # mean column TV + pair TV
+    (0.5, 0.75)
     """
 
     codes: np.ndarray
@@ -133,7 +140,16 @@ class MarginCounts:
             self.target = self.shares(self.codes)
 
     def cells_of(self, codes: np.ndarray) -> np.ndarray:
-        """Return the cells of rows ``codes`` (shape (n, n_columns + n_pairs), int32)."""
+        """Return the cells of rows ``codes`` in every column and pair.
+
+        Parameters
+        ----------
+        codes : ndarray of int, shape (n, n_columns)
+
+        Returns
+        -------
+        ndarray of int32, shape (n, n_columns + n_pairs)
+        """
         shifted = codes.astype(np.int64) + 1
         sizes = np.asarray(self.cardinalities, dtype=np.int64) + 1
         parts = [shifted] + ([np.column_stack([shifted[:, a] * sizes[b] + shifted[:, b] for a, b in self.pairs])]
@@ -141,7 +157,18 @@ class MarginCounts:
         return (np.hstack(parts) + self.offsets[:-1]).astype(np.int32)
 
     def shares(self, codes: np.ndarray, *, block: int = 1 << 18) -> np.ndarray:
-        """Return every cell's share among rows ``codes`` (in blocks of rows: never the whole cell table at once)."""
+        """Return every cell's share among rows ``codes`` (in blocks of rows: never the whole cell table at once).
+
+        Parameters
+        ----------
+        codes : ndarray of int, shape (n, n_columns)
+        block : int, default=262144
+            Rows counted at a time.
+
+        Returns
+        -------
+        ndarray of float, shape (n_cells,)
+        """
         total = np.zeros(int(self.offsets[-1]))
         for start in range(0, codes.shape[0], block):
             total += np.bincount(self.cells_of(codes[start:start + block]).ravel(), minlength=total.size)
@@ -407,6 +434,15 @@ def balance_margins(kernel, encoded, indices: np.ndarray, criterion, *, target_c
     -------
     refinement : MarginRefinement
     note : str
+
+    Examples
+    --------
+    >>> from bnfisher.summary import MMDCriterion
+    >>> kernel = bf.FisherKernel(network)
+    >>> encoded = kernel.encode(data)
+    >>> found, note = balance_margins(kernel, encoded, np.arange(0, 640, 40), MMDCriterion(kernel, encoded))
+    >>> found.distance[1] <= found.distance[0], note.startswith("Refined for the columns and pairs")
+    (True, True)
     """
     rng = np.random.default_rng(random_state)
     codes = encoded.codes
