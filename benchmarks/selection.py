@@ -17,12 +17,13 @@ as it is (16 states per feature); a hill-climbing (BIC) network; its Fisher kern
 * With ``--only margins``: the refinement's inner loop (``summary.margins._row_sums``: each candidate's sum of
   its cells' gains) compiled beside NumPy's gather and row sum, on random cells of 4,000-20,000 rows.
 
-Run:  python benchmarks/selection.py [--quick] [--summarize-rows 10000000] [--only margins]
+Run:  python benchmarks/selection.py [--quick] [--summarize-rows 10000000] [--only margins|summarize]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -95,19 +96,25 @@ def summarize(rows: int, ks: list) -> None:
     network = bf.read_bif(bif_path("alarm"))
     frame = network.sample(rows, random_state=0)
     with tempfile.TemporaryDirectory() as folder:
-        for suffix, k in [("parquet", k) for k in ks] + [("csv", ks[0])]:
+        runs = [("parquet", k, "margins") for k in ks] + [("parquet", max(ks), "none"), ("csv", ks[0], "margins")]
+        for suffix, k, refine in runs:
             path = Path(folder) / f"alarm.{suffix}"
             if not path.exists():
                 frame.to_parquet(path, index=False) if suffix == "parquet" else frame.to_csv(path, index=False)
-            command = ["summarize", str(path), "-k", str(k), "--quiet", "-o", str(Path(folder) / "out.csv")]
+            command = ["summarize", str(path), "-k", str(k), "--quiet", "-o", str(Path(folder) / "out.csv"),
+                       "--refine", refine, "--json", str(Path(folder) / "out.json")]
             begin = time.perf_counter()
             done = subprocess.run([sys.executable, "-c", _CHILD, *command], check=True, capture_output=True,
                                   text=True)
             seconds = time.perf_counter() - begin
             peak = int(done.stderr.split()[-1]) / 1024**2  # GiB
             print(f"  bnfisher summarize, {rows:,} x 37 alarm rows from {suffix.upper()} "
-                  f"({path.stat().st_size / 1e6:,.0f} MB), k = {k}: {seconds:.1f} s wall, peak {peak:.2f} GiB "
+                  f"({path.stat().st_size / 1e6:,.0f} MB), k = {k}, --refine {refine}: {seconds:.1f} s wall, peak "
+                  f"{peak:.2f} GiB "
                   f"(goals: < {90 if k <= 200 else 60} s and < {4 if suffix == 'parquet' else 2.5} GiB at 10^7 rows)")
+            cpts = np.array(list(json.loads((Path(folder) / "out.json").read_text())["fidelity"]["cpts"].values()))
+            print(f"    CPTs re-estimated from the subset within expected TV 0.05 of the data's: "
+                  f"{np.sum(cpts <= 0.05)} of {cpts.size} families (goal >= 95%); largest {cpts.max():.3f}")
     # The search's inner loop: a kernel column is a sum of one table lookup per family over the distinct rows.
     columns = bf.FisherKernel(network).columns(frame)
     parallel_work = _parallel.PARALLEL_WORK
@@ -170,13 +177,14 @@ def main() -> None:
                         "rows sampled from alarm")
     parser.add_argument("--summarize-k", type=int, nargs="+", default=[200, 1000], help="subset sizes for "
                         "--summarize-rows (from Parquet; the first also from CSV)")
-    parser.add_argument("--only", choices=["margins"], default=None, help="only the refinement's inner loop")
+    parser.add_argument("--only", choices=["margins", "summarize"], default=None,
+                        help="only the refinement's inner loop, or only the --summarize-rows runs")
     args = parser.parse_args()
     if args.only == "margins":
         margins_loop()
         return
     ks = [200] if args.quick else [200, 1000]
-    for bins in (4, 16):
+    for bins in (4, 16) if args.only is None else ():
         letter(bins, ks)
     if args.summarize_rows:
         summarize(args.summarize_rows, args.summarize_k)
