@@ -135,3 +135,14 @@ def test_cpt_distances_match_conditional_frequencies_from_pandas():
             estimate = part.loc[j] / part.loc[j].sum() if part.loc[j].sum() else theta * 0 + 1 / len(theta)
             expected += table.loc[j].sum() / table.values.sum() * 0.5 * np.abs(theta - estimate).sum()
         assert value == pytest.approx(expected, abs=1e-12)
+
+
+def test_pair_tv_of_small_integer_codes_does_not_overflow():
+    """Codes stored as int8 (as encoded tables are) with 20 x 20 joint labels: the same as with int64 codes."""
+    from bnfisher.summary.fidelity import pair_tv
+
+    codes = np.random.default_rng(0).integers(0, 20, size=(500, 2))
+    sets = np.random.default_rng(1).choice(500, (4, 30))
+    wide = pair_tv(codes.astype(np.int64), [20, 20], [(0, 1)], sets)
+    np.testing.assert_array_equal(pair_tv(codes.astype(np.int8), [20, 20], [(0, 1)], sets), wide)
+    assert (wide > 0).all()

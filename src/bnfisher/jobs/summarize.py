@@ -133,15 +133,16 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     selection, note = _select(kernel, searched, k, candidates=candidates, criterion=criterion, mmd=mmd,
                               pooled=pool is not None, search=search)
     notes += note
+    table = _table_rows(encoded, notes)
     if refine == "margins" and criterion == "mmd":
-        notes.append(_refine(kernel, encoded, searched, selection, mmd, pooled=pool is not None,
+        notes.append(_refine(kernel, table, searched, selection, mmd, pooled=pool is not None,
                              complete_only=candidates == "complete", rng=rng))
     if pool is not None:  # back to positions in the data
         selection.indices, selection.criticisms = pool[selection.indices], pool[selection.criticisms]
     subset_mmd = float(mmd.evaluate_many(np.sort(selection.indices)[None, :])[0])
     baseline = random_subsets(encoded.n_rows, len(selection.indices), n_random, random_state=rng)
     random_chi2 = _random_chi2(encoded, len(selection.indices), n_random, rng) if criterion == "chi2" else None
-    fidelity = _fidelity(kernel, encoded, np.asarray(selection.indices), baseline[:FIDELITY_SUBSETS])
+    fidelity = _fidelity(kernel, encoded, np.asarray(selection.indices), baseline[:FIDELITY_SUBSETS], table)
     result = SummaryResult(data=data, selection=selection, mmd2=subset_mmd, random_mmd2=mmd.evaluate_many(baseline),
                            encoded=encoded, kernel=kernel, source=source, notes=notes,
                            random_chi2=random_chi2, advice=advice, fidelity=fidelity)
@@ -151,24 +152,40 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     return result
 
 
-def _refine(kernel, encoded, searched, selection, mmd, *, pooled: bool, complete_only: bool, rng) -> str:
-    """Bring Algorithm 1's subset nearer per column and per pair (``refine="margins"``); return the note."""
+def _table_rows(encoded: EncodedData, notes: list) -> np.ndarray:
+    """Return the rows the shares of pairs and CPTs are taken over: every row, or a uniform sample of a large table."""
+    if encoded.n_rows <= TABLE_ROWS:
+        return encoded.codes
+    notes.append(f"Pairs of columns and CPTs measured against a uniform {TABLE_ROWS:,} of the {encoded.n_rows:,} rows "
+                 "(each share's standard error at most 0.001).")
+    return encoded.codes[np.sort(np.random.default_rng(0).choice(encoded.n_rows, TABLE_ROWS, replace=False))]
+
+
+def _refine(kernel, table: np.ndarray, searched, selection, mmd, *, pooled: bool, complete_only: bool, rng) -> str:
+    """Bring Algorithm 1's subset nearer per column and per pair (``refine="margins"``); return the note.
+
+    ``table``: the table's codes (or a uniform sample of them), whose shares a pooled search approaches.
+    """
     criterion = MMDCriterion(kernel, searched, mmd.target_cells) if pooled else mmd
     found, note = balance_margins(kernel, searched, np.asarray(selection.indices, dtype=np.intp), criterion,
-                                  target_codes=encoded.codes if pooled else None, complete_only=complete_only,
+                                  target_codes=table if pooled else None, complete_only=complete_only,
                                   random_state=rng)
     selection.indices = found.indices
     return note
 
 
-def _fidelity(kernel, encoded, positions: np.ndarray, random_sets: np.ndarray):
-    """Measure what a user checks: each column, and each pair of columns (every pair, or the arcs and others)."""
-    fidelity = column_fidelity(encoded.codes, encoded.cardinalities, positions, random_sets)
+def _fidelity(kernel, encoded, positions: np.ndarray, random_sets: np.ndarray, table: np.ndarray):
+    """Measure what a user checks: each column, each pair of columns (every pair, or the arcs and others), each CPT.
+
+    ``table``: the rows the pairs' and the CPTs' shares are taken from (every row, or a sample of a large table).
+    """
+    codes, cardinalities = encoded.codes, encoded.cardinalities
+    fidelity = column_fidelity(codes, cardinalities, positions, random_sets)
     arcs = [(parent, family[-1]) for family in kernel.families for parent in family[:-1]]
-    checked = margin_pairs(encoded.codes.shape[1], arcs, random_state=0)
-    fidelity.pair_tv = pair_tv(encoded.codes, encoded.cardinalities, checked, positions[None, :])[0]
-    fidelity.random_pair_tv = pair_tv(encoded.codes, encoded.cardinalities, checked, random_sets)
-    fidelity.cpt_tv = cpt_distances(encoded.codes, encoded.cardinalities, kernel.families, positions)
+    checked = margin_pairs(codes.shape[1], arcs, random_state=0)
+    both = pair_tv(codes, cardinalities, checked, np.vstack([positions[None, :], random_sets]), table=table)
+    fidelity.pair_tv, fidelity.random_pair_tv = both[0], both[1:]
+    fidelity.cpt_tv = cpt_distances(codes, cardinalities, kernel.families, positions, table=table)
     return fidelity
 
 
@@ -225,6 +242,8 @@ def _pool(n_rows: int, k, pool_size, rng) -> np.ndarray | None:
 REFINE = ("margins", None)
 #: How ``summarize`` chooses its candidates (see its ``candidates`` parameter).
 CANDIDATES = ("auto", "all", "complete")
+#: Rows the pairs' and the CPTs' shares are taken from, at most (a uniform sample of a larger table).
+TABLE_ROWS = 250_000
 #: Random subsets the per-column fidelity is compared with (their per-column tables cost more than their MMD).
 FIDELITY_SUBSETS = 200
 

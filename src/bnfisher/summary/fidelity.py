@@ -141,7 +141,8 @@ def column_fidelity(codes: np.ndarray, cardinalities, positions: np.ndarray, ran
     return Fidelity(tv, random_tv, lost, (float(incomplete[positions].mean()), float(incomplete.mean())))
 
 
-def pair_tv(codes: np.ndarray, cardinalities, pairs: list, row_sets: np.ndarray) -> np.ndarray:
+def pair_tv(codes: np.ndarray, cardinalities, pairs: list, row_sets: np.ndarray, *,
+            table: np.ndarray | None = None) -> np.ndarray:
     """Return the total-variation distance of each row set's joint labels to the table's, per pair of columns.
 
     Parameters
@@ -151,6 +152,9 @@ def pair_tv(codes: np.ndarray, cardinalities, pairs: list, row_sets: np.ndarray)
     cardinalities : sequence of int
     pairs : list of (int, int)
     row_sets : ndarray of int, shape (n_sets, k)
+    table : ndarray of int, shape (n, n_columns), optional
+        The rows whose shares the sets are measured against (default ``codes``; a uniform
+        sample of a very large table).
 
     Returns
     -------
@@ -163,22 +167,31 @@ def pair_tv(codes: np.ndarray, cardinalities, pairs: list, row_sets: np.ndarray)
     >>> pair_tv(codes, [2, 2], [(0, 1)], np.array([[0, 1], [2, 3]])).tolist()
     [[0.5], [0.5]]
     """
+    table = codes if table is None else table
+    row_sets = np.asarray(row_sets)
+    chosen = codes[row_sets.ravel()]  # only the rows the sets hold
+    positions = np.arange(row_sets.size).reshape(row_sets.shape)
     out = np.zeros((len(row_sets), len(pairs)))
-    every = np.arange(codes.shape[0])[None, :]
     for position, (a, b) in enumerate(pairs):
         width = int(cardinalities[b])
-        joint = np.where((codes[:, a] >= 0) & (codes[:, b] >= 0), codes[:, a] * width + codes[:, b], -1)
         size = int(cardinalities[a]) * width
-        table = _shares(joint, every, size)[0]
-        out[:, position] = 0.5 * np.abs(_shares(joint, row_sets, size) - table).sum(axis=1)
+        whole = _shares(_joint(table, a, b, width), np.arange(table.shape[0])[None, :], size)[0]
+        out[:, position] = 0.5 * np.abs(_shares(_joint(chosen, a, b, width), positions, size) - whole).sum(axis=1)
     return out
+
+
+def _joint(codes: np.ndarray, a: int, b: int, width: int) -> np.ndarray:
+    """Return each row's joint label of columns ``a`` and ``b`` (-1 where either is missing)."""
+    first, second = codes[:, a].astype(np.int32), codes[:, b].astype(np.int32)  # int8 codes would overflow
+    return np.where((first >= 0) & (second >= 0), first * width + second, -1)
 
 
 #: A family's CPT re-estimated from a subset is "kept" when within this expected total variation of the table's.
 CPT_TOLERANCE = 0.05
 
 
-def cpt_distances(codes: np.ndarray, cardinalities, families, positions: np.ndarray) -> np.ndarray:
+def cpt_distances(codes: np.ndarray, cardinalities, families, positions: np.ndarray, *,
+                  table: np.ndarray | None = None) -> np.ndarray:
     """Return, per family, how far its CPT re-estimated from the subset is from the one estimated from the table.
 
     The distance is the expected total variation over the table's parent configurations,
@@ -195,6 +208,9 @@ def cpt_distances(codes: np.ndarray, cardinalities, families, positions: np.ndar
         ``parents + (child,)``, column indices (:attr:`~bnfisher.kernels.FamilyKernel.families`).
     positions : ndarray of int
         The subset's rows.
+    table : ndarray of int, shape (n, n_columns), optional
+        The rows the table's CPTs are estimated from (default ``codes``; a uniform sample of a
+        very large table).
 
     Returns
     -------
@@ -212,7 +228,7 @@ def cpt_distances(codes: np.ndarray, cardinalities, families, positions: np.ndar
         columns = list(family)
         sizes = [int(cardinalities[c]) for c in columns]
         states = sizes[-1]
-        whole = _family_table(codes, columns, sizes)
+        whole = _family_table(codes if table is None else table, columns, sizes)
         part = _family_table(codes[positions], columns, sizes)
         totals, part_totals = whole.sum(axis=1), part.sum(axis=1)
         theta = whole / np.maximum(totals, 1.0)[:, None]
