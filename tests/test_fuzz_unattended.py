@@ -126,7 +126,7 @@ def test_store_faults_at_every_call(tmp_path_factory, week, fail_at, fault, comm
     connect = sqlite3.connect
     argv = {"monitor": ["monitor", week["ref"], week["same"], "--store", store, "--json", "-", "--seed", str(seed)],
             "monitor-changed": ["monitor", week["ref"], week["changed"], "--store", store, "--json", "-",
-                                "--dashboard", str(folder / "d.html")],
+                                "--dashboard", str(folder / "d.html"), "--guarantee", "unbounded"],
             "history": ["history", "--store", store, "--json", "-"],
             "history-dashboard": ["history", "--store", store, "--dashboard", str(folder / "d.html")]}[command]
     sqlite3.connect = lambda *a, **k: connect(*a, **dict(k, factory=Failing))  # type: ignore[assignment]
@@ -237,6 +237,7 @@ def test_hostile_names_in_every_output(tmp_path_factory, column, label, window, 
 # ---------------------------------------------------------------- options at and beyond their bounds
 _VALUES = {"--alpha": ["0", "1", "0.5", "1e-300", "0.9999999", "nan", "inf", "-1", "2", "1e-5", "x", ""],
            "--horizon": ["0", "1", "52", "-1", "1e9", "2.5", "x"], "--permutations": ["0", "1", "19", "-3", "x"],
+           "--guarantee": ["horizon", "unbounded", "forever", ""],
            "--min-effect": ["0", "-1", "1e300", "nan", "inf", "x"], "--rows": ["0", "1", "50", "100000", "-2"],
            "--webhook-timeout": ["0", "0.001", "nan", "inf", "-1", "x"],
            "--webhook": ["file:///etc/passwd", "data:,x", "http://", "https://127.0.0.1:1/x", "ftp://h/x",

@@ -93,6 +93,11 @@ def _row_sums(gain, cells, out):  # pragma: no cover - compiled
     return out
 
 
+def _gains(weights: np.ndarray, counts: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Return what adding one row to each cell changes ``2 k L``: ``|n + 1 - t| - |n - t|``, weighted."""
+    return weights * (np.abs(counts + 1.0 - target) - np.abs(counts - target))
+
+
 @dataclass
 class MarginCounts:
     """The label counts of every column and chosen pair of columns, as one flat table of *cells*.
@@ -270,8 +275,7 @@ def refine_margins(margins: MarginCounts, start: np.ndarray, criterion, *, slack
         for position in range(k):
             row = subset[position]
             counts[cells[row]] -= 1.0
-            # What each cell costs to add, the row out: |n + 1 - t| - |n - t|, weighted.
-            gain = weights * (np.abs(counts + 1.0 - target) - np.abs(counts - target))
+            gain = _gains(weights, counts, target)
             stay = gain[cells[row]].sum()
             change = _row_sums(gain, candidate_cells, np.empty(candidates.size))
             change[member[candidates]] = np.inf
@@ -385,7 +389,7 @@ def restore_labels(margins: MarginCounts, subset: np.ndarray, criterion, labels:
                 continue  # the last row of another label stays
             after = criterion.candidates(current, int(inverse[row]))[inverse[holders]]
             counts[cells[row]] -= 1.0
-            gain = weights * (np.abs(counts + 1.0 - target) - np.abs(counts - target))
+            gain = _gains(weights, counts, target)
             change = _row_sums(gain, cells[holders], np.empty(holders.size)) - gain[cells[row]].sum()
             counts[cells[row]] += 1.0
             change[after > ceiling] = np.inf
