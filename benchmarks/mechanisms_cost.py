@@ -5,7 +5,8 @@ For each network, A is drawn from it and B from a copy with one CPT row of a mid
 the unchanged network (its test does not reject, so no search runs).  Printed per network: seconds of ``compare``
 without and with the change and their ratio (goal: at most 10), the search's seconds (graph and tests) and its share
 of the changed call, the permutations the search drew, and -- the reference measured in the same run -- the same
-search with every test run to its budget (no checkpoint: the search before 0.3), its permutations and seconds.
+search with every test run to its budget and no certificate (no checkpoint, no exact bound: the search before 0.3),
+its permutations and seconds.
 One core each (run under ``taskset -c 0``).
 
 Run:  taskset -c 0 python benchmarks/mechanisms_cost.py [--networks alarm hepar2 andes pathfinder barley] [--n 5000]
@@ -24,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 import bnfisher as bf
+import bnfisher.comparison.mechanisms as mechanisms
 import bnfisher.comparison.staged as search
 from bnfisher.data.rows import DistinctRows
 from bnfisher.jobs.attribute import mechanism_table, neighbourhood_graph
@@ -77,10 +79,11 @@ def main() -> None:
         seconds = time.perf_counter() - started
         found, drawn, named = timed_search(A, B, 0)
         checkpoints, search.CHECKPOINTS = search.CHECKPOINTS, ()
+        share, mechanisms.CERTIFY_SHARE = mechanisms.CERTIFY_SHARE, 0.0
         try:
             fixed, fixed_drawn, _ = timed_search(A, B, 0)
         finally:
-            search.CHECKPOINTS = checkpoints
+            search.CHECKPOINTS, mechanisms.CERTIFY_SHARE = checkpoints, share
         searched = changed.mechanisms.attrs.get("searched")
         lines.append(f"| {name} ({variable}) | {without:.1f} (p = {quiet.test.p_value:.3g}) | {seconds:.1f} "
                      f"(p = {changed.test.p_value:.3g}{'' if searched else ', no search'}) | {seconds / without:.1f} | "

@@ -236,3 +236,52 @@ def test_family_p_values_at_the_floor_resolve_below_holms_floor():
     clearest = np.argmax(np.where(at_floor, first.z, -np.inf))
     others = np.arange(len(first.p_value)) != clearest
     np.testing.assert_array_equal(again.p_value[others], first.p_value[others])
+
+
+def test_a_variable_settled_after_the_first_round_is_not_searched_further(monkeypatch):
+    """The second round takes exactly the variables whose largest p-value is at most SEARCH_STOP and whose Holm-adjusted
+    p-value is at most alpha after the first (a further set can only raise both); over six planted changes the rule
+    leaves out at least one variable the p-value threshold alone would have searched."""
+    import bnfisher.comparison.mechanisms as mechanisms
+    from bnfisher.comparison.attribution import holm
+
+    calls = []
+    real = mechanisms.staged_tests
+
+    def spy(cardinalities, pairs, samples, **options):
+        out = real(cardinalities, pairs, samples, **options)
+        calls.append((pairs, out))
+        return out
+
+    monkeypatch.setattr(mechanisms, "staged_tests", spy)
+    skipped = 0
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        net = random_network(rng, n_vars=8, max_parents=2, max_states=3)
+        root = net.variables[0]
+        moved = bf.BayesianNetwork(dict(net.parents), {**net.cpts, root: rng.dirichlet(np.ones(len(net.states[root])))},
+                                   dict(net.states))
+        calls.clear()
+        tests = mechanism_tests(net.cardinalities, *_samples(net, moved, 600, seed), parents=_parents(net),
+                                n_permutations=199, alpha=0.05, random_state=seed)
+        found = {v: [] for v in tests.variables}
+        for (v, subset), p, z, drawn in zip(calls[1][0], *calls[1][1]):
+            if drawn or p < 1:
+                found[v].append((subset, float(p), float(z), int(drawn)))
+        first = {v: max(t[1] for t in found[v]) for v in tests.variables}
+        adjusted = dict(zip(tests.variables, holm([first[v] for v in tests.variables])))
+        expected = {v for v in tests.variables if first[v] <= mechanisms.SEARCH_STOP and adjusted[v] <= 0.05}
+        parents = _parents(net)
+        wide = mechanisms.neighbourhoods(parents)[1]
+        required = mechanisms.compelled_parents(parents)
+        untried = set()
+        for v in expected:  # the documented second round: the best set grown by one, and the compelled ones with one
+            best = set(max(found[v], key=lambda t: (t[1], -t[2]))[0])
+            grown = {tuple(sorted(best | {w})) for w in wide[v] - best}
+            grown |= {tuple(sorted(set(required[v]) | {w})) for w in wide[v]}
+            if grown - {t[0] for t in found[v]}:
+                untried.add(v)
+        second = {v for v, _ in calls[2][0]} if len(calls) > 2 else set()
+        assert second == untried, (second, untried)
+        skipped += len({v for v in tests.variables if first[v] <= mechanisms.SEARCH_STOP} - expected)
+    assert skipped >= 1

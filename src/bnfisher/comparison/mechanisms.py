@@ -33,6 +33,20 @@ candidate, ``P(max_S p_S <= a) <= P(p_Pa <= a) <= a`` for ``a <= SEARCH_STOP`` (
 intersection-union test; a variable stopped early is named at no such level).  Holm's adjustment over the
 variables then controls the family-wise error of naming an unchanged mechanism,
 under that condition on the graph, with no assumption on how the tests depend.
+
+**Tests that need no permutation.**  Each test's null mean and variance are exact in
+closed form (:mod:`bnfisher.comparison.certificate`), so Cantelli's inequality bounds its
+exact p-value by ``1 / (1 + z^2)``.  A set whose bound is at most ``tau = CERTIFY_SHARE *
+alpha / V`` (:func:`certify_level`, a tenth of Holm's first level) takes the bound and
+draws no permutation -- a clearly changed variable's sets, which would otherwise each run
+the budget to pass Holm; every other set reports its Monte-Carlo p-value plus ``tau``, so
+each p-value stays valid (``P(p <= t) <= P(p_exact <= min(t, tau)) + P(p_MC <= t - tau) <= t``).
+
+**Settled variables.**  A further set can only raise a variable's p-value (the largest over
+its sets), so Holm's adjusted p-values can only rise: a variable whose adjusted p-value after
+the first round already exceeds ``alpha`` is not searched further (it is not flagged; its
+reported p-value is the largest over the sets it was given).  The family-wise error bound
+holds: it needs valid p-values only of the unchanged variables that are flagged.
 The structure is learned without the label, so the permutation tests stay exact
 given it.
 
@@ -68,8 +82,8 @@ from bnfisher.comparison.anytime import AnytimeTest
 from bnfisher.comparison.attribution import default_permutations, holm
 from bnfisher.comparison.staged import CHECKPOINTS, staged_tests
 
-__all__ = ["CHECKPOINTS", "MAX_SET_SIZE", "SEARCH_STOP", "MechanismTests", "candidate_sets", "cell_search",
-           "changed_cell", "compelled_parents",
+__all__ = ["CERTIFY_SHARE", "CHECKPOINTS", "MAX_SET_SIZE", "SEARCH_STOP", "MechanismTests", "candidate_sets",
+           "cell_search", "certify_level", "changed_cell", "compelled_parents",
            "mechanism_tests", "neighbourhoods", "staged_tests"]
 
 #: Largest conditioning set drawn from a variable's neighbours (its graph parents are tried whatever their number).
@@ -94,7 +108,9 @@ class MechanismTests:
     z : ndarray of shape (n_variables,)
         The standardised excess of the statistic for that set.
     marginal_p : ndarray of shape (n_variables,)
-        The p-value with no conditioning set (does the variable's distribution differ at all?).
+        Holm's adjustment of the p-values with no conditioning set (does the variable's
+        distribution differ at all?); a test stops early once its p-value exceeds
+        :data:`SEARCH_STOP`, so values above it are those of 99 or 999 permutations.
     clearest_by : list of tuple of int
         The conditioning set under which the variable's difference is clearest (largest
         standardised excess): where a changed mechanism's cell is looked for.
@@ -235,6 +251,34 @@ def compelled_parents(parents) -> list:
     return out
 
 
+#: The certificate's level, as a share of Holm's first level ``alpha / V``: a set whose exact Cantelli bound is at
+#: most ``CERTIFY_SHARE * alpha / V`` draws no permutation (:func:`~bnfisher.comparison.staged.staged_tests`).
+CERTIFY_SHARE = 0.1
+
+def certify_level(alpha: float, n_variables: int) -> float:
+    """Return the certificate's level ``tau = CERTIFY_SHARE * alpha / V`` of a search over ``V`` variables.
+
+    A set whose exact Cantelli bound is at most ``tau`` takes it as its p-value and draws no
+    permutation; every other set's Monte-Carlo p-value is reported plus ``tau``
+    (:mod:`bnfisher.comparison.certificate`).
+
+    Parameters
+    ----------
+    alpha : float
+    n_variables : int
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> certify_level(0.05, 37)
+    0.00013513513513513514
+    """
+    return CERTIFY_SHARE * alpha / max(int(n_variables), 1)
+
+
 #: A variable whose largest p-value over its neighbours' sets exceeds this is not searched further (it is not
 #: flagged at any level up to this); the others are tried with their best set grown by a neighbour's neighbour.
 SEARCH_STOP = 0.2
@@ -271,7 +315,8 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
 
     See the module docstring for the search, the p-values and their guarantee.  The
     search has two rounds: the subsets of each variable's neighbours (and its parents),
-    then, for the variables whose largest p-value is still at most :data:`SEARCH_STOP`,
+    then, for the variables whose largest p-value is still at most :data:`SEARCH_STOP` and
+    whose Holm-adjusted p-value is still at most ``alpha``,
     the set that came closest to explaining the variable grown by one of its neighbours'
     neighbours, and each of those alone (with the compelled parents).  A variable stopped after the first
     round reports the largest p-value found (above ``SEARCH_STOP``, so it is flagged
@@ -289,7 +334,9 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     n_permutations : int, optional
         Default: :func:`~bnfisher.comparison.attribution.default_permutations` of the number of variables.
     alpha : float, default=0.05
-        The level at which variables count as flagged when groups that cannot be oriented are formed.
+        The level at which variables count as flagged: a variable settled above it after the first
+        round is not searched further, the certificate's level is :func:`certify_level` of it, and
+        groups that cannot be oriented are formed at it.
     random_state : None, int or Generator
     anytime : bool, default=False
         Stop every test once its decision at ``alpha / V`` (Holm's first step over the ``V``
@@ -324,10 +371,12 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     n_permutations = default_permutations(len(variables)) if n_permutations is None else int(n_permutations)
     rule = AnytimeTest(alpha / max(len(variables), 1), "mmd", reject_early=reject_early) if anytime else None
     cap = 10 * n_permutations if anytime and reject_early else n_permutations
+    tau = certify_level(alpha, len(variables))
     marginal = holm(staged_tests(cardinalities, [(v, ()) for v in variables], samples, n_permutations=cap,
-                                 stop=1.0, random_state=rng, anytime=rule)[0])  # does the variable differ at all?
+                                 stop=SEARCH_STOP, random_state=rng, anytime=rule,
+                                 certify=tau)[0])  # does the variable differ at all?
     found, used = _search(cardinalities, samples, variables, parents, max_size=max_size, n_permutations=cap,
-                          rng=rng, anytime=rule)
+                          rng=rng, anytime=rule, certify=tau, alpha=alpha)
     best = [max(found[v], key=lambda t: (t[1], -t[2])) for v in variables]  # the largest p; then the weakest excess
     p_value = np.asarray([t[1] for t in best])
     p_adjusted, z = holm(p_value), np.asarray([t[2] for t in best])
@@ -342,27 +391,32 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
 
 
 def _search(cardinalities, samples: list, variables: list, parents, *, max_size: int, n_permutations: int,
-            rng, anytime: AnytimeTest | None) -> tuple:
+            rng, anytime: AnytimeTest | None, certify: float, alpha: float) -> tuple:
     """Run the two rounds of staged tests; return every set tried, by variable, and the permutations drawn.
 
-    ``found[v]`` lists ``(set, p, z, permutations)`` of every set tried for ``v``.
+    ``found[v]`` lists ``(set, p, z, permutations)`` of every set tried for ``v`` (a certified
+    set drew none; a set left untried, its variable explained by another, drew none and has p = 1).
     """
     near, wide = neighbourhoods(parents)
     required = compelled_parents(parents)
     found: dict = {v: [] for v in variables}
     used = 0
     for pool in (near, wide):
-        chosen = [v for v in variables if not found[v] or max(t[1] for t in found[v]) <= SEARCH_STOP]
+        largest = {v: max((t[1] for t in found[v]), default=0.0) for v in variables}
+        # A further set can only raise a variable's p-value, so one whose Holm-adjusted p-value already
+        # exceeds alpha (or whose p-value exceeds SEARCH_STOP) is settled: it will not be flagged.
+        adjusted = dict(zip(variables, holm([largest[v] for v in variables])))
+        chosen = [v for v in variables if not found[v] or (largest[v] <= SEARCH_STOP and adjusted[v] <= alpha)]
         tried = {v: {t[0] for t in found[v]} for v in chosen}
         pairs = [(v, s) for v in chosen for s in _round_sets(v, pool, found, parents, max_size, required)
                  if s not in tried[v]]
         if not pairs:
             continue
         p_values, z, drawn = staged_tests(cardinalities, pairs, samples, n_permutations=n_permutations,
-                                          stop=SEARCH_STOP, random_state=rng, anytime=anytime)
+                                          stop=SEARCH_STOP, random_state=rng, anytime=anytime, certify=certify)
         used += int(drawn.sum())
         for (v, s), p, excess, b in zip(pairs, p_values, z, drawn):
-            if b:  # a set left untried (its variable was explained by another) is not reported as searched
+            if b or p < 1.0:  # a set left untried (its variable was explained by another) is not reported as searched
                 found[v].append((s, float(p), float(excess), int(b)))
     return found, used
 

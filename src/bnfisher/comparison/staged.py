@@ -14,6 +14,7 @@ import numpy as np
 
 from bnfisher.comparison.anytime import AnytimeTest, RunningTests
 from bnfisher.comparison.attribution import FamilyTests, conditional_tests, family_tables
+from bnfisher.comparison.certificate import cantelli_bound, pair_moments
 
 __all__ = ["CHECKPOINTS", "anytime_tests", "staged_tests"]
 
@@ -22,7 +23,7 @@ CHECKPOINTS = (99, 999)
 
 
 def staged_tests(cardinalities, pairs: list, samples: list, *, n_permutations: int, stop: float,
-                 random_state, anytime: AnytimeTest | None = None) -> tuple:
+                 random_state, anytime: AnytimeTest | None = None, certify: float = 0.0) -> tuple:
     """Test each ``(variable, set)`` pair in stages; stop a variable's tests once one of its p-values exceeds ``stop``.
 
     After :data:`CHECKPOINTS` permutations (then ``n_permutations``) each live pair's
@@ -51,6 +52,13 @@ def staged_tests(cardinalities, pairs: list, samples: list, *, n_permutations: i
         Instead of the stages: every pair's test stops once settled at ``anytime.alpha``, a
         variable's once one of its sets settles without rejecting (its p-values anytime-valid;
         ``n_permutations`` is then the cap and ``stop`` is not used).
+    certify : float, default=0.0
+        A level ``tau`` fixed beforehand: a pair whose exact Cantelli bound
+        (:func:`~bnfisher.comparison.certificate.cantelli_bound` of its exact ``z``) is at most
+        ``tau`` draws no permutation and reports the bound; every other pair reports its
+        Monte-Carlo p-value plus ``tau`` (together valid: see
+        :mod:`~bnfisher.comparison.certificate`), and ``z`` is the exact standardised excess
+        for every pair.  0: no certificate, ``z`` over the permutations drawn.
 
     Returns
     -------
@@ -71,6 +79,32 @@ def staged_tests(cardinalities, pairs: list, samples: list, *, n_permutations: i
     (True, [99, 99])
     """
     tables = family_tables(cardinalities, pairs, samples)
+    if certify > 0:
+        return _certified(cardinalities, pairs, tables, n_permutations=n_permutations, stop=stop,
+                          random_state=random_state, anytime=anytime, tau=certify)
+    return _drawn(cardinalities, pairs, tables, n_permutations=n_permutations, stop=stop,
+                  random_state=random_state, anytime=anytime)
+
+
+def _certified(cardinalities, pairs: list, tables: list, *, n_permutations: int, stop: float, random_state,
+               anytime: AnytimeTest | None, tau: float) -> tuple:
+    """Return :func:`staged_tests` with the certificate ``tau``: bounds where they reach it, permutations elsewhere."""
+    z = np.asarray([0.0 if table is None else pair_moments(*table)[3] for table in tables])
+    bound = cantelli_bound(z)
+    certified = bound <= tau
+    p_value, drawn = bound.copy(), np.zeros(len(pairs), dtype=np.int64)
+    rest = np.flatnonzero(~certified)
+    if rest.size:
+        p_rest, _, drawn_rest = _drawn(cardinalities, [pairs[k] for k in rest], [tables[k] for k in rest],
+                                       n_permutations=n_permutations, stop=stop, random_state=random_state,
+                                       anytime=anytime)
+        p_value[rest], drawn[rest] = np.minimum(p_rest + tau, 1.0), drawn_rest
+    return p_value, z, drawn
+
+
+def _drawn(cardinalities, pairs: list, tables: list, *, n_permutations: int, stop: float, random_state,
+           anytime: AnytimeTest | None) -> tuple:
+    """Return :func:`staged_tests`'s outcome from permutations alone."""
     owner = np.asarray([v for v, _ in pairs])
     if anytime is not None:
         tests, drawn = anytime_tests(cardinalities, pairs, None, n_permutations=n_permutations,

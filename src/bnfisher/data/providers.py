@@ -254,12 +254,14 @@ class NumpyCounts:
         """
         if self.missing == "error":
             return count_block(self.codes, families, self.cardinalities, self.weights, n_jobs=None)
-        holes = np.flatnonzero((self.codes < 0).any(axis=0))  # the columns with missing cells
+        holes = (self.codes < 0).any(axis=0)  # the columns with missing cells
+        if not holes.any():
+            return count_block(self.codes, families, self.cardinalities, self.weights, n_jobs=None)
         buffer = np.empty(self.n_rows, dtype=np.intp)
         tables = []
         for family in families:
             rows = None
-            if np.isin(holes, family).any():
+            if holes[list(family)].any():
                 rows = (self.codes[:, list(family)] >= 0).all(axis=1)
             tables.append(count_family(self.codes, family, self.cardinalities, self.weights, buffer=buffer,
                                        rows=rows))

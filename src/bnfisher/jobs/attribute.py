@@ -17,7 +17,7 @@ import numpy as np
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
-from bnfisher.comparison.mechanisms import MechanismTests, mechanism_tests
+from bnfisher.comparison.mechanisms import MechanismTests, certify_level, mechanism_tests
 from bnfisher.data.providers import NumpyCounts
 
 __all__ = ["MECHANISM_COLUMNS", "SEARCHED_STRUCTURES", "mechanism_table", "neighbourhood_graph"]
@@ -36,7 +36,7 @@ def no_mechanisms() -> pd.DataFrame:
     -------
     DataFrame
         :data:`MECHANISM_COLUMNS`, no row; ``attrs``: ``searched`` False, ``unoriented`` [],
-        ``p_floor`` None, ``cell`` None.
+        ``p_floor``, ``certified``, ``budget`` and ``cell`` None.
 
     Examples
     --------
@@ -46,7 +46,7 @@ def no_mechanisms() -> pd.DataFrame:
     """
     table = pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(MECHANISM_COLUMNS, (
         object, bool, float, float, object, float, "int64"))})
-    table.attrs.update(searched=False, unoriented=[], p_floor=None, cell=None)
+    table.attrs.update(searched=False, unoriented=[], p_floor=None, certified=None, budget=None, cell=None)
     return table
 
 
@@ -112,7 +112,10 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         p-value: the best explanation of the variable's difference, ``-`` for none),
         ``z`` (the standardised excess there), ``sets`` (how many were searched); sorted by adjusted p-value, then by
         the weakest standardised excess; ``attrs`` hold ``p_floor`` (one over the
-        permutations plus one), ``permutations`` (drawn over every set's test: the search's cost), ``anytime``,
+        permutations plus one, plus the certificate's level: the smallest p-value permutations give), ``certified``
+        (that level, ``tau``: a p-value below ``p_floor`` is an exact Cantelli bound, no permutation drawn),
+        ``budget`` (a test's permutations at most), ``permutations`` (drawn over every set's test: the search's
+        cost), ``anytime``,
         ``unoriented`` (groups of two or more variable names, each group's variables explaining
         one another's difference; only when no variable is flagged: beside a named mechanism such a
         group is most often its echo downstream, which no set searched links to it), ``alpha`` and
@@ -133,8 +136,9 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         "best_set": [", ".join(variables[u] for u in tests.explained_by[k]) or "-" for k in order],
         "z": tests.z[order], "sets": tests.n_sets[order]}, columns=MECHANISM_COLUMNS)
     flagged = tests.flagged(alpha)
-    table.attrs.update(searched=True, p_floor=1.0 / (tests.n_permutations + 1), alpha=alpha, anytime=anytime,
-                       permutations=tests.permutations_drawn,
+    tau = certify_level(alpha, len(tests.variables))
+    table.attrs.update(searched=True, p_floor=1.0 / (tests.n_permutations + 1) + tau, certified=tau,
+                       budget=tests.n_permutations, alpha=alpha, anytime=anytime, permutations=tests.permutations_drawn,
                        unoriented=[] if flagged else [[variables[v] for v in group] for group in tests.unoriented
                                                       if len(group) > 1])
     table.attrs["cell"] = None if tests.cell is None else _cell(network, tests.cell, names)

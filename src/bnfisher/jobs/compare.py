@@ -262,11 +262,12 @@ def find_mechanisms(kernel: FamilyKernel, encoded: tuple, *, graph: list | None,
         notes.append(note)
     table = mechanism_table(network, samples_codes, graph, names=names, random_state=random_state, anytime=anytime,
                             reject_early=reject_early)
-    budget = round(1 / table.attrs["p_floor"]) - 1
+    budget = table.attrs["budget"]
     how = ("each test stops once settled, anytime-valid, at most " if anytime else
            "a variable's tests stop once one set explains it, at 99 or 999 permutations; the others run ")
     notes.append(f"Mechanism tests: {int(table['sets'].sum())} conditioning sets, "
-                 f"{table.attrs['permutations']:,} permutations in all ({how}{budget}).")
+                 f"{table.attrs['permutations']:,} permutations in all ({how}{budget}; a set whose exact null "
+                 f"moments bound its p-value below {table.attrs['certified']:.2g} draws none).")
     return table, notes
 
 

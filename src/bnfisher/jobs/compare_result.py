@@ -341,7 +341,8 @@ class ComparisonResult(JobResult):
             z=lambda t: t["z"].round(1))
         lines = ["", "Which mechanisms changed (a variable whose difference between the samples no set of its "
                  "neighbours explains; p = the largest over the sets searched, adjusted by Holm over the variables"
-                 + (f"; '<=': at the floor of {round(1 / floor) - 1} permutations" if any(bound) else "") + "):"]
+                 + (f"; '<=': a bound, at the floor of {table.attrs['budget']} permutations or below it by the "
+                    "exact null moments (no permutation drawn)" if any(bound) else "") + "):"]
         with pd.option_context("display.width", 160, "display.max_colwidth", 40):
             lines.append(shown.to_string(index=False))
         for group in table.attrs.get("unoriented", []):

@@ -36,7 +36,7 @@ from bnfisher.bn.scores._bits import row_bits
 from bnfisher.bn.scores._family import family_scores
 from bnfisher.bn.scores._pair import pair_scores
 from bnfisher.bn.scores._projected import projected_scores
-from bnfisher.bn.scores.formulas import SCORES, local_score
+from bnfisher.bn.scores.formulas import SCORES, _segment_scores, local_score
 from bnfisher.data.counts import n_configurations
 from bnfisher.data.providers import NumpyCounts, as_provider
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError
@@ -409,7 +409,27 @@ class ProviderScorer(_CachedScorer):
         if not families:
             return []
         tables = self.provider.counts([ps + (c,) for c, ps in families])
-        return [self._table_score(child, parents, table) for (child, parents), table in zip(families, tables)]
+        return self._tables_scores(families, tables)
+
+    def _tables_scores(self, families: list, tables: list) -> list:
+        """Score families from their count tables: those observed on every row stacked, by child cardinality."""
+        scores: list = [None] * len(families)
+        stacks: dict = {}
+        for k, ((child, parents), table) in enumerate(zip(families, tables)):
+            r = int(self.cardinalities[child])
+            if table is None or float(np.sum(table)) != self.n_rows:  # zeros or available-case: one at a time
+                scores[k] = self._table_score(child, parents, table)
+            else:
+                stacks.setdefault(r, []).append((k, np.asarray(table, dtype=np.float64).reshape(-1, r),
+                                                 self._n_configurations(parents)))
+        for members in stacks.values():
+            starts = np.cumsum([0] + [len(table) for _, table, _ in members[:-1]])
+            q = np.array([float(q) for _, _, q in members])
+            values = _segment_scores(np.concatenate([table for _, table, _ in members]), starts, q,
+                                     self.score_name, float(self.n_rows), self.ess)
+            for (k, _, _), value in zip(members, values):
+                scores[k] = float(value)
+        return scores
 
 
 def make_scorer(provider, *, structure_score: str = "bic", ess: float = 1.0,

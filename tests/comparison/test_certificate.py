@@ -1,0 +1,107 @@
+"""Exact null moments of the within-configuration permutation test, and the p-value bound they certify.
+
+Oracles: every within-configuration split of small tables, enumerated (the exact permutation law); the
+Monte-Carlo null of :func:`~bnfisher.comparison.attribution.conditional_tests` (another computation of the same
+statistic); simulation of null tables with the repetitions stated.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from bnfisher.comparison.attribution import conditional_tests
+from bnfisher.comparison.certificate import cantelli_bound, null_moments, pair_moments
+from bnfisher.comparison.staged import staged_tests
+
+
+def _enumerated(configurations, k):
+    """Every split of each configuration's rows (``n`` of them to the first sample): the law of sum_j Q_j."""
+    laws = []
+    for states, n in configurations:
+        K = np.bincount(states, minlength=k).astype(float)
+        values = []
+        for chosen in itertools.combinations(range(states.size), n):
+            X = np.bincount(states[list(chosen)], minlength=k)
+            expected = n * K / states.size
+            values.append(np.divide((X - expected) ** 2, K, out=np.zeros(k), where=K > 0).sum())
+        laws.append(np.asarray(values))
+    total = laws[0]
+    for law in laws[1:]:
+        total = (total[:, None] + law[None, :]).ravel()
+    return total
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_null_moments_equal_the_moments_of_every_split(seed):
+    """Oracle: enumeration of every within-configuration split (up to 3 configurations of up to 11 rows)."""
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 5))
+    configurations = []
+    for _ in range(int(rng.integers(1, 4))):
+        size = int(rng.integers(1, 12))
+        configurations.append((rng.integers(0, k, size=size), int(rng.integers(0, size + 1))))
+    law = _enumerated(configurations, k)
+    first = np.array([np.bincount(s[:n], minlength=k) for s, n in configurations], dtype=float)
+    pooled = np.array([np.bincount(s, minlength=k) for s, n in configurations], dtype=float)
+    mean, variance = null_moments(first, pooled)
+    assert mean.sum() == pytest.approx(law.mean(), rel=1e-10, abs=1e-12)
+    assert variance.sum() == pytest.approx(law.var(), rel=1e-9, abs=1e-12)
+    q, _, _, z = pair_moments(first, pooled - first)
+    assert q == pytest.approx(law[0], abs=1e-9)  # the first split is the observed one
+    exact_p = np.mean(law >= q - 1e-12)
+    assert exact_p <= cantelli_bound(z) + 1e-12  # the certificate bounds the exact p-value
+
+
+def test_exact_z_agrees_with_the_permutation_null_of_the_test():
+    """Oracle: 20,000 within-configuration permutations of conditional_tests (its statistic D is affine in Q);
+    the exact z is within five Monte-Carlo standard errors of theirs, ``sqrt((1 + z^2 (kurtosis - 1) / 4) / B)``
+    with the null's kurtosis taken as that of a chi-square of 9 degrees of freedom (about 4.3)."""
+    rng = np.random.default_rng(4)
+    parent = rng.integers(0, 3, 3000)
+    child = (parent + (rng.random(3000) < 0.3)) % 4
+    child[:1500][rng.random(1500) < 0.01] = 3
+    codes = np.c_[parent, child]
+    samples = [(codes[:1500], np.ones(1500)), (codes[1500:], np.ones(1500))]
+    tests = conditional_tests([3, 4], [(1, (0,))], samples, n_permutations=20_000,
+                              random_state=np.random.default_rng(5))
+    z_mc = (tests.statistic[0] - tests.null_mean[0]) / tests.null_sd[0]
+    tables = [np.zeros((3, 4)), np.zeros((3, 4))]
+    for table, (rows, _) in zip(tables, samples):
+        np.add.at(table, (rows[:, 0], rows[:, 1]), 1.0)
+    z = pair_moments(*tables)[3]
+    assert 1 < z < 10, z
+    assert z == pytest.approx(z_mc, abs=5 * np.sqrt((1 + z**2 * 3.3 / 4) / 20_000))
+
+
+def test_certified_tests_draw_nothing_and_the_others_pay_tau():
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 2, size=(2000, 2))
+    y = x.copy()
+    y[:, 0] = rng.random(2000) < 0.9  # column 0 moves far; column 1 does not
+    samples = [(x, np.ones(2000)), (y, np.ones(2000))]
+    pairs = [(0, ()), (1, ())]
+    p, z, drawn = staged_tests([2, 2], pairs, samples, n_permutations=999, stop=0.2,
+                               random_state=np.random.default_rng(0), certify=1e-4)
+    assert drawn[0] == 0 and p[0] == pytest.approx(1.0 / (1.0 + z[0] ** 2)) and p[0] <= 1e-4
+    plain, _, _ = staged_tests([2, 2], pairs, samples, n_permutations=999, stop=0.2,
+                               random_state=np.random.default_rng(0))
+    assert drawn[1] > 0 and p[1] == pytest.approx(min(1.0, plain[1] + 1e-4))
+
+
+@pytest.mark.slow
+def test_certified_p_values_keep_their_level_under_the_null():
+    """Simulation: 600 null tables (two samples of 60 over 2 configurations, 3 states), tau = 0.02; P(p <= t) for
+    t = 0.03 and 0.1 within 3 Monte-Carlo standard errors of at most t."""
+    rng = np.random.default_rng(7)
+    runs, small = 600, {0.03: 0, 0.1: 0}
+    for _ in range(runs):
+        codes = np.c_[rng.integers(0, 2, 120), rng.integers(0, 3, 120)]
+        p, _, _ = staged_tests([2, 3], [(1, (0,))], [(codes[:60], np.ones(60)), (codes[60:], np.ones(60))],
+                               n_permutations=499, stop=1.0, random_state=rng, certify=0.02)
+        for t in small:
+            small[t] += p[0] <= t
+    for t, count in small.items():
+        assert count / runs <= t + 3 * np.sqrt(t * (1 - t) / runs), (t, count)
