@@ -3,8 +3,9 @@
 from bnfisher.comparison.aggregate import aggregate_pvalues
 from bnfisher.comparison.anytime import AnytimeOutcome, AnytimeTest
 from bnfisher.comparison.attribution import FamilyTests, conditional_family_tests, holm, resolve_floor
+from bnfisher.comparison.cells import changed_cell
 from bnfisher.comparison.explain import explain_rows, family_table, mmd_by_family, top_cells, witness
-from bnfisher.comparison.mechanisms import MechanismTests, changed_cell, mechanism_tests
+from bnfisher.comparison.mechanisms import MechanismTests, mechanism_tests
 from bnfisher.comparison.null import permutation_splits
 from bnfisher.comparison.permutation import (
     PermutationStatistics,

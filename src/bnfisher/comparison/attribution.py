@@ -207,8 +207,8 @@ def _family_units(tables: list) -> tuple:
     return tested, units, np.asarray(rows, dtype=np.int64).reshape(-1, 2)
 
 
-def default_permutations(n_families: int, *, minimum: int = 1000) -> int:
-    """Within-configuration permutations by default: at least ``minimum``, and ``40`` per family.
+def default_permutations(n_families: int, *, minimum: int = 1000, per_family: int = 40) -> int:
+    """Within-configuration permutations by default: at least ``minimum``, and ``per_family`` per family.
 
     A permutation p-value is at least ``1 / (B + 1)``, so Holm's adjustment over ``F``
     families cannot go below ``F / (B + 1)``; with ``B >= 40 F`` a family can be
@@ -218,6 +218,7 @@ def default_permutations(n_families: int, *, minimum: int = 1000) -> int:
     ----------
     n_families : int
     minimum : int, default=1000
+    per_family : int, default=40
 
     Returns
     -------
@@ -228,7 +229,7 @@ def default_permutations(n_families: int, *, minimum: int = 1000) -> int:
     >>> default_permutations(8), default_permutations(56)
     (1000, 2240)
     """
-    return int(max(minimum, 40 * n_families))
+    return int(max(minimum, per_family * n_families))
 
 
 def conditional_family_tests(network: BayesianNetwork, X, Y, *, n_permutations: int | None = None,

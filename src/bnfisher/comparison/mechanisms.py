@@ -20,7 +20,12 @@ declared changed when *every* candidate conditioning set ``S`` rejects
 on the two samples pooled, without the label), and ``V``'s parents in that graph
 whatever their number.  The true parents of an unchanged variable are among them
 when the graph holds its arcs (in either direction) and it has at most
-``max_size`` parents, or the graph found exactly its parents.
+``max_size`` parents, or the graph found exactly its parents.  Later rounds
+(:data:`GROWTH_ROUNDS`) grow the set that came closest to explaining a variable still
+flagged by one of its neighbours' neighbours at a time -- so a variable with five true
+parents can be explained -- and try its neighbours' small subsets without a compelled
+parent that is itself flagged (a wrong v-structure takes a changed child for a parent,
+and conditioning on a child opens a path to the label).
 
 **Tests and p-values.**  Each ``(V, S)`` is tested with the exact within-configuration
 permutation test of :func:`bnfisher.comparison.attribution.conditional_tests`
@@ -80,11 +85,12 @@ import numpy as np
 from bnfisher._utils.validation import check_random_state
 from bnfisher.comparison.anytime import AnytimeTest
 from bnfisher.comparison.attribution import default_permutations, holm
+from bnfisher.comparison.cells import cell_search
 from bnfisher.comparison.staged import CHECKPOINTS, staged_tests
 
-__all__ = ["CERTIFY_SHARE", "CHECKPOINTS", "MAX_SET_SIZE", "SEARCH_STOP", "MechanismTests", "candidate_sets",
-           "cell_search", "certify_level", "changed_cell", "compelled_parents",
-           "mechanism_tests", "neighbourhoods", "staged_tests"]
+__all__ = ["CERTIFY_SHARE", "CHECKPOINTS", "GROWTH_ROUNDS", "MAX_SET_SIZE", "SEARCH_PERMUTATIONS", "SEARCH_STOP",
+           "MechanismTests", "candidate_sets", "certify_level", "compelled_parents", "mechanism_tests",
+           "neighbourhoods", "staged_tests"]
 
 #: Largest conditioning set drawn from a variable's neighbours (its graph parents are tried whatever their number).
 MAX_SET_SIZE = 2
@@ -125,8 +131,8 @@ class MechanismTests:
         Permutations drawn over every set's test (the search's cost; at most ``n_permutations``
         times the number of sets).
     cell : dict or None
-        For the clearest flagged variable (``child``): :func:`cell_search` over the columns of
-        the sets tried for it; None when no variable is flagged.
+        For the clearest flagged variable (``child``): :func:`~bnfisher.comparison.cells.cell_search` over the
+        columns of the sets tried for it; None when no variable is flagged.
 
     Examples
     --------
@@ -279,6 +285,15 @@ def certify_level(alpha: float, n_variables: int) -> float:
     return CERTIFY_SHARE * alpha / max(int(n_variables), 1)
 
 
+#: Permutations per variable of a set's test by default: a changed variable's p-value is the largest over its sets,
+#: so each must stay below Holm's first level with a few exceedances to spare (``V (1 + G) / (B + 1) <= alpha`` up to
+#: ``G = 3`` at ``alpha = 0.05``); the clear sets draw none (the certificate).
+SEARCH_PERMUTATIONS = 100
+
+#: Rounds after the first that grow each unsettled variable's best set by one of its neighbours' neighbours (a set
+#: with more configurations than the smaller sample has rows is not tried).
+GROWTH_ROUNDS = 3
+
 #: A variable whose largest p-value over its neighbours' sets exceeds this is not searched further (it is not
 #: flagged at any level up to this); the others are tried with their best set grown by a neighbour's neighbour.
 SEARCH_STOP = 0.2
@@ -314,14 +329,14 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     """Test every variable for a changed mechanism: dependent on the sample label given each candidate set.
 
     See the module docstring for the search, the p-values and their guarantee.  The
-    search has two rounds: the subsets of each variable's neighbours (and its parents),
-    then, for the variables whose largest p-value is still at most :data:`SEARCH_STOP` and
-    whose Holm-adjusted p-value is still at most ``alpha``,
-    the set that came closest to explaining the variable grown by one of its neighbours'
-    neighbours, and each of those alone (with the compelled parents).  A variable stopped after the first
-    round reports the largest p-value found (above ``SEARCH_STOP``, so it is flagged
-    at no level up to that; Holm's adjusted p-values of the others are those of the
-    whole search).  Inner code: trusts encoded inputs.
+    search runs in rounds: the subsets of each variable's neighbours (and its parents);
+    then, :data:`GROWTH_ROUNDS` times, for the variables whose largest p-value is still at
+    most :data:`SEARCH_STOP` and whose Holm-adjusted p-value is still at most ``alpha``, the
+    set that came closest to explaining the variable grown by one of its neighbours'
+    neighbours, each of those with the compelled parents alone, and the neighbours' small
+    subsets without the compelled parents that are themselves flagged.  A variable settled
+    after a round reports the largest p-value found (above ``SEARCH_STOP``, or adjusted
+    above ``alpha``: it is not flagged).  Inner code: trusts encoded inputs.
 
     Parameters
     ----------
@@ -332,7 +347,8 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
         Each variable's parents in the neighbourhood graph (a DAG learned without the label).
     max_size : int, default=2
     n_permutations : int, optional
-        Default: :func:`~bnfisher.comparison.attribution.default_permutations` of the number of variables.
+        Default: :data:`SEARCH_PERMUTATIONS` per variable, at least 1,000
+        (:func:`~bnfisher.comparison.attribution.default_permutations`).
     alpha : float, default=0.05
         The level at which variables count as flagged: a variable settled above it after the first
         round is not searched further, the certificate's level is :func:`certify_level` of it, and
@@ -368,7 +384,8 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     rng = check_random_state(random_state)
     samples = [(np.asarray(codes), np.asarray(copies, dtype=np.float64)) for codes, copies in (X, Y)]
     variables = [v for v in range(len(cardinalities)) if int(cardinalities[v]) >= 2]
-    n_permutations = default_permutations(len(variables)) if n_permutations is None else int(n_permutations)
+    n_permutations = (default_permutations(len(variables), per_family=SEARCH_PERMUTATIONS) if n_permutations is None
+                      else int(n_permutations))
     rule = AnytimeTest(alpha / max(len(variables), 1), "mmd", reject_early=reject_early) if anytime else None
     cap = 10 * n_permutations if anytime and reject_early else n_permutations
     tau = certify_level(alpha, len(variables))
@@ -377,7 +394,7 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
                                  certify=tau)[0])  # does the variable differ at all?
     found, used = _search(cardinalities, samples, variables, parents, max_size=max_size, n_permutations=cap,
                           rng=rng, anytime=rule, certify=tau, alpha=alpha)
-    best = [max(found[v], key=lambda t: (t[1], -t[2])) for v in variables]  # the largest p; then the weakest excess
+    best = _best_sets(variables, found, compelled_parents(parents), alpha)
     p_value = np.asarray([t[1] for t in best])
     p_adjusted, z = holm(p_value), np.asarray([t[2] for t in best])
     flagged = [variables[k] for k in np.lexsort((-z, p_adjusted)) if p_adjusted[k] <= alpha]
@@ -390,26 +407,41 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
         cell=_cell(cardinalities, samples, flagged[0], found[flagged[0]]) if flagged else None)
 
 
+def _best_sets(variables: list, found: dict, required: list, alpha: float) -> list:
+    """Return each variable's explanation: the set with the largest p-value (then the weakest excess) it may use.
+
+    A set without one of the variable's compelled parents counts only once that parent is flagged
+    (the set was tried because a wrong v-structure may take a changed child for a parent; if the
+    parent is not flagged, the graph's v-structure stands).  The flagged set grows until it is
+    stable; every variable keeps its first-round sets, which hold its compelled parents.
+    """
+    flagged: set = set()
+    while True:
+        best = []
+        for v in variables:
+            usable = [t for t in found[v] if set(required[v]) - set(t[0]) <= flagged] or found[v]
+            best.append(max(usable, key=lambda t: (t[1], -t[2])))
+        now = {v for v, p in zip(variables, holm([t[1] for t in best])) if p <= alpha}
+        if now <= flagged:
+            return best
+        flagged |= now
+
+
 def _search(cardinalities, samples: list, variables: list, parents, *, max_size: int, n_permutations: int,
             rng, anytime: AnytimeTest | None, certify: float, alpha: float) -> tuple:
-    """Run the two rounds of staged tests; return every set tried, by variable, and the permutations drawn.
+    """Run the rounds of staged tests; return every set tried, by variable, and the permutations drawn.
 
     ``found[v]`` lists ``(set, p, z, permutations)`` of every set tried for ``v`` (a certified
     set drew none; a set left untried, its variable explained by another, drew none and has p = 1).
     """
     near, wide = neighbourhoods(parents)
-    required = compelled_parents(parents)
+    graph = (near, parents, compelled_parents(parents), max_size)
     found: dict = {v: [] for v in variables}
     used = 0
-    for pool in (near, wide):
-        largest = {v: max((t[1] for t in found[v]), default=0.0) for v in variables}
-        # A further set can only raise a variable's p-value, so one whose Holm-adjusted p-value already
-        # exceeds alpha (or whose p-value exceeds SEARCH_STOP) is settled: it will not be flagged.
-        adjusted = dict(zip(variables, holm([largest[v] for v in variables])))
-        chosen = [v for v in variables if not found[v] or (largest[v] <= SEARCH_STOP and adjusted[v] <= alpha)]
-        tried = {v: {t[0] for t in found[v]} for v in chosen}
-        pairs = [(v, s) for v in chosen for s in _round_sets(v, pool, found, parents, max_size, required)
-                 if s not in tried[v]]
+    rows = min(float(np.sum(copies)) for _, copies in samples)
+    for pool in (near,) + (wide,) * GROWTH_ROUNDS:
+        pairs = [(v, s) for v, s in _round_pairs(variables, pool, found, graph, alpha)
+                 if not found[v] or np.prod([float(cardinalities[u]) for u in s]) <= rows]
         if not pairs:
             continue
         p_values, z, drawn = staged_tests(cardinalities, pairs, samples, n_permutations=n_permutations,
@@ -421,19 +453,42 @@ def _search(cardinalities, samples: list, variables: list, parents, *, max_size:
     return found, used
 
 
+def _round_pairs(variables: list, pool, found: dict, graph: tuple, alpha: float) -> list:
+    """Return the ``(variable, set)`` pairs of one round: new sets of the variables not yet settled.
+
+    A further set can only raise a variable's p-value, so one whose Holm-adjusted p-value already
+    exceeds ``alpha`` (or whose p-value exceeds :data:`SEARCH_STOP`) is settled: it will not be flagged.
+    """
+    near, parents, required, max_size = graph
+    largest = {v: max((t[1] for t in found[v]), default=0.0) for v in variables}
+    adjusted = dict(zip(variables, holm([largest[v] for v in variables])))
+    flagged = {v for v in variables if found[v] and adjusted[v] <= alpha}
+    chosen = [v for v in variables if not found[v] or (largest[v] <= SEARCH_STOP and adjusted[v] <= alpha)]
+    return [(v, s) for v in chosen for s in _round_sets(v, near, pool, found, parents, max_size, required, flagged)
+            if s not in {t[0] for t in found[v]}]
+
+
 def _cell(cardinalities, samples: list, child: int, tried: list) -> dict:
     """Return :func:`cell_search` over the columns of the sets tried for ``child``, with ``child``."""
     return dict(cell_search(cardinalities, samples[0], samples[1], child, {u for t in tried for u in t[0]}),
                 child=child)
 
 
-def _round_sets(v: int, pool, found: dict, parents, max_size: int, required) -> list:
-    """Return the sets of one round for ``v``: small subsets of its neighbours; then its best set grown by one."""
+def _round_sets(v: int, near, pool, found: dict, parents, max_size: int, required, flagged: set) -> list:
+    """Return the sets of one round for ``v``: small subsets of its neighbours; then its best set grown by one.
+
+    From the second round on, a variable with a compelled parent that is itself flagged also gets its
+    neighbours' small subsets without that parent (the learned v-structure may be wrong: a changed child
+    taken for a parent, and conditioning on it opens a path to the label).
+    """
     if not found[v]:
         return candidate_sets(v, pool[v], parents[v], max_size=max_size, required=required[v])
     best = max(found[v], key=lambda t: (t[1], -t[2]))[0]  # the set that came closest to explaining v
+    kept = set(required[v]) - flagged
+    free = (set(candidate_sets(v, near[v] - (set(required[v]) - kept), parents[v], max_size=max_size, required=kept))
+            if kept != set(required[v]) else set())
     return sorted({tuple(sorted(set(best) | {w})) for w in pool[v] - set(best)}
-                  | {tuple(sorted(set(required[v]) | {w})) for w in pool[v]})
+                  | {tuple(sorted(set(required[v]) | {w})) for w in pool[v]} | free)
 
 
 def _unoriented(variables: list, marginal_p, p_adjusted, explained_by: list, found: dict, alpha: float) -> list:
@@ -463,129 +518,3 @@ def _unoriented(variables: list, marginal_p, p_adjusted, explained_by: list, fou
         seen |= group
         groups.append(tuple(sorted(group)))
     return groups
-
-
-def changed_cell(cardinalities, X, Y, child: int, given) -> dict:
-    """Return the cell of ``child`` given ``given`` whose conditional frequency differs most between the samples.
-
-    The configuration ``j`` is the one with the largest Pearson chi-square statistic of its
-    2 x (states) table, ``sum_a (p^X_a|j - p^Y_a|j)^2 / theta_a|j * N^X_j N^Y_j / (N^X_j + N^Y_j)``
-    (a difference weighed by how many rows of each sample show the configuration); the
-    state is the one whose conditional frequency moved most there (the first of ties).
-
-    Parameters
-    ----------
-    cardinalities : sequence of int
-    X, Y : tuple of (ndarray of int, ndarray)
-        Codes and copies of each sample's rows.
-    child : int
-    given : sequence of int
-        The conditioning columns.
-
-    Returns
-    -------
-    dict
-        ``configuration`` (codes of ``given``), ``state`` (code), ``percent_X`` and
-        ``percent_Y`` (of each sample's rows in the configuration), ``rows_X`` and ``rows_Y``
-        (those rows), ``chi2`` (the configuration's statistic).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> X = (np.array([[0, 0], [0, 1], [1, 1]]), np.array([5.0, 5.0, 10.0]))
-    >>> Y = (np.array([[0, 0], [0, 1], [1, 1]]), np.array([9.0, 1.0, 10.0]))
-    >>> cell = changed_cell([2, 2], X, Y, 1, [0])
-    >>> cell["configuration"], cell["state"], cell["percent_X"], cell["percent_Y"]
-    ((0,), 0, 50.0, 90.0)
-    """
-    columns = list(given) + [child]
-    shape = [int(cardinalities[c]) for c in columns]
-    tables = []
-    for codes, copies in (X, Y):
-        observed = np.all(codes[:, columns] >= 0, axis=1)
-        index = np.ravel_multi_index(codes[observed][:, columns].T, shape)
-        tables.append(np.bincount(index, weights=np.asarray(copies, dtype=np.float64)[observed],
-                                  minlength=int(np.prod(shape))).reshape(-1, shape[-1]))
-    count_x, count_y = tables
-    rows_x, rows_y = count_x.sum(axis=1, keepdims=True), count_y.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p_x, p_y = count_x / rows_x, count_y / rows_y
-        theta = (count_x + count_y) / (rows_x + rows_y)
-        term = np.nan_to_num((p_x - p_y) ** 2 / theta * (rows_x * rows_y / (rows_x + rows_y)))
-    j = int(np.argmax(term.sum(axis=1)))
-    a = int(np.argmax(np.abs(np.nan_to_num(p_x[j] - p_y[j]))))
-    configuration = tuple(int(k) for k in np.unravel_index(j, shape[:-1])) if given else ()
-    return {"configuration": configuration, "state": int(a), "percent_X": float(100 * np.nan_to_num(p_x[j, a])),
-            "percent_Y": float(100 * np.nan_to_num(p_y[j, a])), "rows_X": float(rows_x[j, 0]),
-            "rows_Y": float(rows_y[j, 0]), "chi2": float(term[j].sum())}
-
-
-#: A cell's condition is added (kept) when it raises the chi-square by more than this many standard deviations.
-CELL_SD = 2.0
-
-
-def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict:
-    """Return the smallest conditioning set, from ``pool``, that concentrates ``child``'s change, and its cell.
-
-    A change of one row of a CPT is most concentrated given the true parents: a set
-    lacking a parent mixes the changed configuration with unchanged ones (its chi-square,
-    :func:`changed_cell`, is smaller by the unchanged rows' share), a set with a needless
-    variable splits the changed configuration (its chi-square is smaller by the split-off
-    share).  Forward: add the column of ``pool`` whose gain in chi-square most exceeds
-    :data:`CELL_SD` (two) standard deviations of what the rows split off carry (while one
-    does), ``2 sqrt(2 (k + 2 x))`` with ``x = chi2 (1 - s)`` for a share ``s`` of the coarser
-    configuration's rows kept and ``k`` child states (a non-central chi-square's spread,
-    for the part of the statistic the split can move); backward: drop the column whose
-    removal costs least below that, while one does.
-
-    Parameters
-    ----------
-    cardinalities : sequence of int
-    X, Y : tuple of (ndarray of int, ndarray)
-        Codes and copies of each sample's rows.
-    child : int
-    pool : iterable of int
-        The columns a condition may use (the variable's neighbourhood in the search's graph).
-    most : int, default=6
-        The most columns in the set.
-
-    Returns
-    -------
-    dict
-        :func:`changed_cell`'s, with ``given`` (the set's columns, in the order of the
-        configuration).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> codes = rng.integers(0, 2, size=(4000, 4))          # column 3 moves where columns 0 and 1 are both 1
-    >>> moved = codes.copy()
-    >>> where = (codes[:2000, 0] == 1) & (codes[:2000, 1] == 1)
-    >>> moved[:2000][where, 3] = (rng.random(where.sum()) < 0.9)
-    >>> cell = cell_search([2, 2, 2, 2], (codes[2000:], np.ones(2000)), (moved[:2000], np.ones(2000)), 3, [0, 1, 2])
-    >>> cell["given"], cell["configuration"], cell["state"]
-    ((0, 1), (1, 1), 0)
-    """
-    def chi2(given) -> dict:
-        return dict(changed_cell(cardinalities, X, Y, child, given), given=tuple(given))
-
-    def tolerance(coarse: dict, fine: dict) -> float:
-        kept = min(1.0, (fine["rows_X"] + fine["rows_Y"]) / max(coarse["rows_X"] + coarse["rows_Y"], 1e-12))
-        return CELL_SD * float(np.sqrt(2.0 * (int(cardinalities[child]) + 2.0 * coarse["chi2"] * (1.0 - kept))))
-
-    current = chi2(())
-    pool = sorted(set(int(u) for u in pool) - {int(child)})
-    while len(current["given"]) < most:
-        options = [chi2(sorted(current["given"] + (u,))) for u in pool if u not in current["given"]]
-        margins = [cell["chi2"] - current["chi2"] - tolerance(current, cell) for cell in options]
-        if not options or max(margins) <= 0:
-            break
-        current = options[int(np.argmax(margins))]
-    pruned = True
-    while pruned and current["given"]:
-        smaller = [chi2([u for u in current["given"] if u != w]) for w in current["given"]]
-        margins = [current["chi2"] - cell["chi2"] - tolerance(cell, current) for cell in smaller]
-        pruned = min(margins) <= 0
-        current = smaller[int(np.argmin(margins))] if pruned else current
-    return current

@@ -121,7 +121,7 @@ def mechanism_table(network: BayesianNetwork, samples: tuple, graph: list, *, na
         group is most often its echo downstream, which no set searched links to it), ``alpha`` and
         ``cell``: for the first flagged variable (None: none), ``variable``, ``given`` (names to
         labels), ``state``, ``percent_X``, ``percent_Y`` and ``text``
-        (:func:`~bnfisher.comparison.mechanisms.cell_search` over the columns of the sets searched:
+        (:func:`~bnfisher.comparison.cells.cell_search` over the columns of the sets searched:
         the smallest set that concentrates the change).
     """
     cards = network.cardinalities

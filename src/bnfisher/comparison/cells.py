@@ -1,0 +1,139 @@
+"""The cell of a changed mechanism: the parent configuration and the state whose frequency moved most.
+
+A change of one row of a CPT is most concentrated given the variable's true parents; the
+mechanism search (:mod:`bnfisher.comparison.mechanisms`) names the clearest flagged variable's
+cell with :func:`cell_search` over the columns of the sets it tried, and :func:`changed_cell`
+scores one conditioning set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["CELL_SD", "cell_search", "changed_cell"]
+
+
+def changed_cell(cardinalities, X, Y, child: int, given) -> dict:
+    """Return the cell of ``child`` given ``given`` whose conditional frequency differs most between the samples.
+
+    The configuration ``j`` is the one with the largest Pearson chi-square statistic of its
+    2 x (states) table, ``sum_a (p^X_a|j - p^Y_a|j)^2 / theta_a|j * N^X_j N^Y_j / (N^X_j + N^Y_j)``
+    (a difference weighed by how many rows of each sample show the configuration); the
+    state is the one whose conditional frequency moved most there (the first of ties).
+
+    Parameters
+    ----------
+    cardinalities : sequence of int
+    X, Y : tuple of (ndarray of int, ndarray)
+        Codes and copies of each sample's rows.
+    child : int
+    given : sequence of int
+        The conditioning columns.
+
+    Returns
+    -------
+    dict
+        ``configuration`` (codes of ``given``), ``state`` (code), ``percent_X`` and
+        ``percent_Y`` (of each sample's rows in the configuration), ``rows_X`` and ``rows_Y``
+        (those rows), ``chi2`` (the configuration's statistic).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = (np.array([[0, 0], [0, 1], [1, 1]]), np.array([5.0, 5.0, 10.0]))
+    >>> Y = (np.array([[0, 0], [0, 1], [1, 1]]), np.array([9.0, 1.0, 10.0]))
+    >>> cell = changed_cell([2, 2], X, Y, 1, [0])
+    >>> cell["configuration"], cell["state"], cell["percent_X"], cell["percent_Y"]
+    ((0,), 0, 50.0, 90.0)
+    """
+    columns = list(given) + [child]
+    shape = [int(cardinalities[c]) for c in columns]
+    tables = []
+    for codes, copies in (X, Y):
+        observed = np.all(codes[:, columns] >= 0, axis=1)
+        index = np.ravel_multi_index(codes[observed][:, columns].T, shape)
+        tables.append(np.bincount(index, weights=np.asarray(copies, dtype=np.float64)[observed],
+                                  minlength=int(np.prod(shape))).reshape(-1, shape[-1]))
+    count_x, count_y = tables
+    rows_x, rows_y = count_x.sum(axis=1, keepdims=True), count_y.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_x, p_y = count_x / rows_x, count_y / rows_y
+        theta = (count_x + count_y) / (rows_x + rows_y)
+        term = np.nan_to_num((p_x - p_y) ** 2 / theta * (rows_x * rows_y / (rows_x + rows_y)))
+    j = int(np.argmax(term.sum(axis=1)))
+    a = int(np.argmax(np.abs(np.nan_to_num(p_x[j] - p_y[j]))))
+    configuration = tuple(int(k) for k in np.unravel_index(j, shape[:-1])) if given else ()
+    return {"configuration": configuration, "state": int(a), "percent_X": float(100 * np.nan_to_num(p_x[j, a])),
+            "percent_Y": float(100 * np.nan_to_num(p_y[j, a])), "rows_X": float(rows_x[j, 0]),
+            "rows_Y": float(rows_y[j, 0]), "chi2": float(term[j].sum())}
+
+
+#: A cell's condition is added (kept) when it raises the chi-square by more than this many standard deviations.
+CELL_SD = 2.0
+
+
+def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict:
+    """Return the smallest conditioning set, from ``pool``, that concentrates ``child``'s change, and its cell.
+
+    A change of one row of a CPT is most concentrated given the true parents: a set
+    lacking a parent mixes the changed configuration with unchanged ones (its chi-square,
+    :func:`changed_cell`, is smaller by the unchanged rows' share), a set with a needless
+    variable splits the changed configuration (its chi-square is smaller by the split-off
+    share).  Forward: add the column of ``pool`` whose gain in chi-square most exceeds
+    :data:`CELL_SD` (two) standard deviations of what the rows split off carry (while one
+    does), ``2 sqrt(2 (k + 2 x))`` with ``x = chi2 (1 - s)`` for a share ``s`` of the coarser
+    configuration's rows kept and ``k`` child states (a non-central chi-square's spread,
+    for the part of the statistic the split can move); backward: drop the column whose
+    removal costs least below that, while one does.
+
+    Parameters
+    ----------
+    cardinalities : sequence of int
+    X, Y : tuple of (ndarray of int, ndarray)
+        Codes and copies of each sample's rows.
+    child : int
+    pool : iterable of int
+        The columns a condition may use (the variable's neighbourhood in the search's graph).
+    most : int, default=6
+        The most columns in the set.
+
+    Returns
+    -------
+    dict
+        :func:`changed_cell`'s, with ``given`` (the set's columns, in the order of the
+        configuration).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> codes = rng.integers(0, 2, size=(4000, 4))          # column 3 moves where columns 0 and 1 are both 1
+    >>> moved = codes.copy()
+    >>> where = (codes[:2000, 0] == 1) & (codes[:2000, 1] == 1)
+    >>> moved[:2000][where, 3] = (rng.random(where.sum()) < 0.9)
+    >>> cell = cell_search([2, 2, 2, 2], (codes[2000:], np.ones(2000)), (moved[:2000], np.ones(2000)), 3, [0, 1, 2])
+    >>> cell["given"], cell["configuration"], cell["state"]
+    ((0, 1), (1, 1), 0)
+    """
+    def chi2(given) -> dict:
+        return dict(changed_cell(cardinalities, X, Y, child, given), given=tuple(given))
+
+    def tolerance(coarse: dict, fine: dict) -> float:
+        kept = min(1.0, (fine["rows_X"] + fine["rows_Y"]) / max(coarse["rows_X"] + coarse["rows_Y"], 1e-12))
+        return CELL_SD * float(np.sqrt(2.0 * (int(cardinalities[child]) + 2.0 * coarse["chi2"] * (1.0 - kept))))
+
+    current = chi2(())
+    pool = sorted(set(int(u) for u in pool) - {int(child)})
+    while len(current["given"]) < most:
+        options = [chi2(sorted(current["given"] + (u,))) for u in pool if u not in current["given"]]
+        margins = [cell["chi2"] - current["chi2"] - tolerance(current, cell) for cell in options]
+        if not options or max(margins) <= 0:
+            break
+        current = options[int(np.argmax(margins))]
+    pruned = True
+    while pruned and current["given"]:
+        smaller = [chi2([u for u in current["given"] if u != w]) for w in current["given"]]
+        margins = [current["chi2"] - cell["chi2"] - tolerance(cell, current) for cell in smaller]
+        pruned = min(margins) <= 0
+        current = smaller[int(np.argmin(margins))] if pruned else current
+    return current
