@@ -5,8 +5,8 @@ For each network, A is drawn from it and B from a copy with one CPT row of a mid
 the unchanged network (its test does not reject, so no search runs).  Printed per network: seconds of ``compare``
 without and with the change and their ratio (goal: at most 10), the search's seconds (graph and tests) and its share
 of the changed call, the permutations the search drew, and -- the reference measured in the same run -- the same
-search with every test run to its budget and no certificate (no checkpoint, no exact bound: the search before 0.3),
-its permutations and seconds.
+search with every test run to a budget of 40 per variable and no certificate (no checkpoint, no exact bound: the
+search's tests before 0.3), its permutations and seconds.
 One core each (run under ``taskset -c 0``).
 
 Run:  taskset -c 0 python benchmarks/mechanisms_cost.py [--networks alarm hepar2 andes pathfinder barley] [--n 5000]
@@ -80,10 +80,12 @@ def main() -> None:
         found, drawn, named = timed_search(A, B, 0)
         checkpoints, search.CHECKPOINTS = search.CHECKPOINTS, ()
         share, mechanisms.CERTIFY_SHARE = mechanisms.CERTIFY_SHARE, 0.0
+        budget, mechanisms.SEARCH_PERMUTATIONS = mechanisms.SEARCH_PERMUTATIONS, 40
         try:
             fixed, fixed_drawn, _ = timed_search(A, B, 0)
         finally:
             search.CHECKPOINTS, mechanisms.CERTIFY_SHARE = checkpoints, share
+            mechanisms.SEARCH_PERMUTATIONS = budget
         searched = changed.mechanisms.attrs.get("searched")
         lines.append(f"| {name} ({variable}) | {without:.1f} (p = {quiet.test.p_value:.3g}) | {seconds:.1f} "
                      f"(p = {changed.test.p_value:.3g}{'' if searched else ', no search'}) | {seconds / without:.1f} | "

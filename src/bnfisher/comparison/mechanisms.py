@@ -22,10 +22,10 @@ whatever their number.  The true parents of an unchanged variable are among them
 when the graph holds its arcs (in either direction) and it has at most
 ``max_size`` parents, or the graph found exactly its parents.  Later rounds
 (:data:`GROWTH_ROUNDS`) grow the set that came closest to explaining a variable still
-flagged by one of its neighbours' neighbours at a time -- so a variable with five true
-parents can be explained -- and try its neighbours' small subsets without a compelled
-parent that is itself flagged (a wrong v-structure takes a changed child for a parent,
-and conditioning on a child opens a path to the label).
+flagged by one of its neighbours' neighbours at a time, and try its neighbours' small
+subsets without a compelled parent that is itself flagged (a wrong v-structure takes a
+changed child for a parent, and conditioning on a child opens a path to the label); such
+a set counts only while that parent stays flagged.
 
 **Tests and p-values.**  Each ``(V, S)`` is tested with the exact within-configuration
 permutation test of :func:`bnfisher.comparison.attribution.conditional_tests`
@@ -291,8 +291,9 @@ def certify_level(alpha: float, n_variables: int) -> float:
 SEARCH_PERMUTATIONS = 100
 
 #: Rounds after the first that grow each unsettled variable's best set by one of its neighbours' neighbours (a set
-#: with more configurations than the smaller sample has rows is not tried).
-GROWTH_ROUNDS = 3
+#: with more configurations than the smaller sample has rows is not tried).  More rounds explain children with many
+#: true parents, but a large set of many-state columns has little power and explains a changed variable away.
+GROWTH_ROUNDS = 1
 
 #: A variable whose largest p-value over its neighbours' sets exceeds this is not searched further (it is not
 #: flagged at any level up to this); the others are tried with their best set grown by a neighbour's neighbour.
