@@ -38,6 +38,8 @@ candidate, ``P(max_S p_S <= a) <= P(p_Pa <= a) <= a`` for ``a <= SEARCH_STOP`` (
 intersection-union test; a variable stopped early is named at no such level).  Holm's adjustment over the
 variables then controls the family-wise error of naming an unchanged mechanism,
 under that condition on the graph, with no assumption on how the tests depend.
+The structure is learned without the label, so the permutation tests stay exact
+given it.
 
 **Tests that need no permutation.**  Each test's null mean and variance are exact in
 closed form (:mod:`bnfisher.comparison.certificate`), so Cantelli's inequality bounds its
@@ -49,11 +51,9 @@ each p-value stays valid (``P(p <= t) <= P(p_exact <= min(t, tau)) + P(p_MC <= t
 
 **Settled variables.**  A further set can only raise a variable's p-value (the largest over
 its sets), so Holm's adjusted p-values can only rise: a variable whose adjusted p-value after
-the first round already exceeds ``alpha`` is not searched further (it is not flagged; its
-reported p-value is the largest over the sets it was given).  The family-wise error bound
+the first round already exceeds ``alpha`` is not searched further (its reported p-value is
+the largest over the sets it was given).  The family-wise error bound
 holds: it needs valid p-values only of the unchanged variables that are flagged.
-The structure is learned without the label, so the permutation tests stay exact
-given it.
 
 **What cannot be oriented.**  A variable dependent on the label that a set of
 *unflagged* variables explains, each of which is itself explained by it (two
@@ -260,6 +260,7 @@ def compelled_parents(parents) -> list:
 #: The certificate's level, as a share of Holm's first level ``alpha / V``: a set whose exact Cantelli bound is at
 #: most ``CERTIFY_SHARE * alpha / V`` draws no permutation (:func:`~bnfisher.comparison.staged.staged_tests`).
 CERTIFY_SHARE = 0.1
+
 
 def certify_level(alpha: float, n_variables: int) -> float:
     """Return the certificate's level ``tau = CERTIFY_SHARE * alpha / V`` of a search over ``V`` variables.
