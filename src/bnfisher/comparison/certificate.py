@@ -116,8 +116,8 @@ def pair_moments(count_x, count_y) -> tuple:
     --------
     >>> import numpy as np
     >>> q, mean, sd, z = pair_moments(np.array([[40.0, 10.0]]), np.array([[10.0, 40.0]]))
-    >>> round(z, 1)
-    5.1
+    >>> round(z, 1)           # Pearson's chi-square is 36 on 1 degree of freedom: about (36 - 1) / sqrt(2)
+    24.6
     """
     count_x, count_y = (np.asarray(t, dtype=np.float64) for t in (count_x, count_y))
     pooled = count_x + count_y

@@ -280,8 +280,8 @@ def certify_level(alpha: float, n_variables: int) -> float:
 
     Examples
     --------
-    >>> certify_level(0.05, 37)
-    0.00013513513513513514
+    >>> round(certify_level(0.05, 37), 8)
+    0.00013514
     """
     return CERTIFY_SHARE * alpha / max(int(n_variables), 1)
 
