@@ -4,13 +4,13 @@ The conditional test of :func:`~bnfisher.comparison.attribution.conditional_test
 sample label within each configuration ``j`` of the conditioning set: the first sample's child
 counts ``X_j`` in configuration ``j`` are multivariate hypergeometric (``n_j`` rows of that
 sample among the ``N_j`` rows there, ``K_ja`` of them in child state ``a``), independently
-across configurations.  Its statistic is an affine function of
+across configurations.  Its statistic is proportional to
 
 .. math::  Q = \sum_j Q_j, \qquad Q_j = \sum_a (X_{ja} - n_j K_{ja} / N_j)^2 / K_{ja}
 
-(``D_j = (n_X + n_Y) s^2 N_j Q_j + c_j``, ``s = 1/n_X + 1/n_Y``, ``c_j`` the same under every
-permutation; ``Q_j N_j^2 / (n_j (N_j - n_j))`` is Pearson's chi-square of the configuration's
-2 x (states) table).  :func:`null_moments` gives ``E_0 Q`` and ``Var_0 Q`` in closed form, from the
+(``D = (n_X + n_Y) s^2 Q`` with ``s = 1/n_X + 1/n_Y``: the statistic's margin term is the same
+under every permutation and cancels; ``Q_j N_j^2 / (n_j (N_j - n_j))`` is Pearson's chi-square of
+the configuration's 2 x (states) table).  :func:`null_moments` gives ``E_0 Q`` and ``Var_0 Q`` in closed form, from the
 moments of sums of the indicators of sampling without replacement: for ``m`` distinct rows,
 ``psi_m = E prod (I - f)`` with ``f = n / N`` is
 
