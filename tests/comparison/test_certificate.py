@@ -72,7 +72,7 @@ def test_exact_z_agrees_with_the_permutation_null_of_the_test():
     for table, (rows, _) in zip(tables, samples):
         np.add.at(table, (rows[:, 0], rows[:, 1]), 1.0)
     q, _, _, z = pair_moments(*tables)
-    assert tests.statistic[0] == pytest.approx(3000 * (1 / 1500 + 1 / 1500) ** 2 * q, rel=1e-12)  # D = (n_X + n_Y) s^2 Q
+    assert tests.statistic[0] == pytest.approx(3000 * (1 / 1500 + 1 / 1500) ** 2 * q, rel=1e-12)  # (n_X + n_Y) s^2 Q
     assert 1 < z < 10, z
     assert z == pytest.approx(z_mc, abs=5 * np.sqrt((1 + z**2 * 3.3 / 4) / 20_000))
 
