@@ -208,6 +208,7 @@ class NumpyCounts:
         self.cardinalities = schema.cardinalities
         self.weights = weights
         self.block_size = block_size
+        self._holes: np.ndarray | None = None  # the columns with missing cells, found at the first count
 
     @classmethod
     def from_encoded(cls, encoded: EncodedData) -> NumpyCounts:
@@ -254,7 +255,9 @@ class NumpyCounts:
         """
         if self.missing == "error":
             return count_block(self.codes, families, self.cardinalities, self.weights, n_jobs=None)
-        holes = (self.codes < 0).any(axis=0)  # the columns with missing cells
+        if self._holes is None:  # one scan of the codes, not one per pass (hill climbing makes dozens)
+            self._holes = (self.codes < 0).any(axis=0)
+        holes = self._holes
         if not holes.any():
             return count_block(self.codes, families, self.cardinalities, self.weights, n_jobs=None)
         buffer = np.empty(self.n_rows, dtype=np.intp)
