@@ -102,6 +102,21 @@ def test_compare_names_the_mechanism_and_the_cell_under_its_defaults():
     assert "Which mechanisms changed" in str(result)
 
 
+def test_a_certified_p_value_reads_as_a_bound_and_the_note_says_no_permutation_was_drawn():
+    """A prior moved far: the changed variable's sets are certified (exact Cantelli bound below tau), so its p-value
+    lies below the permutations' floor; the table's text marks it '<=' and says why, the notes name the level."""
+    base = _chain()
+    moved = _chain(prior=(0.1, 0.9))
+    A, B = base.sample(3000, random_state=1), moved.sample(3000, random_state=2)
+    result = bf.compare(A, B, n_permutations=199, random_state=0)
+    table = result.mechanisms
+    lead = table.iloc[0]
+    assert lead["variable"] == "a" and lead["p_value"] <= table.attrs["certified"] < table.attrs["p_floor"]
+    text = result.to_text()
+    assert "'<=': a bound, at the floor of" in text and "by the exact null moments" in text
+    assert any("draws none" in note for note in result.notes)
+
+
 def _named(verdict: str, variables) -> set:
     """The variables a verdict names outside its cell's text and outside "given ..." conditions."""
     import re
