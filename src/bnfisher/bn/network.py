@@ -445,14 +445,7 @@ class BayesianNetwork:
             # Only the structure's columns: other columns (e.g. floats) are none of this model's business.
             schema = Schema.from_data(data, variables=[c for c in data.columns if c in needed])
         provider = as_provider(data, schema)
-        variables = list(provider.variables)
-        index = {v: i for i, v in enumerate(variables)}
-        unknown = sorted(str(v) for v in needed if v not in index)
-        if unknown:
-            raise DataError(f"The structure names variable(s) {unknown} absent from the data "
-                            f"(it has {variables}).")
-        order = [v for v in variables if v in needed]
-        families = [tuple(index[p] for p in parents.get(v, ())) + (index[v],) for v in order]
+        order, families = _structure_families(list(provider.variables), parents, needed)
         tables = provider.counts(families)
         cpts = {v: cpt_from_counts(np.asarray(t), alpha) for v, t in zip(order, tables)}
         return cls({v: tuple(parents.get(v, ())) for v in order}, cpts, {v: provider.states[v] for v in order},
@@ -552,3 +545,13 @@ def cpt_from_counts(counts: np.ndarray, pseudocount: float) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 rows are replaced just below
         table = np.where(totals > 0, smoothed / totals, 1.0 / r)
     return table
+
+
+def _structure_families(variables: list, parents: Mapping, needed: set) -> tuple:
+    """Return the structure's variables in the data's order, and their families (parents first) as indices."""
+    index = {v: i for i, v in enumerate(variables)}
+    unknown = sorted(str(v) for v in needed if v not in index)
+    if unknown:
+        raise DataError(f"The structure names variable(s) {unknown} absent from the data (it has {variables}).")
+    order = [v for v in variables if v in needed]
+    return order, [tuple(index[p] for p in parents.get(v, ())) + (index[v],) for v in order]

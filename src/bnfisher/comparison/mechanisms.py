@@ -386,10 +386,7 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     rng = check_random_state(random_state)
     samples = [(np.asarray(codes), np.asarray(copies, dtype=np.float64)) for codes, copies in (X, Y)]
     variables = [v for v in range(len(cardinalities)) if int(cardinalities[v]) >= 2]
-    n_permutations = (default_permutations(len(variables), per_family=SEARCH_PERMUTATIONS) if n_permutations is None
-                      else int(n_permutations))
-    rule = AnytimeTest(alpha / max(len(variables), 1), "mmd", reject_early=reject_early) if anytime else None
-    cap = 10 * n_permutations if anytime and reject_early else n_permutations
+    rule, cap = _budget(len(variables), n_permutations, alpha=alpha, anytime=anytime, reject_early=reject_early)
     tau = certify_level(alpha, len(variables))
     marginal = holm(staged_tests(cardinalities, [(v, ()) for v in variables], samples, n_permutations=cap,
                                  stop=SEARCH_STOP, random_state=rng, anytime=rule,
@@ -397,17 +394,27 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     found, used = _search(cardinalities, samples, variables, parents, max_size=max_size, n_permutations=cap,
                           rng=rng, anytime=rule, certify=tau, alpha=alpha)
     best = _best_sets(variables, found, compelled_parents(parents), alpha)
-    p_value = np.asarray([t[1] for t in best])
-    p_adjusted, z = holm(p_value), np.asarray([t[2] for t in best])
-    flagged = [variables[k] for k in np.lexsort((-z, p_adjusted)) if p_adjusted[k] <= alpha]
+    explained_by, p_value, z = ([t[k] for t in best] for k in range(3))  # (set, p-value, z, ...) each
+    p_value, z = np.asarray(p_value, dtype=float), np.asarray(z, dtype=float)
+    p_adjusted = holm(p_value)
     return MechanismTests(
-        variables=variables, p_value=p_value, p_adjusted=p_adjusted, explained_by=[t[0] for t in best], z=z,
+        variables=variables, p_value=p_value, p_adjusted=p_adjusted, explained_by=explained_by, z=z,
         marginal_p=marginal, clearest_by=[max(found[v], key=lambda t: t[2])[0] for v in variables],
-        n_permutations=cap,
-        unoriented=_unoriented(variables, marginal, p_adjusted, [t[0] for t in best], found, alpha),
+        n_permutations=cap, unoriented=_unoriented(variables, marginal, p_adjusted, explained_by, found, alpha),
         searched=[[t[0] for t in found[v]] for v in variables], permutations_drawn=used,
-        cell=_cell(cardinalities, samples, flagged[0], found[flagged[0]]) if flagged else None)
+        cell=_clearest_cell(cardinalities, samples, variables, p_adjusted, z, found, alpha))
 
+
+
+def _budget(n_variables: int, n_permutations: int | None, *, alpha: float, anytime: bool,
+            reject_early: bool) -> tuple:
+    """Return the anytime rule (None: a fixed number) and the permutations each test may draw."""
+    if n_permutations is None:
+        n_permutations = default_permutations(n_variables, per_family=SEARCH_PERMUTATIONS)
+    if not anytime:
+        return None, int(n_permutations)
+    rule = AnytimeTest(alpha / max(n_variables, 1), "mmd", reject_early=reject_early)
+    return rule, int(n_permutations) * (10 if reject_early else 1)
 
 def _best_sets(variables: list, found: dict, required: list, alpha: float) -> list:
     """Return each variable's explanation: the set with the largest p-value (then the weakest excess) it may use.
@@ -462,12 +469,23 @@ def _round_pairs(variables: list, pool, found: dict, graph: tuple, alpha: float)
     exceeds ``alpha`` (or whose p-value exceeds :data:`SEARCH_STOP`) is settled: it will not be flagged.
     """
     near, parents, required, max_size = graph
+    chosen, flagged = _unsettled(variables, found, alpha)
+    return [(v, s) for v in chosen for s in _round_sets(v, near, pool, found, parents, max_size, required, flagged)
+            if s not in {t[0] for t in found[v]}]
+
+
+def _unsettled(variables: list, found: dict, alpha: float) -> tuple:
+    """Return the variables not yet settled (untested, or still possibly flagged), and those flagged so far."""
     largest = {v: max((t[1] for t in found[v]), default=0.0) for v in variables}
     adjusted = dict(zip(variables, holm([largest[v] for v in variables])))
     flagged = {v for v in variables if found[v] and adjusted[v] <= alpha}
-    chosen = [v for v in variables if not found[v] or (largest[v] <= SEARCH_STOP and adjusted[v] <= alpha)]
-    return [(v, s) for v in chosen for s in _round_sets(v, near, pool, found, parents, max_size, required, flagged)
-            if s not in {t[0] for t in found[v]}]
+    return [v for v in variables if not found[v] or (largest[v] <= SEARCH_STOP and adjusted[v] <= alpha)], flagged
+
+
+def _clearest_cell(cardinalities, samples: list, variables: list, p_adjusted, z, found: dict, alpha: float):
+    """Return the cell of the clearest flagged variable (smallest adjusted p-value, then largest z), or None."""
+    flagged = [variables[k] for k in np.lexsort((-z, p_adjusted)) if p_adjusted[k] <= alpha]
+    return _cell(cardinalities, samples, flagged[0], found[flagged[0]]) if flagged else None
 
 
 def _cell(cardinalities, samples: list, child: int, tried: list) -> dict:
@@ -498,25 +516,37 @@ def _unoriented(variables: list, marginal_p, p_adjusted, explained_by: list, fou
     position = {v: k for k, v in enumerate(variables)}
     dependent = {v for v, p in zip(variables, marginal_p) if p <= alpha}
     explained = {v for v, p in zip(variables, p_adjusted) if p <= alpha}
+    left = dependent - _explained(dependent, explained, found, alpha)
+    # Connected through "explained by", within the unexplained variables.
+    links = {u: (set(explained_by[position[u]]) & left) | {w for w in left if u in explained_by[position[w]]}
+             for u in left}
+    groups, seen = [], set()
+    for v in sorted(left):
+        if v not in seen:
+            group = _component(v, links)
+            seen |= group
+            groups.append(tuple(sorted(group)))
+    return groups
+
+
+def _explained(dependent: set, explained: set, found: dict, alpha: float) -> set:
+    """Return ``explained`` grown to a fixed point: a dependent variable explained by an explained one is."""
+    explained = set(explained)
     grown = True
-    while grown:  # a dependent variable explained by a flagged or explained one is explained
+    while grown:
         grown = False
         for v in sorted(dependent - explained):
             if any(t[1] > alpha and set(t[0]) & explained for t in found[v]):
                 explained.add(v)
                 grown = True
-    left = dependent - explained
-    groups, seen = [], set()
-    for v in sorted(left):  # connected through "explained by", within the unexplained variables
-        if v in seen:
-            continue
-        group, frontier = {v}, [v]
-        while frontier:
-            u = frontier.pop()
-            linked = (set(explained_by[position[u]]) & left) | {w for w in left if u in explained_by[position[w]]}
-            for w in linked - group:
-                group.add(w)
-                frontier.append(w)
-        seen |= group
-        groups.append(tuple(sorted(group)))
-    return groups
+    return explained
+
+
+def _component(start, links: dict) -> set:
+    """Return the nodes reached from ``start`` through ``links`` (node -> linked nodes)."""
+    group, frontier = {start}, [start]
+    while frontier:
+        for w in links[frontier.pop()] - group:
+            group.add(w)
+            frontier.append(w)
+    return group

@@ -393,6 +393,26 @@ class _Sample:
     copies: np.ndarray
     given: np.ndarray | None = None
 
+def _common_backend(X, Y):
+    """Return the backend that holds both samples and can pool them where they lie, or None."""
+    backends = [None if isinstance(data, DistinctRows) or in_memory(data) else backend_for(data) for data in (X, Y)]
+    if backends[0] is not None and backends[0] is backends[1] and backends[0].pooled_rows is not None:
+        return backends[0]
+    return None
+
+
+def _sample(kernel: FamilyKernel, data, *, limit: int, witness: bool, rng) -> tuple:
+    """One sample's distinct rows and copies, and whether they are a uniform subsample of ``limit`` rows."""
+    if isinstance(data, DistinctRows):  # reduced already (drift reduces its reference once)
+        return _Sample(kernel.encode(data.encoded).codes, data.copies), False
+    if in_memory(data):  # reduced here, a block at a time: no pooled copy of the rows
+        rows = DistinctRows.of(kernel.encode(data), with_inverse=witness)
+        return _Sample(rows.encoded.codes, rows.copies, rows.inverse), False
+    # Distributed rows: a group-by to distinct rows and counts, which is all the test needs.
+    rows, sampled = DistinctRows.from_provider(kernel.provider(data), max_rows=limit, random_state=rng)
+    return _Sample(kernel.encode(rows.encoded).codes, rows.copies), sampled
+
+
 
 def _pool(kernel: FamilyKernel, X, Y, *, limit: int | None, witness: bool, rng) -> tuple[PooledRows, float | None]:
     """Resolve both samples to pooled distinct rows: in memory, or held where they lie by a backend that can.
@@ -401,32 +421,22 @@ def _pool(kernel: FamilyKernel, X, Y, *, limit: int | None, witness: bool, rng) 
     where it lies; a sample with more than ``limit`` distinct rows is subsampled (with a warning), and then the
     second value is eq. 10 of the whole samples.
     """
-    backends = [None if isinstance(data, DistinctRows) or in_memory(data) else backend_for(data) for data in (X, Y)]
-    if not witness and backends[0] is not None and backends[0] is backends[1] and backends[0].pooled_rows is not None:
+    backend = None if witness else _common_backend(X, Y)
+    if backend is not None:
         if limit is not None:
-            warnings.warn(f"`max_rows={limit}` has no effect on {backends[0].name} data: the permutation test runs "
+            warnings.warn(f"`max_rows={limit}` has no effect on {backend.name} data: the permutation test runs "
                           "where the rows lie and the client holds none of them. Leave it out.", DataWarning,
                           stacklevel=4)
-        return backends[0].pooled_rows(kernel, X, Y), None
+        return backend.pooled_rows(kernel, X, Y), None
     limit = 10_000_000 if limit is None else limit
+    samples, sampled = zip(*(_sample(kernel, data, limit=limit, witness=witness, rng=rng) for data in (X, Y)))
     full_statistic = None
-    samples = []
-    for data in (X, Y):
-        if isinstance(data, DistinctRows):  # reduced already (drift reduces its reference once)
-            samples.append(_Sample(kernel.encode(data.encoded).codes, data.copies))
-        elif in_memory(data):  # reduced here, a block at a time: no pooled copy of the rows
-            rows = DistinctRows.of(kernel.encode(data), with_inverse=witness)
-            samples.append(_Sample(rows.encoded.codes, rows.copies, rows.inverse))
-        else:  # distributed rows: a group-by to distinct rows and counts, which is all the test needs
-            rows, sampled = DistinctRows.from_provider(kernel.provider(data), max_rows=limit, random_state=rng)
-            if sampled:
-                warnings.warn(f"A sample has more than max_rows={limit} distinct rows, too many to hold in memory: "
-                              f"the permutation test runs on a uniform subsample of {limit} rows of each sample "
-                              "(`full_statistic` holds eq. 10 of the whole samples). Raise `max_rows` if memory "
-                              "allows.", UserWarning, stacklevel=4)
-                full_statistic = kernel.mmd(kernel.provider(X) if not in_memory(X) else X,
-                                            kernel.provider(Y) if not in_memory(Y) else Y)
-            samples.append(_Sample(kernel.encode(rows.encoded).codes, rows.copies))
+    if any(sampled):
+        warnings.warn(f"A sample has more than max_rows={limit} distinct rows, too many to hold in memory: "
+                      f"the permutation test runs on a uniform subsample of {limit} rows of each sample "
+                      "(`full_statistic` holds eq. 10 of the whole samples). Raise `max_rows` if memory "
+                      "allows.", UserWarning, stacklevel=4)
+        full_statistic = kernel.mmd(*(data if in_memory(data) else kernel.provider(data) for data in (X, Y)))
     n_x, n_y = (int(sample.copies.sum()) for sample in samples)
     if n_x < 2 or n_y < 2:
         raise DataError(f"Each sample needs at least 2 rows; got {n_x} and {n_y}.")

@@ -214,35 +214,45 @@ def count_block(codes: np.ndarray, families: Sequence[Sequence[int]], cardinalit
     [[1, 2], [[0, 1], [1, 1]]]
     """
     threads = threads_for(codes.shape[0] * len(families), -1 if n_jobs is None else n_jobs)
-    tables: list = [None] * len(families)
     sizes = [n_configurations(cardinalities, family) for family in families]
-    small = [k for k, size in enumerate(sizes) if size <= ROW_PASS_CELLS] if codes.dtype.kind in "iu" else []
-    run: list = []
+    # Families of few cells (integer codes) are counted in runs, one pass over the rows each; the others apart.
+    one_pass = codes.dtype.kind in "iu"
+    small = [k for k, size in enumerate(sizes) if one_pass and size <= ROW_PASS_CELLS]
+    large = sorted(set(range(len(families))).difference(small))
+    found: dict = {}
+    for run in _runs(small, sizes):
+        found.update(zip(run, count_tables(codes, [families[j] for j in run], cardinalities, weights,
+                                           threads=threads)))
+    if large:
+        found.update(zip(large, _count_apart(codes, [families[k] for k in large], cardinalities, weights,
+                                             min(threads, len(large)))))
+    return [found[k] for k in range(len(families))]
+
+
+def _runs(families: list, sizes: list) -> list:
+    """Consecutive runs of ``families`` whose tables together hold at most ``RUN_CELLS`` cells."""
+    runs: list = [[]]
     cells = 0
-    for k in small + [None]:  # runs of families whose tables together stay small, each run one pass over the rows
-        size = 0 if k is None else sizes[k]
-        if run and (k is None or cells + size > RUN_CELLS):
-            for index, table in zip(run, count_tables(codes, [families[j] for j in run], cardinalities, weights,
-                                                      threads=threads)):
-                tables[index] = table
-            run, cells = [], 0
-        if k is not None:
-            run.append(k)
-            cells += size
-    large = [k for k in range(len(families)) if tables[k] is None]
-    if large:  # an index and np.bincount per family, the families dealt to the threads
-        check_codes(codes, [c for k in large for c in families[k]], cardinalities)
-        threads = min(threads, len(large))
+    for k in families:
+        if runs[-1] and cells + sizes[k] > RUN_CELLS:
+            runs.append([])
+            cells = 0
+        runs[-1].append(k)
+        cells += sizes[k]
+    return [run for run in runs if run]
 
-        def count(part: list) -> list:
-            # One index buffer for all: no large temporary per family (with Dask's nanny setting
-            # MALLOC_TRIM_THRESHOLD_, such temporaries are returned to the OS and re-faulted every time).
-            buffer = np.empty(codes.shape[0], dtype=np.intp)
-            return [count_family(codes, families[k], cardinalities, weights, buffer=buffer) for k in part]
 
-        for k, table in zip(large, dealt(count, large, threads)):
-            tables[k] = table
-    return tables
+def _count_apart(codes: np.ndarray, families: list, cardinalities, weights, threads: int) -> list:
+    """One table per family by a mixed-radix index and ``np.bincount``, the families dealt to the threads."""
+    check_codes(codes, [c for family in families for c in family], cardinalities)
+
+    def count(part: list) -> list:
+        # One index buffer for all: no large temporary per family (with Dask's nanny setting
+        # MALLOC_TRIM_THRESHOLD_, such temporaries are returned to the OS and re-faulted every time).
+        buffer = np.empty(codes.shape[0], dtype=np.intp)
+        return [count_family(codes, family, cardinalities, weights, buffer=buffer) for family in part]
+
+    return dealt(count, families, threads)
 
 
 def sample_positions(n_rows: int, n: int, *, random_state=None) -> np.ndarray:
@@ -328,13 +338,7 @@ def distinct_rows(codes, cardinalities=None, *, with_inverse=True, n_jobs=-1):
     if n_rows == 0:
         empty = np.zeros(0, dtype=np.intp)
         return empty, (empty if with_inverse else None), empty
-    largest = codes.max(axis=0)
-    if cardinalities is None:
-        cardinalities = largest + 1
-    elif np.any(largest >= np.asarray(cardinalities)):
-        column = int(np.argmax(largest >= np.asarray(cardinalities)))
-        raise DataError(f"Column {column} holds code {int(largest[column])}, beyond its cardinality "
-                        f"{int(cardinalities[column])}.")
+    cardinalities = _checked_cardinalities(codes, cardinalities)
     # A column with missing cells has one value more (-1, shifted to 0): often one 64-bit word for all columns.
     shift = (codes.min(axis=0) < 0).astype(int)
     words = _words([int(r) + int(s) for r, s in zip(cardinalities, shift)], shift)
@@ -364,6 +368,19 @@ def distinct_rows(codes, cardinalities=None, *, with_inverse=True, n_jobs=-1):
             block[:] = merged[offset + block]
     copies = np.bincount(merged, weights=np.concatenate(multiplicity), minlength=merged_first.size)
     return np.concatenate(first)[merged_first], inverse, copies.astype(np.intp)
+
+
+def _checked_cardinalities(codes: np.ndarray, cardinalities):
+    """``cardinalities``, checked against the largest code of each column (default: the largest code + 1)."""
+    largest = codes.max(axis=0)
+    if cardinalities is None:
+        return largest + 1
+    beyond = largest >= np.asarray(cardinalities)
+    if np.any(beyond):
+        column = int(np.argmax(beyond))
+        raise DataError(f"Column {column} holds code {int(largest[column])}, beyond its cardinality "
+                        f"{int(cardinalities[column])}.")
+    return cardinalities
 
 
 def row_keys(codes: np.ndarray, cardinalities: Sequence[int] | np.ndarray | None = None) -> np.ndarray:

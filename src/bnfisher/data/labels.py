@@ -220,24 +220,36 @@ def encode_column(series: pd.Series, column, states: tuple, *, bin_edges=None, n
     """Codes of one column's values in ``states`` (bins by ``bin_edges``); -1 for missing (and unknown) values."""
     if missing == "error":
         _check_no_missing(series, column, na_values)
-        absent = None
     else:
-        if not na_values and bin_edges is None and (series.dtype == object
-                                                    or isinstance(series.dtype, (pd.StringDtype, pd.CategoricalDtype))):
-            # Look every value up first: a missing value is no state, so only the values not found need the
-            # missing-value test (slow on text).  Values that are neither take the general path below.
-            codes = _lookup_codes(series, states)
-            others = np.flatnonzero(codes < 0)
-            if not others.size or bool(series.iloc[others].isna().all()):
-                return codes
-        absent = _missing_mask(series, na_values)
-        if absent.any():
-            codes = np.full(len(series), -1, dtype=np.intp)
-            present = ~absent
-            if present.any():
-                codes[present] = encode_column(series[present], column, states, bin_edges=bin_edges,
-                                               na_values=na_values, handle_unknown=handle_unknown)
+        codes = _codes_with_missing(series, column, states, bin_edges, na_values, handle_unknown)
+        if codes is not None:
             return codes
+    return _codes_of_present(series, column, states, bin_edges, handle_unknown)
+
+
+def _codes_with_missing(series: pd.Series, column, states: tuple, bin_edges, na_values: tuple,
+                        handle_unknown: str) -> np.ndarray | None:
+    """Codes with -1 for the missing cells, or None when the column has none."""
+    if not na_values and bin_edges is None and (series.dtype == object
+                                                or isinstance(series.dtype, (pd.StringDtype, pd.CategoricalDtype))):
+        # Look every value up first: a missing value is no state, so only the values not found need the
+        # missing-value test (slow on text).  Values that are neither take the general path.
+        codes = _lookup_codes(series, states)
+        others = np.flatnonzero(codes < 0)
+        if not others.size or bool(series.iloc[others].isna().all()):
+            return codes
+    absent = _missing_mask(series, na_values)
+    if not absent.any():
+        return None
+    codes = np.full(len(series), -1, dtype=np.intp)
+    present = ~absent
+    if present.any():
+        codes[present] = _codes_of_present(series[present], column, states, bin_edges, handle_unknown)
+    return codes
+
+
+def _codes_of_present(series: pd.Series, column, states: tuple, bin_edges, handle_unknown: str) -> np.ndarray:
+    """Codes of a column without missing cells: binned, or looked up (then by text); unknown values -1 or refused."""
     if bin_edges is not None:
         values = series if _is_numeric(series) else _as_numbers(series)
         if values is not None:
@@ -245,22 +257,29 @@ def encode_column(series: pd.Series, column, states: tuple, *, bin_edges=None, n
     codes = _lookup_codes(series, states)
     unknown = codes < 0
     if unknown.any():
-        # A CSV gives "1" where the model holds 1 (or the reverse): match the rest by their text.
-        texts = [str(s) for s in states]
-        if len(set(texts)) == len(texts):
-            by_text = pd.Index(texts, dtype=object).get_indexer(pd.Index(series[unknown].astype(str), dtype=object))
-            codes[unknown] = by_text
-            unknown = codes < 0
+        unknown = _match_by_text(series, states, codes, unknown)
     if unknown.any() and handle_unknown == "error":
-        position = int(np.argmax(unknown))
-        bad = series.iloc[position]
-        shown = ", ".join(repr(s) for s in states[:10]) + (", ..." if len(states) > 10 else "")
-        raise SchemaError(
-            f"Column {column!r} has value {bad!r} (row {position}) that is not one of its {len(states)} "
-            f"states ({shown}); the model was fitted on data without it: refit on data that contains it, or "
-            "pass handle_unknown='marginalize' to treat such values as missing."
-        )
+        _refuse_unknown(series, column, states, int(np.argmax(unknown)))
     return codes
+
+
+def _match_by_text(series: pd.Series, states: tuple, codes: np.ndarray, unknown: np.ndarray) -> np.ndarray:
+    """Codes (in place) of the values not found, matched by their text: a CSV gives "1" where the model holds 1 (or
+    the reverse); the values still unknown."""
+    texts = [str(s) for s in states]
+    if len(set(texts)) == len(texts):
+        codes[unknown] = pd.Index(texts, dtype=object).get_indexer(pd.Index(series[unknown].astype(str), dtype=object))
+    return codes < 0
+
+
+def _refuse_unknown(series: pd.Series, column, states: tuple, position: int):
+    bad = series.iloc[position]
+    shown = ", ".join(repr(s) for s in states[:10]) + (", ..." if len(states) > 10 else "")
+    raise SchemaError(
+        f"Column {column!r} has value {bad!r} (row {position}) that is not one of its {len(states)} "
+        f"states ({shown}); the model was fitted on data without it: refit on data that contains it, or "
+        "pass handle_unknown='marginalize' to treat such values as missing."
+    )
 
 
 def _declared(column: pd.Series) -> bool:
@@ -372,6 +391,12 @@ def columns_to_bin(union: dict, variables: tuple, bins: int, columns, categorica
         many = max(bins, MANY_INTEGER_VALUES)
         return [v for v in variables if v not in categorical and _is_numeric(union[v])
                 and (pd.api.types.is_float_dtype(union[v].dtype) or union[v].nunique() > many)]
+    _check_columns_to_bin(union, variables, columns, categorical)
+    return list(columns)
+
+
+def _check_columns_to_bin(union: dict, variables: tuple, columns, categorical: set) -> None:
+    """Refuse a named column that is absent, categorical or not numeric; warn of one that holds a few integers."""
     both = sorted(str(v) for v in set(columns) & categorical)
     if both:
         raise DataError(f"Column(s) {both} are both to bin (`columns`) and `categorical`; name each in one of them.")
@@ -384,5 +409,4 @@ def columns_to_bin(union: dict, variables: tuple, bins: int, columns, categorica
         if not pd.api.types.is_float_dtype(union[v].dtype) and distinct <= MANY_INTEGER_VALUES:
             warnings.warn(f"Column {v!r} holds whole numbers with only {distinct} distinct values, probably the codes "
                           "of categories: binning it merges categories by the order of their codes. Leave it out of "
-                          "the columns to bin (--bin-columns) to keep its categories.", DataWarning, stacklevel=4)
-    return list(columns)
+                          "the columns to bin (--bin-columns) to keep its categories.", DataWarning, stacklevel=5)

@@ -209,22 +209,12 @@ def merge_profiles(profiles) -> ReferenceProfile:
     True
     """
     profiles = list(profiles)
-    if not profiles or not all(isinstance(p, ReferenceProfile) for p in profiles):
-        raise OptionTypeError("`profiles` must be a non-empty sequence of ReferenceProfile.")
-    first = profiles[0].schema
     _check_mergeable(profiles)
+    first = profiles[0].schema
     counts = np.concatenate([p.counts for p in profiles])
     if all(p.schema.states == first.states for p in profiles[1:]):  # one schema: its codes mean the same labels
         return _merge_rows(first, np.vstack([p.codes for p in profiles]), counts)
-    # The labels each profile uses, a few rows each: the merged schema is learned from them as from the tables.
-    labels = Schema.from_data(*map(_used_labels, profiles), na_values=tuple(first.na_values), missing="allow")
-    # Binned columns keep every bin of the edges, in order (the labels alone would lose the edges); a column whose
-    # labels every profile declares alike keeps them, unused ones included, as profile() of the union does (pandas
-    # keeps a categorical's categories when every table has the same).
-    same = {v for v in labels.variables if all(p.schema.states[v] == first.states[v] for p in profiles)}
-    schema = Schema({v: first.states[v] if v in first.bin_edges or v in same else labels.states[v]
-                     for v in labels.variables},
-                    bin_edges=dict(first.bin_edges), na_values=tuple(first.na_values))
+    schema = _merged_schema(profiles)
     found = [_recode(p, schema) for p in profiles]
     recoded = [codes for codes in found if codes is not None]
     if len(recoded) < len(found):  # labels that do not map one to one: through the tables' labels
@@ -232,8 +222,25 @@ def merge_profiles(profiles) -> ReferenceProfile:
     return _merge_rows(schema, np.vstack(recoded), counts)
 
 
+def _merged_schema(profiles: list) -> Schema:
+    """Return the schema of the union of the profiles' tables.
+
+    It is learned from the labels each profile uses (a few rows each) as from the tables. Binned columns keep every
+    bin of the edges, in order (the labels alone would lose the edges); a column whose labels every profile declares
+    alike keeps them, unused ones included, as ``profile()`` of the union does (pandas keeps a categorical's
+    categories when every table has the same).
+    """
+    first = profiles[0].schema
+    labels = Schema.from_data(*map(_used_labels, profiles), na_values=tuple(first.na_values), missing="allow")
+    same = {v for v in labels.variables if all(p.schema.states[v] == first.states[v] for p in profiles)}
+    return Schema({v: first.states[v] if v in first.bin_edges or v in same else labels.states[v]
+                   for v in labels.variables},
+                  bin_edges=dict(first.bin_edges), na_values=tuple(first.na_values))
+
 def _check_mergeable(profiles: list) -> None:
     """Refuse profiles of different tables: other columns, other missing markers, other bin edges."""
+    if not profiles or not all(isinstance(p, ReferenceProfile) for p in profiles):
+        raise OptionTypeError("`profiles` must be a non-empty sequence of ReferenceProfile.")
     first = profiles[0].schema
     for k, other in enumerate(profiles[1:], start=2):
         if tuple(other.schema.variables) != tuple(first.variables):

@@ -169,12 +169,8 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
                           binned=bins is not None or binned is not None)
     prepared = Reference(table, binning=binning, binned=binned, structure=structure, fit_fraction=fit_fraction,
                          learn_options=learn_options, random_state=rng)
-    if distributed is not None:  # one pass over the data: each window's distinct rows; the reference held once
-        windows, how = distributed.windows(data, prepared.schema, time=time, window=window, shared=prepared.shared)
-        if not windows:
-            raise DataError("The data has no rows: there is no window to compare.")
-        prepared.hold(distributed)
-        n_jobs = max(n_jobs, distributed.threads())  # the client waits on the workers: a window per worker thread
+    if distributed is not None:
+        windows, how, n_jobs = _held_windows(distributed, prepared, data, time=time, window=window, n_jobs=n_jobs)
     if n_permutations is None:
         n_permutations = default_permutations(len(windows), alpha) * (2 if stopping == "anytime" else 1)
         if stopping in ("fixed", "checkpoints"):  # an anytime window runs the cap only near its level
@@ -185,11 +181,7 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     # One generator per window: the same answer however many threads run.
     streams = [np.random.default_rng(seed) for seed in np.random.SeedSequence(int(rng.integers(2**63))).spawn(
         len(windows))]
-    sizes = [len(frame) if isinstance(frame, pd.DataFrame) else frame.n_rows + frame.left_out for *_, frame in windows]
-    tested = [k for k, size in enumerate(sizes) if size >= MIN_WINDOW_ROWS]
-    if not tested:
-        raise DataError(f"Every window has fewer than {MIN_WINDOW_ROWS} rows ({len(windows)} window(s), "
-                        f"{max(sizes)} row(s) at most): there is nothing to test; use longer windows.")
+    sizes, tested = _tested_windows(windows)
 
     def compare_window(k: int) -> tuple:
         return prepared.compare(windows[k][0], windows[k][3], n_permutations=n_permutations, test=test, top=top,
@@ -201,14 +193,40 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
     outcomes = dict(zip(tested, compared))
     comparisons, table = _window_table(windows, sizes, outcomes, alpha=alpha, min_effect=min_effect)
     advice += _window_advice(table, windows, outcomes)
-    if isinstance(stop, EarlyStop):
-        notes.append(_early_stop_note(stop, comparisons, n_permutations))
-    elif stop is not None:
-        notes.append(_anytime_note(stop, comparisons))
+    notes += _stopping_notes(stop, comparisons, n_permutations)
     warn(advice)
     return DriftResult(windows=table, comparisons=comparisons, network=prepared.network, reference=prepared.sizes,
                        alpha=alpha, notes=notes, advice=advice, top=top, min_effect=min_effect)
 
+
+
+def _held_windows(distributed, prepared: Reference, data, *, time, window, n_jobs: int) -> tuple:
+    """Return the windows of data beyond memory, how they were cut, and the threads to wait on them with.
+
+    One pass over the data gives each window's distinct rows; the reference is held by the workers once.
+    """
+    windows, how = distributed.windows(data, prepared.schema, time=time, window=window, shared=prepared.shared)
+    if not windows:
+        raise DataError("The data has no rows: there is no window to compare.")
+    prepared.hold(distributed)
+    return windows, how, max(n_jobs, distributed.threads())  # the client waits on the workers: a window per thread
+
+
+def _tested_windows(windows: list) -> tuple:
+    """Return each window's rows and the windows large enough to test (refused when none is)."""
+    sizes = [len(frame) if isinstance(frame, pd.DataFrame) else frame.n_rows + frame.left_out for *_, frame in windows]
+    tested = [k for k, size in enumerate(sizes) if size >= MIN_WINDOW_ROWS]
+    if not tested:
+        raise DataError(f"Every window has fewer than {MIN_WINDOW_ROWS} rows ({len(windows)} window(s), "
+                        f"{max(sizes)} row(s) at most): there is nothing to test; use longer windows.")
+    return sizes, tested
+
+
+def _stopping_notes(stop, comparisons: list, n_permutations: int) -> list:
+    """Return the note on where the windows' tests stopped (none for a fixed number of permutations)."""
+    if isinstance(stop, EarlyStop):
+        return [_early_stop_note(stop, comparisons, n_permutations)]
+    return [] if stop is None else [_anytime_note(stop, comparisons)]
 
 def _check_options(test: str, alpha: float, min_effect) -> None:
     check_option(test, "test", ("aggregate", "mmd"))

@@ -10,8 +10,13 @@ from bnfisher._utils.jit import compiled
 from bnfisher._utils.lazy import sparse as sp
 from bnfisher._utils.memory import check_allocation
 from bnfisher._utils.parallel import map_threads, threads_for
-from bnfisher.data.counts import distinct_rows
 from bnfisher.data.schema import EncodedData
+from bnfisher.kernels.cell_matrices import (
+    cell_feature_matrix,
+    cell_gram_matrix,
+    distinct_units,
+    incomplete_cell_weights,
+)
 from bnfisher.kernels.mmd import family_mmd2
 
 __all__ = ["CellKernel", "CellLayout", "KernelColumns"]
@@ -304,68 +309,17 @@ class KernelColumns(CellLayout):
                  distinct: bool = False):
         super().__init__(kernel)
         codes = encoded.codes
-        network = kernel.network
-        cards = network.cardinalities
         self.n_rows = codes.shape[0]
-        if distinct:  # the rows are the units (a repeated row would only be a unit of its own: still exact)
-            self.first = self.inverse = np.arange(self.n_rows, dtype=np.intp)
-            self.multiplicity = np.ones(self.n_rows, dtype=np.int64)
-            units = np.asfortranarray(codes)
-        else:
-            self.first, self.inverse, self.multiplicity = distinct_rows(codes, cards)
-            units = np.empty((self.first.size, codes.shape[1]), dtype=codes.dtype, order="F")  # read by column
-            for column in range(codes.shape[1]):
-                np.take(codes[:, column], self.first, out=units[:, column])
+        self.first, self.inverse, self.multiplicity, units = distinct_units(codes, kernel.network.cardinalities,
+                                                                            distinct=distinct)
         self.n_units = self.first.size
-        active, offsets = self.active, self.offsets
-        sizes = np.diff(offsets).tolist()
-        # P: cells -> features (row c holds F_f[c] in the block of its configuration); M = P P^T.
-        blocks = []
-        for i, size in zip(active, sizes):
-            d = kernel.block_width(i)
-            columns = kernel.feature_columns(i, np.arange(size))
-            blocks.append(sp.csr_matrix((kernel.cell_features(i).ravel(), columns.ravel(), np.arange(size + 1) * d),
-                                        shape=(size, kernel.n_features_)))
-        self.cell_features = sp.vstack(blocks, format="csr") if blocks else sp.csr_matrix((0, kernel.n_features_))
-        # M: per family and configuration the r x r Gram F_j F_j^T (batched BLAS), cell c's row holding the cells
-        # of its configuration.
-        check_allocation(8.0 * sum(size * int(cards[i]) for i, size in zip(active, sizes)),
-                         "The within-configuration cell inner products", "limit the parents (`max_parents`) or use "
-                         "variables with fewer states.")
-        grams, columns_all, lengths = [], [], []
-        for a, (i, size) in enumerate(zip(active, sizes)):
-            r = int(cards[i])
-            table = kernel.cell_features(i).reshape(size // r, r, -1)
-            grams.append(np.matmul(table, table.transpose(0, 2, 1)).ravel())
-            cells = np.arange(size).reshape(size // r, 1, r) + offsets[a]
-            columns_all.append(np.broadcast_to(cells, (size // r, r, r)).ravel())
-            lengths.append(np.full(size, r))
-        if grams:
-            indptr = np.concatenate([[0], np.cumsum(np.concatenate(lengths))])
-            self.cell_gram = sp.csr_matrix((np.concatenate(grams), np.concatenate(columns_all), indptr),
-                                           shape=(self.n_cells, self.n_cells))
-        else:
-            self.cell_gram = sp.csr_matrix((0, 0))
+        self.cell_features = cell_feature_matrix(kernel, self.active, np.diff(self.offsets).tolist())
+        self.cell_gram = cell_gram_matrix(kernel, self.active, self.offsets)
         complete = units.min(axis=1) >= 0 if self.n_units and codes.shape[1] else np.ones(self.n_units, bool)
         self.incomplete = np.flatnonzero(~complete)
         self.cells = self._cell_index(units, complete)
-        # Posterior cell weights of incomplete units (the marginalized kernel), one sparse row each.
-        self.incomplete_weights = sp.csr_matrix((self.incomplete.size, self.n_cells))
-        if self.incomplete.size and active:  # (no active family: no feature, nothing to weigh)
-            bounds = np.searchsorted(self.incomplete, [0, self.n_units] if batches is None else batches)
-            parts = []
-            for lo, hi in zip(bounds[:-1], bounds[1:]):
-                if hi == lo:
-                    continue
-                subset = EncodedData(units[self.incomplete[lo:hi]], encoded.variables, encoded.states,
-                                     schema=encoded.schema)
-                triples = kernel.cell_weights(subset)
-                parts.append(sp.coo_matrix(
-                    (np.concatenate([triples[i][2] for i in active]),
-                     (np.concatenate([triples[i][0] for i in active]),
-                      np.concatenate([offsets[a] + triples[i][1] for a, i in enumerate(active)]))),
-                    shape=(hi - lo, self.n_cells)))
-            self.incomplete_weights = sp.vstack(parts, format="csr")
+        self.incomplete_weights = incomplete_cell_weights(kernel, encoded, units, self.incomplete, self.active,
+                                                          self.offsets, batches)
         self.scale = np.ones(self.n_units)
         diag = self._gather(self.cell_gram.diagonal())
         if self.incomplete.size:

@@ -196,6 +196,29 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
                           "Consider fewer states (`n_states`) or removing outliers.", UserWarning, stacklevel=3)
         return model, value, values
 
+    def _check_params(self) -> None:
+        check_option(self.covariance_type, "covariance_type", ("full", "diag"))
+        check_option(self.information, "information", ("complete", "identity", "empirical"))
+        check_option(self.normalize, "normalize", ("blocks", None, "l2", "standardize"))
+        check_option(self.form, "form", ("logit", "raw"))
+        if self.information == "complete" and self.form != "logit":
+            raise DataError("information='complete' is the information of the logit parametrisation; use "
+                            "form='logit' (or information='identity').")
+        check_positive_int(self.n_iter, "n_iter")
+        check_nonnegative_float(self.tol, "tol")
+        check_nonnegative_float(self.ridge, "ridge", strictly_positive=True)
+        check_nonnegative_float(self.min_covar, "min_covar", strictly_positive=True)
+
+    def _whitening(self, scores: np.ndarray, occupancy, visits, blocks: list):
+        """Return the whitening matrix of the chosen information (None for the identity)."""
+        if self.information == "complete":
+            matrices = complete_information(self.startprob_, self.transmat_, self.covariances_, occupancy, visits,
+                                            self.covariance_type, blocks)
+            return block_diag(*[inverse_root(m) for m in matrices])
+        if self.information == "empirical":
+            return self._empirical_whitening(scores)
+        return None
+
     def fit(self, sequences, y=None, lengths=None):
         """Fit the HMM (best of ``n_init`` starts) and the feature normalisers; returns self.
 
@@ -210,17 +233,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        check_option(self.covariance_type, "covariance_type", ("full", "diag"))
-        check_option(self.information, "information", ("complete", "identity", "empirical"))
-        check_option(self.normalize, "normalize", ("blocks", None, "l2", "standardize"))
-        check_option(self.form, "form", ("logit", "raw"))
-        if self.information == "complete" and self.form != "logit":
-            raise DataError("information='complete' is the information of the logit parametrisation; use "
-                            "form='logit' (or information='identity').")
-        check_positive_int(self.n_iter, "n_iter")
-        check_nonnegative_float(self.tol, "tol")
-        check_nonnegative_float(self.ridge, "ridge", strictly_positive=True)
-        check_nonnegative_float(self.min_covar, "min_covar", strictly_positive=True)
+        self._check_params()
         blocks = self._blocks()
         parts = split_sequences(sequences, lengths)
         X = np.vstack(parts)
@@ -241,25 +254,12 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         sizes = {"startprob": [K], "transmat": [K] * K, "means": [D] * K, "covars": [width] * K}
         self.block_sizes_ = [size for name in blocks for size in sizes[name]]
         self.occupancy_, self.visits_ = occupancy, visits
-        self.whitening_ = None
-        if self.information == "complete":
-            matrices = complete_information(self.startprob_, self.transmat_, self.covariances_, occupancy, visits,
-                                            self.covariance_type, blocks)
-            self.whitening_ = block_diag(*[inverse_root(m) for m in matrices])
-        elif self.information == "empirical":
-            self.whitening_ = self._empirical_whitening(scores)
+        self.whitening_ = self._whitening(scores, occupancy, visits, blocks)
         scores = self._whiten(scores)
         self.block_scale_ = None
         if self.normalize == "blocks":
-            # every kind of parameter (all states together) gets mean squared norm 1 on the training sequences
             kinds = [name for name in blocks for _ in sizes[name]]
-            ends = np.cumsum(self.block_sizes_)
-            starts = ends - np.array(self.block_sizes_)
-            self.block_scale_ = np.ones(scores.shape[1])
-            for name in blocks:
-                columns = np.concatenate([np.arange(a, b) for a, b, kind in zip(starts, ends, kinds) if kind == name])
-                energy = float(np.mean(np.sum(scores[:, columns] ** 2, axis=1)))
-                self.block_scale_[columns] = 1.0 / np.sqrt(energy) if energy > 0 else 1.0
+            self.block_scale_ = _block_scale(scores, self.block_sizes_, kinds)
         if self.normalize == "standardize":
             self.mean_ = scores.mean(axis=0)
             self.scale_ = scores.std(axis=0)
@@ -352,3 +352,15 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         return sequence_statistics(split_sequences(sequences, lengths), self.startprob_, self.transmat_, self.means_,
                                    self.covariances_, moments=False)["log_likelihood"]
+
+
+def _block_scale(scores: np.ndarray, block_sizes: list, kinds: list) -> np.ndarray:
+    """Return each column's scale: each kind of parameter (all states together) gets mean squared norm 1."""
+    ends = np.cumsum(block_sizes)
+    starts = ends - np.array(block_sizes)
+    scale = np.ones(scores.shape[1])
+    for name in dict.fromkeys(kinds):
+        columns = np.concatenate([np.arange(a, b) for a, b, kind in zip(starts, ends, kinds) if kind == name])
+        energy = float(np.mean(np.sum(scores[:, columns] ** 2, axis=1)))
+        scale[columns] = 1.0 / np.sqrt(energy) if energy > 0 else 1.0
+    return scale

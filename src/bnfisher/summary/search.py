@@ -294,50 +294,60 @@ def select_representatives(
     """
     rng = check_random_state(random_state)
     tol = check_nonnegative_float(tol, "tol")
-    if max_sweeps is not None:
-        max_sweeps = check_positive_int(max_sweeps, "max_sweeps")
+    max_sweeps = None if max_sweeps is None else check_positive_int(max_sweeps, "max_sweeps")
+    n_criticisms = check_positive_int(n_criticisms, "n_criticisms", minimum=0)
     pool, target = None, None
     if not in_memory(data):
         data, pool, target = _beyond_memory(kernel, data, pool_size=pool_size, criterion=criterion, rng=rng)
     encoded = kernel.encode(data)  # rows with missing values get their expected embedding
-    candidate_rows = None  # positions of the candidates among the rows, when not every row is one
-    if check_option(candidates, "candidates", ("complete", "all")) == "complete" and not isinstance(
-            criterion, Criterion):
-        encoded, candidate_rows, complete_target = complete_candidates(kernel, encoded)
-        target = complete_target if target is None else target
-        if candidate_rows is not None and not isinstance(k, bool) and isinstance(k, int) and k >= len(candidate_rows):
-            raise OptionError(f"Only {len(candidate_rows)} rows are complete, too few to choose k={k} among them; "
-                              "pass candidates='all' (incomplete rows may then be chosen) or a smaller k.")
+    # candidate_rows: positions of the candidates among the rows, when not every row is one
+    encoded, candidate_rows, target = _candidates(kernel, encoded, candidates, criterion, k, target)
     if criterion == "chi2" and encoded.n_rows and encoded.codes.min() < 0:
         raise DataError("criterion='chi2' needs complete rows; use criterion='mmd', which marginalizes missing "
                         "values.")
-    n_rows = encoded.n_rows
-    k = check_k(k, n_rows)
+    k = check_k(k, encoded.n_rows)
+    if n_criticisms > encoded.n_rows - k:
+        raise OptionError(f"`n_criticisms` must be at most n_rows - k = {encoded.n_rows - k}; got {n_criticisms}.")
     evaluator = _evaluator(criterion, kernel, encoded, target)
-    start = _start(init, evaluator, n_rows=n_rows, k=k, n_init=n_init, rng=rng, progress=progress)
+    start = _start(init, evaluator, n_rows=encoded.n_rows, k=k, n_init=n_init, rng=rng, progress=progress)
     indices, history, converged, per_sweep = _greedy(
         evaluator, np.sort(np.asarray(start, dtype=np.intp)), max_sweeps, progress, tol
     )
     if not converged:
         warnings.warn(f"The greedy search stopped after max_sweeps={max_sweeps} sweeps with swaps still improving; "
                       "raise `max_sweeps` (or pass None) or `tol`.", ConvergenceWarning, stacklevel=2)
-    result = SelectionResult(indices=indices, objective=history, converged=converged, criterion=evaluator.name,
-                             swaps_per_sweep=per_sweep, pool=pool)
-    n_criticisms = check_positive_int(n_criticisms, "n_criticisms", minimum=0)
+    criticisms, witness = np.zeros(0, dtype=np.intp), np.zeros(0)
     if n_criticisms:
-        if n_criticisms > n_rows - k:
-            raise OptionError(f"`n_criticisms` must be at most n_rows - k = {n_rows - k}; got {n_criticisms}.")
         columns = evaluator.columns if isinstance(evaluator, MMDCriterion) else kernel.columns(encoded)
-        result.criticisms, result.criticism_witness = _criticisms(columns, indices, n_criticisms, target)
-    if candidate_rows is not None:  # positions among the candidates -> among the rows
-        result.indices = candidate_rows[result.indices]
-        result.criticisms = candidate_rows[result.criticisms]
-    if pool is not None:  # positions in the pool -> the rows' positions in the data
-        rows = np.asarray(pool.index, dtype=np.int64)
-        result.pool_positions, result.pool_target = result.indices, target
-        result.indices = rows[result.indices]
-        result.criticisms = rows[result.criticisms]
-    return result
+        criticisms, witness = _criticisms(columns, indices, n_criticisms, target)
+    pool_positions, pool_target = (None, None) if pool is None else (indices, target)
+    return SelectionResult(indices=_data_positions(indices, candidate_rows, pool), objective=history,
+                           converged=converged, criterion=evaluator.name, swaps_per_sweep=per_sweep, pool=pool,
+                           criticisms=_data_positions(criticisms, candidate_rows, pool), criticism_witness=witness,
+                           pool_positions=pool_positions, pool_target=pool_target)
+
+
+def _data_positions(positions: np.ndarray, candidate_rows: np.ndarray | None, pool) -> np.ndarray:
+    """Return positions among the candidates as positions among the rows (of the data, beyond memory)."""
+    if candidate_rows is not None:
+        positions = candidate_rows[positions]
+    if pool is not None:
+        positions = np.asarray(pool.index, dtype=np.int64)[positions]
+    return positions
+
+
+def _candidates(kernel: FamilyKernel, encoded, candidates: str, criterion, k, target) -> tuple:
+    """Return the candidate rows' encoded data, their positions among the rows (None: every row), and the target.
+
+    ``candidates='complete'`` keeps the complete rows (the target stays the mean embedding of every row).
+    """
+    if check_option(candidates, "candidates", ("complete", "all")) == "all" or isinstance(criterion, Criterion):
+        return encoded, None, target
+    encoded, candidate_rows, complete_target = complete_candidates(kernel, encoded)
+    if candidate_rows is not None and not isinstance(k, bool) and isinstance(k, int) and k >= len(candidate_rows):
+        raise OptionError(f"Only {len(candidate_rows)} rows are complete, too few to choose k={k} among them; "
+                          "pass candidates='all' (incomplete rows may then be chosen) or a smaller k.")
+    return encoded, candidate_rows, complete_target if target is None else target
 
 
 def _beyond_memory(kernel: FamilyKernel, data, *, pool_size: int, criterion, rng) -> tuple:

@@ -193,26 +193,8 @@ def query(network: BayesianNetwork, targets, evidence):
     """
     import pandas as pd
 
-
-    # One variable (whatever the type of its name: 0 and True are names too), or a list of them.
-    if isinstance(targets, tuple):
-        single = targets in network.states  # a tuple may itself be a name
-    else:
-        single = not isinstance(targets, (list, np.ndarray, pd.Index))
-    targets = [targets] if single else list(targets)
-    unknown = [t for t in targets if t not in network.states]
-    if unknown:
-        raise SchemaError(f"`targets` names {unknown}, which are not variables of the network.")
-    if isinstance(evidence, pd.DataFrame):
-        frame = evidence
-    elif isinstance(evidence, dict):
-        frame = pd.DataFrame({k: [v] for k, v in evidence.items()})
-    else:
-        raise OptionError(f"`evidence` must be a dict or a DataFrame; got {type(evidence).__name__}.")
-    absent = [c for c in frame.columns if c not in network.states]
-    frame = frame[[c for c in frame.columns if c in network.states]]
-    if absent and isinstance(evidence, dict):
-        raise SchemaError(f"`evidence` names {absent}, which are not variables of the network.")
+    targets, single = _targets(network, targets)
+    frame = _evidence_frame(network, evidence)
     full = frame.reindex(columns=list(network.schema.variables))
     codes = network.schema.encode(full, missing="allow").select(network.variables).codes
     index = {v: i for i, v in enumerate(network.variables)}
@@ -222,6 +204,38 @@ def query(network: BayesianNetwork, targets, evidence):
         raise DataError(f"The evidence of row {int(np.argmax(impossible))} has probability 0 under the network.")
     out = {t: pd.DataFrame(p, index=frame.index, columns=list(network.states[t])) for t, p in zip(targets, posteriors)}
     return out[targets[0]] if single else out
+
+
+
+def _targets(network: BayesianNetwork, targets) -> tuple:
+    """The target variables as a list, and whether one was named (0, True and a tuple may be names too)."""
+    import pandas as pd
+
+    if isinstance(targets, tuple):
+        single = targets in network.states  # a tuple may itself be a name
+    else:
+        single = not isinstance(targets, (list, np.ndarray, pd.Index))
+    targets = [targets] if single else list(targets)
+    unknown = [t for t in targets if t not in network.states]
+    if unknown:
+        raise SchemaError(f"`targets` names {unknown}, which are not variables of the network.")
+    return targets, single
+
+
+def _evidence_frame(network: BayesianNetwork, evidence):
+    """The evidence as a DataFrame of the network's variables (a dict naming another variable is refused)."""
+    import pandas as pd
+
+    if isinstance(evidence, pd.DataFrame):
+        frame = evidence
+    elif isinstance(evidence, dict):
+        frame = pd.DataFrame({k: [v] for k, v in evidence.items()})
+    else:
+        raise OptionError(f"`evidence` must be a dict or a DataFrame; got {type(evidence).__name__}.")
+    absent = [c for c in frame.columns if c not in network.states]
+    if absent and isinstance(evidence, dict):
+        raise SchemaError(f"`evidence` names {absent}, which are not variables of the network.")
+    return frame[[c for c in frame.columns if c in network.states]]
 
 
 def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: list, *,
@@ -278,17 +292,7 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
     # ones are enumerated (bnfisher.bn.inference.components).  Rows with a large one use the junction tree.
     plan = plan if plan is not None else plan_components(network, codes, families)
     components = plan.evaluate(network)
-    if "cell_layout" not in plan.memo:
-        # What does not depend on the CPTs: which rows need a family's posterior, the complete rows' cells, and
-        # the groups that hold a family's missing variables (elsewhere the family is observed).
-        missing = codes < 0
-        need = [missing[:, list(f)].any(axis=1) for f in families]
-        complete = [np.flatnonzero(~flags) for flags in need]
-        complete_cells = [configuration_index(codes, f, cards)[rows] for f, rows in zip(families, complete)]
-        touching = [[g for g, group in enumerate(plan.groups) if not group.variables_set.isdisjoint(family)]
-                    for family in families]
-        plan.memo["cell_layout"] = need, complete, complete_cells, touching
-    need, complete_rows, complete_cells, touching = plan.memo["cell_layout"]
+    need, complete_rows, complete_cells, touching = _cell_layout(plan, codes, families, cards)
     fallback = components.fallback
     row_log_likelihood = components.log_likelihood
     asked = [k for k, flags in enumerate(need) if flags[fallback].any()]
@@ -306,29 +310,39 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
     in_fallback = slot >= 0
     out = []
     for k, family in enumerate(families):
-        rows = [complete_rows[k]]
-        cells = [complete_cells[k]]
-        weights = [np.ones(complete_rows[k].size)]
+        parts = [(complete_rows[k], complete_cells[k], np.ones(complete_rows[k].size))]
         if k in posteriors:
             partial = np.flatnonzero(need[k] & in_fallback)
             table = posteriors[k][slot[partial]].reshape(partial.size, -1)
             row, cell = np.nonzero(table > 0)
-            rows.append(partial[row])
-            cells.append(cell.astype(np.intp))
-            weights.append(table[row, cell])
-        for group in (components.groups[g] for g in touching[k]):
-            cell = group.cells(components.filled, family, cards)
-            if group.possible:
-                rows.append(np.repeat(group.rows, cell.shape[1]))
-                cells.append(cell.ravel())
-                weights.append(group.posterior.ravel())
-            else:
-                keep = group.posterior > 0
-                rows.append(np.broadcast_to(group.rows[:, None], cell.shape)[keep])
-                cells.append(cell[keep])
-                weights.append(group.posterior[keep])
-        out.append((np.concatenate(rows), np.concatenate(cells), np.concatenate(weights)))
+            parts.append((partial[row], cell.astype(np.intp), table[row, cell]))
+        parts += [_group_cells(components.groups[g], components.filled, family, cards) for g in touching[k]]
+        out.append(tuple(np.concatenate(part) for part in zip(*parts)))
     return (out, row_log_likelihood) if return_log_likelihood else out
+
+
+
+def _cell_layout(plan, codes: np.ndarray, families: list, cards) -> tuple:
+    """What does not depend on the CPTs, made once per plan: which rows need a family's posterior, the complete
+    rows and their cells, and the groups that hold a family's missing variables (elsewhere it is observed)."""
+    if "cell_layout" not in plan.memo:
+        missing = codes < 0
+        need = [missing[:, list(f)].any(axis=1) for f in families]
+        complete = [np.flatnonzero(~flags) for flags in need]
+        complete_cells = [configuration_index(codes, f, cards)[rows] for f, rows in zip(families, complete)]
+        touching = [[g for g, group in enumerate(plan.groups) if not group.variables_set.isdisjoint(family)]
+                    for family in families]
+        plan.memo["cell_layout"] = need, complete, complete_cells, touching
+    return plan.memo["cell_layout"]
+
+
+def _group_cells(group, filled, family, cards) -> tuple:
+    """(rows, cells, weights) of one enumerated group of missing values for one family."""
+    cell = group.cells(filled, family, cards)
+    if group.possible:
+        return np.repeat(group.rows, cell.shape[1]), cell.ravel(), group.posterior.ravel()
+    keep = group.posterior > 0
+    return np.broadcast_to(group.rows[:, None], cell.shape)[keep], cell[keep], group.posterior[keep]
 
 
 def posterior_modes(network: BayesianNetwork, codes: np.ndarray) -> np.ndarray:

@@ -310,37 +310,53 @@ def _resolve(network, queries, method, max_table_size, n_samples, pseudocount, r
     max_table_size = check_positive_int(max_table_size, "max_table_size")
     if method == "sampling":
         return _sampling_marginals(network, queries, n_samples, pseudocount, random_state), "sampling"
-    plan = None
     if method in ("auto", "exact") and _shallow_queries(network, queries):
         method = "elimination-first"
-    if method in ("auto", "exact", "junction-tree"):
-        plan = _junction_tree_plan(network)
-        _, _, sizes = plan
-        fits = max(sizes) <= max_table_size and _family_hosts_ok(plan, queries)
-        cheap = sum(sizes) <= _JUNCTION_TREE_COST_LIMIT
-        if method == "junction-tree" and not fits:
-            raise ResourceError(
-                f"The junction tree's largest clique has {max(sizes)} cells (> max_table_size={max_table_size}); "
-                "use inference='elimination' or 'sampling', or raise max_table_size."
-            )
-        if method == "junction-tree" or (fits and cheap):
-            return _junction_tree_marginals(network, plan, queries), "junction-tree"
+    plan, answer = _junction_tree_first(network, queries, method, max_table_size)
+    if answer is not None:
+        return answer, "junction-tree"
     try:
         return _elimination_marginals(network, queries, max_table_size), "elimination"
     except _TableTooLarge as exc:
-        if method == "elimination-first":
-            method = "exact" if requested == "exact" else "auto"
-            plan = _junction_tree_plan(network)
-            if max(plan[2]) <= max_table_size:
-                return _junction_tree_marginals(network, plan, queries), "junction-tree"
-        if method == "elimination":
-            raise ResourceError(
-                f"Exact elimination needs a table that is too large ({exc}); use inference='sampling' "
-                "or raise max_table_size."
-            ) from None
-        if plan is not None and max(plan[2]) <= max_table_size and _family_hosts_ok(plan, queries):
-            # Elimination needed a table beyond the limit but the junction tree fits: exact, not sampled.
-            return _junction_tree_marginals(network, plan, queries), "junction-tree"
-        if method == "exact":
-            raise ResourceError(f"Exact inference exceeds max_table_size={max_table_size} ({exc}).") from None
+        answer = _junction_tree_after(network, queries, method, requested, plan, max_table_size, exc)
+        if answer is not None:
+            return answer, "junction-tree"
     return _sampling_marginals(network, queries, n_samples, pseudocount, random_state), "sampling"
+
+
+def _junction_tree_first(network, queries, method, max_table_size) -> tuple:
+    """(plan, marginals): the junction tree's marginals when ``method`` asks for it, or when it fits and is cheap
+    (marginals None otherwise; plan None when the method never uses a junction tree)."""
+    if method not in ("auto", "exact", "junction-tree"):
+        return None, None
+    plan = _junction_tree_plan(network)
+    _, _, sizes = plan
+    fits = max(sizes) <= max_table_size and _family_hosts_ok(plan, queries)
+    if method == "junction-tree" and not fits:
+        raise ResourceError(
+            f"The junction tree's largest clique has {max(sizes)} cells (> max_table_size={max_table_size}); "
+            "use inference='elimination' or 'sampling', or raise max_table_size."
+        )
+    if method == "junction-tree" or (fits and sum(sizes) <= _JUNCTION_TREE_COST_LIMIT):
+        return plan, _junction_tree_marginals(network, plan, queries)
+    return plan, None
+
+
+def _junction_tree_after(network, queries, method, requested, plan, max_table_size, exc):
+    """After elimination needed a table beyond the limit: the junction tree's marginals when it fits (exact, not
+    sampled), a refusal when the method promised exactness, None when sampling may answer."""
+    if method == "elimination-first":
+        method = "exact" if requested == "exact" else "auto"
+        plan = _junction_tree_plan(network)
+        if max(plan[2]) <= max_table_size:
+            return _junction_tree_marginals(network, plan, queries)
+    if method == "elimination":
+        raise ResourceError(
+            f"Exact elimination needs a table that is too large ({exc}); use inference='sampling' "
+            "or raise max_table_size."
+        ) from None
+    if plan is not None and max(plan[2]) <= max_table_size and _family_hosts_ok(plan, queries):
+        return _junction_tree_marginals(network, plan, queries)
+    if method == "exact":
+        raise ResourceError(f"Exact inference exceeds max_table_size={max_table_size} ({exc}).") from None
+    return None

@@ -157,11 +157,8 @@ def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = N
     CandidateSets
     """
     n = n_variables
-    black = set(map(tuple, blacklist))
     required = [sorted({i for i, c in whitelist if c == v}) for v in range(n)]
-    allowed = [[u for u in (range(n) if allowed is None else sorted(allowed[v])) if u != v and (u, v) not in black]
-               for v in range(n)]
-    banned = [{u for u in range(n) if (u, v) in black} for v in range(n)]
+    allowed, banned = _possible_parents(n, allowed, blacklist)
     singles = scorer.family_scores([(v, (u,)) for v in range(n) for u in allowed[v]])
     size = max_size if max_parents is None else min(max_size, max_parents)
     sets, columns, first = [], [], 0
@@ -175,6 +172,15 @@ def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = N
     # Each variable's sets lie among a few columns: counted on their distinct rows (the same scores).
     values = scorer.grouped_scores([([(v, s) for s in sets[v]], columns[v]) for v in range(n)])
     return CandidateSets(sets, values, n)
+
+
+def _possible_parents(n: int, allowed, blacklist) -> tuple:
+    """Each variable's possible parents (``allowed``, default every other variable, less the blacklisted ones) and
+    its blacklisted parents."""
+    black = set(map(tuple, blacklist))
+    banned = [{u for u in range(n) if (u, v) in black} for v in range(n)]
+    every = [range(n) if allowed is None else sorted(allowed[v]) for v in range(n)]
+    return [[u for u in every[v] if u != v and u not in banned[v]] for v in range(n)], banned
 
 
 def _sets_of(v: int, pool: list, required: list, banned: set, starts, size: int) -> list:
