@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
-from bnfisher.data.binning import bin_codes
+from bnfisher.data.binning import bin_codes, check_bin_edges
 from bnfisher.exceptions import DataError, DataWarning, OptionTypeError, SchemaError
 
 __all__ = ['MANY_INTEGER_VALUES', 'MAX_INTEGER_STATES']
@@ -264,8 +264,10 @@ def _codes_of_present(series: pd.Series, column, states: tuple, bin_edges, handl
 
 
 def _match_by_text(series: pd.Series, states: tuple, codes: np.ndarray, unknown: np.ndarray) -> np.ndarray:
-    """Codes (in place) of the values not found, matched by their text: a CSV gives "1" where the model holds 1 (or
-    the reverse); the values still unknown."""
+    """Match the values not found by their text, in place; return the values still unknown.
+
+    A CSV gives "1" where the model holds 1 (or the reverse).
+    """
     texts = [str(s) for s in states]
     if len(set(texts)) == len(texts):
         codes[unknown] = pd.Index(texts, dtype=object).get_indexer(pd.Index(series[unknown].astype(str), dtype=object))
@@ -410,3 +412,45 @@ def _check_columns_to_bin(union: dict, variables: tuple, columns, categorical: s
             warnings.warn(f"Column {v!r} holds whole numbers with only {distinct} distinct values, probably the codes "
                           "of categories: binning it merges categories by the order of their codes. Leave it out of "
                           "the columns to bin (--bin-columns) to keep its categories.", DataWarning, stacklevel=5)
+
+
+def checked_edges(states: dict, bin_edges: Mapping) -> dict:
+    edges = {}
+    for v, values in bin_edges.items():
+        if v not in states:
+            raise SchemaError(f"`bin_edges` names {v!r}, which is not a variable of the schema.")
+        edges[v] = check_bin_edges(v, values, len(states[v]))
+    return edges
+
+
+def check_markers_are_no_states(states: dict, edges: dict, na_values: tuple) -> None:
+    for v, labels in states.items():
+        clash = [m for m in na_values if any(type(m) is type(x) and m == x for x in labels)]
+        if clash and v not in edges:
+            raise SchemaError(f"{clash[0]!r} is both a state of {v!r} and a missing-value marker; drop it from "
+                              "`na_values` or rename the state.")
+
+
+def check_frames(data: tuple) -> None:
+    if not data:
+        raise OptionTypeError("Schema.from_data needs at least one DataFrame.")
+    for position, frame in enumerate(data):
+        if not isinstance(frame, pd.DataFrame):
+            raise OptionTypeError(f"Schema.from_data takes DataFrames; argument {position} is a "
+                                  f"{type(frame).__name__}.")
+
+
+def observed_cells(column: pd.Series, v, na_values: tuple) -> pd.Series:
+    """Return the column's observed cells; refuse a column with none (its states cannot be learned)."""
+    column = column[~_missing_mask(column, na_values)]
+    if len(column) == 0:
+        raise DataError(f"Column {v!r} has no observed value; its states cannot be learned. Declare them "
+                        "(a categorical column, or Schema(states)) or drop the column.")
+    return column
+
+
+def united_columns(data: tuple, variables: tuple) -> dict:
+    """Each column's values over the tables: "1" in one and 1 in another are one state (``harmonise_labels``)."""
+    if len(data) == 1:
+        return {v: data[0][v] for v in variables}
+    return {v: pd.concat(harmonise_labels([frame[v] for frame in data]), ignore_index=True) for v in variables}

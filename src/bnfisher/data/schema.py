@@ -26,22 +26,25 @@ import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option, check_positive_int
-from bnfisher.data.binning import check_bin_edges, interval_labels, make_bin_edges
+from bnfisher.data.binning import interval_labels, make_bin_edges
 from bnfisher.data.io import read_text
 from bnfisher.data.labels import (
     _as_code_array,
     _check_no_missing,
     _check_nonnegative,
     _infer_column_states,
-    _missing_mask,
     as_markers,
     bin_frame,
     check_column_names,
+    check_frames,
+    check_markers_are_no_states,
     check_same_columns,
+    checked_edges,
     columns_to_bin,
     encode_column,
-    harmonise_labels,
+    observed_cells,
     schema_labels,
+    united_columns,
 )
 from bnfisher.data.schema_json import json_content, json_text, schema_arguments, schema_to_dict
 from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaError
@@ -110,12 +113,12 @@ class Schema:
         if not isinstance(states, Mapping):
             raise OptionTypeError(f"`states` must be a mapping of variable -> labels; got {type(states).__name__}.")
         clean = {v: schema_labels(v, labels) for v, labels in states.items()}
-        edges = _checked_edges(clean, bin_edges or {})
+        edges = checked_edges(clean, bin_edges or {})
         self._states = clean
         self._bin_edges = edges
         self._variables = tuple(clean)
         self._na_values = as_markers(na_values)
-        _check_markers_are_no_states(clean, edges, self._na_values)
+        check_markers_are_no_states(clean, edges, self._na_values)
         self._hidden = tuple(v for v in self._variables if v in set(hidden or ()))
         unknown = [v for v in (hidden or ()) if v not in clean]
         if unknown:
@@ -171,14 +174,14 @@ class Schema:
             non-finite values in a column to bin, mixed label types.
         """
         check_option(missing, "missing", ("error", "allow"))
-        _check_frames(data)
+        check_frames(data)
         na_values = tuple(na_values or ())
         variables = tuple(data[0].columns) if variables is None else tuple(variables)
         check_column_names(variables)
         if len(set(variables)) != len(variables):
             raise DataError(f"Duplicate column names: {sorted({str(v) for v in variables if variables.count(v) > 1})}.")
         check_same_columns(data, variables)
-        union = _union(data, variables)
+        union = united_columns(data, variables)
         to_bin: list = []
         if bins is not None:
             bins = check_positive_int(bins, "bins", minimum=2)
@@ -188,7 +191,7 @@ class Schema:
             raise OptionTypeError("`columns` selects columns to bin; pass `bins` too.")
         states, edges = {}, {}
         for v in variables:
-            column = _observed(union[v], v, na_values) if missing == "allow" else union[v]
+            column = observed_cells(union[v], v, na_values) if missing == "allow" else union[v]
             if v in to_bin:
                 _check_no_missing(column, v, na_values)
                 edges[v] = make_bin_edges(column.to_numpy(dtype=np.float64), bins, strategy, v)
@@ -562,23 +565,6 @@ class EncodedData:
                            {v: self.states[v] for v in variables}, schema=self.schema.select(variables))
 
 
-def _checked_edges(states: dict, bin_edges: Mapping) -> dict:
-    edges = {}
-    for v, values in bin_edges.items():
-        if v not in states:
-            raise SchemaError(f"`bin_edges` names {v!r}, which is not a variable of the schema.")
-        edges[v] = check_bin_edges(v, values, len(states[v]))
-    return edges
-
-
-def _check_markers_are_no_states(states: dict, edges: dict, na_values: tuple) -> None:
-    for v, labels in states.items():
-        clash = [m for m in na_values if any(type(m) is type(x) and m == x for x in labels)]
-        if clash and v not in edges:
-            raise SchemaError(f"{clash[0]!r} is both a state of {v!r} and a missing-value marker; drop it from "
-                              "`na_values` or rename the state.")
-
-
 def _check_encoded(data: EncodedData, schema: Schema, missing: str) -> None:
     """Refuse encoded data that lacks a variable of ``schema``, holds other states, or missing cells not allowed."""
     absent = [v for v in schema.variables if v not in data.variables]
@@ -593,28 +579,3 @@ def _check_encoded(data: EncodedData, schema: Schema, missing: str) -> None:
         row, column = (int(k[0]) for k in np.nonzero(data.codes < 0))
         raise DataError(f"Column {data.variables[column]!r} has missing values (first at row {row}); use "
                         "a method that marginalizes them (the Fisher kernel, EM) or drop those rows.")
-
-
-def _check_frames(data: tuple) -> None:
-    if not data:
-        raise OptionTypeError("Schema.from_data needs at least one DataFrame.")
-    for position, frame in enumerate(data):
-        if not isinstance(frame, pd.DataFrame):
-            raise OptionTypeError(f"Schema.from_data takes DataFrames; argument {position} is a "
-                                  f"{type(frame).__name__}.")
-
-
-def _observed(column: pd.Series, v, na_values: tuple) -> pd.Series:
-    """The column's observed cells; a column with none is refused (its states cannot be learned)."""
-    column = column[~_missing_mask(column, na_values)]
-    if len(column) == 0:
-        raise DataError(f"Column {v!r} has no observed value; its states cannot be learned. Declare them "
-                        "(a categorical column, or Schema(states)) or drop the column.")
-    return column
-
-
-def _union(data: tuple, variables: tuple) -> dict:
-    """Each column's values over the tables: "1" in one and 1 in another are one state (``harmonise_labels``)."""
-    if len(data) == 1:
-        return {v: data[0][v] for v in variables}
-    return {v: pd.concat(harmonise_labels([frame[v] for frame in data]), ignore_index=True) for v in variables}

@@ -208,7 +208,7 @@ def query(network: BayesianNetwork, targets, evidence):
 
 
 def _targets(network: BayesianNetwork, targets) -> tuple:
-    """The target variables as a list, and whether one was named (0, True and a tuple may be names too)."""
+    """Return the target variables as a list, and whether one was named (0, True and a tuple are names too)."""
     import pandas as pd
 
     if isinstance(targets, tuple):
@@ -223,7 +223,7 @@ def _targets(network: BayesianNetwork, targets) -> tuple:
 
 
 def _evidence_frame(network: BayesianNetwork, evidence):
-    """The evidence as a DataFrame of the network's variables (a dict naming another variable is refused)."""
+    """Return the evidence as a DataFrame of the network's variables (a dict naming another one is refused)."""
     import pandas as pd
 
     if isinstance(evidence, pd.DataFrame):
@@ -323,8 +323,11 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
 
 
 def _cell_layout(plan, codes: np.ndarray, families: list, cards) -> tuple:
-    """What does not depend on the CPTs, made once per plan: which rows need a family's posterior, the complete
-    rows and their cells, and the groups that hold a family's missing variables (elsewhere it is observed)."""
+    """Return what does not depend on the CPTs, made once per plan.
+
+    Which rows need a family's posterior, the complete rows and their cells, and the groups that hold a family's
+    missing variables (elsewhere the family is observed).
+    """
     if "cell_layout" not in plan.memo:
         missing = codes < 0
         need = [missing[:, list(f)].any(axis=1) for f in families]

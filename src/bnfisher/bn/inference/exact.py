@@ -325,8 +325,10 @@ def _resolve(network, queries, method, max_table_size, n_samples, pseudocount, r
 
 
 def _junction_tree_first(network, queries, method, max_table_size) -> tuple:
-    """(plan, marginals): the junction tree's marginals when ``method`` asks for it, or when it fits and is cheap
-    (marginals None otherwise; plan None when the method never uses a junction tree)."""
+    """Return (plan, marginals): the junction tree's marginals when ``method`` asks for it, or it fits and is cheap.
+
+    The marginals are None otherwise; the plan is None when the method never uses a junction tree.
+    """
     if method not in ("auto", "exact", "junction-tree"):
         return None, None
     plan = _junction_tree_plan(network)
@@ -343,8 +345,11 @@ def _junction_tree_first(network, queries, method, max_table_size) -> tuple:
 
 
 def _junction_tree_after(network, queries, method, requested, plan, max_table_size, exc):
-    """After elimination needed a table beyond the limit: the junction tree's marginals when it fits (exact, not
-    sampled), a refusal when the method promised exactness, None when sampling may answer."""
+    """Return the junction tree's marginals after elimination needed a table beyond the limit.
+
+    The junction tree when it fits (exact, not sampled), a refusal when the method promised exactness, None when
+    sampling may answer.
+    """
     if method == "elimination-first":
         method = "exact" if requested == "exact" else "auto"
         plan = _junction_tree_plan(network)

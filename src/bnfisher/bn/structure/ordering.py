@@ -175,8 +175,10 @@ def candidate_sets(scorer, n_variables: int, *, starts=(), n_candidates: int = N
 
 
 def _possible_parents(n: int, allowed, blacklist) -> tuple:
-    """Each variable's possible parents (``allowed``, default every other variable, less the blacklisted ones) and
-    its blacklisted parents."""
+    """Return each variable's possible parents and its blacklisted ones.
+
+    The possible parents are ``allowed`` (default: every other variable), less the blacklisted ones.
+    """
     black = set(map(tuple, blacklist))
     banned = [{u for u in range(n) if (u, v) in black} for v in range(n)]
     every = [range(n) if allowed is None else sorted(allowed[v]) for v in range(n)]
