@@ -173,34 +173,50 @@ def _local_score_bound(scorer, limit: int, required: list, allowed: list) -> int
     return estimate
 
 
+def _level(scorer, level: int, frontier: list, required: list, allowed: list, penalised: bool) -> list:
+    """Return the ``(variable, extra parents, best score of their subsets)`` of one level, and their scores.
+
+    The whole level is scored in one batch (one compiled call, or one pass over distributed data).
+    """
+    batch = []
+    for v, open_sets in enumerate(frontier):
+        if level == len(required[v]):
+            batch.append((v, (), -math.inf))
+        elif level > len(required[v]):
+            batch += _grown_sets(scorer, v, open_sets, required[v], allowed[v], penalised)
+    if not batch:
+        return batch, []
+    return batch, scorer.family_scores([(v, tuple(sorted(required[v] + t))) for v, t, _ in batch])
+
+
+def _penalised(scorer) -> bool:
+    """Return whether the score penalises every added parent (BIC, AIC, or a structure prior below 0)."""
+    return scorer.score_name in ("bic", "aic") or scorer.log_prior < 0
+
+
+def _stays_open(scorer, v: int, parents: tuple, value: float, best_subset: float, codes, prune: bool) -> bool:
+    """Return whether a set's supersets are still searched (always without pruning)."""
+    return not (prune and _closes(scorer, v, parents, value, best_subset, codes))
+
+
 def _candidate_sets(scorer, n_vars: int, limit: int, required: list, allowed: list, codes, progress: bool,
                     prune: bool) -> list:
     """Per variable, ``[(parent tuple, score)]`` of the sets that beat all their subsets, level by level."""
     # state per variable: open sets of the last level -> best score among the set and its subsets
     frontier = [{(): None} for _ in range(n_vars)]
-    penalised = prune and (scorer.score_name in ("bic", "aic") or scorer.log_prior < 0)
+    penalised = prune and _penalised(scorer)
     kept: list = [[] for _ in range(n_vars)]
     for level in range(limit + 1):
-        batch = []
-        for v in range(n_vars):
-            if level < len(required[v]):
-                continue
-            if level == len(required[v]):
-                batch.append((v, (), -math.inf))
-                continue
-            batch += _grown_sets(scorer, v, frontier[v], required[v], allowed[v], penalised)
+        batch, values = _level(scorer, level, frontier, required, allowed, penalised)
         if not batch:
             break
-        # The whole level in one batch (one compiled call, or one pass over distributed data).
-        values = scorer.family_scores([(v, tuple(sorted(required[v] + t))) for v, t, _ in batch])
-        nxt = [dict() for _ in range(n_vars)]
+        frontier = [dict() for _ in range(n_vars)]
         for (v, extra, best_subset), value in zip(batch, values):
             parents = tuple(sorted(required[v] + extra))
             if value > best_subset + _TIE:
                 kept[v].append((parents, value))
-            if level < limit and not (prune and _closes(scorer, v, parents, value, best_subset, codes)):
-                nxt[v][extra] = max(value, best_subset)
-        frontier = nxt
+            if level < limit and _stays_open(scorer, v, parents, value, best_subset, codes, prune):
+                frontier[v][extra] = max(value, best_subset)
         if progress:
             print(f"exact: parent sets of size {level}: {len(batch):,} scored", file=sys.stderr)
     return kept

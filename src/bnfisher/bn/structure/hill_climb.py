@@ -432,6 +432,31 @@ def _perturb(search: _Search, best, perturb: int, rng) -> None:
         search.apply(int(kind), int(i), int(j))
 
 
+def _arc_masks(n: int, arcs) -> np.ndarray:
+    """Return the ``(n, n)`` mask of the arcs ``(i, j)``."""
+    mask = np.zeros((n, n), dtype=bool)
+    for i, j in arcs:
+        mask[i, j] = True
+    return mask
+
+
+def _climbs(search, climb: tuple, *, restarts: int, perturb: int, rng) -> list:
+    """Return the best structure of a climb and of ``restarts`` climbs from perturbations of the best so far.
+
+    ``climb`` holds ``_climb``'s arguments after the search: tabu, max_tabu, max_iter, bar, deadline.
+    """
+    deadline = climb[-1]
+    best_total, best = _climb(search, *climb)
+    for _ in range(restarts):
+        _perturb(search, best, perturb, rng)
+        if deadline is not None and time.monotonic() >= deadline[0]:
+            break
+        total, structure = _climb(search, *climb)
+        if total > best_total + _MIN_GAIN:
+            best_total, best = total, structure
+    return best
+
+
 def hill_climb(scorer, n_variables: int, *, start=None, max_parents=None, tabu: int = 0, max_tabu=None,
                restarts: int = 0, perturb: int = 1, whitelist=(), blacklist=(), random_state=None,
                max_iter=None, progress: bool = False, deadline=None, candidates=None) -> list:
@@ -469,12 +494,7 @@ def hill_climb(scorer, n_variables: int, *, start=None, max_parents=None, tabu: 
         Parent sets (sorted column indices).
     """
     n = n_variables
-    white = np.zeros((n, n), dtype=bool)
-    black = np.zeros((n, n), dtype=bool)
-    for i, j in whitelist:
-        white[i, j] = True
-    for i, j in blacklist:
-        black[i, j] = True
+    white, black = _arc_masks(n, whitelist), _arc_masks(n, blacklist)
     parents = [set(ps) for ps in (start or [() for _ in range(n)])]
     for i, j in whitelist:
         parents[j].add(i)
@@ -485,15 +505,8 @@ def hill_climb(scorer, n_variables: int, *, start=None, max_parents=None, tabu: 
     bar = progress_bar(desc="hill climbing", unit="move", leave=False) if progress else None
     max_tabu = max_tabu if max_tabu is not None else tabu
     try:
-        best_total, best = _climb(search, tabu, max_tabu, max_iter, bar, deadline)
-        rng = check_random_state(random_state)
-        for _ in range(restarts):
-            _perturb(search, best, perturb, rng)
-            if deadline is not None and time.monotonic() >= deadline[0]:
-                break
-            total, structure = _climb(search, tabu, max_tabu, max_iter, bar, deadline)
-            if total > best_total + _MIN_GAIN:
-                best_total, best = total, structure
+        best = _climbs(search, (tabu, max_tabu, max_iter, bar, deadline), restarts=restarts, perturb=perturb,
+                       rng=check_random_state(random_state))
     finally:
         if bar is not None:
             bar.close()
