@@ -194,12 +194,7 @@ def read_dask(path, *, columns: Sequence[str] | None = None, na_values: Sequence
     paths = [os.fspath(p) for p in (path if isinstance(path, (list, tuple)) else [path])]
     lower = [p.lower() for p in paths]
     if all(p.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt")) for p in lower):
-        options: dict[str, str | int | None] = {"blocksize": blocksize if blocksize is not None else "64MB"}
-        if any(p.endswith(".gz") for p in lower):
-            options["blocksize"] = None  # gzip streams cannot be split
-        sep = "\t" if all(".tsv" in p for p in lower) else ","
-        return dd.read_csv(paths, dtype=str, usecols=list(columns) if columns is not None else None, sep=sep,
-                           na_values=list(na_values) if na_values else None, **options)
+        return _read_text_files(paths, columns=columns, na_values=na_values, blocksize=blocksize)
     if all(p.lower().endswith((".parquet", ".pq")) or os.path.isdir(p) for p in paths):
         return dd.read_parquet(paths if len(paths) > 1 else paths[0],
                                columns=list(columns) if columns is not None else None, split_row_groups=True)
@@ -269,3 +264,17 @@ def concat_frames(frames: Sequence):
     import dask.dataframe as dd
 
     return dd.concat(list(frames))
+
+
+def _read_text_files(paths: list, *, columns, na_values, blocksize):
+    """Return a Dask DataFrame of CSV or TSV files, every column as text."""
+    import dask.dataframe as dd
+
+    lower = [p.lower() for p in paths]
+    if any(p.endswith(".gz") for p in lower):
+        blocksize = None  # gzip streams cannot be split
+    elif blocksize is None:
+        blocksize = "64MB"
+    sep = "\t" if all(".tsv" in p for p in lower) else ","
+    return dd.read_csv(paths, dtype=str, usecols=list(columns) if columns is not None else None, sep=sep,
+                       na_values=list(na_values) if na_values else None, blocksize=blocksize)

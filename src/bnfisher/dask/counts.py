@@ -16,9 +16,6 @@ This is the only module that knows about Dask; the core reaches it through
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
-import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,13 +23,14 @@ import numpy as np
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option
 from bnfisher.bn.inference.evidence import expected_counts
-from bnfisher.dask.client import is_distributed, parquet_row_groups, read_dask
+from bnfisher.dask.client import is_distributed
+from bnfisher.dask.reading import read_paths, reading
 from bnfisher.data.binning import interval_labels, make_bin_edges
 from bnfisher.data.counts import count_block, distinct_rows, sample_positions
 from bnfisher.data.labels import MANY_INTEGER_VALUES, check_column_names, sorted_states
 from bnfisher.data.providers import NumpyCounts
 from bnfisher.data.schema import Schema
-from bnfisher.exceptions import BnfisherError, DataError, OptionTypeError, SchedulerError
+from bnfisher.exceptions import DataError, OptionTypeError
 
 __all__ = ["DaskCounts", "embed_distributed"]
 
@@ -128,7 +126,7 @@ def _compute(source: str, *tasks):
     """``dask.compute``, with a corrupt or unreadable part reported as a DataError naming the data."""
     import dask
 
-    with _reading(source):
+    with reading(source):
         return dask.compute(*tasks)
 
 
@@ -136,53 +134,8 @@ def _persist(source: str, *tasks) -> tuple:
     """``dask.persist`` (the results stay on the workers), with errors reported as :func:`_compute` reports them."""
     import dask
 
-    with _reading(source):
+    with reading(source):
         return dask.persist(*tasks)
-
-
-@contextlib.contextmanager
-def _reading(source: str):
-    """Turn a corrupt or unreadable part, or a cluster that went away, into a one-line error naming ``source``."""
-    try:
-        yield
-    except BnfisherError:
-        raise
-    except (OSError, KeyError, ValueError, TypeError, IndexError) as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"Reading {source} failed ({type(exc).__name__}: {message}); a file may be corrupt or "
-                        "lack a column. Check it (e.g. read it with pandas) or leave it out.") from None
-    except Exception as exc:
-        origin = type(exc).__module__.split(".")[0]
-        if origin == "pyarrow":  # pyarrow raises its own classes (ArrowInvalid) for corrupt Parquet files
-            part = _unreadable_part(source)
-            raise DataError(f"Reading {source} failed ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
-                            + (f"its part {part!r} is corrupt (its footer cannot be read): fix or remove it."
-                               if part else "a Parquet part may be corrupt.")) from None
-        if origin == "distributed" or isinstance(exc, concurrent.futures.CancelledError):
-            # The scheduler or its workers went away mid-run (FutureCancelledError, KilledWorker, CommClosedError).
-            reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
-            raise SchedulerError(f"The Dask cluster stopped while working on {source} ({type(exc).__name__}"
-                                 f"{': ' + reason if reason else ''}); nothing was written. Check the scheduler and "
-                                 "its workers, then run again.") from None
-        raise
-
-
-def _unreadable_part(source: str) -> str | None:
-    """Return the first Parquet file under ``source`` (a quoted path, folder or glob) whose footer cannot be read."""
-    import glob
-
-    import pyarrow.parquet as pq
-
-    path = source.strip("'\"")
-    files = sorted(glob.glob(os.path.join(path, "**", "*"), recursive=True)) if os.path.isdir(path) else \
-        sorted(glob.glob(path))
-    for name in files:
-        if os.path.isfile(name) and not os.path.basename(name).startswith((".", "_")):
-            try:
-                pq.ParquetFile(name)
-            except Exception:  # pyarrow's classes: any failure to read the footer names the part
-                return name
-    return None
 
 
 def _tree_sum(tasks: list, source: str) -> list:
@@ -200,29 +153,6 @@ def _take_rows(frame: pd.DataFrame, local: np.ndarray, global_rows: np.ndarray) 
     out = frame.iloc[local].copy()
     out.index = global_rows
     return out
-
-
-def _read_paths(data, schema: Schema | None, na_values) -> tuple:
-    """Return the source's name, the data (read by Dask when paths are given) and its Parquet row groups (or None)."""
-    if not (isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and data
-                                                     and isinstance(data[0], (str, os.PathLike)))):
-        return "the Dask DataFrame", data, None
-    paths = [os.fspath(p) for p in (data if isinstance(data, (list, tuple)) else [data])]
-    source = repr(paths[0]) if len(paths) == 1 else f"{paths[0]!r} and {len(paths) - 1} more file(s)"
-    try:
-        frame = read_dask(data, columns=schema.variables if schema is not None else None,
-                          na_values=na_values or (schema.na_values if schema is not None else None))
-        # Parquet files: each pass reads their row groups with pyarrow in the tasks
-        groups = parquet_row_groups(paths, list(schema.variables if schema is not None else frame.columns))
-    except BnfisherError:
-        raise
-    except (OSError, KeyError, ValueError, TypeError) as exc:
-        part = _unreadable_part(source) if len(paths) == 1 else None
-        raise DataError(f"Cannot read {source} with Dask ({type(exc).__name__}: "
-                        f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''})"
-                        + (f": its part {part!r} is corrupt (its footer cannot be read); fix or remove it."
-                           if part else ".")) from None
-    return source, frame, groups
 
 
 def _checked_columns(data, schema: Schema | None) -> list:
@@ -301,7 +231,7 @@ class DaskCounts:
                  na_values: Sequence = (), persist: bool = False, missing: str = "error"):
 
         self.missing = check_option(missing, "missing", ("error", "allow"))
-        self.source, data, groups = _read_paths(data, schema, na_values)
+        self.source, data, groups = read_paths(data, schema, na_values)
         if not is_distributed(data) or not hasattr(data, "to_delayed"):
             raise OptionTypeError(f"`data` must be a Dask DataFrame or Parquet/CSV path(s); "
                                   f"got {type(data).__name__}.")
@@ -327,10 +257,19 @@ class DaskCounts:
         """``{variable: tuple of labels}``."""
         return self.schema.states
 
-    def _learn_schema(self, bins: int | None, na_values: tuple) -> Schema:
+    def _distinct_states(self, columns: list, na_values: tuple) -> dict:
+        """Return the states of ``columns`` in one pass: distinct values per partition, merged here (no shuffle)."""
         import dask
 
-        states, edges, unknown, numeric = {}, {}, [], []
+        parts = _compute(self.source, *[dask.delayed(_partition_uniques)(part, columns, na_values,
+                                                                         self.missing == "allow")
+                                        for part in self._parts])
+        return {v: sorted_states(np.concatenate([np.asarray(part[v], dtype=object) for part in parts]), v)
+                for v in columns}
+
+    def _declared_states(self, bins: int | None) -> tuple:
+        """Return the states of known categorical columns, the columns whose labels are to find, and those to bin."""
+        states, unknown, numeric = {}, [], []
         head = self.frame.head(1000, npartitions=-1) if bins is not None else None
         for v in self.frame.columns:
             dtype = self.frame[v].dtype
@@ -338,18 +277,18 @@ class DaskCounts:
                 states[v] = tuple(c.item() if isinstance(c, np.generic) else c for c in dtype.categories)
             else:
                 (numeric if _to_bin(v, dtype, head, bins) else unknown).append(v)
+        return states, unknown, numeric
+
+    def _learn_schema(self, bins: int | None, na_values: tuple) -> Schema:
+        states, unknown, numeric = self._declared_states(bins)
+        edges: dict = {}
         if numeric:
             binned = self._binned_states(numeric, bins)
             unknown += [v for v in numeric if v not in binned]  # whole numbers with few values are labels
             edges.update({v: found for v, (found, _) in binned.items()})
             states.update({v: labels for v, (_, labels) in binned.items()})
         if unknown:
-            # One pass: distinct values per partition, merged here (no shuffle).
-            parts = _compute(self.source, *[dask.delayed(_partition_uniques)(part, unknown, na_values,
-                                                                             self.missing == "allow")
-                                            for part in self._parts])
-            for v in unknown:
-                states[v] = sorted_states(np.concatenate([np.asarray(part[v], dtype=object) for part in parts]), v)
+            states.update(self._distinct_states(unknown, na_values))
         return Schema({v: states[v] for v in self.frame.columns}, bin_edges=edges, na_values=na_values)
 
     def _binned_states(self, numeric: list, bins: int) -> dict:
