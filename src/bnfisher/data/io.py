@@ -55,6 +55,12 @@ def _sample(path: str, compressed: bool) -> str:
         return handle.read(64 * 1024)
 
 
+def _first_longer_line(lines: list, width: int) -> int | None:
+    """Return the first line (1-based; the last one of a sample may be cut) with more fields than ``width``."""
+    body = lines[1:-1] if len(lines) > 2 else lines[1:]
+    return next((k for k, row in enumerate(body, start=2) if len(row) > width), None)
+
+
 def _check_header(sample: str, sep: str, source: str) -> None:
     """Refuse what pandas would misread silently: duplicate names (renamed x.1) and a short header (an index)."""
     try:
@@ -68,12 +74,31 @@ def _check_header(sample: str, sep: str, source: str) -> None:
     if twice:
         raise DataError(f"{source}: the header names column(s) {twice} more than once; give every column its own "
                         "name.")
-    longer = next((k for k, row in enumerate(lines[1:-1] if len(lines) > 2 else lines[1:], start=2)
-                   if len(row) > len(header)), None)
+    longer = _first_longer_line(lines, len(header))
     if longer is not None:
         raise DataError(f"{source}: the header has {len(header)} names but line {longer} has "
                         f"{len(lines[longer - 1])} fields; name every column (pandas would turn the first into "
                         "an index and drop it).")
+
+
+@contextlib.contextmanager
+def _reading(source: str, suffix: str):
+    """Turn a file that cannot be read as a table into a one-line error naming it."""
+    try:
+        yield
+    except (FileNotFoundError, DataError):
+        raise
+    except MemoryError:
+        raise ResourceError(f"{source!r} does not fit in memory once read (a very large or highly compressed "
+                            "file); read it with Dask (--engine dask, bnfisher.dask.DaskCounts).") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, EOFError, OSError,
+            zlib.error, gzip.BadGzipFile, ValueError, KeyError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataError(f"Cannot read {source!r} as a {suffix} table: {message}") from None
+    except Exception as exc:  # pyarrow raises its own classes for corrupt Parquet files
+        if type(exc).__module__.startswith("pyarrow"):
+            raise DataError(f"Cannot read {source!r} as a Parquet table: {str(exc).splitlines()[0]}") from None
+        raise
 
 
 def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
@@ -115,35 +140,23 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
     ['a', 'b']
     """
     path = os.fspath(path)
-    stream = _is_stream(path)
     suffix = _suffix(path)
     source = "standard input" if path == "-" else path
-    if stream:
+    if _is_stream(path):
         raw = _read_stream(path, source)
-        buffer, suffix = io.BytesIO(raw), (suffix.removesuffix(".gz") or ".csv")
+        target, suffix = io.BytesIO(raw), (suffix.removesuffix(".gz") or ".csv")
+        sample = raw[: 64 * 1024].decode("utf-8", errors="replace")
     elif not suffix:
         raise DataError(f"Cannot read {path!r}: use a .csv, .csv.gz, .tsv or .parquet file, or - for standard "
                         "input.")
-    try:
+    else:
+        target, sample = path, None
+    with _reading(source, suffix):
         if suffix in (".parquet", ".pq"):
-            frame = _read_parquet(buffer if stream else path, columns)
+            frame = _read_parquet(target, columns)
         else:
-            sample = (raw[: 64 * 1024].decode("utf-8", errors="replace") if stream
-                      else _sample(path, suffix.endswith(".gz")))
-            frame = _read_delimited(buffer if stream else path, sample, suffix, source, na_values, columns)
-    except (FileNotFoundError, DataError):
-        raise
-    except MemoryError:
-        raise ResourceError(f"{source!r} does not fit in memory once read (a very large or highly compressed "
-                            "file); read it with Dask (--engine dask, bnfisher.dask.DaskCounts).") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, EOFError, OSError,
-            zlib.error, gzip.BadGzipFile, ValueError, KeyError) as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise DataError(f"Cannot read {source!r} as a {suffix} table: {message}") from None
-    except Exception as exc:  # pyarrow raises its own classes for corrupt Parquet files
-        if type(exc).__module__.startswith("pyarrow"):
-            raise DataError(f"Cannot read {source!r} as a Parquet table: {str(exc).splitlines()[0]}") from None
-        raise
+            sample = sample if sample is not None else _sample(path, suffix.endswith(".gz"))
+            frame = _read_delimited(target, sample, suffix, source, na_values, columns)
     if frame.shape[1] == 0:
         raise DataError(f"{source!r} has no columns.")
     if na_values and suffix in (".parquet", ".pq"):
@@ -218,8 +231,7 @@ def _read_csv_chunks(source, text: list, options: dict) -> pd.DataFrame:
     chunks = list(pd.read_csv(source, dtype=dict.fromkeys(text, "category"), chunksize=CSV_CHUNK_ROWS, **options))
     if len(chunks) == 1:
         return chunks[0]
-    kinds = [{_kind(chunk[c]) for chunk in chunks} - {None} for c in chunks[0].columns] if chunks else []
-    if not chunks or any(len(k) > 1 and not k <= {"i", "f"} for k in kinds):
+    if not chunks or _mixed_kinds(chunks):
         # No rows, or numbers in one chunk and text (or booleans) in another: as the whole file reads.
         if hasattr(source, "seek"):
             source.seek(0)
@@ -231,6 +243,12 @@ def _read_csv_chunks(source, text: list, options: dict) -> pd.DataFrame:
         columns[column] = (_union(parts) if column in text else pd.concat(parts, ignore_index=True))
         del parts
     return pd.DataFrame(columns)
+
+
+def _mixed_kinds(chunks: list) -> bool:
+    """Return whether a column holds numbers in one chunk and text (or booleans) in another."""
+    kinds = [{_kind(chunk[c]) for chunk in chunks} - {None} for c in chunks[0].columns]
+    return any(len(k) > 1 and not k <= {"i", "f"} for k in kinds)
 
 
 def _kind(column: pd.Series) -> str | None:
