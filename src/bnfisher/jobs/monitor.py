@@ -174,8 +174,7 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
     (table,) = tables_of([reference], bins=bins) if isinstance(reference, ReferenceProfile) else (reference,)
     reference_digest = frame_digest(table)
     windows, how = split_windows(data, time=time, window=window)
-    keyed = [(_key(reference_digest, label, start, end, digest), label, start, end, frame, digest)
-             for (label, start, end, frame), digest in zip(windows, (frame_digest(w[-1]) for w in windows))]
+    keyed = _keyed(reference_digest, windows)
     options = dict(structure=structure, bins=bins, bin_columns=bin_columns, categorical=categorical,
                    na_values=na_values)
     with Store(location) as opened:  # opened to write: a store that cannot be written fails here, before the tests
@@ -190,7 +189,7 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
                         n_permutations=budget, random_state=random_state,
                         options=dict(options, stopping=_rule(thresholds, stopping))) if new else []
         run = {"started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "reference": getattr(reference, "name", None) or "reference", "reference_digest": reference_digest,
+               "reference": _reference_name(reference), "reference_digest": reference_digest,
                "alpha": alpha, "horizon": horizon, "guarantee": guarantee, "min_effect": min_effect}
         opened.append(run, records)
         result = MonitorResult(
@@ -202,11 +201,27 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
                                   f"{_levels_note(spending, thresholds)}, with {_budget(stopping, budget)}."])
         if dashboard is not None:
             write_dashboard(result.recent, dashboard, totals=result.totals, levels=spending, store=location.shown)
-        if webhook and not result.alarms.empty:
-            result.webhook = post_alarm(webhook, result.message(), timeout=webhook_timeout)
-        if acknowledge:
-            opened.mark_signalled(result.alarms["window_key"])
+        _signal(result, opened, webhook=webhook, timeout=webhook_timeout, acknowledge=acknowledge)
     return result
+
+
+def _keyed(reference_digest: str, windows: list) -> list:
+    """Return each window as (key, label, start, end, frame, digest); the key names it in the store."""
+    digests = [frame_digest(frame) for *_, frame in windows]
+    return [(_key(reference_digest, label, start, end, digest), label, start, end, frame, digest)
+            for (label, start, end, frame), digest in zip(windows, digests)]
+
+
+def _reference_name(reference) -> str:
+    return getattr(reference, "name", None) or "reference"
+
+
+def _signal(result: MonitorResult, opened: Store, *, webhook: str | None, timeout: float, acknowledge: bool) -> None:
+    """Post the alarms to the webhook (its outcome kept on the result) and mark them signalled in the store."""
+    if webhook and not result.alarms.empty:
+        result.webhook = post_alarm(webhook, result.message(), timeout=timeout)
+    if acknowledge:
+        opened.mark_signalled(result.alarms["window_key"])
 
 
 def acknowledge(store, result: MonitorResult) -> None:
