@@ -196,19 +196,24 @@ def _squarem(evaluate, alpha: float, state: tuple, result: EMResult, *, max_iter
             step(extrapolated, always=False)
 
 
-def _encoded_with_hidden(data, parents, schema, hidden: dict) -> EncodedData:
-    """Encode the structure's observed columns and append each hidden variable as a column missing in every row."""
-    needed = set(parents) | {p for ps in parents.values() for p in ps}
-    observed_needed = needed - set(hidden)
+def _encoded_observed(data, schema, observed: set) -> EncodedData:
+    """Encode the structure's observed columns (missing cells allowed); refuse a variable the data lacks."""
     if schema is None:
         if not isinstance(data, pd.DataFrame):
             raise DataError("Pass a `schema` with an array of codes that holds missing values.")
-        schema = Schema.from_data(data, variables=[c for c in data.columns if c in observed_needed], missing="allow")
-    encoded = schema.encode(data, missing="allow", variables=[v for v in schema.variables if v in observed_needed])
-    absent = sorted(str(v) for v in observed_needed if v not in encoded.variables)
+        schema = Schema.from_data(data, variables=[c for c in data.columns if c in observed], missing="allow")
+    encoded = schema.encode(data, missing="allow", variables=[v for v in schema.variables if v in observed])
+    absent = sorted(str(v) for v in observed if v not in encoded.variables)
     if absent:
         raise DataError(f"The structure names variable(s) {absent} absent from the data; declare them in "
                         "`hidden` (with their number of states) to fit them as hidden variables.")
+    return encoded
+
+
+def _encoded_with_hidden(data, parents, schema, hidden: dict) -> EncodedData:
+    """Encode the structure's observed columns and append each hidden variable as a column missing in every row."""
+    needed = set(parents) | {p for ps in parents.values() for p in ps}
+    encoded = _encoded_observed(data, schema, needed - set(hidden))
     clash = sorted(str(v) for v in hidden if v in encoded.variables)
     if clash:
         raise DataError(f"`hidden` names {clash}, which are columns of the data.")
@@ -216,9 +221,16 @@ def _encoded_with_hidden(data, parents, schema, hidden: dict) -> EncodedData:
         return encoded
     order = list(encoded.variables) + list(hidden)
     codes = np.column_stack([encoded.codes, np.full((encoded.n_rows, len(hidden)), -1)])
-    schema = Schema({**{v: encoded.states[v] for v in encoded.variables}, **hidden}, na_values=schema.na_values,
-                    hidden=list(hidden))
+    schema = Schema({**{v: encoded.states[v] for v in encoded.variables}, **hidden},
+                    na_values=encoded.schema.na_values, hidden=list(hidden))
     return EncodedData(np.asfortranarray(codes), tuple(order), dict(schema.states), schema=schema)
+
+
+def _same_family(one: BayesianNetwork, other: BayesianNetwork, v) -> bool:
+    """Return whether ``v`` has the same parents, and they and it the same states, in both networks."""
+    if v not in one.parents or tuple(one.parents[v]) != tuple(other.parents[v]):
+        return False
+    return all(tuple(one.states[u]) == tuple(other.states[u]) for u in (*other.parents[v], v))
 
 
 def _start_network(encoded: EncodedData, parents, alpha: float, hidden: dict, random_state,
@@ -235,9 +247,7 @@ def _start_network(encoded: EncodedData, parents, alpha: float, hidden: dict, ra
                     if v in touched else np.asarray(start.cpts[v])) for v in start.variables}
         start = start.with_cpts(cpts)
     if warm_start is not None:
-        kept = {v: np.asarray(warm_start.cpts[v]) for v in start.variables
-                if v in warm_start.parents and tuple(warm_start.parents[v]) == tuple(start.parents[v])
-                and all(tuple(warm_start.states[u]) == tuple(start.states[u]) for u in (*start.parents[v], v))}
+        kept = {v: np.asarray(warm_start.cpts[v]) for v in start.variables if _same_family(warm_start, start, v)}
         if kept:
             start = start.with_cpts({v: kept.get(v, np.asarray(start.cpts[v])) for v in start.variables})
     return start

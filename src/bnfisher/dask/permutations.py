@@ -242,15 +242,8 @@ class DaskPool:
         counts = self._reduce([_delayed(_shard_histogram)(shard, cell_witness, edges) for shard in self._shards])
         summary: dict = {"edges": edges, "counts": counts, "moments": [], "codes": [], "values": [], "copies": []}
         for k, sign in ((0, 1.0), (1, -1.0)):
-            sides = [part[k] for part in parts]
-            n = sum(side["n"] for side in sides)
-            mean = sum(side["sum"] for side in sides) / n
-            summary["moments"].append((n, mean, max(sum(side["squares"] for side in sides) / n - mean**2, 0.0)))
-            values = np.concatenate([side["values"] for side in sides])
-            order = np.argsort(-sign * values, kind="stable")[:top]
-            summary["values"].append(values[order])
-            summary["codes"].append(np.vstack([side["codes"] for side in sides])[order])
-            summary["copies"].append(np.concatenate([side["copies"] for side in sides])[order])
+            for key, value in _side_summary([part[k] for part in parts], sign, top).items():
+                summary[key].append(value)
         return summary
 
     def _reduce(self, tasks: list):
@@ -287,3 +280,17 @@ def pooled_rows(kernel, X, Y) -> DaskPool:
     DaskPool
     """
     return DaskPool(kernel, X, Y)
+
+
+def _side_summary(sides: list, sign: float, top: int) -> dict:
+    """Return one sample's witness moments (n, mean, variance) and its ``top`` rows, merged over the shards.
+
+    The top rows are those of largest ``sign * witness``.
+    """
+    n = sum(side["n"] for side in sides)
+    mean = sum(side["sum"] for side in sides) / n
+    values = np.concatenate([side["values"] for side in sides])
+    order = np.argsort(-sign * values, kind="stable")[:top]
+    return {"moments": (n, mean, max(sum(side["squares"] for side in sides) / n - mean**2, 0.0)),
+            "values": values[order], "codes": np.vstack([side["codes"] for side in sides])[order],
+            "copies": np.concatenate([side["copies"] for side in sides])[order]}

@@ -52,11 +52,7 @@ def _given_structure(structure, variables: Sequence[str]) -> dict:
     if isinstance(structure, BayesianNetwork):
         structure = {v: tuple(structure.parents[v]) for v in structure.variables}
     if isinstance(structure, Mapping):
-        unknown = [v for v in structure if v not in variables] + [
-            p for ps in structure.values() for p in ps if p not in variables
-        ]
-        if unknown:
-            raise DataError(f"The structure names variable(s) {sorted(set(map(str, unknown)))} absent from the data.")
+        _check_named(structure, variables)
         parents = {v: tuple(structure.get(v, ())) for v in variables}
     else:
         parents = {v: [] for v in variables}
@@ -442,19 +438,44 @@ def _em_network(result, report: dict, *, largest_change: bool = False) -> Bayesi
     return network
 
 
+def _check_named(structure: Mapping, variables) -> None:
+    """Refuse a structure that names a variable (child or parent) absent from the data."""
+    named = set(structure) | {p for ps in structure.values() for p in ps}
+    unknown = [v for v in named if v not in variables]
+    if unknown:
+        raise DataError(f"The structure names variable(s) {sorted(set(map(str, unknown)))} absent from the data.")
+
+
+def _has_missing_cells(data: pd.DataFrame, schema) -> bool:
+    """Return whether a table holds a missing cell: NaN, or one of the schema's missing-value markers."""
+    if data.isna().to_numpy().any():
+        return True
+    return bool(schema is not None and schema.na_values and data.isin(list(schema.na_values)).to_numpy().any())
+
+
 def _resolve_missing(data, schema) -> str:
     """``missing="auto"``: EM when in-memory data has missing cells, else complete-data learning."""
-    if not in_memory(data) or isinstance(data, EncodedData) and data.n_rows and data.codes.min() >= 0:
+    if not in_memory(data):
         return "error"
-    if isinstance(data, EncodedData):
-        return "em" if data.n_rows and data.codes.min() < 0 else "error"
     if isinstance(data, pd.DataFrame):
-        marked = data.isna().to_numpy().any()
-        if not marked and schema is not None and schema.na_values:
-            marked = bool(data.isin(list(schema.na_values)).to_numpy().any())
-        return "em" if marked else "error"
-    codes = np.asarray(getattr(data, "codes", data))
+        return "em" if _has_missing_cells(data, schema) else "error"
+    codes = np.asarray(getattr(data, "codes", data))  # encoded data, or an array of codes
     return "em" if codes.dtype.kind in "iu" and codes.size and codes.min() < 0 else "error"
+
+
+def _imputed_structure(network: BayesianNetwork, encoded, structure: str, options: dict) -> tuple:
+    """Return the structure learned on the data completed by the network's posterior modes, and its report."""
+    completed = posterior_modes(network, network.encode(encoded, missing="allow").codes.astype(np.intp))
+    imputed = EncodedData(np.asfortranarray(completed), network.variables, dict(network.states),
+                          schema=Schema({v: network.states[v] for v in network.variables}))
+    parent_index, report = _structure_parents(NumpyCounts.from_encoded(imputed), structure, dict(options))
+    return {v: tuple(network.variables[p] for p in parent_index[i]) for i, v in enumerate(network.variables)}, report
+
+
+def _best_of_cycle(members: list, n_rows: int) -> tuple:
+    """Return the (network, fit) of a cycle of structures with the best observed-data BIC."""
+    return max(((n, r) for _, n, r in members),
+               key=lambda fit: fit[1].objective[-1] - 0.5 * np.log(n_rows) * fit[0].n_parameters)
 
 
 def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, options: dict, report: dict,
@@ -474,23 +495,15 @@ def _structural_em(encoded, structure: str, parents: dict, pseudocount: float, o
         bar.set_postfix(arcs=len(network.edges), objective=f"{result.objective[-1]:.6g}")
     while changed and rounds < max_rounds:
         rounds += 1
-        completed = posterior_modes(network, network.encode(encoded, missing="allow").codes.astype(np.intp))
-        imputed = EncodedData(np.asfortranarray(completed), network.variables, dict(network.states),
-                              schema=Schema({v: network.states[v] for v in network.variables}))
-        provider = NumpyCounts.from_encoded(imputed)
-        parent_index, report = _structure_parents(provider, structure, dict(options))
-        new_parents = {v: tuple(network.variables[p] for p in parent_index[i]) for i, v in enumerate(network.variables)}
-        changed = any(set(new_parents[v]) != set(network.parents[v]) for v in network.variables)
+        new_parents, report = _imputed_structure(network, encoded, structure, options)
         moved = sum(len(set(new_parents[v]) ^ set(network.parents[v])) for v in network.variables)
+        changed = moved > 0
         if changed:
             key = _structure_key(new_parents)
             earlier = [k for k, (structure_key, _, _) in enumerate(seen) if structure_key == key]
             if earlier:  # a structure seen before: the rounds cycle; keep the cycle's best by observed-data BIC
-                members = seen[earlier[0]:]
-                network, result = max(((n, r) for _, n, r in members),
-                                      key=lambda fit: fit[1].objective[-1]
-                                      - 0.5 * np.log(encoded.n_rows) * fit[0].n_parameters)
-                cycle, changed = len(members), False
+                network, result = _best_of_cycle(seen[earlier[0]:], encoded.n_rows)
+                cycle, changed = len(seen) - earlier[0], False
                 history.append(len(network.edges))
                 break
             result = fit_em(encoded, new_parents, schema=encoded.schema, pseudocount=pseudocount,
