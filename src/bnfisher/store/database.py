@@ -180,16 +180,16 @@ class Store:
         """Return the one line that explains a driver's error (the store shown without its password)."""
         text = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
         where, low = f"store {self.location.shown!r}", text.lower()
-        if "locked" in low or "could not obtain lock" in low:
+        if _mentions(low, "locked", "could not obtain lock"):
             return (f"{where} is locked by another process for more than {self.timeout:g} s (another monitor "
                     "writing?); run again when it has finished.")
-        if "readonly" in low or "read-only" in low or "permission denied" in low or "privilege" in low:
+        if _mentions(low, "readonly", "read-only", "permission denied", "privilege"):
             return f"{where} cannot be written ({redact(text)}); give a store this user can write, or grant access."
-        if "no such table" in low or "no such column" in low or "does not exist" in low and "column" in low \
-                or "has no column" in low:
+        if _mentions(low, "no such table", "no such column", "has no column") or _mentions(low, "does not exist") \
+                and _mentions(low, "column"):
             return (f"{where}: its tables were changed outside bnfisher ({redact(text)}); restore it from a backup "
                     "or give a new --store.")
-        if "not a database" in low or "file is encrypted" in low:
+        if _mentions(low, "not a database", "file is encrypted"):
             return f"{where} is not a bnfisher store (not an SQLite database); give another --store path."
         if doing == "connecting to it":
             return (f"cannot connect to {where}: {redact(text)}; check the host, port, database, user and password "
@@ -463,3 +463,8 @@ class Store:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _mentions(text: str, *words: str) -> bool:
+    """Return whether ``text`` holds one of ``words``."""
+    return any(word in text for word in words)

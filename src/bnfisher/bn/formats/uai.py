@@ -92,6 +92,38 @@ class _Counts:
         return len(self.tokens) - self.position
 
 
+def _check_bayes(tokens: list, source: str) -> None:
+    """Refuse a file that is not a UAI ``BAYES`` network (a Markov network, another format)."""
+    first = tokens[0] if tokens else ""
+    if first.upper() != "BAYES":
+        raise NetworkFileError(f"{source}: not a UAI BAYES file (it starts with {first[:40]!r}).")
+
+
+def _scope(counts, k: int, n: int) -> list:
+    """Return table ``k``'s scope: its variables, the child last."""
+    size = counts.count(f"the scope size of table {k}", low=1, high=n)
+    return [counts.count(f"variable {j} of the scope of table {k}", high=n - 1) for j in range(size)]
+
+
+def _check_scope(counts, k: int, scope: list, earlier: int | None) -> None:
+    """Refuse a second table of one variable (``earlier``: the first one's number) and a scope naming one twice."""
+    if earlier is not None:
+        counts.fail(f"variable {scope[-1]} has two tables (tables {earlier} and {k}).")
+    if len(set(scope)) < len(scope):
+        counts.fail(f"the scope of table {k} names a variable twice.")
+
+
+def _table(counts, k: int, wanted: int, source: str) -> list:
+    """Return table ``k``'s numbers (their count must be ``wanted``: the product of its scope's states)."""
+    size = counts.count(f"the size of table {k}", low=wanted, high=wanted)
+    if size > counts.left():
+        counts.fail(f"table {k} needs {size:,} numbers; the file holds {counts.left():,} tokens more.")
+    table_size([size], source, f"table {k}")
+    numbers = counts.tokens[counts.position: counts.position + size]
+    counts.position += size
+    return numbers
+
+
 def read_uai(path: str | os.PathLike) -> BayesianNetwork:
     """Read UAI ``BAYES``: variables ``X0, X1, ...`` with states ``0`` to ``r - 1``.
 
@@ -120,34 +152,21 @@ def read_uai(path: str | os.PathLike) -> BayesianNetwork:
     """
     source = os.fspath(path)
     tokens = re.sub(r"#[^\n]*", "", read_text(path)).split()  # comments (pyAgrum writes some)
-    if not tokens or tokens[0].upper() != "BAYES":
-        raise NetworkFileError(f"{source}: not a UAI BAYES file (it starts with {(tokens or [''])[0][:40]!r}).")
+    _check_bayes(tokens, source)
     counts = _Counts(tokens[1:], source)
     # Every table has at least one number per state of its variable, so no count can exceed the tokens left.
     n = counts.count("the number of variables", low=1, high=counts.left())
     cards = [counts.count(f"the cardinality of variable {i}", low=1, high=counts.left()) for i in range(n)]
     counts.count("the number of tables", low=n, high=n)
-    scopes = []
-    for k in range(n):
-        size = counts.count(f"the scope size of table {k}", low=1, high=n)
-        scopes.append([counts.count(f"variable {j} of the scope of table {k}", high=n - 1) for j in range(size)])
+    scopes = [_scope(counts, k, n) for k in range(n)]
     names = [f"X{i}" for i in range(n)]
     parents: dict = {}
     tables: dict = {}
     for k, scope in enumerate(scopes):
         child = names[scope[-1]]
-        if child in tables:
-            counts.fail(f"variable {scope[-1]} has two tables (tables {list(tables).index(child)} and {k}).")
-        if len(set(scope)) < len(scope):
-            counts.fail(f"the scope of table {k} names a variable twice.")
-        wanted = math.prod(cards[i] for i in scope)
-        size = counts.count(f"the size of table {k}", low=wanted, high=wanted)
-        if size > counts.left():
-            counts.fail(f"table {k} needs {size:,} numbers; the file holds {counts.left():,} tokens more.")
-        table_size([size], source, f"table {k}")
+        _check_scope(counts, k, scope, list(tables).index(child) if child in tables else None)
         parents[child] = [names[i] for i in scope[:-1]]
-        tables[child] = counts.tokens[counts.position: counts.position + size]
-        counts.position += size
+        tables[child] = _table(counts, k, math.prod(cards[i] for i in scope), source)
     if counts.left():
         counts.fail(f"{counts.left()} token(s) after the last table, from {counts.tokens[counts.position][:40]!r}.")
     states = {names[i]: tuple(range(cards[i])) for i in range(n)}

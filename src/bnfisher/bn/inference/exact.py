@@ -99,6 +99,18 @@ def _size(variables, cards) -> int:
     return math.prod(int(cards[v]) for v in variables)
 
 
+def _contraction_path(operands: list) -> list:
+    """Return einsum's greedy contraction path, found once per labels and shapes and reused for every block."""
+    key = (tuple(tuple(o) if isinstance(o, list) else o.shape for o in operands),)
+    path = _PATHS.get(key)
+    if path is None:
+        path = np.einsum_path(*operands, optimize="greedy")[0]
+        if len(_PATHS) > 4096:
+            _PATHS.clear()
+        _PATHS[key] = path
+    return path
+
+
 def _einsum(factors: list, output: tuple) -> np.ndarray:
     """Multiply factors ``(variables, table)`` and sum out everything not in ``output``."""
     if len(factors) > _MAX_EINSUM_OPERANDS:
@@ -120,15 +132,7 @@ def _einsum(factors: list, output: tuple) -> np.ndarray:
     operands.append([labels[v] for v in output])
     if len(factors) <= 2:
         return np.einsum(*operands)
-    # The contraction path depends only on the labels and shapes: find it once, reuse it for every block.
-    key = (tuple(tuple(o) if isinstance(o, list) else o.shape for o in operands),)
-    path = _PATHS.get(key)
-    if path is None:
-        path = np.einsum_path(*operands, optimize="greedy")[0]
-        if len(_PATHS) > 4096:
-            _PATHS.clear()
-        _PATHS[key] = path
-    return np.einsum(*operands, optimize=path)
+    return np.einsum(*operands, optimize=_contraction_path(operands))
 
 
 def _cpt_factors(network: BayesianNetwork) -> list:
