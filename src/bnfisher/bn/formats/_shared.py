@@ -102,22 +102,25 @@ def warn_text_names(network: BayesianNetwork, fmt: str) -> None:
                       "(model.json) to keep them, or name the columns with text.", DataWarning, stacklevel=3)
 
 
+def _table(v, flat, parents: list, states: dict, source: str) -> np.ndarray:
+    """Return ``v``'s CPT from its flat numbers; refuse undeclared variables and a wrong count of numbers."""
+    if v not in states:
+        raise NetworkFileError(f"the table of {v!r} is for a variable the file does not declare.")
+    absent = [p for p in parents if p not in states]
+    if absent:
+        raise NetworkFileError(f"the table of {v!r} is given {absent[0]!r}, which the file does not declare.")
+    values = numbers(flat, source, f"the table of {v!r}")  # no larger than the file
+    shape = tuple(len(states[p]) for p in parents) + (len(states[v]),)
+    size = table_size(shape, source, f"the table of {v!r}")
+    if len(values) != size:
+        raise NetworkFileError(f"the table of {v!r} has {len(values)} numbers; it needs {size}.")
+    return values.reshape(shape)
+
+
 def build_network(parents: dict, tables: dict, states: dict, source: str) -> BayesianNetwork:
     """Build the network from flat tables (parents then the variable, C order); errors name the file."""
     try:
-        cpts = {}
-        for v, flat in tables.items():
-            if v not in states:
-                raise NetworkFileError(f"the table of {v!r} is for a variable the file does not declare.")
-            absent = [p for p in parents[v] if p not in states]
-            if absent:
-                raise NetworkFileError(f"the table of {v!r} is given {absent[0]!r}, which the file does not declare.")
-            values = numbers(flat, source, f"the table of {v!r}")  # no larger than the file
-            shape = tuple(len(states[p]) for p in parents[v]) + (len(states[v]),)
-            size = table_size(shape, source, f"the table of {v!r}")
-            if len(values) != size:
-                raise NetworkFileError(f"the table of {v!r} has {len(values)} numbers; it needs {size}.")
-            cpts[v] = values.reshape(shape)
+        cpts = {v: _table(v, flat, parents[v], states, source) for v, flat in tables.items()}
         absent = [v for v in states if v not in cpts]
         if absent:
             raise NetworkFileError(f"variables {absent[:5]} have no table.")

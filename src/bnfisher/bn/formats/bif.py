@@ -355,6 +355,11 @@ def _label_type(labels: tuple) -> str | None:
     return None
 
 
+def _is_bif_name(text: str) -> bool:
+    """Return whether BIF can hold ``text`` as a name or label (it has no quoting)."""
+    return bool(text) and not _FORBIDDEN.search(text) and "//" not in text and "/*" not in text
+
+
 def check_bif_names(states) -> None:
     """Raise when a variable name or state label cannot be written to BIF (it has no quoting).
 
@@ -387,7 +392,7 @@ def check_bif_names(states) -> None:
             raise SchemaError(f"Variable {v!r} has distinct states that BIF would write alike ({twice[0]!r}, e.g. "
                               f"1 and '1'); convert the column to one type first.")
         for text in [str(v)] + texts:
-            if not text or _FORBIDDEN.search(text) or "//" in text or "/*" in text:
+            if not _is_bif_name(text):
                 raise SchemaError(
                     f"Cannot write {text!r} (variable {v!r}) to BIF: names and labels may not be empty or contain "
                     "whitespace, // or /*, or any of , ; { } ( ) [ ] | \". Rename it first, or save the model "
@@ -428,6 +433,22 @@ def _probability_block(network: BayesianNetwork, v) -> list:
     return [*lines, "}"]
 
 
+def _check_network_name(name) -> None:
+    if not isinstance(name, str) or not _is_bif_name(name):
+        raise OptionTypeError(f"`name` must be a BIF name (no whitespace, //, /* or , ; {{ }} ( ) [ ] | \"); "
+                              f"got {name!r}.")
+
+
+def _markers_property(na_values: tuple) -> list:
+    """Return the network block's line that keeps the missing-value markers (none without markers)."""
+    if not na_values:
+        return []
+    kinds = {type(v).__name__ for v in na_values if not isinstance(v, (str, int, float, bool))}
+    if kinds:
+        raise SchemaError(f"Missing-value markers of type {', '.join(sorted(kinds))} cannot be written to BIF.")
+    return [f"  property bnfisher_na_values = {_json_text(list(na_values))} ;"]
+
+
 def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *, name: str = "bnfisher") -> str:
     """Write a network as BIF text.
 
@@ -465,17 +486,9 @@ def write_bif(network: BayesianNetwork, path: str | os.PathLike | None = None, *
         raise OptionTypeError(f"`network` must be a BayesianNetwork; got {type(network).__name__}.")
     check_bif_names({str(v): network.states[v] for v in network.variables})
     warn_text_names(network, "BIF")
-    if not isinstance(name, str) or not name or _FORBIDDEN.search(name) or "//" in name or "/*" in name:
-        raise OptionTypeError(f"`name` must be a BIF name (no whitespace, //, /* or , ; {{ }} ( ) [ ] | \"); "
-                              f"got {name!r}.")
+    _check_network_name(name)
     schema = network.schema
-    lines = [f"network {name} {{"]
-    if schema.na_values:
-        kinds = {type(v).__name__ for v in schema.na_values if not isinstance(v, (str, int, float, bool))}
-        if kinds:
-            raise SchemaError(f"Missing-value markers of type {', '.join(sorted(kinds))} cannot be written to BIF.")
-        lines.append(f"  property bnfisher_na_values = {_json_text(list(schema.na_values))} ;")
-    lines.append("}")
+    lines = [f"network {name} {{", *_markers_property(schema.na_values), "}"]
     # Variable blocks in the declared order (schema.variables): an array of codes means the same after reading.
     for v in schema.variables:
         lines += _variable_block(v, network.states[v], schema)

@@ -63,6 +63,26 @@ def model_to_dict(network: BayesianNetwork) -> dict:
     }
 
 
+def _check_format(content) -> None:
+    """Refuse content that is not a bnfisher model, or of a later version than this bnfisher reads."""
+    if not isinstance(content, dict) or content.get("format") != FORMAT:
+        raise NetworkFileError("Not a bnfisher model file (no \"format\": \"bnfisher-model\" field).")
+    version = content.get("version")
+    if not isinstance(version, int) or not 1 <= version <= VERSION:
+        raise NetworkFileError(f"This model file has version {version!r}; this bnfisher reads versions up to "
+                               f"{VERSION}. Upgrade bnfisher to read it.")
+
+
+def _cpt(v, table, parents: list, schema: Schema) -> np.ndarray:
+    """Return ``v``'s CPT (parents' states first, its own last) from its flat list of numbers."""
+    shape = tuple(len(schema.states[p]) for p in parents) + (len(schema.states[v]),)
+    values = np.asarray(table, dtype=np.float64)
+    if values.size != int(np.prod(shape)):
+        raise DataError(f"the CPT of {v!r} has {values.size} entries; its variable and parents need "
+                        f"{int(np.prod(shape))}.")
+    return values.reshape(shape)
+
+
 def model_from_dict(content) -> BayesianNetwork:
     """Return the network written by :func:`model_to_dict`.
 
@@ -79,12 +99,7 @@ def model_from_dict(content) -> BayesianNetwork:
     NetworkFileError
         When ``content`` is not such a document, or comes from a newer version.
     """
-    if not isinstance(content, dict) or content.get("format") != FORMAT:
-        raise NetworkFileError("Not a bnfisher model file (no \"format\": \"bnfisher-model\" field).")
-    version = content.get("version")
-    if not isinstance(version, int) or not 1 <= version <= VERSION:
-        raise NetworkFileError(f"This model file has version {version!r}; this bnfisher reads versions up to "
-                               f"{VERSION}. Upgrade bnfisher to read it.")
+    _check_format(content)
     try:
         schema = Schema.from_dict(content["schema"])
         variables = schema.variables
@@ -93,14 +108,7 @@ def model_from_dict(content) -> BayesianNetwork:
                 and len(parent_lists) == len(tables) == len(variables)):
             raise KeyError("parents or cpts")
         parents = {v: [variables[int(p)] for p in parent_lists[i]] for i, v in enumerate(variables)}
-        cpts = {}
-        for i, v in enumerate(variables):
-            shape = tuple(len(schema.states[p]) for p in parents[v]) + (len(schema.states[v]),)
-            values = np.asarray(tables[i], dtype=np.float64)
-            if values.size != int(np.prod(shape)):
-                raise DataError(f"the CPT of {v!r} has {values.size} entries; its variable and parents need "
-                                f"{int(np.prod(shape))}.")
-            cpts[v] = values.reshape(shape)
+        cpts = {v: _cpt(v, tables[i], parents[v], schema) for i, v in enumerate(variables)}
         network = BayesianNetwork(parents, cpts, dict(schema.states), schema=schema)
     except (KeyError, TypeError, ValueError, IndexError, SchemaError) as exc:
         raise NetworkFileError(f"Not a valid bnfisher model file: {exc}") from None

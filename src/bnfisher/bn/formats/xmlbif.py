@@ -94,6 +94,17 @@ def _content(element) -> str:
     return text.strip() if "\n" in text and text.strip() and "\n" not in text.strip() else text
 
 
+def _declared_states(body, source: str) -> dict:
+    """Return each declared variable's states (its OUTCOMEs), refusing a variable declared twice."""
+    states: dict = {}
+    for variable in body.iter("VARIABLE"):
+        v = _content(variable.find("NAME")) if variable.find("NAME") is not None else ""
+        if v in states:
+            raise NetworkFileError(f"{source}: variable {v!r} is declared twice.")
+        states[v] = tuple(_content(o) for o in variable.iter("OUTCOME"))
+    return states
+
+
 def read_xmlbif(path: str | os.PathLike) -> BayesianNetwork:
     """Read XMLBIF 0.3 (as pgmpy, pyAgrum and Weka write it).
 
@@ -131,14 +142,9 @@ def read_xmlbif(path: str | os.PathLike) -> BayesianNetwork:
     body = root.find("NETWORK")
     if root.tag != "BIF" or body is None:
         raise NetworkFileError(f"{source}: not an XMLBIF file (no <BIF><NETWORK>).")
-    states: dict = {}
+    states = _declared_states(body, source)
     parents: dict = {}
     tables: dict = {}
-    for variable in body.iter("VARIABLE"):
-        v = _content(variable.find("NAME")) if variable.find("NAME") is not None else ""
-        if v in states:
-            raise NetworkFileError(f"{source}: variable {v!r} is declared twice.")
-        states[v] = tuple(_content(o) for o in variable.iter("OUTCOME"))
     for definition in body.iter("DEFINITION"):
         v = _content(definition.find("FOR")) if definition.find("FOR") is not None else ""
         if v in tables:
