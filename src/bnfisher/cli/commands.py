@@ -203,20 +203,25 @@ def _command_compare(args) -> int:
     return int(args.exit_code and result.test.p_value <= (0.05 if args.alpha is None else args.alpha))
 
 
+def _check_window_options(args, *, dask: bool) -> None:
+    """Refuse window options that contradict each other, or data on Dask that no option cuts into windows."""
+    if args.rows and (args.time_column or args.window):
+        raise UsageError("Give either --rows, or --time-column with --window, not both.")
+    if args.window and not args.time_column:
+        raise UsageError("--window needs --time-column (the column of each row's time), e.g. --time-column "
+                         "date --window 1W.")
+    if dask and not (args.rows or args.window):
+        raise UsageError("With --engine dask, say how to cut DATA into windows: --rows N, or --time-column "
+                         "COLUMN --window 1W.")
+
+
 def _check_drift_options(args) -> None:
     dask = args.engine == "dask"
     if len(args.data) > 1 and not dask and (args.window or args.rows):
         raise UsageError("With several DATA files each file is a window: leave out --window and --rows (or give "
                          "--engine dask: the files are then one data set, cut into windows).")
     if len(args.data) == 1 or dask:
-        if args.rows and (args.time_column or args.window):
-            raise UsageError("Give either --rows, or --time-column with --window, not both.")
-        if args.window and not args.time_column:
-            raise UsageError("--window needs --time-column (the column of each row's time), e.g. --time-column "
-                             "date --window 1W.")
-        if dask and not (args.rows or args.window):
-            raise UsageError("With --engine dask, say how to cut DATA into windows: --rows N, or --time-column "
-                             "COLUMN --window 1W.")
+        _check_window_options(args, dask=dask)
 
 
 def _command_drift(args) -> int:

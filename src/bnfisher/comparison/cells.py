@@ -72,6 +72,25 @@ def changed_cell(cardinalities, X, Y, child: int, given) -> dict:
 CELL_SD = 2.0
 
 
+def _best_margin(options: list, margin) -> dict | None:
+    """Return the option of largest positive ``margin(option)``, or None when none is positive."""
+    margins = [margin(option) for option in options]
+    if not options or max(margins) <= 0:
+        return None
+    return options[int(np.argmax(margins))]
+
+
+def _pruned(current: dict, chi2, tolerance) -> dict:
+    """Return the cell with conditions dropped, one at a time, while a smaller cell keeps the change."""
+    while current["given"]:
+        smaller = [chi2([u for u in current["given"] if u != w]) for w in current["given"]]
+        margins = [current["chi2"] - cell["chi2"] - tolerance(cell, current) for cell in smaller]
+        if min(margins) > 0:
+            break
+        current = smaller[int(np.argmin(margins))]
+    return current
+
+
 def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict:
     """Return the smallest conditioning set, from ``pool``, that concentrates ``child``'s change, and its cell.
 
@@ -125,15 +144,9 @@ def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict
     current = chi2(())
     pool = sorted(set(int(u) for u in pool) - {int(child)})
     while len(current["given"]) < most:
-        options = [chi2(sorted(current["given"] + (u,))) for u in pool if u not in current["given"]]
-        margins = [cell["chi2"] - current["chi2"] - tolerance(current, cell) for cell in options]
-        if not options or max(margins) <= 0:
+        grown = _best_margin([chi2(sorted(current["given"] + (u,))) for u in pool if u not in current["given"]],
+                             lambda cell, coarse=current: cell["chi2"] - coarse["chi2"] - tolerance(coarse, cell))
+        if grown is None:
             break
-        current = options[int(np.argmax(margins))]
-    pruned = True
-    while pruned and current["given"]:
-        smaller = [chi2([u for u in current["given"] if u != w]) for w in current["given"]]
-        margins = [current["chi2"] - cell["chi2"] - tolerance(cell, current) for cell in smaller]
-        pruned = min(margins) <= 0
-        current = smaller[int(np.argmin(margins))] if pruned else current
-    return current
+        current = grown
+    return _pruned(current, chi2, tolerance)

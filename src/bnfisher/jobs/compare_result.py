@@ -362,9 +362,7 @@ class ComparisonResult(JobResult):
         return {
             "kind": "comparison",
             "verdict": self.verdict(),
-            "samples": [{"name": n, "columns": int(f.shape[1]), **(size if size is not None else {
-                "rows": int(len(f) if c is None else c.sum()),
-                "missing_cells": int(f.isna().sum().sum() if c is None else f.isna().sum(axis=1) @ c)})}
+            "samples": [{"name": n, "columns": int(f.shape[1]), **(size if size is not None else _size(f, c))}
                         for n, f, c, size in zip(self.names, self.samples.frames, self.samples.copies,
                                                  self.samples.sizes or (None, None))],
             "notes": list(self.notes),
@@ -374,10 +372,7 @@ class ComparisonResult(JobResult):
                      "mmd2_unbiased_ci": None if self.test.unbiased_ci is None else list(self.test.unbiased_ci),
                      "p_value": self.test.p_value, "permutations": int(len(self.test.null_distribution)),
                      "method": self.test.method, "signal": self.signal(),
-                     "components": {str(name): {"p_value": float(row["p_value"]), "weight": float(row["weight"]),
-                                                "column": None if row["column"] is None else str(row["column"])}
-                                    for name, row in (self.test.components if self.test.components is not None
-                                                      else pd.DataFrame()).iterrows()}},
+                     "components": _components(self.test.components)},
             "families": json.loads(self.families.to_json(orient="records", double_precision=15)),
             "families_order": list(FAMILY_ORDER), "p_floor": self.families.attrs.get("p_floor"),
             "cells": json.loads(self.cells.to_json(orient="records", double_precision=15)),
@@ -419,3 +414,19 @@ class ComparisonResult(JobResult):
         return (f"<p>{self.verdict()}</p>"
                 + html_table("Families", [(r["variable"], f"{100 * r['share']:.1f}% (p_adj {r['p_adjusted']:.3g})")
                                           for _, r in self.families.head(self.top).iterrows()]))
+
+
+def _size(frame: pd.DataFrame, copies) -> dict:
+    """Return a sample's rows and missing cells (``copies``: each distinct row's copies, or None)."""
+    if copies is None:
+        return {"rows": len(frame), "missing_cells": int(frame.isna().sum().sum())}
+    return {"rows": int(copies.sum()), "missing_cells": int(frame.isna().sum(axis=1) @ copies)}
+
+
+def _components(components: pd.DataFrame | None) -> dict:
+    """Return a combined test's components (p-value, weight, column) by name."""
+    if components is None:
+        return {}
+    return {str(name): {"p_value": float(row["p_value"]), "weight": float(row["weight"]),
+                        "column": None if row["column"] is None else str(row["column"])}
+            for name, row in components.iterrows()}
