@@ -8,6 +8,7 @@ are all rendered from it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from typing import Any
@@ -135,10 +136,12 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     notes += note
     table = _table_rows(encoded, notes)
     if refine == "margins" and criterion == "mmd":
-        notes.append(_refine(kernel, table, searched, selection, mmd, pooled=pool is not None,
-                             complete_only=candidates == "complete", rng=rng))
+        selection, refined = _refine(kernel, table, searched, selection, mmd, pooled=pool is not None,
+                                     complete_only=candidates == "complete", rng=rng)
+        notes.append(refined)
     if pool is not None:  # back to positions in the data
-        selection.indices, selection.criticisms = pool[selection.indices], pool[selection.criticisms]
+        selection = dataclasses.replace(selection, indices=pool[selection.indices],
+                                        criticisms=pool[selection.criticisms])
     subset_mmd = float(mmd.evaluate_many(np.sort(selection.indices)[None, :])[0])
     baseline = random_subsets(encoded.n_rows, len(selection.indices), n_random, random_state=rng)
     random_chi2 = _random_chi2(encoded, len(selection.indices), n_random, rng) if criterion == "chi2" else None
@@ -161,8 +164,8 @@ def _table_rows(encoded: EncodedData, notes: list) -> np.ndarray:
     return encoded.codes[np.sort(np.random.default_rng(0).choice(encoded.n_rows, TABLE_ROWS, replace=False))]
 
 
-def _refine(kernel, table: np.ndarray, searched, selection, mmd, *, pooled: bool, complete_only: bool, rng) -> str:
-    """Bring Algorithm 1's subset nearer per column and per pair (``refine="margins"``); return the note.
+def _refine(kernel, table: np.ndarray, searched, selection, mmd, *, pooled: bool, complete_only: bool, rng) -> tuple:
+    """Bring Algorithm 1's subset nearer per column and per pair (``refine="margins"``); return it and the note.
 
     ``table``: the table's codes (or a uniform sample of them), whose shares a pooled search approaches.
     """
@@ -170,8 +173,7 @@ def _refine(kernel, table: np.ndarray, searched, selection, mmd, *, pooled: bool
     found, note = balance_margins(kernel, searched, np.asarray(selection.indices, dtype=np.intp), criterion,
                                   target_codes=table if pooled else None, complete_only=complete_only,
                                   random_state=rng)
-    selection.indices = found.indices
-    return note
+    return dataclasses.replace(selection, indices=found.indices), note
 
 
 def _fidelity(kernel, encoded, positions: np.ndarray, random_sets: np.ndarray, table: np.ndarray):
@@ -198,22 +200,25 @@ def _select(kernel, searched, k, *, candidates: str, criterion: str, mmd, pooled
     if candidates == "auto" and searched.n_rows and searched.codes.min() < 0:
         selection, strata = _stratified(kernel, searched, k, search)
         return selection, [strata]
-    if candidates == "all":
+    candidate_set, candidate_rows, target = (complete_candidates(kernel, searched) if candidates != "all"
+                                             else (searched, None, None))
+    if candidate_rows is None:  # every row is a candidate
         within = mmd if not pooled else MMDCriterion(kernel, searched, mmd.target_cells)
-        search["criterion"] = within if criterion == "mmd" else "chi2"
-        return select_representatives(kernel, searched, k, candidates="all", **search), []
-    candidate_set, candidate_rows, target = complete_candidates(kernel, searched)
-    if candidate_rows is not None and isinstance(k, int) and k >= len(candidate_rows):
+        return _search(kernel, searched, k, within, criterion, search), []
+    if isinstance(k, int) and k >= len(candidate_rows):
         raise OptionError(f"Only {len(candidate_rows)} rows are complete, too few to choose k={k} among them; "
                           "choose a smaller k, or candidates='auto' or 'all'.")
-    within = mmd if candidate_rows is None and not pooled else MMDCriterion(
-        kernel, candidate_set, mmd.target_cells if pooled else target)
-    search["criterion"] = within if criterion == "mmd" else "chi2"
-    selection = select_representatives(kernel, candidate_set, k, candidates="all", **search)
-    if candidate_rows is not None:  # back to positions in the searched rows
-        selection.indices = candidate_rows[selection.indices]
-        selection.criticisms = candidate_rows[selection.criticisms]
-    return selection, []
+    within = MMDCriterion(kernel, candidate_set, mmd.target_cells if pooled else target)
+    selection = _search(kernel, candidate_set, k, within, criterion, search)
+    # Back to positions in the searched rows.
+    return dataclasses.replace(selection, indices=candidate_rows[selection.indices],
+                               criticisms=candidate_rows[selection.criticisms]), []
+
+
+def _search(kernel, encoded, k, within: MMDCriterion, criterion: str, search: dict) -> SelectionResult:
+    """Return the selection among every row of ``encoded``: by the MMD to ``within``'s target, or by chi-square."""
+    return select_representatives(kernel, encoded, k, candidates="all",
+                                  **dict(search, criterion=within if criterion == "mmd" else "chi2"))
 
 
 def _random_chi2(encoded, k: int, n_random: int, rng) -> np.ndarray:
@@ -276,13 +281,12 @@ def _stratified(kernel: FamilyKernel, encoded: EncodedData, k: int, search: dict
             {"criterion": MMDCriterion(kernel, stratum)} if search["criterion"] == "mmd" else {})))
         parts.append(rows[found.indices])
         if first is None:
-            found.criticisms = rows[found.criticisms]
-            first = found
+            first = dataclasses.replace(found, criticisms=rows[found.criticisms])
     indices = np.concatenate(parts)
     if first is None:  # every stratum taken whole
         first = SelectionResult(indices=indices, objective=[], converged=True, criterion=search["criterion"]
                                 if isinstance(search["criterion"], str) else "mmd")
-    first.indices = indices
+    first = dataclasses.replace(first, indices=indices)
     note = (f"Candidates by stratum: {sizes[0]} of the {strata[0].size} complete rows and {sizes[1]} of the "
             f"{strata[1].size} rows with a missing cell (the table's proportions), each chosen to represent its "
             "own stratum (incomplete rows by their expected embedding, paper Sec. 8).")
