@@ -102,6 +102,28 @@ def summarize_claims(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _cell(values: pd.Series, random_mean: float, spread: bool) -> str:
+    """Return a method's mean (with its range over seeds when ``spread``), bold when below the random mean."""
+    text = f"{values.mean():.4f}"
+    if spread:
+        text += f" [{values.min():.4f}, {values.max():.4f}]"
+    return f"**{text}**" if values.mean() < random_mean else text
+
+
+def _timing_lines(timings: pd.DataFrame) -> list:
+    """Return the stage timings table (summed over the sizes, mean over seeds) and the greedy MMD's per size."""
+    table = (timings.groupby(["dataset", "model", "seed", "stage"])["seconds"].sum()
+             .groupby(["dataset", "model", "stage"]).mean().unstack("stage").round(2))
+    columns = list(table.columns)
+    lines = ["## Stage timings (seconds; summed over the sizes, mean over seeds)", "",
+             "| data set | model | " + " | ".join(columns) + " |", "|---|---|" + "---|" * len(columns)]
+    for (dataset, model), row in table.iterrows():
+        lines.append(f"| {dataset} | {model} | " + " | ".join(f"{row[c]:.2f}" for c in columns) + " |")
+    per_k = timings[timings["stage"] == "greedy mmd"].groupby(["dataset", "model", "k"])["seconds"].mean()
+    return lines + ["", "Greedy MMD per size (seconds): " + "; ".join(
+        f"{d}/{m} k={int(k)}: {v:.2f}" for (d, m, k), v in per_k.items())]
+
+
 def report_markdown(results: pd.DataFrame, timings: pd.DataFrame) -> str:
     """Write the Markdown tables of a run.
 
@@ -136,29 +158,11 @@ def report_markdown(results: pd.DataFrame, timings: pd.DataFrame) -> str:
             for (dataset, k), group in part[part["method"] != "full"].groupby(["dataset", "k"]):
                 random = group[group["method"] == "random"][metric]
                 cells = [dataset, str(k), f"{random.mean():.4f} ± {random.std():.4f}"]
-                for method in present:
-                    values = group[group["method"] == method][metric]
-                    text = f"{values.mean():.4f}"
-                    if spread:
-                        text += f" [{values.min():.4f}, {values.max():.4f}]"
-                    cells.append(f"**{text}**" if values.mean() < random.mean() else text)
+                cells += [_cell(group[group["method"] == method][metric], random.mean(), spread) for method in present]
                 full = part[(part["method"] == "full") & (part["dataset"] == dataset)][metric].mean()
                 cells.append(f"{full:.4f}")
                 lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
     lines.append("Bold: below the random mean.")
     lines.append("")
-    lines.append("## Stage timings (seconds; summed over the sizes, mean over seeds)")
-    lines.append("")
-    table = (timings.groupby(["dataset", "model", "seed", "stage"])["seconds"].sum()
-             .groupby(["dataset", "model", "stage"]).mean().unstack("stage").round(2))
-    columns = list(table.columns)
-    lines.append("| data set | model | " + " | ".join(columns) + " |")
-    lines.append("|---|---|" + "---|" * len(columns))
-    for (dataset, model), row in table.iterrows():
-        lines.append(f"| {dataset} | {model} | " + " | ".join(f"{row[c]:.2f}" for c in columns) + " |")
-    per_k = timings[timings["stage"] == "greedy mmd"].groupby(["dataset", "model", "k"])["seconds"].mean()
-    lines.append("")
-    lines.append("Greedy MMD per size (seconds): " + "; ".join(
-        f"{d}/{m} k={int(k)}: {v:.2f}" for (d, m, k), v in per_k.items()))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _timing_lines(timings)) + "\n"

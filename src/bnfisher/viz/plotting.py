@@ -161,6 +161,23 @@ def _grouped_bars(ax, frame: pd.DataFrame, colours: list) -> None:
     ax.set_ylim(0, max(float(np.nanmax(height)) * 1.05, 1e-9) if height.size else 1.0)
 
 
+def _plot_objective(ax, result, baseline: tuple | None) -> None:
+    """Draw the objective per sweep, with the random subsets' mean ± sd when given."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.plot(range(len(result.objective)), result.objective, marker="o", label="greedy subset")
+    if baseline is not None:
+        mean, sd = baseline
+        ax.axhline(mean, color="#999999", linestyle="--", label="random subsets (mean ± sd)")
+        ax.axhspan(max(mean - sd, 0.0), mean + sd, color="#dddddd", alpha=0.6)
+        ax.legend(fontsize=7, loc="upper right")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("sweep")
+    ax.set_ylabel("MMD² (eq. 10)" if result.criterion == "mmd" else result.criterion)
+    plural = "swap" if result.n_swaps == 1 else "swaps"
+    ax.set_title(f"greedy {result.criterion}: {result.n_swaps} {plural}", fontsize=10)
+
+
 def plot_summary(result, encoded, subset_rows: np.ndarray, path=None, *, baseline: tuple | None = None):
     """Objective per sweep (with the random baseline), and every variable's marginal in the subset vs the data.
 
@@ -198,7 +215,6 @@ def plot_summary(result, encoded, subset_rows: np.ndarray, path=None, *, baselin
     True
     """
     from matplotlib.patches import Patch
-    from matplotlib.ticker import MaxNLocator
 
     plt = figures(shown=path is None)
     marginals = {v: frame for v, frame in summary_marginals(encoded, subset_rows).items() if len(frame) > 1}
@@ -207,17 +223,7 @@ def plot_summary(result, encoded, subset_rows: np.ndarray, path=None, *, baselin
     n_rows = math.ceil(n_panels / n_cols)
     figure, axes = plt.subplots(n_rows, n_cols, figsize=(4 * n_cols, 3 * n_rows + 0.4), squeeze=False)
     axes = axes.ravel()
-    axes[0].plot(range(len(result.objective)), result.objective, marker="o", label="greedy subset")
-    if baseline is not None:
-        mean, sd = baseline
-        axes[0].axhline(mean, color="#999999", linestyle="--", label="random subsets (mean ± sd)")
-        axes[0].axhspan(max(mean - sd, 0.0), mean + sd, color="#dddddd", alpha=0.6)
-        axes[0].legend(fontsize=7, loc="upper right")
-    axes[0].xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes[0].set_xlabel("sweep")
-    axes[0].set_ylabel("MMD² (eq. 10)" if result.criterion == "mmd" else result.criterion)
-    plural = "swap" if result.n_swaps == 1 else "swaps"
-    axes[0].set_title(f"greedy {result.criterion}: {result.n_swaps} {plural}", fontsize=10)
+    _plot_objective(axes[0], result, baseline)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, (v, frame) in zip(axes[1:], marginals.items()):
         r = len(encoded.states[v])
