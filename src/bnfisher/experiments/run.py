@@ -18,6 +18,18 @@ from bnfisher.experiments.summarization import CRITERIA, MODELS, ExperimentResul
 __all__ = ["run_experiment"]
 
 
+def _prepare_folder(output: str, names: list) -> None:
+    """Create the output folder; refuse a file, or a folder that holds one of the results already."""
+    if os.path.exists(output) and not os.path.isdir(output):
+        raise OutputError(f"Output {output!r} is a file; the experiment writes a folder of results.")
+    present = [n for n in names if os.path.lexists(os.path.join(output, n))]
+    if present:
+        raise OutputError(f"Output folder {output!r} already holds {', '.join(present)}; choose a new folder (or "
+                          "move those files away): results are never replaced.")
+    os.makedirs(output, exist_ok=True)
+    check_outputs([os.path.join(output, n) for n in names])
+
+
 def run_experiment(output: str, *, datasets: Sequence[str] = tuple(DATASETS), models: Sequence[str] = MODELS,
                    sizes: Sequence[int] = (200, 400, 600, 1000), n_random: int = 1000, seeds: Sequence[int] = (0,),
                    criteria: Sequence[str] = CRITERIA, progress: bool = False) -> ExperimentResult:
@@ -50,20 +62,10 @@ def run_experiment(output: str, *, datasets: Sequence[str] = tuple(DATASETS), mo
     >>> sorted(p.name for p in folder.iterdir())[:3]
     ['claims.csv', 'figure-hc.png', 'report.md']
     """
-    if os.path.exists(output) and not os.path.isdir(output):
-        raise OutputError(f"Output {output!r} is a file; the experiment writes a folder of results.")
-    names = ["results.csv", "timings.csv", "claims.csv", "report.md", *(f"figure-{m}.png" for m in models)]
-    present = [n for n in names if os.path.lexists(os.path.join(output, n))]
-    if present:
-        raise OutputError(f"Output folder {output!r} already holds {', '.join(present)}; choose a new folder (or "
-                          "move those files away): results are never replaced.")
-    os.makedirs(output, exist_ok=True)
-    check_outputs([os.path.join(output, n) for n in names])
+    _prepare_folder(output, ["results.csv", "timings.csv", "claims.csv", "report.md",
+                             *(f"figure-{m}.png" for m in models)])
     runs = [(d, m, s) for s in seeds for m in models for d in datasets]
-    iterator = runs
-    if progress:
-
-        iterator = progress_bar(runs, desc="experiment", unit="run")
+    iterator = progress_bar(runs, desc="experiment", unit="run") if progress else runs
     started = time.perf_counter()
     outcomes = [run_summarization(d, m, sizes=sizes, n_random=n_random, seed=s, criteria=criteria, progress=progress)
                 for d, m, s in iterator]
