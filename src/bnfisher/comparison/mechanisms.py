@@ -394,8 +394,8 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     found, used = _search(cardinalities, samples, variables, parents, max_size=max_size, n_permutations=cap,
                           rng=rng, anytime=rule, certify=tau, alpha=alpha)
     best = _best_sets(variables, found, compelled_parents(parents), alpha)
-    explained_by, p_value, z = ([t[k] for t in best] for k in range(3))  # (set, p-value, z, ...) each
-    p_value, z = np.asarray(p_value, dtype=float), np.asarray(z, dtype=float)
+    explained_by = [t[0] for t in best]  # (set, p-value, z, ...) each
+    p_value, z = (np.asarray([t[k] for t in best], dtype=float) for k in (1, 2))
     p_adjusted = holm(p_value)
     return MechanismTests(
         variables=variables, p_value=p_value, p_adjusted=p_adjusted, explained_by=explained_by, z=z,

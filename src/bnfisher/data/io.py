@@ -144,7 +144,8 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
     source = "standard input" if path == "-" else path
     if _is_stream(path):
         raw = _read_stream(path, source)
-        target, suffix = io.BytesIO(raw), (suffix.removesuffix(".gz") or ".csv")
+        target: io.BytesIO | str = io.BytesIO(raw)
+        suffix = suffix.removesuffix(".gz") or ".csv"
         sample = raw[: 64 * 1024].decode("utf-8", errors="replace")
     elif not suffix:
         raise DataError(f"Cannot read {path!r}: use a .csv, .csv.gz, .tsv or .parquet file, or - for standard "

@@ -209,7 +209,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         check_nonnegative_float(self.ridge, "ridge", strictly_positive=True)
         check_nonnegative_float(self.min_covar, "min_covar", strictly_positive=True)
 
-    def _whitening(self, scores: np.ndarray, occupancy, visits, blocks: list):
+    def _whitening(self, scores: np.ndarray, occupancy, visits, blocks):
         """Return the whitening matrix of the chosen information (None for the identity)."""
         if self.information == "complete":
             matrices = complete_information(self.startprob_, self.transmat_, self.covariances_, occupancy, visits,
