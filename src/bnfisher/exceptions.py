@@ -186,7 +186,7 @@ class DataWarning(UserWarning):
     Examples
     --------
     >>> import warnings
-    >>> data = load("nursery").iloc[::10].reset_index(drop=True)
+    >>> data = load("nursery").iloc[::40].reset_index(drop=True)
     >>> data["id"] = [f"row-{i}" for i in range(len(data))]  # an identifier column
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")

@@ -343,7 +343,7 @@ def _family_scale(layout: CellLayout, pooled_counts: np.ndarray, n_x: int, n_y: 
         frequency = pooled_counts[layout.offsets[a]: layout.offsets[a + 1]].reshape(-1, int(cards[i])) / n
         features = kernel.cell_features(i).reshape(frequency.shape[0], int(cards[i]), -1)
         centre = np.einsum("qr,qrd->qd", frequency, features)  # phi-bar, block by block
-        blocks = np.einsum("qr,qrd,qre->qde", frequency, features, features)  # B_j
+        blocks = np.matmul((features * frequency[..., None]).transpose(0, 2, 1), features)  # B_j (batched BLAS)
         square = float(np.sum(centre**2))
         trace = float(np.einsum("qdd->", blocks)) - square
         trace_square = (float(np.sum(blocks**2)) - 2 * float(np.einsum("qd,qde,qe->", centre, blocks, centre))
