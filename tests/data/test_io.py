@@ -180,6 +180,35 @@ def test_import_leaves_the_heavy_dependencies_for_first_use():
     assert out[1] == "True"
 
 
+def test_a_comparison_and_a_selection_leave_scipy_stats_unimported():
+    """``scipy.stats`` costs about a second to import: the tests and the selection take their tails from
+    ``scipy.special`` (``bnfisher._utils.tails``), so a command never pays for it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, warnings; warnings.simplefilter('ignore'); import bnfisher as bf; "
+            "from bnfisher.datasets import load; data = load('nursery').iloc[::8]; "
+            "bf.compare(data.iloc[::2], data.iloc[1::2], n_permutations=19, random_state=0); "
+            "bf.summarize(data, 10, n_init=5, n_random=10, criterion='chi2', random_state=0); "
+            "print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.split() == ["False"]
+
+
+def test_the_tails_are_scipy_stats_tails():
+    """The chi-square log tail and the normal quantile equal ``scipy.stats``' (the oracle) on a grid (to rounding:
+    older SciPy takes the log of the upper tail everywhere)."""
+    from scipy.stats import chi2, norm
+
+    from bnfisher._utils.tails import chi2_logsf, normal_quantile
+
+    x = np.concatenate([np.geomspace(1e-8, 5e3, 400), [0.0, 1.0, 2.0]])
+    for df in (1, 2, 3, 7, 30, 200):
+        np.testing.assert_allclose(chi2_logsf(x, df), chi2.logsf(x, df), rtol=1e-9, atol=1e-15)
+    q = np.linspace(0.001, 0.999, 99)
+    np.testing.assert_allclose(normal_quantile(q), norm.ppf(q), rtol=1e-14)
+
+
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
 def test_a_write_killed_by_a_signal_leaves_no_temporary_file_and_no_target(tmp_path, name):
     """The signal arrives mid-write (from inside fsync); the process still dies of it, and leaves nothing behind."""

@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.tails import chi2_logsf
 
 __all__ = ["COMPONENTS", "TIE_TOLERANCE", "WEIGHTS", "aggregate_pvalues", "split_scores"]
 
@@ -116,9 +117,7 @@ def aggregate_pvalues(outcome) -> tuple[float, pd.DataFrame]:
     largest = standardised.max(axis=1) if blocks.shape[1] else np.zeros(n)
     df = np.asarray(outcome.scale.column_df)
     # Log tail probabilities: no underflow to 0 (and so no ties) for very different splits.
-    from scipy.stats import chi2  # imported here: scipy.stats takes a third of a second to import
-
-    per_column = np.where(df > 0, np.maximum(chi2.logsf(columns, np.maximum(df, 1)), -1e300), 0.0) \
+    per_column = np.where(df > 0, np.maximum(chi2_logsf(columns, np.maximum(df, 1)), -1e300), 0.0) \
         if columns.shape[1] else np.zeros((n, 1))
     smallest = per_column.min(axis=1)
     component_p = _rank_pvalues(np.column_stack([fisher, largest, -smallest]))

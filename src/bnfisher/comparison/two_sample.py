@@ -9,6 +9,7 @@ import numpy as np
 
 from bnfisher._utils.html import html_table
 from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.tails import normal_quantile
 from bnfisher._utils.validation import check_option
 from bnfisher.comparison.aggregate import aggregate_pvalues
 from bnfisher.comparison.anytime import AnytimeOutcome, AnytimeTest
@@ -192,15 +193,13 @@ def effect_interval(unbiased: float, null: np.ndarray, X: tuple, Y: tuple, *, le
     >>> bool(low < 0.01 < high)
     True
     """
-    from scipy.stats import norm
-
     first = 0.0
     for values, copies in (X, Y):
         copies = np.asarray(copies, dtype=np.float64)
         n = copies.sum()
         mean = np.average(values, weights=copies)
         first += 4.0 * float(np.average((values - mean) ** 2, weights=copies)) / n
-    spread = float(norm.ppf(0.5 + level / 2)) * np.sqrt(first + float(np.var(null)))
+    spread = float(normal_quantile(0.5 + level / 2)) * np.sqrt(first + float(np.var(null)))
     return (float(unbiased - spread), float(unbiased + spread))
 
 

@@ -11,16 +11,10 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from bnfisher._utils.tails import chi2_logsf
 from bnfisher.kernels.base import FamilyKernel
 
 __all__ = ["Criterion", 'chi2_criterion', 'MMDCriterion', 'Chi2Criterion']
-
-
-def _chi2_logsf(statistic, df):
-    """``log P(chi2_df >= statistic)`` (scipy.stats is imported on first use: it is slow to import)."""
-    from scipy.stats import chi2
-
-    return chi2.logsf(statistic, df)
 
 
 # ------------------------------------------------------------------- criteria
@@ -357,7 +351,7 @@ class Chi2Criterion:
         self._flat = None
 
     def _objective(self, statistics: list) -> float:
-        return float(-sum(_chi2_logsf(s, df) if df > 0 else 0.0 for s, df in zip(statistics, self.df)))
+        return float(-sum(chi2_logsf(s, df) if df > 0 else 0.0 for s, df in zip(statistics, self.df)))
 
     def _statistic(self, observed: np.ndarray, v: int) -> np.ndarray:
         expected = self.k * self.frequencies[v]
@@ -383,7 +377,7 @@ class Chi2Criterion:
             states = self.codes[subsets, v]  # (m, k)
             observed = np.zeros((m, r))
             np.add.at(observed, (np.repeat(np.arange(m), self.k), states.ravel()), 1.0)
-            total -= _chi2_logsf(self._statistic(observed, v), self.df[v])
+            total -= chi2_logsf(self._statistic(observed, v), self.df[v])
         return total
 
     def start(self, subset: np.ndarray) -> float:
@@ -430,7 +424,7 @@ class Chi2Criterion:
         with np.errstate(divide="ignore", invalid="ignore"):  # states absent from X have no candidates
             added = np.where(expected > 0, (2 * (observed - expected) + 1) / expected, 0.0)
         # Add row j in state b: the statistic becomes removed + added[b]; one logsf for every state at once.
-        per_state = _chi2_logsf(removed[self._variable_of] + added, self._df_of)
+        per_state = chi2_logsf(removed[self._variable_of] + added, self._df_of)
         per_state[~self._tested] = 0.0
         per_state = np.append(per_state, 0.0)
         total = np.zeros(self.n_rows)
