@@ -1,6 +1,7 @@
 """The package's layout rules, checked on the source: rooms by role, no circle, no shell in the core."""
 
 import ast
+import functools
 import pathlib
 
 import pytest
@@ -40,8 +41,13 @@ def _type_checking_nodes(tree):
     return skipped
 
 
-def _imports(path: pathlib.Path, *, module_level_only: bool = False):
-    """(imported module, names) for every import of a file, relative imports resolved."""
+@functools.lru_cache(maxsize=None)
+def _imports(path: pathlib.Path, *, module_level_only: bool = False) -> tuple:
+    """(imported module, names) for every import of a file, relative imports resolved (read once per run)."""
+    return tuple(_scan_imports(path, module_level_only=module_level_only))
+
+
+def _scan_imports(path: pathlib.Path, *, module_level_only: bool):
     tree = ast.parse(path.read_text())
     skipped = _type_checking_nodes(tree)
     package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]

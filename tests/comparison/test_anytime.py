@@ -83,6 +83,7 @@ def test_under_the_null_no_stopping_time_makes_the_p_value_small(alpha, bet):
         assert np.mean(smallest <= u) <= u + 3 * np.sqrt(u * (1 - u) / smallest.size), u
 
 
+@pytest.mark.slow  # a simulation over every split of the pool
 def test_a_stopped_test_is_valid_over_every_split_of_a_pool():
     """Under the null the observed split is a uniformly random split of the pool.  A pool of 12 rows has 924
     splits into 6 + 6; the anytime test at alpha = 0.2 runs on each with its own seed, and its p-value keeps

@@ -24,6 +24,7 @@ def _mmd_pvalue(outcome) -> float:
     return float(permutation_pvalue(outcome.observed.sum(), outcome.null.sum(axis=1)))
 
 
+@pytest.mark.slow  # a simulation over every split of the pool
 def test_a_stopped_test_keeps_its_p_value_valid_over_every_split_of_a_pool():
     """Under the null the observed split is a uniformly random one of the pool's splits.  A pool of 12 rows has
     924 splits into 6 + 6; the staged test (checkpoints 9 above 0.5, 49 above 0.2, 199 in all) runs on each with

@@ -261,18 +261,27 @@ def test_cli_drift(tmp_path, nursery, capsys):
     assert main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "data.csv"), str(tmp_path / "ref.csv"),
                  "--rows", "10"]) == 2
     assert "each file is a window" in capsys.readouterr().err
-    if importlib.util.find_spec("dask") is not None:  # DATA as Parquet parts on Dask: the same windows
-        data.iloc[:500].to_parquet(tmp_path / "part-0.parquet")
-        data.iloc[500:].to_parquet(tmp_path / "part-1.parquet")
-        args = ["--time-column", "date", "--window", "1W", "--permutations", "99", "--quiet"]
-        assert main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "data.csv"), *args, "--json",
-                     str(tmp_path / "memory.json")]) == 0
-        assert main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "part-0.parquet"),
-                     str(tmp_path / "part-1.parquet"), *args, "--engine", "dask", "--json",
-                     str(tmp_path / "dask.json")]) == 0
-        memory, dask = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("memory", "dask"))
-        assert [(w["window"], w["rows"], w["p_value"]) for w in memory["windows"]] == \
-            [(w["window"], w["rows"], w["p_value"]) for w in dask["windows"]]
+
+
+@pytest.mark.slow
+def test_cli_drift_on_dask_parquet_parts_gives_the_in_memory_windows(tmp_path, nursery):
+    """DATA as Parquet parts on a local Dask cluster: the same windows, rows and p-values as the table in memory."""
+    pytest.importorskip("dask")
+    nursery.iloc[:3000].to_csv(tmp_path / "ref.csv", index=False)
+    data = nursery.iloc[3000:4000].copy()
+    data.insert(0, "date", pd.date_range("2026-01-01", periods=len(data), freq="h").strftime("%Y-%m-%d %H:%M"))
+    data.to_csv(tmp_path / "data.csv", index=False)
+    data.iloc[:500].to_parquet(tmp_path / "part-0.parquet")
+    data.iloc[500:].to_parquet(tmp_path / "part-1.parquet")
+    args = ["--time-column", "date", "--window", "1W", "--permutations", "99", "--quiet"]
+    assert main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "data.csv"), *args, "--json",
+                 str(tmp_path / "memory.json")]) == 0
+    assert main(["drift", str(tmp_path / "ref.csv"), str(tmp_path / "part-0.parquet"),
+                 str(tmp_path / "part-1.parquet"), *args, "--engine", "dask", "--json",
+                 str(tmp_path / "dask.json")]) == 0
+    memory, dask = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("memory", "dask"))
+    assert [(w["window"], w["rows"], w["p_value"]) for w in memory["windows"]] == \
+        [(w["window"], w["rows"], w["p_value"]) for w in dask["windows"]]
 
 
 # ----------------------------------------------------------------------------------------------- reference profiles
