@@ -405,7 +405,6 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
         cell=_clearest_cell(cardinalities, samples, variables, p_adjusted, z, found, alpha))
 
 
-
 def _budget(n_variables: int, n_permutations: int | None, *, alpha: float, anytime: bool,
             reject_early: bool) -> tuple:
     """Return the anytime rule (None: a fixed number) and the permutations each test may draw."""
@@ -415,6 +414,7 @@ def _budget(n_variables: int, n_permutations: int | None, *, alpha: float, anyti
         return None, int(n_permutations)
     rule = AnytimeTest(alpha / max(n_variables, 1), "mmd", reject_early=reject_early)
     return rule, int(n_permutations) * (10 if reject_early else 1)
+
 
 def _best_sets(variables: list, found: dict, required: list, alpha: float) -> list:
     """Return each variable's explanation: the set with the largest p-value (then the weakest excess) it may use.

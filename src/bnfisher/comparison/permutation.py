@@ -393,6 +393,7 @@ class _Sample:
     copies: np.ndarray
     given: np.ndarray | None = None
 
+
 def _common_backend(X, Y):
     """Return the backend that holds both samples and can pool them where they lie, or None."""
     backends = [None if isinstance(data, DistinctRows) or in_memory(data) else backend_for(data) for data in (X, Y)]
@@ -411,7 +412,6 @@ def _sample(kernel: FamilyKernel, data, *, limit: int, witness: bool, rng) -> tu
     # Distributed rows: a group-by to distinct rows and counts, which is all the test needs.
     rows, sampled = DistinctRows.from_provider(kernel.provider(data), max_rows=limit, random_state=rng)
     return _Sample(kernel.encode(rows.encoded).codes, rows.copies), sampled
-
 
 
 def _pool(kernel: FamilyKernel, X, Y, *, limit: int | None, witness: bool, rng) -> tuple[PooledRows, float | None]:

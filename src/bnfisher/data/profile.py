@@ -25,7 +25,6 @@ from bnfisher.exceptions import DataError, OptionError, OptionTypeError, SchemaE
 __all__ = ["FORMAT", "FORMAT_VERSION", "ReferenceProfile", "merge_profiles", "profile", "read_profile"]
 
 
-
 @dataclass(frozen=True)
 class ReferenceProfile:
     """A reference table as its schema and its distinct rows with counts.
@@ -236,6 +235,7 @@ def _merged_schema(profiles: list) -> Schema:
     return Schema({v: first.states[v] if v in first.bin_edges or v in same else labels.states[v]
                    for v in labels.variables},
                   bin_edges=dict(first.bin_edges), na_values=tuple(first.na_values))
+
 
 def _check_mergeable(profiles: list) -> None:
     """Refuse profiles of different tables: other columns, other missing markers, other bin edges."""

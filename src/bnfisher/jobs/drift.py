@@ -199,7 +199,6 @@ def drift(reference: pd.DataFrame, data, *, time: str | None = None, window=None
                        alpha=alpha, notes=notes, advice=advice, top=top, min_effect=min_effect)
 
 
-
 def _held_windows(distributed, prepared: Reference, data, *, time, window, n_jobs: int) -> tuple:
     """Return the windows of data beyond memory, how they were cut, and the threads to wait on them with.
 
@@ -227,6 +226,7 @@ def _stopping_notes(stop, comparisons: list, n_permutations: int) -> list:
     if isinstance(stop, EarlyStop):
         return [_early_stop_note(stop, comparisons, n_permutations)]
     return [] if stop is None else [_anytime_note(stop, comparisons)]
+
 
 def _check_options(test: str, alpha: float, min_effect) -> None:
     check_option(test, "test", ("aggregate", "mmd"))

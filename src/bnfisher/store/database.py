@@ -71,6 +71,7 @@ SCHEMA_VERSION = max(MIGRATIONS)
 #: Keys sent in one statement (PostgreSQL takes at most 65,535 parameters, SQLite 32,766).
 BATCH = 500
 
+
 def _plain(value):
     """Return a value as the database drivers take it: Python numbers (booleans as 0/1), text, or None.
 

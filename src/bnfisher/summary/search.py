@@ -135,8 +135,6 @@ class SelectionResult:
             ("criticisms", ", ".join(map(str, self.criticisms[:10])) or "-")])
 
 
-
-
 def _greedy(criterion, subset: np.ndarray, max_sweeps, progress: bool, tol: float = 1e-10):
     """Algorithm 1 over the criterion's units (distinct rows); ``subset`` and the result are row positions.
 

@@ -206,7 +206,6 @@ def query(network: BayesianNetwork, targets, evidence):
     return out[targets[0]] if single else out
 
 
-
 def _targets(network: BayesianNetwork, targets) -> tuple:
     """Return the target variables as a list, and whether one was named (0, True and a tuple are names too)."""
     import pandas as pd
@@ -319,7 +318,6 @@ def family_cell_weights(network: BayesianNetwork, codes: np.ndarray, families: l
         parts += [_group_cells(components.groups[g], components.filled, family, cards) for g in touching[k]]
         out.append(tuple(np.concatenate(part) for part in zip(*parts)))
     return (out, row_log_likelihood) if return_log_likelihood else out
-
 
 
 def _cell_layout(plan, codes: np.ndarray, families: list, cards) -> tuple:
