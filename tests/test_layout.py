@@ -41,7 +41,7 @@ def _type_checking_nodes(tree):
     return skipped
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _imports(path: pathlib.Path, *, module_level_only: bool = False) -> tuple:
     """(imported module, names) for every import of a file, relative imports resolved (read once per run)."""
     return tuple(_scan_imports(path, module_level_only=module_level_only))
