@@ -415,6 +415,7 @@ def _check_columns_to_bin(union: dict, variables: tuple, columns, categorical: s
 
 
 def checked_edges(states: dict, bin_edges: Mapping) -> dict:
+    """Return each binned variable's edges, checked against its states; refuse an edge set for no variable."""
     edges = {}
     for v, values in bin_edges.items():
         if v not in states:
@@ -424,6 +425,7 @@ def checked_edges(states: dict, bin_edges: Mapping) -> dict:
 
 
 def check_markers_are_no_states(states: dict, edges: dict, na_values: tuple) -> None:
+    """Refuse a missing-value marker that is also a state of a column that is not binned."""
     for v, labels in states.items():
         clash = [m for m in na_values if any(type(m) is type(x) and m == x for x in labels)]
         if clash and v not in edges:
@@ -432,6 +434,7 @@ def check_markers_are_no_states(states: dict, edges: dict, na_values: tuple) -> 
 
 
 def check_frames(data: tuple) -> None:
+    """Refuse no table, or an argument that is not a DataFrame (naming its position)."""
     if not data:
         raise OptionTypeError("Schema.from_data needs at least one DataFrame.")
     for position, frame in enumerate(data):
