@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import time
 import warnings
 
 import numpy as np
@@ -23,6 +22,7 @@ import numpy as np
 import bnfisher as bf
 from bnfisher.comparison import permutation
 from bnfisher.datasets import load
+from permutations import best_of  # benchmarks/permutations.py (this folder is on the path)
 
 
 def _former_scale(layout, pooled_counts, n_x, n_y):
@@ -43,15 +43,6 @@ def _former_scale(layout, pooled_counts, n_x, n_y):
     return mean, variance
 
 
-def _best(function, repeats: int = 3) -> tuple:
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = function()
-        times.append(time.perf_counter() - start)
-    return min(times), out
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--step", type=int, default=10, help="every STEP-th row of nursery (default 10: 1,296 rows)")
@@ -67,12 +58,12 @@ def main() -> None:
     fixed, _ = pool.fixed_sums()
     counts, n_x, n_y = fixed[: pool.layout.n_cells].T[1], pool.n_x, pool.n_y
     scale = permutation._family_scale  # noqa: SLF001 - the engine's own step, timed alone
-    now, (mean, variance, _) = _best(lambda: scale(pool.layout, counts, n_x, n_y))
-    before, (mean0, variance0) = _best(lambda: _former_scale(pool.layout, counts, n_x, n_y), repeats=1)
+    now, (mean, variance, _) = best_of(lambda: scale(pool.layout, counts, n_x, n_y))
+    before, (mean0, variance0) = best_of(lambda: _former_scale(pool.layout, counts, n_x, n_y), repeats=1)
     same = np.allclose(mean, mean0, rtol=1e-10) and np.allclose(variance, variance0, rtol=1e-8)
     print(f"(a) the null scale: {now:.3f} s by batched BLAS, {before:.3f} s by the former einsum "
           f"({before / now:.0f}x); the same means and variances: {same}")
-    whole, _ = _best(lambda: bf.compare(X, Y, n_permutations=19, random_state=0))
+    whole, _ = best_of(lambda: bf.compare(X, Y, n_permutations=19, random_state=0))
     print(f"(b) compare, whole (best of 3): {whole:.2f} s")
 
 
