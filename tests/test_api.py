@@ -109,6 +109,21 @@ def test_public_calls_never_modify_their_inputs():
     pd.testing.assert_series_equal(y, before["frame"]["class"])
 
 
+def test_the_command_lines_help_loads_no_heavy_library():
+    """``bnfisher --help`` (and a mistyped command) answers without importing pandas, SciPy, numba, Dask or matplotlib:
+    each costs a fraction of a second to a second, which every call of the command line would pay."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from bnfisher.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "heavy = ('pandas', 'scipy', 'numba', 'dask', 'distributed', 'matplotlib', 'sklearn', 'networkx')\n"
+            "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
 def test_bnfisher_and_its_command_line_import_without_scikit_learn():
     """scikit-learn is an extra: ``import bnfisher`` and the command line work without it (its stand-ins)."""
     import subprocess

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import pandas as pd
-
+from bnfisher._utils.lazy import pandas as pd
 from bnfisher.datasets import DATASETS
 from bnfisher.experiments.summarization import MODELS
 

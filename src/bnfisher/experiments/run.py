@@ -6,8 +6,7 @@ import os
 import time
 from collections.abc import Sequence
 
-import pandas as pd
-
+from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.progress import progress_bar
 from bnfisher.data.io import check_outputs, write_table, write_text
 from bnfisher.datasets import DATASETS

@@ -20,8 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
+from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.parallel import available_cores
 from bnfisher._utils.progress import progress_bar
 from bnfisher._utils.validation import check_option, check_positive_int, check_random_state
