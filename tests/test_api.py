@@ -138,3 +138,23 @@ def test_bnfisher_and_its_command_line_import_without_scikit_learn():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("refused: bnfisher's estimators need scikit-learn: pip install") == 2
+
+
+def test_the_statistics_a_job_passes_on_are_built_whole_and_cannot_be_changed():
+    """Narrow results: the permutation statistics (with their witness) and a subset's fidelity (with its pairs and
+    CPTs) are complete when returned and refuse assignment (they are frozen dataclasses)."""
+    import dataclasses
+
+    from bnfisher.comparison import permutation_statistics
+
+    network = random_network(np.random.default_rng(3), 4)
+    data = network.sample(200, random_state=0)
+    kernel = FisherKernel(network)
+    outcome = permutation_statistics(kernel, data.iloc[:90], data.iloc[90:], n_permutations=19, witness=True,
+                                     random_state=0)
+    assert outcome.x.witness is not None and outcome.y.witness is not None
+    summary = bnfisher.summarize(data, 10, n_random=5, random_state=0)
+    assert summary.fidelity.pair_tv is not None and summary.fidelity.cpt_tv is not None
+    for frozen, name in ((outcome, "unbiased"), (outcome.x, "witness"), (summary.fidelity, "pair_tv")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(frozen, name, None)

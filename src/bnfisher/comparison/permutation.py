@@ -66,7 +66,7 @@ class NullScale:
     column_df: np.ndarray
 
 
-@dataclass
+@dataclass(frozen=True)
 class SampleStatistics:
     """What one side of the observed split holds: its count tables, rows, mean embedding and witness values.
 
@@ -98,7 +98,7 @@ class SampleStatistics:
     witness: np.ndarray | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class PermutationStatistics:
     """Per-family MMD² of the observed split and of every permutation (see :func:`permutation_statistics`).
 
@@ -210,9 +210,8 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     n_permutations = check_positive_int(n_permutations, "n_permutations")
     limit = None if max_rows is None else check_positive_int(max_rows, "max_rows")
     pool, full_statistic = _pool(kernel, X, Y, limit=limit, witness=witness, rng=rng)
-    statistics = pooled_statistics(pool, n_permutations, rng, witness=witness, early_stop=early_stop)
-    statistics.full_statistic = full_statistic
-    return statistics
+    return replace(pooled_statistics(pool, n_permutations, rng, witness=witness, early_stop=early_stop),
+                   full_statistic=full_statistic)
 
 
 def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, *,
@@ -280,7 +279,8 @@ def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, 
     _check_finite(observed_parts, null_parts[:done])
     outcome = _first(outcome, done)
     if isinstance(pool, LocalPool) and witness:
-        outcome.x.witness, outcome.y.witness = pool.witness(mean_x - mean_y)
+        witness_x, witness_y = pool.witness(mean_x - mean_y)
+        outcome = replace(outcome, x=replace(outcome.x, witness=witness_x), y=replace(outcome.y, witness=witness_y))
     return outcome
 
 

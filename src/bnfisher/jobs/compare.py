@@ -9,6 +9,8 @@ and the notebook display are all rendered without computing anything again.
 
 from __future__ import annotations
 
+import dataclasses
+
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option, check_random_state
 from bnfisher.bn.network import BayesianNetwork
@@ -219,13 +221,15 @@ def two_sample_test(kernel: FamilyKernel, statistics: PermutationStatistics, met
     TwoSampleResult
     """
     result = TwoSampleResult.from_statistics(statistics, method=method, stopping=stopping)
-    result.unbiased_ci = effect_interval(result.unbiased, result.null_distribution, *moments)
-    components = result.components if result.components is not None else pd.DataFrame()
-    for name in ("blocks", "columns"):  # name the variables, not their indices
-        column = components.loc[name, "column"]
-        if column is not None:
-            components.loc[name, "column"] = kernel.network.variables[int(column)]
-    return result
+    components = result.components
+    if components is not None:
+        components = components.copy()
+        for name in ("blocks", "columns"):  # name the variables, not their indices
+            column = components.loc[name, "column"]
+            if column is not None:
+                components.loc[name, "column"] = kernel.network.variables[int(column)]
+    return dataclasses.replace(result, components=components,
+                               unbiased_ci=effect_interval(result.unbiased, result.null_distribution, *moments))
 
 
 def find_mechanisms(kernel: FamilyKernel, encoded: tuple, *, graph: list | None, names: tuple,

@@ -20,6 +20,7 @@ store's age (``benchmarks/monitor_unbounded.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import hashlib
 import warnings
@@ -201,7 +202,7 @@ def monitor(reference, data, *, store=None, time: str | None = None, window=None
                                   f"{_levels_note(spending, thresholds)}, with {_budget(stopping, budget)}."])
         if dashboard is not None:
             write_dashboard(result.recent, dashboard, totals=result.totals, levels=spending, store=location.shown)
-        _signal(result, opened, webhook=webhook, timeout=webhook_timeout, acknowledge=acknowledge)
+        result = _signal(result, opened, webhook=webhook, timeout=webhook_timeout, acknowledge=acknowledge)
     return result
 
 
@@ -216,12 +217,14 @@ def _reference_name(reference) -> str:
     return getattr(reference, "name", None) or "reference"
 
 
-def _signal(result: MonitorResult, opened: Store, *, webhook: str | None, timeout: float, acknowledge: bool) -> None:
-    """Post the alarms to the webhook (its outcome kept on the result) and mark them signalled in the store."""
+def _signal(result: MonitorResult, opened: Store, *, webhook: str | None, timeout: float,
+            acknowledge: bool) -> MonitorResult:
+    """Post the alarms to the webhook, mark them signalled in the store; return the result with the outcome."""
     if webhook and not result.alarms.empty:
-        result.webhook = post_alarm(webhook, result.message(), timeout=timeout)
+        result = dataclasses.replace(result, webhook=post_alarm(webhook, result.message(), timeout=timeout))
     if acknowledge:
         opened.mark_signalled(result.alarms["window_key"])
+    return result
 
 
 def acknowledge(store, result: MonitorResult) -> None:

@@ -134,7 +134,8 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     selection, note = _select(kernel, searched, k, candidates=candidates, criterion=criterion, mmd=mmd,
                               pooled=pool is not None, search=search)
     notes += note
-    table = _table_rows(encoded, notes)
+    table, sampled = _table_rows(encoded)
+    notes += sampled
     if refine == "margins" and criterion == "mmd":
         selection, refined = _refine(kernel, table, searched, selection, mmd, pooled=pool is not None,
                                      complete_only=candidates == "complete", rng=rng)
@@ -151,17 +152,19 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
                            random_chi2=random_chi2, advice=advice, fidelity=fidelity)
     later = result.fidelity_advice()
     warn(later)
-    result.advice += later
-    return result
+    return dataclasses.replace(result, advice=advice + later)
 
 
-def _table_rows(encoded: EncodedData, notes: list) -> np.ndarray:
-    """Return the rows the shares of pairs and CPTs are taken over: every row, or a uniform sample of a large table."""
+def _table_rows(encoded: EncodedData) -> tuple:
+    """Return the rows the shares of pairs and CPTs are taken over (every row, or a uniform sample of a large table).
+
+    Also returns the notes that say so (none when every row is used).
+    """
     if encoded.n_rows <= TABLE_ROWS:
-        return encoded.codes
-    notes.append(f"Pairs of columns and CPTs measured against a uniform {TABLE_ROWS:,} of the {encoded.n_rows:,} rows "
-                 "(each share's standard error at most 0.001).")
-    return encoded.codes[np.sort(np.random.default_rng(0).choice(encoded.n_rows, TABLE_ROWS, replace=False))]
+        return encoded.codes, []
+    rows = np.sort(np.random.default_rng(0).choice(encoded.n_rows, TABLE_ROWS, replace=False))
+    return encoded.codes[rows], [f"Pairs of columns and CPTs measured against a uniform {TABLE_ROWS:,} of the "
+                                 f"{encoded.n_rows:,} rows (each share's standard error at most 0.001)."]
 
 
 def _refine(kernel, table: np.ndarray, searched, selection, mmd, *, pooled: bool, complete_only: bool, rng) -> tuple:
@@ -182,13 +185,12 @@ def _fidelity(kernel, encoded, positions: np.ndarray, random_sets: np.ndarray, t
     ``table``: the rows the pairs' and the CPTs' shares are taken from (every row, or a sample of a large table).
     """
     codes, cardinalities = encoded.codes, encoded.cardinalities
-    fidelity = column_fidelity(codes, cardinalities, positions, random_sets)
     arcs = [(parent, family[-1]) for family in kernel.families for parent in family[:-1]]
     checked = margin_pairs(codes.shape[1], arcs, random_state=0)
     both = pair_tv(codes, cardinalities, checked, np.vstack([positions[None, :], random_sets]), table=table)
-    fidelity.pair_tv, fidelity.random_pair_tv = both[0], both[1:]
-    fidelity.cpt_tv = cpt_distances(codes, cardinalities, kernel.families, positions, table=table)
-    return fidelity
+    return dataclasses.replace(column_fidelity(codes, cardinalities, positions, random_sets), pair_tv=both[0],
+                               random_pair_tv=both[1:],
+                               cpt_tv=cpt_distances(codes, cardinalities, kernel.families, positions, table=table))
 
 
 def _select(kernel, searched, k, *, candidates: str, criterion: str, mmd, pooled: bool, search: dict) -> tuple:

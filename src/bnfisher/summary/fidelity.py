@@ -20,7 +20,7 @@ __all__ = ["COMMON_LABEL", "CPT_TOLERANCE", "Fidelity", "column_fidelity", "cpt_
 COMMON_LABEL = 0.05
 
 
-@dataclass
+@dataclass(frozen=True)
 class Fidelity:
     """Per-column fidelity of a subset, beside random subsets of its size.
 
