@@ -20,14 +20,14 @@ per position); the pairs are the network's arcs, then others in a seeded order u
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field, replace
 
 import numpy as np
 
 from bnfisher._utils.jit import compiled
 
-__all__ = ["MAX_PAIRS", "SWEEP_WORK", "MarginCounts", "MarginRefinement", "balance_margins", "margin_pairs",
-           "common_labels", "refine_margins", "restore_labels"]
+__all__ = ["MAX_PAIRS", "RESTARTS", "RESTART_SHARE", "RESTART_WORK", "SWEEP_WORK", "MarginCounts",
+           "MarginRefinement", "balance_margins", "margin_pairs", "common_labels", "refine_margins", "restore_labels"]
 
 #: Pairs of columns whose joint labels the search keeps, at most (the network's arcs first).
 MAX_PAIRS = 300
@@ -109,13 +109,16 @@ class MarginCounts:
     cardinalities : sequence of int
         States per column.
     pairs : list of (int, int)
-    target : ndarray of float, optional
-        The cells' shares in the data to approach (:meth:`shares`); default the rows' own.
+    target_codes : ndarray of int, optional
+        The rows whose cells' shares the subset approaches (the whole table when ``codes`` is a pool of it);
+        default ``codes``.
 
     Attributes
     ----------
     cells : ndarray of int32, shape (n_rows, n_columns + n_pairs)
         Each row's cell in every column and pair (offsets included).
+    target : ndarray of float, shape (n_cells,)
+        The cells' shares among ``target_codes`` (:meth:`shares`).
     weights : ndarray of float, shape (n_cells,)
         ``1 / d`` for a column's cell, ``1 / P`` for a pair's.
 
@@ -130,19 +133,19 @@ class MarginCounts:
     codes: np.ndarray
     cardinalities: tuple
     pairs: list
-    target: np.ndarray | None = None
+    target_codes: InitVar[np.ndarray | None] = None
+    target: np.ndarray = field(init=False, repr=False)
     cells: np.ndarray = field(init=False, repr=False)
     weights: np.ndarray = field(init=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self, target_codes: np.ndarray | None) -> None:
         sizes = [int(r) + 1 for r in self.cardinalities]  # state s at s + 1, a missing cell at 0
         widths = sizes + [sizes[a] * sizes[b] for a, b in self.pairs]
         self.offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
         self.cells = self.cells_of(self.codes)
         groups = np.array([1.0 / max(len(sizes), 1)] * len(sizes) + [1.0 / max(len(self.pairs), 1)] * len(self.pairs))
         self.weights = np.repeat(groups, widths)
-        if self.target is None:
-            self.target = self.shares(self.codes)
+        self.target = self.shares(self.codes if target_codes is None else target_codes)
 
     def cells_of(self, codes: np.ndarray) -> np.ndarray:
         """Return the cells of rows ``codes`` in every column and pair.
@@ -196,7 +199,7 @@ class MarginCounts:
         return float(self.weights @ np.abs(counts - k * np.asarray(self.target))) / (2 * k)
 
 
-@dataclass
+@dataclass(frozen=True)
 class MarginRefinement:
     """What :func:`refine_margins` did.
 
@@ -220,9 +223,122 @@ class MarginRefinement:
     swaps: int
 
 
+class _SwapSearch:
+    """A swap search's state: the subset, its cells' counts, its Fisher MMD², and the rows that may enter."""
+
+    def __init__(self, margins: MarginCounts, start: np.ndarray, criterion, allowed: np.ndarray | None):
+        self.margins, self.criterion, self.inverse = margins, criterion, criterion.inverse
+        self.target = np.asarray(margins.target) * start.size
+        self.candidates = np.flatnonzero(allowed) if allowed is not None else np.arange(margins.cells.shape[0])
+        self.candidate_cells = margins.cells[self.candidates]  # scored at every position: gathered once
+        self.candidate_units = self.inverse[self.candidates]
+        self.subset = np.array(start, dtype=np.intp)
+        self.current = criterion.start(self.inverse[self.subset])
+        self.cap = np.inf
+        self._count()
+
+    def _count(self) -> None:
+        cells = self.margins.cells
+        self.counts = np.bincount(cells[self.subset].ravel(), minlength=self.margins.weights.size).astype(np.float64)
+        self.member = np.zeros(cells.shape[0], dtype=bool)
+        self.member[self.subset] = True
+
+    def reset(self, subset: np.ndarray) -> None:
+        """Return to ``subset`` (the criterion's state recomputed)."""
+        self.subset = np.array(subset, dtype=np.intp)
+        self.current = self.criterion.refresh(self.inverse[self.subset])
+        self._count()
+
+    def _swap(self, position: int, best: int, mmd_after: np.ndarray) -> None:
+        """Put candidate ``best`` in the subset at ``position`` (the row there already taken out of the counts)."""
+        row, chosen = self.subset[position], int(self.candidates[best])
+        self.criterion.swap(int(self.inverse[row]), int(self.inverse[chosen]))
+        self.current = float(mmd_after[best])
+        self.member[row], self.member[chosen] = False, True
+        self.subset[position] = chosen
+        self.counts[self.margins.cells[chosen]] += 1.0
+
+    def _scores(self, position: int) -> tuple:
+        """Take ``position``'s row out of the counts, return each candidate's change of ``2 k L``, and the stay's."""
+        cells = self.margins.cells
+        row = self.subset[position]
+        self.counts[cells[row]] -= 1.0
+        gain = _gains(self.margins.weights, self.counts, self.target)
+        change = _row_sums(gain, self.candidate_cells, np.empty(self.candidates.size))
+        change[self.member[self.candidates]] = np.inf
+        return change, gain[cells[row]].sum()
+
+    def _mmd_after(self, position: int) -> np.ndarray:
+        """Return each candidate's Fisher MMD² after it replaces the row at ``position``."""
+        return self.criterion.candidates(self.current, int(self.inverse[self.subset[position]]))[self.candidate_units]
+
+    def sweep(self) -> int:
+        """Try every position once: the swap that lowers ``L`` most within the cap; return the swaps made."""
+        swapped = 0
+        for position in range(self.subset.size):
+            change, stay = self._scores(position)
+            if change.min() < stay - 1e-12:  # else no row would bring the margins nearer: no MMD to compute
+                mmd_after = self._mmd_after(position)
+                change[mmd_after > self.cap] = np.inf
+                best = int(np.argmin(change))
+                if change[best] < stay - 1e-12:
+                    self._swap(position, best, mmd_after)
+                    swapped += 1
+                    continue
+            self.counts[self.margins.cells[self.subset[position]]] += 1.0
+        self.current = self.criterion.refresh(self.inverse[self.subset])
+        return swapped
+
+    def descend(self, max_sweeps: int, tol: float) -> tuple:
+        """Sweep until a sweep swaps nothing, lowers ``L`` by less than ``tol`` of it, or ``max_sweeps``.
+
+        Returns the swaps made and the sweeps run.
+        """
+        swaps = sweeps = 0
+        while sweeps < max_sweeps:
+            before = self.margins.distance(self.subset)
+            swapped = self.sweep()
+            swaps, sweeps = swaps + swapped, sweeps + 1
+            if not swapped or self.margins.distance(self.subset) > (1.0 - tol) * before:
+                break
+        return swaps, sweeps
+
+    def perturb(self, positions: np.ndarray, rng: np.random.Generator) -> None:
+        """Replace the rows at ``positions``, each by a uniformly random row that keeps the MMD² within the cap."""
+        for position in positions:
+            self._scores(position)
+            mmd_after = self._mmd_after(position)
+            feasible = np.flatnonzero((mmd_after <= self.cap) & ~self.member[self.candidates])
+            if feasible.size:
+                self._swap(position, int(rng.choice(feasible)), mmd_after)
+            else:
+                self.counts[self.margins.cells[self.subset[position]]] += 1.0
+        self.current = self.criterion.refresh(self.inverse[self.subset])
+
+
+#: Restarts of the swap search after its first descent (a share of the subset's rows replaced at random within the
+#: cap, then another descent; the lowest ``L`` kept): one-row swaps stop at a local optimum of ``L``.
+RESTARTS = 8
+
+#: The share of the subset's rows a restart replaces (at least two rows).
+RESTART_SHARE = 0.25
+
+#: The restarts' sweeps, together, gather at most this many cells (or sweep as often as the first descent did):
+#: all :data:`RESTARTS` on small tables, a few on large ones.
+RESTART_WORK = 250_000_000
+
+
 def refine_margins(margins: MarginCounts, start: np.ndarray, criterion, *, slack: float = 1.45,
-                   allowed: np.ndarray | None = None, max_sweeps: int = 20, tol: float = 0.0) -> MarginRefinement:
+                   allowed: np.ndarray | None = None, max_sweeps: int = 20, tol: float = 0.0,
+                   restarts: int = 0, random_state=None) -> MarginRefinement:
     """Swap rows of ``start`` to lower ``L`` while the MMD² stays within ``slack`` times the start's.
+
+    The search sweeps the subset's positions, each time making the one-row swap that lowers ``L``
+    most while the MMD² stays within the cap, until a sweep makes none. One-row swaps stop at a
+    local optimum: each of ``restarts`` then replaces a random :data:`RESTART_SHARE` of the rows, each
+    by a random row within the cap, and descends again (iterated local search, Lourenço, Martin &
+    Stützle 2003); the subset of lowest ``L`` is kept, so the result is never farther than the
+    first descent's.
 
     Parameters
     ----------
@@ -236,9 +352,15 @@ def refine_margins(margins: MarginCounts, start: np.ndarray, criterion, *, slack
     allowed : ndarray of bool, optional
         Rows that may enter (default: every row).
     max_sweeps : int, default=20
+        Sweeps of one descent, at most.
     tol : float, default=0.0
-        Stop after a sweep that lowers ``L`` by less than this share of its value (0: until a
+        Stop a descent after a sweep that lowers ``L`` by less than this share of its value (0: until a
         sweep makes no swap, or ``max_sweeps``).
+    restarts : int, default=0
+        At most; their sweeps, together, run as often as the first descent's or within
+        :data:`RESTART_WORK` gathered cells.
+    random_state : None, int or Generator
+        Draws the restarts' rows.
 
     Returns
     -------
@@ -252,56 +374,32 @@ def refine_margins(margins: MarginCounts, start: np.ndarray, criterion, *, slack
     >>> criterion = MMDCriterion(kernel, encoded)
     >>> margins = MarginCounts(encoded.codes, encoded.cardinalities, margin_pairs(encoded.codes.shape[1], []))
     >>> start = np.arange(0, 640, 40)
-    >>> found = refine_margins(margins, start, criterion)
+    >>> found = refine_margins(margins, start, criterion, restarts=2, random_state=0)
     >>> found.distance[1] <= found.distance[0], found.mmd2[1] <= 1.45 * found.mmd2[0]
     (True, True)
     """
-    subset = np.array(start, dtype=np.intp)
-    k = subset.size
-    cells, weights, target = margins.cells, margins.weights, np.asarray(margins.target) * k
-    counts = np.bincount(cells[subset].ravel(), minlength=weights.size).astype(np.float64)
-    member = np.zeros(cells.shape[0], dtype=bool)
-    member[subset] = True
-    candidates = np.flatnonzero(allowed) if allowed is not None else np.arange(cells.shape[0])
-    candidate_cells = cells[candidates]  # scored at every position: gathered once
-    inverse = criterion.inverse
-    candidate_units = inverse[candidates]
-    first_mmd = current = criterion.start(inverse[subset])
-    cap = slack * first_mmd
-    first_distance = margins.distance(subset)
-    swaps = 0
-    for _ in range(max_sweeps):
-        swapped, before = 0, margins.distance(subset)
-        for position in range(k):
-            row = subset[position]
-            counts[cells[row]] -= 1.0
-            gain = _gains(weights, counts, target)
-            stay = gain[cells[row]].sum()
-            change = _row_sums(gain, candidate_cells, np.empty(candidates.size))
-            change[member[candidates]] = np.inf
-            if not change.min() < stay - 1e-12:  # no row would bring the margins nearer: no MMD to compute
-                counts[cells[row]] += 1.0
-                continue
-            mmd_after = criterion.candidates(current, int(inverse[row]))[candidate_units]
-            change[mmd_after > cap] = np.inf
-            best = int(np.argmin(change))
-            if change[best] < stay - 1e-12:
-                chosen = int(candidates[best])
-                criterion.swap(int(inverse[row]), int(inverse[chosen]))
-                current = float(mmd_after[best])
-                member[row], member[chosen] = False, True
-                subset[position] = chosen
-                counts[cells[chosen]] += 1.0
-                swapped += 1
-            else:
-                counts[cells[row]] += 1.0
-        current = criterion.refresh(inverse[subset])
-        swaps += swapped
-        if not swapped or margins.distance(subset) > (1.0 - tol) * before:
+    rng = np.random.default_rng(random_state)
+    search = _SwapSearch(margins, np.asarray(start), criterion, allowed)
+    first_mmd, first_distance = search.current, margins.distance(search.subset)
+    search.cap = slack * first_mmd
+    swaps, sweeps = search.descend(max_sweeps, tol)
+    # The restarts together sweep as often as the first descent did, or within RESTART_WORK gathered cells.
+    budget = max(sweeps, RESTART_WORK // max(search.candidate_cells.size * search.subset.size, 1))
+    best, best_distance = search.subset.copy(), margins.distance(search.subset)
+    replaced = max(2, int(round(RESTART_SHARE * best.size)))
+    for _ in range(restarts if best.size > replaced else 0):
+        if budget <= 0:
             break
-    subset.sort()
-    return MarginRefinement(indices=subset, distance=(first_distance, margins.distance(subset)),
-                            mmd2=(first_mmd, current), cap=cap, swaps=swaps)
+        search.perturb(rng.choice(best.size, size=replaced, replace=False), rng)
+        swapped, sweeps = search.descend(min(max_sweeps, budget), tol)
+        swaps, budget = swaps + swapped, budget - sweeps
+        if margins.distance(search.subset) < best_distance - 1e-12:
+            best, best_distance = search.subset.copy(), margins.distance(search.subset)
+        else:
+            search.reset(best)
+    search.reset(best)
+    return MarginRefinement(indices=np.sort(best), distance=(first_distance, best_distance),
+                            mmd2=(first_mmd, search.current), cap=search.cap, swaps=swaps)
 
 
 def common_labels(codes: np.ndarray, cardinalities, k: int, *, share: float = 0.05, chance: float = 0.1) -> list:
@@ -416,6 +514,9 @@ def balance_margins(kernel, encoded, indices: np.ndarray, criterion, *, target_c
                     complete_only: bool = False, slack: float = 1.45, random_state=None) -> tuple:
     """Run :func:`refine_margins` from Algorithm 1's subset; return the refinement and a note saying what it did.
 
+    The search restarts :data:`RESTARTS` times (iterated local search) on a whole table, not on a pool of a
+    larger one (``target_codes`` given): there the first descent alone keeps large selections within their time.
+
     Parameters
     ----------
     kernel : FamilyKernel
@@ -431,8 +532,8 @@ def balance_margins(kernel, encoded, indices: np.ndarray, criterion, *, target_c
         Only rows without a missing cell may enter.
     slack : float, default=1.45
     random_state : None, int or Generator
-        Orders the pairs beyond the arcs, and samples the candidates of a search too large to score every row
-        (:data:`SWEEP_WORK`).
+        Orders the pairs beyond the arcs, samples the candidates of a search too large to score every row
+        (:data:`SWEEP_WORK`), and draws the restarts' rows.
 
     Returns
     -------
@@ -454,9 +555,7 @@ def balance_margins(kernel, encoded, indices: np.ndarray, criterion, *, target_c
     pairs = margin_pairs(codes.shape[1], arcs, random_state=rng)
     if codes.shape[0] * (codes.shape[1] + len(pairs)) * indices.size > SWEEP_WORK:
         pairs = margin_pairs(codes.shape[1], arcs, max_pairs=len(set(map(frozenset, arcs))), random_state=rng)
-    margins = MarginCounts(codes, tuple(encoded.cardinalities), pairs)
-    if target_codes is not None:
-        margins.target = margins.shares(target_codes)
+    margins = MarginCounts(codes, tuple(encoded.cardinalities), pairs, target_codes)
     allowed = (codes >= 0).all(axis=1) if complete_only else np.ones(codes.shape[0], dtype=bool)
     most = max(SWEEP_WORK // max(margins.cells.shape[1] * indices.size, 1), 4 * indices.size)
     sampled = int(allowed.sum()) > most
@@ -464,12 +563,15 @@ def balance_margins(kernel, encoded, indices: np.ndarray, criterion, *, target_c
         keep = rng.choice(np.flatnonzero(allowed), size=most, replace=False)
         allowed = np.zeros_like(allowed)
         allowed[keep] = True
-    found = refine_margins(margins, indices, criterion, slack=slack, allowed=allowed, max_sweeps=10, tol=0.005)
+    # A pool of a larger table (10^5 rows of 10^7) gets the first descent alone: its time is what the large
+    # selections' budget has left (k = 1000 of 10^7 rows within a minute).
+    found = refine_margins(margins, indices, criterion, slack=slack, allowed=allowed, max_sweeps=10, tol=0.005,
+                           restarts=RESTARTS if target_codes is None else 0, random_state=rng)
     labels = common_labels(codes if target_codes is None else target_codes, encoded.cardinalities, indices.size)
-    found.indices, restored, missing = restore_labels(margins, found.indices, criterion, labels, ceiling=found.cap,
-                                                      allowed=allowed)
-    found.mmd2 = (found.mmd2[0], criterion.refresh(criterion.inverse[found.indices]))
-    found.distance = (found.distance[0], margins.distance(found.indices))
+    indices, restored, missing = restore_labels(margins, found.indices, criterion, labels, ceiling=found.cap,
+                                                allowed=allowed)
+    found = replace(found, indices=indices, mmd2=(found.mmd2[0], criterion.refresh(criterion.inverse[indices])),
+                    distance=(found.distance[0], margins.distance(indices)))
     note = (f"Refined for the columns and pairs a user checks (refine='margins'): {found.swaps} swaps lowered the "
             f"mean TV distance over the {codes.shape[1]} columns plus that over {len(margins.pairs)} pairs from "
             f"{found.distance[0]:.4f} to {found.distance[1]:.4f}, the Fisher MMD² from {found.mmd2[0]:.4g} to "
