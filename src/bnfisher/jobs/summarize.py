@@ -61,10 +61,10 @@ def summarize(data, k: int, *, network: BayesianNetwork | None = None, structure
     refine : {"margins", None}, default="margins"
         ``"margins"``: after Algorithm 1, swap rows to bring each column's labels and each
         pair of columns' joint labels nearer the table's (mean total-variation distance,
-        :func:`~bnfisher.summary.refine_margins`, restarted from random perturbations on tables
-        within the pool) while the Fisher MMD² stays within 1.45
-        times Algorithm 1's: the Fisher kernel weighs a cell by ``1 / theta``, so Algorithm 1
-        alone buys rare cells at the expense of common labels.  None: Algorithm 1 alone, the
+        :func:`~bnfisher.summary.refine_margins`, restarted from random perturbations where
+        that is cheap) while the Fisher MMD² stays within 1.45 times Algorithm 1's: the
+        Fisher kernel weighs a cell by ``1 / theta``, so Algorithm 1 alone buys rare cells at
+        the expense of common labels.  None: Algorithm 1 alone, the
         paper's selection.  (With ``criterion="chi2"``, None.)
     n_init : int, default=1000
         Random subsets the search starts from the best of.

@@ -323,9 +323,9 @@ RESTARTS = 8
 #: The share of the subset's rows a restart replaces (at least two rows).
 RESTART_SHARE = 0.25
 
-#: The restarts' sweeps, together, gather at most this many cells (or sweep as often as the first descent did):
-#: all :data:`RESTARTS` on small tables, a few on large ones.
-RESTART_WORK = 250_000_000
+#: The restarts' sweeps, together, gather at most this many cells (a sweep gathers the candidates' cells once per
+#: position): all :data:`RESTARTS` on tables of a few thousand rows, none where one sweep gathers more.
+RESTART_WORK = 25_000_000
 
 
 def refine_margins(margins: MarginCounts, start: np.ndarray, criterion, *, slack: float = 1.45,
@@ -357,8 +357,7 @@ def refine_margins(margins: MarginCounts, start: np.ndarray, criterion, *, slack
         Stop a descent after a sweep that lowers ``L`` by less than this share of its value (0: until a
         sweep makes no swap, or ``max_sweeps``).
     restarts : int, default=0
-        At most; their sweeps, together, run as often as the first descent's or within
-        :data:`RESTART_WORK` gathered cells.
+        At most; their sweeps, together, gather at most :data:`RESTART_WORK` cells.
     random_state : None, int or Generator
         Draws the restarts' rows.
 
@@ -382,9 +381,8 @@ def refine_margins(margins: MarginCounts, start: np.ndarray, criterion, *, slack
     search = _SwapSearch(margins, np.asarray(start), criterion, allowed)
     first_mmd, first_distance = search.current, margins.distance(search.subset)
     search.cap = slack * first_mmd
-    swaps, sweeps = search.descend(max_sweeps, tol)
-    # The restarts together sweep as often as the first descent did, or within RESTART_WORK gathered cells.
-    budget = max(sweeps, RESTART_WORK // max(search.candidate_cells.size * search.subset.size, 1))
+    swaps, _ = search.descend(max_sweeps, tol)
+    budget = RESTART_WORK // max(search.candidate_cells.size * search.subset.size, 1)  # the restarts' sweeps
     best, best_distance = search.subset.copy(), margins.distance(search.subset)
     replaced = max(2, int(round(RESTART_SHARE * best.size)))
     for _ in range(restarts if best.size > replaced else 0):
@@ -514,8 +512,8 @@ def balance_margins(kernel, encoded, indices: np.ndarray, criterion, *, target_c
                     complete_only: bool = False, slack: float = 1.45, random_state=None) -> tuple:
     """Run :func:`refine_margins` from Algorithm 1's subset; return the refinement and a note saying what it did.
 
-    The search restarts :data:`RESTARTS` times (iterated local search) on a whole table, not on a pool of a
-    larger one (``target_codes`` given): there the first descent alone keeps large selections within their time.
+    The search restarts up to :data:`RESTARTS` times (iterated local search) within :data:`RESTART_WORK`: on
+    tables of a few thousand rows; a larger search keeps its first descent.
 
     Parameters
     ----------
@@ -563,10 +561,8 @@ def balance_margins(kernel, encoded, indices: np.ndarray, criterion, *, target_c
         keep = rng.choice(np.flatnonzero(allowed), size=most, replace=False)
         allowed = np.zeros_like(allowed)
         allowed[keep] = True
-    # A pool of a larger table (10^5 rows of 10^7) gets the first descent alone: its time is what the large
-    # selections' budget has left (k = 1000 of 10^7 rows within a minute).
     found = refine_margins(margins, indices, criterion, slack=slack, allowed=allowed, max_sweeps=10, tol=0.005,
-                           restarts=RESTARTS if target_codes is None else 0, random_state=rng)
+                           restarts=RESTARTS, random_state=rng)
     labels = common_labels(codes if target_codes is None else target_codes, encoded.cardinalities, indices.size)
     indices, restored, missing = restore_labels(margins, found.indices, criterion, labels, ceiling=found.cap,
                                                 allowed=allowed)
