@@ -162,28 +162,22 @@ def test_hill_climbing_warns_with_the_parameter_to_raise():
 
 
 def test_max_time_bounds_the_climb_and_names_itself():
-    import time
     import warnings
 
     import pandas as pd
 
     from bnfisher import ConvergenceWarning, learn
-    from bnfisher._utils.jit import _materialise
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(rng.integers(0, 2, (300, 150)), columns=[f"c{i}" for i in range(150)])
-    _materialise()  # every function compiled (or loaded from numba's cache) by a small job, before either timing:
-    learn(frame.iloc[:60], "hc")  # otherwise the second run could pay for it
-    started = time.perf_counter()
-    unbounded = learn(frame, "hc")
-    full = time.perf_counter() - started
-    started = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        one_pass = learn(frame, "hc", max_iter=1)
         bounded = learn(frame, "hc", max_time=0)
-    assert time.perf_counter() - started < full
+    # The deadline has passed before the first move: no arc, where one iteration adds many. (A wall-clock comparison
+    # with the unbounded climb was flaky: the candidate screening both runs pay is most of the bounded run's time.)
+    assert not bounded.edges and one_pass.edges
     assert any(issubclass(w.category, ConvergenceWarning) and "max_time=0" in str(w.message) for w in caught)
-    assert len(bounded.edges) < len(unbounded.edges)
 
 
 def _random_climb_state(rng, n):
