@@ -214,6 +214,7 @@ class MarginRefinement:
     cap : float
         The most MMD² the search allowed.
     swaps : int
+        The swaps on the way from the start to the result (a restart's count only when its subset is kept).
     """
 
     indices: np.ndarray
@@ -303,17 +304,23 @@ class _SwapSearch:
                 break
         return swaps, sweeps
 
-    def perturb(self, positions: np.ndarray, rng: np.random.Generator) -> None:
-        """Replace the rows at ``positions``, each by a uniformly random row that keeps the MMD² within the cap."""
+    def perturb(self, positions: np.ndarray, rng: np.random.Generator) -> int:
+        """Replace the rows at ``positions``, each by a uniformly random row that keeps the MMD² within the cap.
+
+        Returns the rows replaced (a position with no such row keeps its own).
+        """
+        replaced = 0
         for position in positions:
             self._scores(position)
             mmd_after = self._mmd_after(position)
             feasible = np.flatnonzero((mmd_after <= self.cap) & ~self.member[self.candidates])
             if feasible.size:
                 self._swap(position, int(rng.choice(feasible)), mmd_after)
+                replaced += 1
             else:
                 self.counts[self.margins.cells[self.subset[position]]] += 1.0
         self.current = self.criterion.refresh(self.inverse[self.subset])
+        return replaced
 
 
 #: Restarts of the swap search after its first descent (a share of the subset's rows replaced at random within the
@@ -388,14 +395,13 @@ def refine_margins(margins: MarginCounts, start: np.ndarray, criterion, *, slack
     for _ in range(restarts if best.size > replaced else 0):
         if budget <= 0:
             break
-        search.perturb(rng.choice(best.size, size=replaced, replace=False), rng)
+        moved = search.perturb(rng.choice(best.size, size=replaced, replace=False), rng)
         swapped, sweeps = search.descend(min(max_sweeps, budget), tol)
-        swaps, budget = swaps + swapped, budget - sweeps
-        if margins.distance(search.subset) < best_distance - 1e-12:
-            best, best_distance = search.subset.copy(), margins.distance(search.subset)
+        budget -= sweeps
+        if margins.distance(search.subset) < best_distance - 1e-12:  # kept: its swaps lead to the result
+            best, best_distance, swaps = search.subset.copy(), margins.distance(search.subset), swaps + moved + swapped
         else:
-            search.reset(best)
-    search.reset(best)
+            search.reset(best)  # so the search (and the criterion's state) ends at ``best``
     return MarginRefinement(indices=np.sort(best), distance=(first_distance, best_distance),
                             mmd2=(first_mmd, search.current), cap=search.cap, swaps=swaps)
 
