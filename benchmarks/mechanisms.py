@@ -120,7 +120,7 @@ def one_run(net, variable, n, seed, frequencies) -> dict | None:
     encoded = [DistinctRows.of(tree.encode(frame)) for frame in (A, B)]
     samples = tuple((rows.encoded.codes, rows.copies) for rows in encoded)
     started = time.perf_counter()
-    graph, _ = neighbourhood_graph(tree, tuple(encoded))
+    graph, _ = neighbourhood_graph(tree, tuple(encoded), random_state=np.random.default_rng(seed))
     table = mechanism_table(tree, samples, graph, names=("A", "B"), random_state=np.random.default_rng(seed))
     cell = table.attrs["cell"]
     seconds = time.perf_counter() - started

@@ -39,7 +39,7 @@ def timed_search(A, B, seed: int) -> tuple:
     encoded = [DistinctRows.of(tree.encode(frame)) for frame in (A, B)]
     samples = tuple((rows.encoded.codes, rows.copies) for rows in encoded)
     started = time.perf_counter()
-    graph, _ = neighbourhood_graph(tree, tuple(encoded))
+    graph, _ = neighbourhood_graph(tree, tuple(encoded), random_state=np.random.default_rng(seed))
     table = mechanism_table(tree, samples, graph, names=("A", "B"), random_state=np.random.default_rng(seed))
     return time.perf_counter() - started, table.attrs["permutations"], table.loc[table["changed"], "variable"].tolist()
 

@@ -106,7 +106,8 @@ def measure(kind: str, partition: int, permutations: int) -> dict:
     assert shard is not None
     distinct = int(shard.multiplicity.size)
     held = max(_rss() - before, 0.0) * GiB / distinct
-    plan = NullPlan.draw(0, int(shard.first.sum()), shard.sizes, permutations, n_cells=shard.units.n_cells)
+    plan = NullPlan.draw(np.random.default_rng(0), int(shard.first.sum()), shard.sizes, permutations,
+                         n_cells=shard.units.n_cells)
     started = time.perf_counter()
     counts = plan.bucket_counts(0)
     client_round = time.perf_counter() - started

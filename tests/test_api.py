@@ -158,3 +158,36 @@ def test_the_statistics_a_job_passes_on_are_built_whole_and_cannot_be_changed():
     for frozen, name in ((outcome, "unbiased"), (outcome.x, "witness"), (summary.fidelity, "pair_tv")):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(frozen, name, None)
+
+
+def test_a_job_resolves_the_seed_once_and_each_function_it_enters_checks_it_at_most_once(monkeypatch):
+    """One resolution per public call: ``drift`` turns the user's seed into a Generator once; the public functions
+    it enters (the permutation test, the family and mechanism tests, the hill climb) each receive that Generator
+    and check it once, and nothing checks it again inside them (the null's buckets drew through ``split_draws``,
+    a check each, 18 times in one drift of two windows)."""
+    import sys
+
+    from bnfisher._utils import validation
+
+    original, calls = validation.check_random_state, []
+
+    def counted(random_state):
+        calls.append((inspect.currentframe().f_back.f_code.co_qualname, isinstance(random_state, np.random.Generator)))
+        return original(random_state)
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("bnfisher") and getattr(module, "check_random_state", None) is original:
+            monkeypatch.setattr(module, "check_random_state", counted)
+    data = bnfisher.datasets.load("nursery").sample(3000, random_state=0)
+    changed = data.iloc[1500:].copy()
+    changed["health"] = changed["health"].sample(frac=1.0, random_state=1).to_numpy()  # its dependence broken
+    bnfisher.drift(data.iloc[:1500], {"same": data.iloc[1500:], "changed": changed}, n_permutations=99,
+                   random_state=0)
+    assert [generator for _, generator in calls].count(False) == 1  # the user's seed, resolved once
+    assert calls[0] == ("drift", False)
+    callers = [caller for caller, _ in calls]
+    per_window = [c for c in callers if c != "drift"]
+    assert "mechanism_tests" in callers and "permutation_statistics" in callers
+    assert per_window.count("permutation_statistics") == 2  # once per window, however many buckets and rounds
+    assert max(callers.count(c) for c in set(callers)) <= 2  # nothing more than once a window
+    assert not [c for c in callers if c.split(".")[-1].startswith("_")]  # no private step re-checks

@@ -233,15 +233,14 @@ def _same_family(one: BayesianNetwork, other: BayesianNetwork, v) -> bool:
     return all(tuple(one.states[u]) == tuple(other.states[u]) for u in (*other.parents[v], v))
 
 
-def _start_network(encoded: EncodedData, parents, alpha: float, hidden: dict, random_state,
+def _start_network(encoded: EncodedData, parents, alpha: float, hidden: dict, rng: np.random.Generator,
                    warm_start: BayesianNetwork | None) -> BayesianNetwork:
     """Return EM's start: available-case CPTs, random ones where hidden variables are involved, or ``warm_start``'s."""
     # A tiny pseudocount when alpha = 0, so that no row starts impossible (zeros in the start would make a row's
     # observed values impossible; after one E-step, zeros only fall where no row has mass).
     start = BayesianNetwork.from_data(NumpyCounts(encoded.codes, encoded.schema, missing="available-case"), parents,
                                       pseudocount=alpha or 1e-6)
-    if hidden:
-        rng = check_random_state(random_state)
+    if hidden:  # random CPTs where hidden variables are involved
         touched = set(hidden) | {v for v in start.variables if set(start.parents[v]) & set(hidden)}
         cpts = {v: (rng.dirichlet(np.ones(len(start.states[v])), size=np.asarray(start.cpts[v]).shape[:-1])
                     if v in touched else np.asarray(start.cpts[v])) for v in start.variables}
@@ -314,7 +313,7 @@ def fit_em(data, parents, *, schema=None, hidden=None, pseudocount: float = 1.0,
     tol = check_nonnegative_float(tol, "tol")
     hidden = {v: tuple(range(s)) if isinstance(s, int) else tuple(s) for v, s in (hidden or {}).items()}
     encoded = _encoded_with_hidden(data, parents, schema, hidden)
-    start = _start_network(encoded, parents, alpha, hidden, random_state, warm_start)
+    start = _start_network(encoded, parents, alpha, hidden, check_random_state(random_state), warm_start)
     network = start
     codes = network.encode(encoded, missing="allow").codes
     families = [p + (i,) for i, p in enumerate(network.parent_indices())]

@@ -31,7 +31,7 @@ import numpy as np
 
 from bnfisher._utils.parallel import map_threads, threads_for
 from bnfisher._utils.validation import check_random_state
-from bnfisher.comparison.splits import split_draws
+from bnfisher.comparison.splits import _split_draws, split_draws
 from bnfisher.data.counts import row_keys
 
 __all__ = ["NullPlan", "PooledRows", "bucket_fixed_sums", "bucket_group", "bucket_null_sums", "bucket_order",
@@ -179,13 +179,14 @@ class NullPlan:
     stages: tuple = ()
 
     @classmethod
-    def draw(cls, random_state, n_first: int, bucket_sizes: np.ndarray, n_permutations: int, *,
+    def draw(cls, rng: np.random.Generator, n_first: int, bucket_sizes: np.ndarray, n_permutations: int, *,
              n_cells: int, stages: Sequence[int] = ()) -> NullPlan:
-        """Return the plan of ``n_permutations`` draws, its entropy drawn from ``random_state``.
+        """Return the plan of ``n_permutations`` draws, its entropy drawn from ``rng``.
 
         Parameters
         ----------
-        random_state : None, int or Generator
+        rng : Generator
+            The caller's generator, resolved where the user's ``random_state`` came in.
         n_first : int
         bucket_sizes : ndarray of int
         n_permutations : int
@@ -198,7 +199,7 @@ class NullPlan:
         -------
         NullPlan
         """
-        entropy = int(check_random_state(random_state).integers(2**63))
+        entropy = int(rng.integers(2**63))
         round_size = int(min(n_permutations, max(BLOCK, ROUND_CELLS // max(int(n_cells) + 1, 1))))
         stages = tuple(sorted({int(s) for s in stages if 0 < int(s) < n_permutations}))
         return cls(entropy, int(n_first), np.asarray(bucket_sizes, dtype=np.int64), int(n_permutations), round_size,
@@ -256,7 +257,7 @@ class NullPlan:
         size = self.round(r).stop - self.round(r).start
         if self.n_buckets == 1:
             return np.full((size, 1), self.n_first, dtype=np.int64)
-        return split_draws(self.bucket_sizes, self.n_first, size, random_state=self._generator(0, r)).T.astype(
+        return _split_draws(self.bucket_sizes, self.n_first, size, self._generator(0, r)).T.astype(
             np.int64)
 
     def stream(self, bucket: int, r: int) -> np.random.Generator:
@@ -452,7 +453,7 @@ def _bucket_draws(multiplicity: np.ndarray, n_first: np.ndarray, rng):
     buffer = np.empty((batch, n_units), dtype=np.int32 if int(multiplicity.sum()) < 2**31 else np.int64)
     for start in range(0, size, batch):
         k = min(batch, size - start)
-        yield start, split_draws(multiplicity, n_first[start: start + k], k, random_state=rng, out=buffer[:k]).T
+        yield start, _split_draws(multiplicity, n_first[start: start + k], k, rng, out=buffer[:k]).T
 
 
 def permutation_splits(codes: np.ndarray, multiplicity: np.ndarray, n_first: int, n_permutations: int, *,
@@ -492,7 +493,8 @@ def permutation_splits(codes: np.ndarray, multiplicity: np.ndarray, n_first: int
     buckets = row_buckets(codes, n_buckets(int(multiplicity.sum())))
     order = bucket_order(codes, multiplicity, buckets)
     sizes = np.bincount(buckets, weights=multiplicity, minlength=n_buckets(int(multiplicity.sum()))).astype(np.int64)
-    plan = NullPlan.draw(random_state, n_first, sizes, n_permutations, n_cells=0, stages=stages)
+    plan = NullPlan.draw(check_random_state(random_state), n_first, sizes, n_permutations, n_cells=0,
+                         stages=stages)
     ordered_buckets = buckets[order]
     present, starts = np.unique(ordered_buckets, return_index=True)
     bounds = np.append(starts, order.size)

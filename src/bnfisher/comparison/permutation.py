@@ -210,7 +210,7 @@ def permutation_statistics(kernel: FamilyKernel, X, Y, *, n_permutations: int = 
     n_permutations = check_positive_int(n_permutations, "n_permutations")
     limit = None if max_rows is None else check_positive_int(max_rows, "max_rows")
     pool, full_statistic = _pool(kernel, X, Y, limit=limit, witness=witness, rng=rng)
-    return replace(pooled_statistics(pool, n_permutations, rng, witness=witness, early_stop=early_stop),
+    return replace(_pooled_statistics(pool, n_permutations, rng, witness=witness, early_stop=early_stop),
                    full_statistic=full_statistic)
 
 
@@ -236,7 +236,13 @@ def pooled_statistics(pool: PooledRows, n_permutations: int, random_state=None, 
     -------
     PermutationStatistics
     """
-    rng = check_random_state(random_state)
+    return _pooled_statistics(pool, n_permutations, check_random_state(random_state), witness=witness,
+                              early_stop=early_stop)
+
+
+def _pooled_statistics(pool: PooledRows, n_permutations: int, rng: np.random.Generator, *, witness: bool,
+                       early_stop: EarlyStop | AnytimeTest | None) -> PermutationStatistics:
+    """:func:`pooled_statistics` with its generator resolved (the caller's ``random_state``, checked once)."""
     layout, n_x, n_y = pool.layout, pool.n_x, pool.n_y
     fixed, sizes = pool.fixed_sums()
     observed_counts, pooled_counts = fixed[: layout.n_cells].T

@@ -73,14 +73,18 @@ def split_draws(multiplicity, n_first, size, *, random_state=None, out=None, met
     >>> draws.sum(axis=0).tolist(), bool((draws <= [[3], [1], [2]]).all())
     ([4, 4, 4, 4, 4], True)
     """
-    rng = check_random_state(random_state)
+    if method not in ("auto", "bernoulli", "subsets"):
+        raise OptionError(f"`method` must be 'auto', 'bernoulli' or 'subsets'; got {method!r}.")
+    return _split_draws(multiplicity, n_first, size, check_random_state(random_state), out=out, method=method)
+
+
+def _split_draws(multiplicity, n_first, size: int, rng: np.random.Generator, *, out=None, method: str = "auto"):
+    """:func:`split_draws` with its generator resolved and its method checked (the null's buckets call it)."""
     multiplicity = np.asarray(multiplicity, dtype=np.int64)
     n_total = int(multiplicity.sum())
     first = np.broadcast_to(np.asarray(n_first, dtype=np.int64), (size,))
     if out is None:
         out = np.empty((size, multiplicity.size), dtype=np.int32 if n_total < 2**31 else np.int64)
-    if method not in ("auto", "bernoulli", "subsets"):
-        raise OptionError(f"`method` must be 'auto', 'bernoulli' or 'subsets'; got {method!r}.")
     if method == "subsets" or (method == "auto" and draws_by_subsets(multiplicity, first)):
         return _subset_draws(multiplicity, first, rng, out).T
     return _bernoulli_draws(multiplicity, first, rng, out).T

@@ -50,7 +50,7 @@ def no_mechanisms() -> pd.DataFrame:
     return table
 
 
-def neighbourhood_graph(network: BayesianNetwork, encoded: tuple) -> tuple:
+def neighbourhood_graph(network: BayesianNetwork, encoded: tuple, *, random_state: np.random.Generator) -> tuple:
     """Learn the mechanism search's DAG by hill climbing (BIC) on the two samples pooled, without the label.
 
     One climb from the empty graph (``search="plain"``): the search needs each variable's neighbours, and the
@@ -65,6 +65,8 @@ def neighbourhood_graph(network: BayesianNetwork, encoded: tuple) -> tuple:
         Gives the schema (variables, states).
     encoded : tuple of DistinctRows
         The two samples in the network's schema.
+    random_state : Generator
+        The comparison's (one climb from the empty graph draws nothing from it).
 
     Returns
     -------
@@ -81,7 +83,8 @@ def neighbourhood_graph(network: BayesianNetwork, encoded: tuple) -> tuple:
     codes = np.concatenate([in_schema(rows) for rows in encoded])
     copies = np.concatenate([rows.copies for rows in encoded]).astype(np.float64)
     provider = NumpyCounts(np.asfortranarray(codes), network.schema, weights=copies, missing="available-case")
-    graph = learn(provider, "hc", schema=network.schema, missing="available-case", search="plain")
+    graph = learn(provider, "hc", schema=network.schema, missing="available-case", search="plain",
+                  random_state=random_state)
     note = (f"Mechanism search: conditioning sets from a hill-climbing DAG of the two samples pooled "
             f"({len(graph.edges)} arcs, learned in {time.perf_counter() - started:.2f} s).")
     position = {v: i for i, v in enumerate(network.variables)}

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_option, check_random_state
 from bnfisher.bn.network import BayesianNetwork
@@ -110,8 +112,9 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     searched = given or (isinstance(structure, str) and structure in SEARCHED_STRUCTURES)
     result = compare_encoded(network, (DistinctRows.of(encoded_a), DistinctRows.of(encoded_b)), (A, B),
                              names=tuple(names),
-                             n_permutations=n_permutations, test=test, top=top, random_state=random_state,
-                             notes=notes, advice=advice, graph=network.parent_indices() if searched else None,
+                             n_permutations=n_permutations, test=test, top=top,
+                             random_state=check_random_state(random_state), notes=notes, advice=advice,
+                             graph=network.parent_indices() if searched else None,
                              early_stop=AnytimeTest(0.05, test) if stopping == "anytime" else None)
     families, advice = result.families, result.advice  # the result's own list: the warnings so far
     for column in split_columns(A, B):
@@ -124,7 +127,7 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
 
 
 def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *, names: tuple,
-                    n_permutations: int, test: str, top: int, random_state, notes: list,
+                    n_permutations: int, test: str, top: int, random_state: np.random.Generator, notes: list,
                     advice: list, graph: list | None = None, attribute_below: float = 0.05,
                     early_stop: EarlyStop | AnytimeTest | None = None) -> ComparisonResult:
     """Compare two tables already encoded with the network's schema (the core of :func:`compare` and of drift).
@@ -143,7 +146,8 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     n_permutations : int
     test : {"aggregate", "mmd"}
     top : int
-    random_state : None, int or Generator
+    random_state : Generator
+        Resolved by the public caller (:func:`compare`, :func:`~bnfisher.drift`): drawn from as it is.
     notes, advice : list of str
         What was done so far, and the warnings so far (extended here).
     graph : list of tuple of int, optional
@@ -166,19 +170,18 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     # New lists: the caller's notes and advice are read, not written.
     notes = [*notes, f"Fisher kernel: {kernel.n_features_} features; parent marginals by {kernel.inference_}."]
     advice = [*advice, *feature_advice(kernel)]
-    rng = check_random_state(random_state)
-    statistics = permutation_statistics(kernel, *encoded, n_permutations=n_permutations, random_state=rng,
-                                        witness=True, early_stop=early_stop)
+    statistics = permutation_statistics(kernel, *encoded, n_permutations=n_permutations,
+                                        random_state=random_state, witness=True, early_stop=early_stop)
     notes += draw_note(sum(int(rows.copies.sum()) for rows in encoded))
     samples_codes = [(kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded]
     sequential = sequential_options(early_stop)
-    tests, note = resolved_family_tests(network, *samples_codes, random_state=rng, alpha=attribute_below,
+    tests, note = resolved_family_tests(network, *samples_codes, random_state=random_state, alpha=attribute_below,
                                         **sequential)
     notes.append(note)
     result = two_sample_test(kernel, statistics, test, ((statistics.x.witness, encoded[0].copies),
                                                         (statistics.y.witness, encoded[1].copies)),
                              stopping=early_stop)
-    mechanisms, searched = find_mechanisms(kernel, encoded, graph=graph, names=names, random_state=rng,
+    mechanisms, searched = find_mechanisms(kernel, encoded, graph=graph, names=names, random_state=random_state,
                                            **sequential) \
         if result.p_value <= attribute_below else (None, [])
     return _result(kernel, statistics, tests, result, encoded, samples, names=names, notes=notes + searched,
@@ -262,7 +265,7 @@ def find_mechanisms(kernel: FamilyKernel, encoded: tuple, *, graph: list | None,
     network, notes = kernel.network, []
     samples_codes = tuple((kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded)
     if graph is None:
-        graph, note = neighbourhood_graph(network, encoded)
+        graph, note = neighbourhood_graph(network, encoded, random_state=random_state)
         notes.append(note)
     table = mechanism_table(network, samples_codes, graph, names=names, random_state=random_state, anytime=anytime,
                             reject_early=reject_early)

@@ -169,7 +169,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
             raise DataError("`parameters` must name at least one block.")
         return blocks
 
-    def _fit_hmm(self, X: np.ndarray, lengths: list):
+    def _fit_hmm(self, X: np.ndarray, lengths: list, rng: np.random.Generator):
         try:
             import hmmlearn  # noqa: F401
             from threadpoolctl import threadpool_limits  # a scikit-learn dependency
@@ -185,7 +185,7 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
                 model, value, values, collapsed = fit_starts(
                     X, lengths, n_states=check_positive_int(self.n_states, "n_states"),
                     covariance_type=self.covariance_type, n_init=n_init, check_every=check_every, n_iter=self.n_iter,
-                    tol=self.tol, min_covar=self.min_covar, rng=check_random_state(self.random_state),
+                    tol=self.tol, min_covar=self.min_covar, rng=rng,
                     progress=self.progress)
         except ValueError:
             raise DataError(f"Every one of the {n_init} HMM fits failed. Use fewer states (`n_states`) or more "
@@ -241,7 +241,8 @@ class HMMFisherKernel(TransformerMixin, BaseEstimator):
         if constant.size:
             raise DataError(f"Channel {int(constant[0])} is constant over all sequences; a Gaussian HMM needs "
                             "variation in every channel (drop it, or add noise).")
-        self.model_, self.log_likelihood_, self.init_log_likelihoods_ = self._fit_hmm(X, [len(p) for p in parts])
+        rng = check_random_state(self.random_state)
+        self.model_, self.log_likelihood_, self.init_log_likelihoods_ = self._fit_hmm(X, [len(p) for p in parts], rng)
         K, D = self.model_.means_.shape
         self.startprob_ = np.array(self.model_.startprob_)
         self.transmat_ = np.array(self.model_.transmat_)
