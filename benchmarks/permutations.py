@@ -24,11 +24,11 @@ distinct rows with their multiplicities.
     2^20 rows sorted on every core and merged, beside ``np.unique(axis=0)`` with the inverse and counts
     (NumPy's reference, run once): the same distinct rows and counts (checked).
 
-(f) ``split_draws(method="subsets")`` in a drift window's hash bucket (``--bucket`` pooled alarm rows, default
-    122,000, a tenth of them drawn; 1,000 splits, best of 3): NumPy's tail shuffle compiled on the same bit
-    generator and counted by distinct row as it goes (``bnfisher.comparison._tail_shuffle``), beside the former
-    code (``Generator.choice`` without replacement, then a bincount): the same splits and the generator left in
-    the same state (checked).
+(f) ``split_draws``' two exact methods side by side (1,000 splits, best of 3): ``"subsets"`` (NumPy's ``choice``
+    of the smaller sample's rows, counted by distinct row) and ``"bernoulli"`` (a Bernoulli draw per row copy,
+    then the excess removed), in a drift window's hash bucket (``--bucket`` pooled alarm rows, default 122,000, a
+    tenth and a hundredth of them drawn) and in a pool with many copies per distinct row; and whether
+    ``method="auto"`` (a cost model of the inputs alone) takes the faster.
 
 Run:  python benchmarks/permutations.py [--rows 1000000] [--distinct 2000000] [--bucket 122000] [--steps abcdef]
 """
@@ -178,34 +178,29 @@ def _rest(args) -> None:
 
 
 def subsets(n_total: int) -> None:
-    """(f): the subset draws, compiled, against ``Generator.choice`` and a bincount (the former code)."""
-    from bnfisher.comparison.splits import _subset_draws
+    """(f): the two exact ways of drawing splits, side by side, and the one ``method="auto"`` takes."""
+    from bnfisher.comparison.splits import draws_by_subsets
 
     network = bf.read_network(ROOT / "tests" / "fixtures" / "bif" / "alarm.bif.gz")
-    codes = network.encode(network.sample(n_total, random_state=0, as_frame=False).astype(np.int8)).codes
-    _, _, multiplicity = distinct_rows(codes)
-    multiplicity = multiplicity.astype(np.int64)
-    first = np.full(1000, n_total // 10, dtype=np.int64)
-    owner = np.repeat(np.arange(multiplicity.size), multiplicity)
-
-    def former(rng):
+    cases = []
+    for label, rows, share in ((f"a drift window's bucket: {n_total:,} alarm rows, a tenth drawn", n_total, 10),
+                               ("a drift window's bucket, a hundredth drawn", n_total, 100),
+                               ("a test of 50,000 + 50,000 alarm rows (many copies)", 100_000, 2)):
+        codes = network.encode(network.sample(rows, random_state=0, as_frame=False).astype(np.int8)).codes
+        _, _, multiplicity = distinct_rows(codes)
+        cases.append((label, multiplicity.astype(np.int64), np.full(1000, rows // share, dtype=np.int64)))
+    for label, multiplicity, first in cases:
         out = np.empty((first.size, multiplicity.size), dtype=np.int32)
-        for k, size in enumerate(first.tolist()):
-            out[k] = np.bincount(owner[rng.choice(n_total, size=size, replace=False, shuffle=False)],
-                                 minlength=multiplicity.size)
-        return out
-
-    _materialise()
-    out = np.empty((first.size, multiplicity.size), dtype=np.int32)
-    _subset_draws(multiplicity, first[:2], np.random.default_rng(0), out[:2])  # compiled before the clock
-    ours_rng, their_rng = np.random.default_rng(1), np.random.default_rng(1)
-    ours_time, ours = best_of(lambda: _subset_draws(multiplicity, first, ours_rng, out).copy())
-    reference, theirs = best_of(lambda: former(their_rng))
-    same = np.array_equal(ours, theirs) and ours_rng.bit_generator.state == their_rng.bit_generator.state
-    print(f"(f) subset draws, {n_total:,} pooled rows ({multiplicity.size:,} distinct), {first[0]:,} drawn, "
-          f"{first.size} splits (best of 3): compiled tail shuffle {ours_time:.3f} s | Generator.choice + bincount "
-          f"(former code) {reference:.3f} s | {reference / ours_time:.2f}x; the same splits and generator state: "
-          f"{same}")
+        seconds = {}
+        for method in ("subsets", "bernoulli"):
+            def draw(method=method, multiplicity=multiplicity, first=first, out=out):
+                return split_draws(multiplicity, first, first.size, random_state=1, out=out, method=method)
+            seconds[method] = best_of(draw)[0]
+        chosen = "subsets" if draws_by_subsets(multiplicity, first) else "bernoulli"
+        faster = min(seconds, key=seconds.get)
+        print(f"(f) {label} ({multiplicity.size:,} distinct rows), {first.size} splits (best of 3): subsets "
+              f"{seconds['subsets']:.3f} s | bernoulli {seconds['bernoulli']:.3f} s | auto takes {chosen}: "
+              f"{'the faster' if chosen == faster else 'NOT the faster'}")
 
 
 def family_tests(rows: int) -> None:

@@ -11,16 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from bnfisher._utils.validation import check_random_state
-from bnfisher.comparison._tail_shuffle import (
-    TAIL_MIN_POOL,
-    numpy_subset_counts,
-    replicates_numpy,
-    tail_subset_counts,
-    uses_tail,
-)
 from bnfisher.exceptions import OptionError
 
-__all__ = ["BERNOULLI_COPIES", "draw_note", "draws_by_subsets", "split_draws"]
+__all__ = ["BERNOULLI_COPIES", "draws_by_subsets", "split_draws"]
 
 #: Distinct rows with at most this many copies are split by Bernoulli draws, the others by binomials.
 BERNOULLI_COPIES = 16
@@ -126,48 +119,16 @@ def draws_by_subsets(multiplicity: np.ndarray, first: np.ndarray) -> bool:
     return subsets < bernoulli
 
 
-def draw_note(n_rows: int) -> list:
-    """Return a note when this NumPy's draws cannot take the compiled path (an empty list otherwise).
-
-    The compiled draw replicates ``Generator.choice``'s tail shuffle, which NumPy uses on
-    pools of more than 10,000 rows; a NumPy that draws otherwise gets its own ``choice``:
-    the same exact p-values, drawn more slowly.
-
-    Parameters
-    ----------
-    n_rows : int
-        Rows pooled in a permutation.
-
-    Returns
-    -------
-    list of str
-    """
-    if n_rows <= TAIL_MIN_POOL or replicates_numpy():
-        return []
-    return [f"Permutations: NumPy {np.__version__} draws without replacement otherwise than the compiled draw "
-            "bnfisher replicates (its Generator.choice tail shuffle), so NumPy's own choice drew the splits: the "
-            "p-values are as exact, drawn about twice as slowly on pools this large."]
-
-
 def _subset_draws(multiplicity: np.ndarray, first: np.ndarray, rng, out: np.ndarray) -> np.ndarray:
-    """Each split: the smaller sample's rows, a uniform subset drawn without replacement, counted by distinct row."""
+    """Each split: the smaller sample's rows, NumPy's ``choice`` without replacement, counted by distinct row."""
     n_total = int(multiplicity.sum())
     owner = np.repeat(np.arange(multiplicity.size, dtype=np.intp), multiplicity)  # pooled row -> its distinct row
-    tail = np.array([uses_tail(n_total, min(f, n_total - f)) for f in first.tolist()], dtype=bool)
-    if tail.any() and replicates_numpy():  # NumPy's own draws, compiled, a run of splits a call
-        bits, scratch = rng.bit_generator, np.arange(n_total, dtype=np.int64)
-        touched, pointers = np.empty(n_total, dtype=np.int64), bits.ctypes
-    else:
-        tail[:] = False
-    runs = tail.astype(np.int8)
-    starts = np.flatnonzero(np.diff(runs, prepend=1 - runs[:1]) != 0) if first.size else np.zeros(0, dtype=np.intp)
-    for start, stop in zip(starts.tolist(), np.append(starts[1:], first.size).tolist()):  # runs of one method
-        if tail[start]:
-            with bits.lock:
-                tail_subset_counts(pointers.next_uint32, pointers.state_address, rng, owner, scratch,
-                                   first[start:stop], multiplicity, out[start:stop], touched)
-        else:
-            numpy_subset_counts(rng, owner, first[start:stop], multiplicity, out[start:stop])
+    for k, size in enumerate(first.tolist()):
+        smaller = min(size, n_total - size)
+        out[k] = np.bincount(owner[rng.choice(n_total, size=smaller, replace=False, shuffle=False)],
+                             minlength=multiplicity.size)
+        if smaller != size:
+            np.subtract(multiplicity, out[k], out=out[k], casting="unsafe")
     return out
 
 

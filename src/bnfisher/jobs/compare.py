@@ -22,7 +22,6 @@ from bnfisher.comparison.attribution import default_permutations as family_permu
 from bnfisher.comparison.explain import cells_from_counts, family_profiles, family_table
 from bnfisher.comparison.permutation import PermutationStatistics, permutation_statistics
 from bnfisher.comparison.sequential import EarlyStop
-from bnfisher.comparison.splits import draw_note
 from bnfisher.comparison.staged import anytime_tests
 from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
@@ -172,7 +171,6 @@ def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *,
     advice = [*advice, *feature_advice(kernel)]
     statistics = permutation_statistics(kernel, *encoded, n_permutations=n_permutations,
                                         random_state=random_state, witness=True, early_stop=early_stop)
-    notes += draw_note(sum(int(rows.copies.sum()) for rows in encoded))
     samples_codes = [(kernel.encode(rows.encoded).codes, rows.copies) for rows in encoded]
     sequential = sequential_options(early_stop)
     tests, note = resolved_family_tests(network, *samples_codes, random_state=random_state, alpha=attribute_below,
