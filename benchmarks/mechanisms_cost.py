@@ -87,10 +87,10 @@ def main() -> None:
             search.CHECKPOINTS, mechanisms.CERTIFY_SHARE = checkpoints, share
             mechanisms.SEARCH_PERMUTATIONS = budget
         searched = changed.mechanisms.attrs.get("searched")
-        lines.append(f"| {name} ({variable}) | {without:.1f} (p = {quiet.test.p_value:.3g}) | {seconds:.1f} "
+        lines.append(f"| {name} ({variable}) | {without:.2f} (p = {quiet.test.p_value:.3g}) | {seconds:.2f} "
                      f"(p = {changed.test.p_value:.3g}{'' if searched else ', no search'}) | {seconds / without:.1f} | "
-                     f"{found:.1f} | {found / seconds:.0%} | {drawn:,} | {', '.join(named) or '-'} | {fixed_drawn:,} | "
-                     f"{fixed:.1f} |")
+                     f"{found:.2f} | {found / seconds:.0%} | {drawn:,} | {', '.join(named) or '-'} | {fixed_drawn:,} | "
+                     f"{fixed:.2f} |")
         print(lines[-1], file=sys.stderr, flush=True)
     print("\n".join(lines))
 
