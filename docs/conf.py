@@ -35,7 +35,7 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py",
-                    "auto_examples/*.zip", "auto_examples/*.md5", "auto_examples/*.json", "sg_execution_times.rst"]
+                    "auto_examples/*.zip", "auto_examples/*.md5", "auto_examples/*.json"]
 templates_path = ["_templates"]
 html_static_path = ["_static"]
 
@@ -75,6 +75,8 @@ sphinx_gallery_conf = {
     "abort_on_example_error": True,
     "show_memory": False,
     "min_reported_time": 1,
+    # No computation-time pages: they were written into docs/ on every build (a tracked file rewritten by a test).
+    "write_computation_times": False,
 }
 
 html_theme = "pydata_sphinx_theme"
