@@ -10,7 +10,11 @@ families split between two threads.
 Goals (issue "performance"): a counting pass within 3x of the per-core bound; at least 1.7x on 2 cores against
 1, the same tables.
 
-Run:  python benchmarks/counting.py [--rows 10000000]   (about a minute)
+``--fallback``: the compiler's NumPy fallback (``_numpy_count``, what a small job runs before numba pays) on a
+call of the mechanism search's hill climb (6,700 weighted alarm rows, one child with each of the other 36 columns
+as a parent), and its range check beside the former one (a pair of comparisons per counted column).
+
+Run:  python benchmarks/counting.py [--rows 10000000] [--fallback]   (about a minute)
 """
 
 from __future__ import annotations
@@ -42,7 +46,11 @@ def per_family(codes, families, cards, threads: int) -> list:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--fallback", action="store_true", help="time the NumPy fallback of one small call instead")
     args = parser.parse_args()
+    if args.fallback:
+        fallback()
+        return
     network = bf.read_bif(BIF)
     codes = network.encode(network.sample(args.rows, random_state=0)).codes
     cards = network.cardinalities
@@ -65,6 +73,48 @@ def main() -> None:
     print(f"  count_block, two threads: {two:.3f} s = {one / two:.2f}x one thread (goal >= 1.7x); same tables: {same}")
     print(f"  former pass (an index and np.bincount per family): one thread {former_one:.3f} s "
           f"({former_one / one:.1f}x count_block's), two threads {former_two:.3f} s ({former_one / former_two:.2f}x)")
+
+
+def fallback() -> None:
+    """The NumPy fallback on one hill-climbing call; its range check beside the former column-by-column one."""
+    from bnfisher.data import _row_counts
+
+    count = _row_counts._numpy_count  # noqa: SLF001 - the fallback itself is what is timed
+    network = bf.read_bif(BIF)
+    codes = np.asfortranarray(network.encode(network.sample(6_700, random_state=0)).codes)
+    cards = network.cardinalities
+    families = [(u, 5) for u in range(codes.shape[1]) if u != 5]
+    members, offsets, strides, states, table_offsets = _row_counts.packed_families(families, cards)
+    weights = np.random.default_rng(0).integers(1, 3, codes.shape[0]).astype(np.float64)
+    columns, first = np.unique(members, return_index=True)
+
+    def check(rows):  # the check in the fallback now: two reductions over the counted columns
+        block = rows[:, columns]
+        if block.min() < 0 or (block.max(axis=0) >= states[first]).any():
+            return int(np.argmax(((block < 0) | (block >= states[first])).any(axis=1)))
+        return -1
+
+    def former(rows):  # the former check: a pair of comparisons per counted column
+        outside = np.zeros(rows.shape[0], dtype=bool)
+        for column in np.unique(members):
+            r = states[np.argmax(members == column)]
+            outside |= (rows[:, column] < 0) | (rows[:, column] >= r)
+        return int(np.argmax(outside)) if outside.any() else -1
+
+    def call():
+        out = np.zeros(int(table_offsets[-1]))
+        return count(codes, 0, codes.shape[0], members, offsets, strides, states, table_offsets, weights, out)
+
+    whole = best_of(lambda: [call() for _ in range(50)])[0] / 50
+    now = best_of(lambda: [check(codes) for _ in range(50)])[0] / 50
+    before = best_of(lambda: [former(codes) for _ in range(50)])[0] / 50
+    bad = codes.copy()
+    bad[4_000, 7], bad[5_000, 3] = -1, 9
+    same = check(codes) == former(codes) == -1 and check(bad) == former(bad) == 4_000
+    print(f"NumPy fallback, one call ({codes.shape[0]:,} weighted rows, {len(families)} families): "
+          f"{1e3 * whole:.3f} ms, "
+          f"of which the range check {1e3 * now:.3f} ms; the former check {1e3 * before:.3f} ms (the call "
+          f"{(whole - now + before) / whole:.2f}x as long with it); the same rows found: {same}")
 
 
 if __name__ == "__main__":

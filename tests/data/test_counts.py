@@ -326,3 +326,29 @@ def test_summed_counts_refuse_parts_of_other_schemas_and_sample_positions_of_the
     assert sorted(rows.index) == [0, 1, 2, 3, 4]
     labels = [tuple(r) for r in rows.sort_index().to_numpy().tolist()]
     assert labels == [(0, 1), (1, 1), (1, 0), (0, 0), (1, 1)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_numpy_counting_stops_at_the_first_row_outside_its_states(seed):
+    """The compiler's fallback (``_numpy_count``) returns the first row whose code in a counted column is -1 or at
+    least its states (found by looking at every cell), -1 when there is none; columns no family counts may hold
+    anything."""
+    from bnfisher.data import _row_counts
+
+    rng = np.random.default_rng(seed)
+    cards = [3, 4, 2, 5, 3]
+    codes = np.column_stack([rng.integers(0, r, 40) for r in cards]).astype(np.int8)
+    families = [(0, 2), (1, 3, 2)]  # column 4 is counted by no family
+    codes[rng.integers(40), 4] = 9
+    members, offsets, strides, states, table_offsets = _row_counts.packed_families(families, cards)
+    out = np.zeros(int(table_offsets[-1]))
+    args = (members, offsets, strides, states, table_offsets, np.zeros(0), out)
+    count = _row_counts._numpy_count  # noqa: SLF001 - the fallback itself
+    assert count(codes, 5, 40, *args) == -1
+    bad = sorted(rng.choice(np.arange(5, 40), size=2, replace=False))
+    codes[bad[0], [0, 1, 2, 3][seed]] = [-1, 4, 2, 5][seed]  # below, or at the column's number of states
+    codes[bad[1], 0] = -1
+    counted = [0, 1, 2, 3]
+    first = min(i for i in range(5, 40) if any(not 0 <= codes[i, c] < cards[c] for c in counted))
+    assert first == bad[0]
+    assert count(codes, 5, 40, *args) == first

@@ -63,12 +63,10 @@ def packed_families(families, cardinalities) -> tuple:
 def _numpy_count(codes, lo, hi, members, offsets, strides, states, table_offsets, weights, out):
     """Return :func:`_count`'s result with NumPy (its fallback): an index and a ``np.bincount`` per family."""
     codes, weights = codes[lo:hi], weights[lo:hi] if weights.size else weights
-    outside = np.zeros(codes.shape[0], dtype=bool)
-    for column in np.unique(members):
-        r = states[np.argmax(members == column)]
-        outside |= (codes[:, column] < 0) | (codes[:, column] >= r)
-    if outside.any():
-        return lo + int(np.argmax(outside))
+    columns, first = np.unique(members, return_index=True)
+    block = codes[:, columns]  # the families' columns, each checked against its states by two reductions
+    if block.size and (block.min() < 0 or (block.max(axis=0) >= states[first]).any()):
+        return lo + int(np.argmax(((block < 0) | (block >= states[first])).any(axis=1)))
     index = np.empty(codes.shape[0], dtype=np.int64)
     for f in range(offsets.size - 1):
         index[:] = 0
