@@ -25,6 +25,7 @@ from dataclasses import InitVar, dataclass, field, replace
 import numpy as np
 
 from bnfisher._utils.jit import compiled
+from bnfisher._utils.validation import check_random_state
 
 __all__ = ["MAX_PAIRS", "RESTARTS", "RESTART_SHARE", "RESTART_WORK", "SWEEP_WORK", "MarginCounts",
            "MarginRefinement", "balance_margins", "margin_pairs", "common_labels", "refine_margins", "restore_labels"]
@@ -63,7 +64,7 @@ def margin_pairs(n_columns: int, arcs, *, max_pairs: int = MAX_PAIRS, random_sta
     first = list(dict.fromkeys(tuple(sorted(arc)) for arc in arcs))[:max_pairs]
     taken = set(first)
     others = [pair for pair in every if pair not in taken]
-    order = np.random.default_rng(random_state).permutation(len(others))[: max_pairs - len(first)]
+    order = check_random_state(random_state).permutation(len(others))[: max_pairs - len(first)]
     return first + [others[i] for i in np.sort(order)]
 
 
@@ -384,7 +385,7 @@ def refine_margins(margins: MarginCounts, start: np.ndarray, criterion, *, slack
     >>> found.distance[1] <= found.distance[0], found.mmd2[1] <= 1.45 * found.mmd2[0]
     (True, True)
     """
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     search = _SwapSearch(margins, np.asarray(start), criterion, allowed)
     first_mmd, first_distance = search.current, margins.distance(search.subset)
     search.cap = slack * first_mmd
@@ -398,8 +399,9 @@ def refine_margins(margins: MarginCounts, start: np.ndarray, criterion, *, slack
         moved = search.perturb(rng.choice(best.size, size=replaced, replace=False), rng)
         swapped, sweeps = search.descend(min(max_sweeps, budget), tol)
         budget -= sweeps
-        if margins.distance(search.subset) < best_distance - 1e-12:  # kept: its swaps lead to the result
-            best, best_distance, swaps = search.subset.copy(), margins.distance(search.subset), swaps + moved + swapped
+        distance = margins.distance(search.subset)
+        if distance < best_distance - 1e-12:  # kept: its swaps lead to the result
+            best, best_distance, swaps = search.subset.copy(), distance, swaps + moved + swapped
         else:
             search.reset(best)  # so the search (and the criterion's state) ends at ``best``
     return MarginRefinement(indices=np.sort(best), distance=(first_distance, best_distance),
@@ -553,7 +555,7 @@ def balance_margins(kernel, encoded, indices: np.ndarray, criterion, *, target_c
     >>> found.distance[1] <= found.distance[0], note.startswith("Refined for the columns and pairs")
     (True, True)
     """
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     codes = encoded.codes
     arcs = [(parent, family[-1]) for family in kernel.families for parent in family[:-1]]
     pairs = margin_pairs(codes.shape[1], arcs, random_state=rng)
