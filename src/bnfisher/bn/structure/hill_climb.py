@@ -122,18 +122,16 @@ def _best_move(candidates, lengths, add_gain, delete_gain, arcs, reach, white, b
         room_j = counts[j] < max_parents
         for k in range(lengths[j]):
             i = candidates[j, k]
-            present = arcs[i, j]
             # add i -> j: absent, no path j ~> i, not blacklisted, room in j; delete i -> j: present, not
             # whitelisted; reverse (delete i -> j, add j -> i): deletable, j -> i not blacklisted, room in i.
-            deletable = present and not white[i, j]
+            # The tests are branch-free (&, ~): the three kinds in one pass, as (legal, gain) pairs.
+            deletable = arcs[i, j] & ~white[i, j]
+            legal = (~arcs[i, j] & ~reach[j, i] & ~black[i, j] & room_j, deletable,
+                     deletable & ~black[j, i] & (counts[i] < max_parents))
+            gains = (add_gain[i, j], delete_gain[i, j], delete_gain[i, j] + add_gain[j, i])
             for kind in range(3):
-                legal = ((not present and not reach[j, i] and not black[i, j] and room_j) if kind == 0 else
-                         deletable if kind == 1 else (deletable and not black[j, i] and counts[i] < max_parents))
-                if not legal:
-                    continue
-                gain = (add_gain[i, j] if kind == 0 else
-                        delete_gain[i, j] if kind == 1 else delete_gain[i, j] + add_gain[j, i])
-                if not gain > minimum or (skip_neutral and abs(gain) <= 1e-6):
+                gain = gains[kind]
+                if not (legal[kind] and gain > minimum) or (skip_neutral and abs(gain) <= 1e-6):
                     continue
                 position = (kind * n + i) * n + j
                 value = np.rint(gain * _DECIMALS) / _DECIMALS
