@@ -12,8 +12,9 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: an expensive test (a Dask cluster, large networks, a browser, a "
-                                       "simulation); run with --run-slow")
+    config.addinivalue_line("markers", "slow: an expensive test (a Dask cluster's equalities, large networks, a "
+                                       "browser, a simulation of a rate, a fresh interpreter, a server's "
+                                       "timeout); run with --run-slow")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -109,6 +109,7 @@ def test_public_calls_never_modify_their_inputs():
     pd.testing.assert_series_equal(y, before["frame"]["class"])
 
 
+@pytest.mark.slow
 def test_the_command_lines_help_loads_no_heavy_library():
     """``bnfisher --help`` (and a mistyped command) answers without importing pandas, SciPy, numba, Dask or matplotlib:
     each costs a fraction of a second to a second, which every call of the command line would pay."""
@@ -124,6 +125,7 @@ def test_the_command_lines_help_loads_no_heavy_library():
     assert done.stderr.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.slow
 def test_bnfisher_and_its_command_line_import_without_scikit_learn():
     """scikit-learn is an extra: ``import bnfisher`` and the command line work without it (its stand-ins)."""
     import subprocess

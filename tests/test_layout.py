@@ -157,6 +157,7 @@ def test_no_module_imports_another_rooms_private_module():
     assert offences == []
 
 
+@pytest.mark.slow
 def test_deferred_imports_only_load_optional_shells():
     """A bnfisher import inside a function (any room) loads Dask, matplotlib or scikit-learn: every other is at the
     top, where the import graph shows it."""

@@ -213,6 +213,7 @@ def test_a_column_the_model_needs_absent_from_parquet_is_a_data_error(parquet_fo
         DaskCounts(str(folder), schema).counts([(0,)])
 
 
+@pytest.mark.slow
 def test_a_scheduler_that_is_not_an_address_or_does_not_answer_is_refused_in_time():
     import socket
 
@@ -234,6 +235,7 @@ def test_a_scheduler_that_is_not_an_address_or_does_not_answer_is_refused_in_tim
     assert time.perf_counter() - started < 30
 
 
+@pytest.mark.slow
 def test_standard_input_is_read_as_a_table(tmp_path):
     import subprocess
     import sys

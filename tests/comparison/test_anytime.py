@@ -66,6 +66,7 @@ def _fed(test: AnytimeTest, scores: np.ndarray, chunk: int = 32) -> RunningTests
     return running
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha, bet", [(0.05, 0.5), (0.01, 0.25), (0.2, 0.9)])
 def test_under_the_null_no_stopping_time_makes_the_p_value_small(alpha, bet):
     """Ville: P(max over every t <= 2,000 of W_t >= 1 / u) <= u for every u, whatever rule picks the time --
@@ -106,6 +107,7 @@ def test_a_stopped_test_is_valid_over_every_split_of_a_pool():
     assert min(used) < 20 and max(used) <= 400
 
 
+@pytest.mark.slow
 def test_holm_over_anytime_p_values_keeps_the_family_wise_error():
     """Ten null tests, each stopped by its own rule at alpha / 10, then Holm at alpha: over 3,000 simulated
     families the chance of any rejection stays at most alpha (plus three standard errors)."""
@@ -246,6 +248,7 @@ def test_anytime_family_tests_stop_once_settled_and_name_the_changed_family():
     np.testing.assert_allclose(tests.statistic, fixed.statistic)  # the same statistics, tested by betting
 
 
+@pytest.mark.slow
 def test_anytime_windows_on_dask_stop_where_they_stop_in_memory():
     """Windows held by Dask workers stop after the same permutations, with the same p-values, as in memory."""
     dask = pytest.importorskip("dask")

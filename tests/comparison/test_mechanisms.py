@@ -67,6 +67,7 @@ def test_a_changed_row_of_a_child_is_named_and_its_cell_found():
     assert cell["percent_X"] == pytest.approx(80, abs=4) and cell["percent_Y"] == pytest.approx(45, abs=4)
 
 
+@pytest.mark.slow
 def test_unchanged_mechanisms_are_flagged_at_most_at_alpha_family_wise():
     """Simulation: 60 runs, a's prior changed (so b and c's distributions move, their mechanisms do not), and 60 runs
     with no change at all; P(any unchanged variable flagged) <= 0.05 up to 3 Monte-Carlo standard errors."""

@@ -43,6 +43,7 @@ def test_a_horizon_spends_alpha_per_horizon_and_the_unbounded_guarantee_half_of_
     assert unbounded.levels(52, 1)[0] == pytest.approx(0.05 * 52 / (103 * 104))
 
 
+@pytest.mark.slow
 def test_the_chance_of_any_false_alarm_stays_below_alpha_by_simulation():
     """Independent uniform p-values, 20,000 streams of 3,000 windows: the union bound is close to tight here.
 

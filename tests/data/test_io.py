@@ -119,6 +119,7 @@ def test_compiled_functions_fall_back_to_no_cache_where_none_can_be_kept(monkeyp
     assert double(21) == 42
 
 
+@pytest.mark.slow
 def test_a_compiled_function_is_replaced_in_every_module_that_imported_it():
     """A compiled loop calling one imported from another module (the pair scores call the family kernel) finds the
     numba dispatcher under the imported name, and runs compiled (fresh process)."""
@@ -138,6 +139,7 @@ def test_a_compiled_function_is_replaced_in_every_module_that_imported_it():
     assert out[1] == str([[alone, given], [given, alone]])
 
 
+@pytest.mark.slow
 def test_no_thread_can_compile_against_a_stand_in_while_the_modules_are_updated():
     """While ``_materialise`` replaces the stand-ins in the package's modules, no stand-in shows its dispatcher yet
     and numba's compiler lock is held, so a thread that reaches a new dispatcher waits to compile it (it compiled
@@ -167,6 +169,7 @@ def test_no_thread_can_compile_against_a_stand_in_while_the_modules_are_updated(
     assert out == ["True", "False", "False", "True"]
 
 
+@pytest.mark.slow
 def test_import_leaves_the_heavy_dependencies_for_first_use():
     """``import bnfisher`` imports neither pandas, SciPy, numba, networkx nor Dask; using them imports them."""
     import subprocess
@@ -180,6 +183,7 @@ def test_import_leaves_the_heavy_dependencies_for_first_use():
     assert out[1] == "True"
 
 
+@pytest.mark.slow
 def test_a_comparison_and_a_selection_leave_scipy_stats_unimported():
     """``scipy.stats`` costs about a second to import: the tests and the selection take their tails from
     ``scipy.special`` (``bnfisher._utils.tails``), so a command never pays for it."""

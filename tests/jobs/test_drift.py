@@ -437,6 +437,7 @@ def test_a_profile_of_dask_data_is_the_profile_of_the_table():
         assert np.array_equal(distributed.codes, local.codes) and np.array_equal(distributed.counts, local.counts)
 
 
+@pytest.mark.slow
 def test_cli_profile_bins_tables_together_and_on_dask(tmp_path, capsys):
     first, second = _with_numbers(0, 800), _with_numbers(1, 400)
     first.to_csv(tmp_path / "a.csv", index=False)
@@ -458,6 +459,7 @@ def test_cli_profile_bins_tables_together_and_on_dask(tmp_path, capsys):
     assert "apply to tables" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_windows_of_dask_data_in_one_pass_equal_the_windows_of_the_table(nursery):
     dd = pytest.importorskip("dask.dataframe")
     # (a fresh index: dd.from_pandas sorts rows by their index)
@@ -479,6 +481,7 @@ def test_windows_of_dask_data_in_one_pass_equal_the_windows_of_the_table(nursery
     assert "copies" in distributed.comparisons[0].typical_rows(2).columns
 
 
+@pytest.mark.slow
 def test_drift_on_dask_holds_windows_on_the_workers_and_gives_the_in_memory_windows(nursery, monkeypatch):
     """A drifted window (30% of one column set to one label) among unchanged ones: on Dask, with 2 or 5
     partitions, the window table (p-values, clearest family, mechanism) is the in-memory one; the client gathers

@@ -74,6 +74,7 @@ def test_a_deadline_must_be_a_positive_number(timeout):
         check_webhook("http://127.0.0.1/x", timeout)
 
 
+@pytest.mark.slow
 def test_a_server_that_trickles_its_answer_cannot_hold_the_run_past_the_deadline():
     def trickle(connection):
         connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")

@@ -64,6 +64,7 @@ def _bash(command: str, folder, environment) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
+@pytest.mark.slow
 def test_the_guides_commands_run_as_written(place):
     folder, environment, received = place
     (bash,) = _blocks("bash")[:1]
@@ -84,6 +85,7 @@ def test_the_guides_commands_run_as_written(place):
     assert "verdict" in done.stdout
 
 
+@pytest.mark.slow
 def test_the_guides_cron_line_runs_as_cron_runs_it(place):
     folder, environment, received = place
     (cron,) = [block for block in _blocks("text") if re.match(r"\s*[0-9*]", block)]
