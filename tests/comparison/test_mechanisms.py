@@ -13,7 +13,7 @@ import bnfisher as bf
 from bnfisher.comparison.cells import changed_cell
 from bnfisher.comparison.mechanisms import candidate_sets, mechanism_tests, neighbourhoods
 
-from _helpers import random_network
+from _helpers import bif_path, random_network
 
 
 def _chain(prior=(0.5, 0.5), c_row=(0.8, 0.2)) -> bf.BayesianNetwork:
@@ -235,6 +235,35 @@ def test_the_cell_holds_every_parent_of_a_four_parent_change_and_no_needless_con
     cell = cell_search([2] * 8, (codes[n:], np.ones(n)), (codes[:n], np.ones(n)), 7, range(7))
     assert cell["given"] == (0, 1, 2, 3) and cell["configuration"] == (1, 1, 1, 1)
     assert cell["percent_X"] == pytest.approx(70, abs=4) and cell["percent_Y"] == pytest.approx(20, abs=4)
+
+
+def test_a_parent_whose_value_holds_most_rows_joins_a_saturated_cell_and_a_childs_fixed_value_does_not():
+    """Near a saturated change the chi-square grows with the rows more than with the concentration: alarm's HREKG,
+    its row for ERRCAUTER = FALSE (90% of the rows) and HR = HIGH rolled from HIGH to LOW, names both parents
+    because the rows ERRCAUTER splits off are shown unchanged (the chi-square's gain alone named HR only). A child
+    whose value fixes the variable splits off rows that cannot show the change: a root's cell stays unconditioned."""
+    from bnfisher.comparison.cells import cell_search
+
+    net = bf.read_network(bif_path("alarm"))
+    cpt = np.array(net.cpts["HREKG"], dtype=float)
+    planted = (net.states["ERRCAUTER"].index("FALSE"), net.states["HR"].index("HIGH"))
+    cpt[planted] = np.roll(cpt[planted], 1)
+    other = bf.BayesianNetwork(dict(net.parents), dict(net.cpts) | {"HREKG": cpt}, dict(net.states))
+    index = {v: k for k, v in enumerate(net.variables)}
+    pool = [index[v] for v in ("CO", "HR", "HRBP", "HRSAT", "ERRCAUTER", "CATECHOL")]
+    for seed in range(2):
+        X, Y = ((model.encode(model.sample(20_000, random_state=seed + k)).codes, np.ones(20_000))
+                for k, model in ((0, net), (100, other)))
+        cell = cell_search(net.cardinalities, X, Y, index["HREKG"], pool)
+        assert cell["given"] == (index["ERRCAUTER"], index["HR"]) and cell["configuration"] == planted
+
+    rng = np.random.default_rng(5)
+    n = 20_000
+    age = np.where(rng.random(2 * n) < np.r_[np.full(n, 0.2), np.full(n, 0.5)], 1, rng.integers(0, 3, size=2 * n))
+    student = np.where(age == 0, (rng.random(2 * n) < 0.5).astype(int), 0)  # 1 only where age = 0
+    codes = np.c_[age, student, rng.integers(0, 2, size=2 * n)]
+    cell = cell_search([3, 2, 2], (codes[n:], np.ones(n)), (codes[:n], np.ones(n)), 0, [1, 2])
+    assert cell["given"] == ()
 
 
 def test_family_p_values_at_the_floor_resolve_below_holms_floor():

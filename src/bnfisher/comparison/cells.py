@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CELL_SD", "cell_search", "changed_cell"]
+__all__ = ["CELL_SD", "SPLIT_NULL", "SPLIT_Z", "cell_search", "changed_cell"]
 
 
 def changed_cell(cardinalities, X, Y, child: int, given) -> dict:
@@ -71,6 +71,13 @@ def changed_cell(cardinalities, X, Y, child: int, given) -> dict:
 #: A cell's condition is added (kept) when it raises the chi-square by more than this many standard deviations.
 CELL_SD = 2.0
 
+#: Or when the rows it splits off are unchanged: their change in the cell's state within this many standard errors
+#: of none, ...
+SPLIT_NULL = 2.0
+#: ... while it differs from the kept rows' by more than this many, and the split-off rows, had they moved as the
+#: kept ones did (in proportion to the state's share in them), would have shown it by more than this many.
+SPLIT_Z = 3.0
+
 
 def _best_margin(options: list, margin) -> dict | None:
     """Return the option of largest positive ``margin(option)``, or None when none is positive."""
@@ -80,11 +87,11 @@ def _best_margin(options: list, margin) -> dict | None:
     return options[int(np.argmax(margins))]
 
 
-def _pruned(current: dict, chi2, tolerance) -> dict:
+def _pruned(current: dict, chi2, margin) -> dict:
     """Return the cell with conditions dropped, one at a time, while a smaller cell keeps the change."""
     while current["given"]:
         smaller = [chi2([u for u in current["given"] if u != w]) for w in current["given"]]
-        margins = [current["chi2"] - cell["chi2"] - tolerance(cell, current) for cell in smaller]
+        margins = [margin(cell, current) for cell in smaller]
         if min(margins) > 0:
             break
         current = smaller[int(np.argmin(margins))]
@@ -102,8 +109,11 @@ def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict
     :data:`CELL_SD` (two) standard deviations of what the rows split off carry (while one
     does), ``2 sqrt(2 (k + 2 x))`` with ``x = chi2 (1 - s)`` for a share ``s`` of the coarser
     configuration's rows kept and ``k`` child states (a non-central chi-square's spread,
-    for the part of the statistic the split can move); backward: drop the column whose
-    removal costs least below that, while one does.
+    for the part of the statistic the split can move), or, when none does, the column whose
+    split-off rows are shown unchanged (:func:`_split_margin`: near a saturated difference
+    the chi-square grows with the rows more than with the concentration, so a parent whose
+    planted value holds most of the rows adds little to it); backward: drop the column
+    whose removal costs least below either margin, while one does.
 
     Parameters
     ----------
@@ -141,12 +151,70 @@ def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict
         kept = min(1.0, (fine["rows_X"] + fine["rows_Y"]) / max(coarse["rows_X"] + coarse["rows_Y"], 1e-12))
         return CELL_SD * float(np.sqrt(2.0 * (int(cardinalities[child]) + 2.0 * coarse["chi2"] * (1.0 - kept))))
 
+    def gain(coarse: dict, fine: dict) -> float:
+        return fine["chi2"] - coarse["chi2"] - tolerance(coarse, fine)
+
+    def split(coarse: dict, fine: dict) -> float:
+        return _split_margin(cardinalities, X, Y, child, coarse, fine)
+
     current = chi2(())
     pool = sorted(set(int(u) for u in pool) - {int(child)})
     while len(current["given"]) < most:
-        grown = _best_margin([chi2(sorted(current["given"] + (u,))) for u in pool if u not in current["given"]],
-                             lambda cell, coarse=current: cell["chi2"] - coarse["chi2"] - tolerance(coarse, cell))
+        options = [chi2(sorted(current["given"] + (u,))) for u in pool if u not in current["given"]]
+        grown = (_best_margin(options, lambda fine, coarse=current: gain(coarse, fine))
+                 or _best_margin(options, lambda fine, coarse=current: split(coarse, fine)))
         if grown is None:
             break
         current = grown
-    return _pruned(current, chi2, tolerance)
+    return _pruned(current, chi2, lambda coarse, fine: max(gain(coarse, fine), split(coarse, fine)))
+
+
+def _cell_counts(cardinalities, sample, child: int, given, configuration) -> np.ndarray:
+    """Return the child's counts (weighted by copies) among the rows of ``sample`` in ``configuration`` of ``given``."""
+    codes, copies = sample
+    inside = codes[:, child] >= 0
+    for u, k in zip(given, configuration):
+        inside &= codes[:, u] == k
+    return np.bincount(codes[inside, child], weights=np.asarray(copies, dtype=np.float64)[inside],
+                       minlength=int(cardinalities[child]))
+
+
+def _shift(count_x: np.ndarray, count_y: np.ndarray, state: int) -> tuple:
+    """Return ``state``'s frequency difference between the samples, its variance under no change, its pooled share.
+
+    The variance is ``inf`` when a sample has no row.
+    """
+    n_x, n_y = count_x.sum(), count_y.sum()
+    if n_x <= 0 or n_y <= 0:
+        return 0.0, np.inf, 0.0
+    pooled = (count_x[state] + count_y[state]) / (n_x + n_y)
+    variance = max(pooled * (1.0 - pooled), 1e-12) * (1.0 / n_x + 1.0 / n_y)
+    return count_x[state] / n_x - count_y[state] / n_y, variance, pooled
+
+
+def _split_margin(cardinalities, X, Y, child: int, coarse: dict, fine: dict) -> float:
+    """Return how clearly ``fine`` keeps the changed rows of ``coarse`` and splits off unchanged ones (> 0: clearly).
+
+    In ``fine``'s state, the kept rows (``fine``'s configuration) and the rows split off (the
+    rest of ``coarse``'s configuration) each shift between the samples by ``d_k`` and
+    ``d_s``, with standard errors ``e_k`` and ``e_s`` under no change.  The margin is the
+    least of ``SPLIT_NULL - |d_s| / e_s`` (the split-off rows show no change),
+    ``|d_k - d_s| / sqrt(e_k^2 + e_s^2) - SPLIT_Z`` (the two parts differ), and
+    ``|d_k| min(1, q_s / q_k) / e_s - SPLIT_Z`` (the split-off rows would have shown a
+    shift like the kept rows', scaled by the state's pooled share ``q`` in each: rows that
+    hardly take the state, like a child's value that fixes the variable, cannot show its
+    change).  A finer cell elsewhere than ``coarse``'s configuration has margin -1.
+    """
+    inherited = dict(zip(fine["given"], fine["configuration"]))
+    if any(inherited[u] != k for u, k in zip(coarse["given"], coarse["configuration"])):
+        return -1.0
+    state = fine["state"]
+    kept = [_cell_counts(cardinalities, s, child, fine["given"], fine["configuration"]) for s in (X, Y)]
+    whole = [_cell_counts(cardinalities, s, child, coarse["given"], coarse["configuration"]) for s in (X, Y)]
+    d_k, v_k, q_k = _shift(kept[0], kept[1], state)
+    d_s, v_s, q_s = _shift(whole[0] - kept[0], whole[1] - kept[1], state)
+    if not (np.isfinite(v_k) and np.isfinite(v_s)):
+        return -1.0
+    shown = abs(d_k) * min(1.0, q_s / max(q_k, 1e-12)) / np.sqrt(v_s)
+    return float(min(SPLIT_NULL - abs(d_s) / np.sqrt(v_s), abs(d_k - d_s) / np.sqrt(v_k + v_s) - SPLIT_Z,
+                     shown - SPLIT_Z))
