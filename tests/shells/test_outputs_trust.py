@@ -102,6 +102,33 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path):
     assert interrupted >= 4
 
 
+def test_an_interrupt_a_callback_swallows_still_ends_the_command_in_one_line(monkeypatch, capsys):
+    """Ctrl-C landing in a weak reference's callback (the import system's module locks have them) is printed by
+    Python as "Exception ignored ... Traceback" and the program went on to exit 0; it now ends the command: 130."""
+    import weakref
+
+    from bnfisher.cli import commands
+
+    class Held:
+        pass
+
+    def interrupted_in_a_callback(dataset, random_state=None):
+        held = Held()
+        reference = weakref.ref(held, lambda _: (_ for _ in ()).throw(KeyboardInterrupt()))
+        del held  # the callback runs here and raises: Python cannot raise it, it calls the unraisable hook
+        time.sleep(5)  # ordinary code: where the interrupt, delivered again, is raised (at once)
+        yield f"went on ({reference() is None})"
+
+    monkeypatch.setattr(commands, "demo", interrupted_in_a_callback)
+    hook = sys.unraisablehook
+    started = time.perf_counter()
+    assert commands.main(["demo"]) == 130
+    assert time.perf_counter() - started < 4
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip() == "bnfisher demo: interrupted"
+    assert sys.unraisablehook is hook  # put back
+
+
 def test_n_jobs_beyond_the_cores_warns_and_runs_on_one_thread():
     from bnfisher._utils.parallel import resolve_jobs
 

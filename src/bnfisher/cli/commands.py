@@ -358,6 +358,55 @@ def main(argv=None) -> int:
         2 any error, said in one line on stderr (a store, a driver, the network, a file, an
         encoding, or a bug: ``BNFISHER_TRACEBACK=1`` shows its traceback); 130 interrupted.
     """
+    timers: list = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = _interrupt_again(hook, timers)
+    try:
+        try:
+            return _run(argv)
+        finally:
+            sys.unraisablehook = hook
+            for timer in timers:  # a delivery not yet made is not made; one being made is raised here
+                timer.cancel()
+                timer.join()
+    except KeyboardInterrupt:  # pragma: no cover - a delivery as the command ended
+        print("bnfisher: interrupted", file=sys.stderr)
+        return 130
+
+
+def _interrupt_again(hook, timers: list):
+    """Return an unraisable-exception hook that delivers a swallowed Ctrl-C to the main thread again.
+
+    An interrupt that lands in a callback Python cannot raise from (a weak reference's, as
+    the import system's module locks have) is printed as "Exception ignored ... Traceback"
+    and the program goes on; delivered again, it is raised in ordinary code, where the
+    command says "interrupted" and exits 130.  The delivery comes from another thread 10 ms
+    later (from the main thread itself, or while it waits for a thread to start, it would be
+    raised in this hook and ignored again); its timer is appended to ``timers``.
+    """
+
+    def again(unraisable) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            hook(unraisable)
+            return
+        import _thread
+        import signal
+        import threading
+
+        main_thread = int(threading.main_thread().ident or 0)
+        # A signal to the main thread wakes a blocking call (a sleep, a socket); interrupt_main only sets the flag.
+        deliver = ((lambda: signal.pthread_kill(main_thread, signal.SIGINT)) if hasattr(signal, "pthread_kill")
+                   else _thread.interrupt_main)
+        timer = threading.Timer(0.01, deliver)
+        timer.daemon = True
+        timers.append(timer)
+        timer.start()
+
+    return again
+
+
+def _run(argv) -> int:
+    """:func:`main`'s work: parse, run the command, turn its failure into one line and a status."""
     try:
         args = build_parser().parse_args(argv)
     except KeyboardInterrupt:  # pragma: no cover - interactive
