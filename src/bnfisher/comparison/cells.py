@@ -35,7 +35,8 @@ def changed_cell(cardinalities, X, Y, child: int, given) -> dict:
     dict
         ``configuration`` (codes of ``given``), ``state`` (code), ``percent_X`` and
         ``percent_Y`` (of each sample's rows in the configuration), ``rows_X`` and ``rows_Y``
-        (those rows), ``chi2`` (the configuration's statistic).
+        (those rows), ``counts_X`` and ``counts_Y`` (those rows' child states, a tuple of
+        weighted counts each), ``chi2`` (the configuration's statistic).
 
     Examples
     --------
@@ -65,7 +66,8 @@ def changed_cell(cardinalities, X, Y, child: int, given) -> dict:
     configuration = tuple(int(k) for k in np.unravel_index(j, shape[:-1])) if given else ()
     return {"configuration": configuration, "state": int(a), "percent_X": float(100 * np.nan_to_num(p_x[j, a])),
             "percent_Y": float(100 * np.nan_to_num(p_y[j, a])), "rows_X": float(rows_x[j, 0]),
-            "rows_Y": float(rows_y[j, 0]), "chi2": float(term[j].sum())}
+            "rows_Y": float(rows_y[j, 0]), "counts_X": tuple(float(c) for c in count_x[j]),
+            "counts_Y": tuple(float(c) for c in count_y[j]), "chi2": float(term[j].sum())}
 
 
 #: A cell's condition is added (kept) when it raises the chi-square by more than this many standard deviations.
@@ -155,7 +157,7 @@ def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict
         return fine["chi2"] - coarse["chi2"] - tolerance(coarse, fine)
 
     def split(coarse: dict, fine: dict) -> float:
-        return _split_margin(cardinalities, X, Y, child, coarse, fine)
+        return _split_margin(coarse, fine)
 
     current = chi2(())
     pool = sorted(set(int(u) for u in pool) - {int(child)})
@@ -167,16 +169,6 @@ def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict
             break
         current = grown
     return _pruned(current, chi2, lambda coarse, fine: max(gain(coarse, fine), split(coarse, fine)))
-
-
-def _cell_counts(cardinalities, sample, child: int, given, configuration) -> np.ndarray:
-    """Return the child's counts (weighted by copies) among the rows of ``sample`` in ``configuration`` of ``given``."""
-    codes, copies = sample
-    inside = codes[:, child] >= 0
-    for u, k in zip(given, configuration):
-        inside &= codes[:, u] == k
-    return np.bincount(codes[inside, child], weights=np.asarray(copies, dtype=np.float64)[inside],
-                       minlength=int(cardinalities[child]))
 
 
 def _shift(count_x: np.ndarray, count_y: np.ndarray, state: int) -> tuple:
@@ -192,7 +184,7 @@ def _shift(count_x: np.ndarray, count_y: np.ndarray, state: int) -> tuple:
     return count_x[state] / n_x - count_y[state] / n_y, variance, pooled
 
 
-def _split_margin(cardinalities, X, Y, child: int, coarse: dict, fine: dict) -> float:
+def _split_margin(coarse: dict, fine: dict) -> float:
     """Return how clearly ``fine`` keeps the changed rows of ``coarse`` and splits off unchanged ones (> 0: clearly).
 
     In ``fine``'s state, the kept rows (``fine``'s configuration) and the rows split off (the
@@ -203,14 +195,15 @@ def _split_margin(cardinalities, X, Y, child: int, coarse: dict, fine: dict) -> 
     ``|d_k| min(1, q_s / q_k) / e_s - SPLIT_Z`` (the split-off rows would have shown a
     shift like the kept rows', scaled by the state's pooled share ``q`` in each: rows that
     hardly take the state, like a child's value that fixes the variable, cannot show its
-    change).  A finer cell elsewhere than ``coarse``'s configuration has margin -1.
+    change).  A finer cell elsewhere than ``coarse``'s configuration has margin -1.  Both are
+    :func:`changed_cell`'s results: the parts are their counts and the difference of them.
     """
     inherited = dict(zip(fine["given"], fine["configuration"]))
     if any(inherited[u] != k for u, k in zip(coarse["given"], coarse["configuration"])):
         return -1.0
     state = fine["state"]
-    kept = [_cell_counts(cardinalities, s, child, fine["given"], fine["configuration"]) for s in (X, Y)]
-    whole = [_cell_counts(cardinalities, s, child, coarse["given"], coarse["configuration"]) for s in (X, Y)]
+    kept = [np.asarray(fine[key]) for key in ("counts_X", "counts_Y")]
+    whole = [np.asarray(coarse[key]) for key in ("counts_X", "counts_Y")]
     d_k, v_k, q_k = _shift(kept[0], kept[1], state)
     d_s, v_s, q_s = _shift(whole[0] - kept[0], whole[1] - kept[1], state)
     if not (np.isfinite(v_k) and np.isfinite(v_s)):
