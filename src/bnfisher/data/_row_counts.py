@@ -216,6 +216,8 @@ def count_tables(codes: np.ndarray, families, cardinalities, weights: np.ndarray
     """
     members, offsets, strides, states, table_offsets = packed_families(families, cardinalities)
     n_rows = codes.shape[0]
+    # The kernel adds into float64 tables either way (one compiled version, not two: exact below 2**53 rows);
+    # integer counts are returned as int64.
     dtype = np.int64 if weights is None else np.float64
     weights = np.zeros(0) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
     if weights.size and threads > 1:  # each family in one thread: its cells add their weights in row order
@@ -224,7 +226,7 @@ def count_tables(codes: np.ndarray, families, cardinalities, weights: np.ndarray
     bounds = np.linspace(0, n_rows, max(threads, 1) + 1).astype(np.int64)
 
     def run(part: int) -> tuple:
-        out = np.zeros(int(table_offsets[-1]), dtype=dtype)
+        out = np.zeros(int(table_offsets[-1]))
         bad = _count(codes, bounds[part], bounds[part + 1], members, offsets, strides, states, table_offsets,
                      weights, out)
         return out, int(bad)
@@ -235,6 +237,7 @@ def count_tables(codes: np.ndarray, families, cardinalities, weights: np.ndarray
     total = results[0][0]
     for out, _ in results[1:]:
         total += out
+    total = total.astype(dtype, copy=False)
     return [total[table_offsets[f]:table_offsets[f + 1]].reshape([int(states[k]) for k in
                                                                   range(offsets[f], offsets[f + 1])])
             for f in range(len(families))]

@@ -185,7 +185,7 @@ def _family_score(codes_t, cardinalities, child, parents, base, base_span, kind,
     if weights.size > 0:
         key[:] = 0
         if parents.size == 0:
-            value = _weighted_value(x, key, 1, key, 1, r, weights, kind, alpha, cells, xlogx)
+            value = _weighted_value(x, key, np.int64(1), key, np.int64(1), r, weights, kind, alpha, cells, xlogx)
         else:
             value = _weighted_value(x, codes_t[parents[-1]], cardinalities[parents[-1]], base, base_span, r,
                                     weights, kind, alpha, cells, xlogx)
@@ -336,7 +336,7 @@ def _batch(codes_t, cardinalities, children, members, offsets, kind, ess, cells,
         parents = members[offsets[f]:offsets[f + 1]]
         if use_bits:
             r = cardinalities[children[f]]
-            span = 1
+            span = np.int64(1)  # not the literal 1: one compiled _bit_family_score, not two
             for k in range(parents.size - 1):
                 span *= cardinalities[parents[k]]
             c = cardinalities[parents[-1]] if parents.size > 0 else 1

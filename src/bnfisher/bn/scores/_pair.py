@@ -87,25 +87,26 @@ def _pair_rows(codes_t, cardinalities, lo, hi, kind, ess, cells, xlogx, log_prio
     key = np.empty(n_rows, np.int64)
     none = np.zeros(0, np.int64)
     one = np.empty(1, np.int64)
+    unit = np.int64(1)  # a span of one, typed int64 (a literal 1 would compile _family_score a second time)
     for u in range(lo, hi):
         r_u = cardinalities[u]
         x = codes_t[u]
         if bits.shape[0] > 0:  # the family without parents, as _family_score sums its table
             state_counts(bits, first, u, r_u, cells)
             alpha = 1.0 if kind == 4 else ess / (1.0 * r_u)
-            out[u, u] = _penalised(_dense_value(cells, 1, r_u, kind, alpha, xlogx), 1.0, r_u, kind, n_rows)
+            out[u, u] = _penalised(_dense_value(cells, unit, r_u, kind, alpha, xlogx), 1.0, r_u, kind, n_rows)
         else:
-            out[u, u] = _family_score(codes_t, cardinalities, u, none, base, 1, kind, ess, key, cells, xlogx, none,
+            out[u, u] = _family_score(codes_t, cardinalities, u, none, base, unit, kind, ess, key, cells, xlogx, none,
                                       n_rows)
         for v in range(u + 1, n):
             r_v = cardinalities[v]
             size = r_u * r_v
             if 2 * size > cells.size:
                 one[0] = u
-                out[u, v] = _family_score(codes_t, cardinalities, v, one, base, 1, kind, ess, key, cells,
+                out[u, v] = _family_score(codes_t, cardinalities, v, one, base, unit, kind, ess, key, cells,
                                           xlogx, none, n_rows) + log_prior
                 one[0] = v
-                out[v, u] = _family_score(codes_t, cardinalities, u, one, base, 1, kind, ess, key, cells,
+                out[v, u] = _family_score(codes_t, cardinalities, u, one, base, unit, kind, ess, key, cells,
                                           xlogx, none, n_rows) + log_prior
                 continue
             if bits.shape[0] > 0 and size <= BIT_CELLS:
