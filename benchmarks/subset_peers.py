@@ -10,13 +10,18 @@ For each table, k rows are chosen by
 * **stratified random** -- proportional allocation over the class column, the mean over 200 draws;
 * **kernel herding** (Chen, Welling & Smola 2010) with the same Fisher kernel (its feature map, missing cells by
   their expected embedding): ``x_t = argmax <w, Phi(x)>``, ``w <- w + mu - Phi(x_t)``, rows not repeated;
-* **kernel thinning** -- ``goodpoints.compress.compresspp_kt`` (Compress++ with target kernel thinning; Shetty,
-  Dwivedi & Mackey 2022) with a Gaussian kernel (median-heuristic bandwidth) on the one-hot rows (missing cells
-  all-zero), from a random ordering of the rows; it returns sqrt(n') rows for the largest power of four n' <= n,
-  which is why k is a power of two here;
+* **kernel thinning** -- ``goodpoints.kt.thin`` (target kernel thinning, KT-SPLIT then KT-SWAP; Dwivedi &
+  Mackey 2021) with a Gaussian kernel (median-heuristic bandwidth) on the one-hot rows (missing cells all-zero),
+  halving ``m`` times a uniform sample of ``k 2^m`` rows, the largest at most the table and :data:`THIN_ROWS`;
+* **Compress++** -- ``goodpoints.compress.compresspp_kt`` (Compress++ with target kernel thinning; Shetty,
+  Dwivedi & Mackey 2022) with the same kernel, from a random ordering of the rows; it returns sqrt(n') rows for
+  the largest power of four n' <= n, which is why k is a power of two here;
 * **MMD-critic prototypes** (Kim, Khanna & Koyejo 2016, the greedy prototype objective, written here from the
   paper) with its RBF kernel on the one-hot rows, on a uniform sample of at most 4,000 rows (the paper's
-  objective needs the n x n kernel matrix).
+  objective needs the n x n kernel matrix);
+* **coreax's herding** (``--coreax PYTHON``: a Python with coreax 1.0 and JAX, run by ``_coreax_herding.py``) --
+  kernel herding, iterative herding and probabilistic iterative herding as coreax's own benchmark configures them,
+  with the same Gaussian kernel, on the same sample of rows as MMD-critic (their seconds include JAX's compiling).
 
 Each subset is scored by: the Fisher-kernel MMD² to the whole table (the criterion bnfisher minimises: a home
 advantage, so read it with the others); the mean per-column total-variation distance over observed labels; the
@@ -30,9 +35,10 @@ over ``--seeds`` seeds (the random rows are means over 200 draws per seed). Tabl
 zoo, titanic, heart-disease, ionosphere and imports-85 (``benchmarks/data``); numeric columns with more than four
 values in four quantile bins.
 
-Run:  /tmp/peers/bin/python benchmarks/subset_peers.py [--seeds 3]
+Run:  /tmp/peers/bin/python benchmarks/subset_peers.py [--seeds 3] [--coreax /tmp/coreax/bin/python]
       (a virtual environment with goodpoints: ``python -m venv --system-site-packages /tmp/peers &&
-      /tmp/peers/bin/pip install goodpoints``; without it the kernel-thinning column is left out)
+      /tmp/peers/bin/pip install goodpoints``; without it the kernel-thinning and Compress++ rows are left out;
+      coreax in one of its own: ``python -m venv /tmp/coreax && /tmp/coreax/bin/pip install coreax``)
 """
 
 from __future__ import annotations
@@ -40,6 +46,10 @@ from __future__ import annotations
 import argparse
 import datetime
 import itertools
+import json
+import os
+import subprocess
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -57,10 +67,14 @@ HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared" / "data" / "uci"
 BUNDLED = HERE.parent / "src" / "bnfisher" / "datasets" / "data"
 METHODS = ("bnfisher", "bnfisher, the paper's", "uniform random", "stratified random", "kernel herding",
-           "kernel thinning", "MMD-critic")
+           "kernel thinning", "Compress++", "MMD-critic", "coreax herding", "coreax iterative herding",
+           "coreax probabilistic herding")
+GOAL_PEERS = ("MMD-critic", "kernel thinning", "Compress++")
+COREAX = ("coreax herding", "coreax iterative herding", "coreax probabilistic herding")
 RANDOM_DRAWS = 200
 MAX_PAIRS = 300
 CRITIC_ROWS = 4000
+THIN_ROWS = 8192  # kernel thinning's input, at most (its KT-SPLIT is quadratic in it)
 ACCURACY_DRAWS = 20  # random subsets whose classifier is trained (the TV distances use all RANDOM_DRAWS)
 
 
@@ -157,12 +171,16 @@ def median_distance(onehot, rng) -> float:
     return float(np.median(squared[np.triu_indices(len(sample), 1)])) or 1.0
 
 
-def mmd_critic(onehot, k: int, rng) -> np.ndarray:
-    """Greedy MMD-critic prototypes (Kim et al. 2016, eq. 4) with an RBF kernel, on a sample of the rows."""
+def mmd_critic(onehot, k: int, rng) -> tuple:
+    """Greedy MMD-critic prototypes (Kim et al. 2016, eq. 4) with an RBF kernel, on a sample of the rows.
+
+    Returns the prototypes, the sample and the kernel's bandwidth (``exp(-|x - y|^2 / bandwidth)``).
+    """
     sample = np.sort(rng.choice(onehot.shape[0], size=min(CRITIC_ROWS, onehot.shape[0]), replace=False))
     X = onehot[sample].toarray()
     squared = np.maximum((X * X).sum(1)[:, None] + (X * X).sum(1)[None, :] - 2 * X @ X.T, 0)
-    K = np.exp(-squared / median_distance(onehot, rng))
+    bandwidth = median_distance(onehot, rng)
+    K = np.exp(-squared / bandwidth)
     column_means = K.mean(axis=0)
     chosen: list = []
     within = np.zeros(len(X))  # sum over chosen j of K[:, j]
@@ -176,10 +194,42 @@ def mmd_critic(onehot, k: int, rng) -> np.ndarray:
         inner += 2 * within[best] + K[best, best]
         within += K[:, best]
         chosen.append(best)
-    return sample[np.array(chosen)]
+    return sample[np.array(chosen)], sample, bandwidth
 
 
-def thinning(onehot, k: int, rng) -> np.ndarray | None:
+def kernel_thinning(onehot, k: int, bandwidth: float, rng) -> np.ndarray | None:
+    """Target kernel thinning (goodpoints' ``kt.thin``): ``m`` halvings of a uniform sample of ``k 2^m`` rows."""
+    try:
+        from goodpoints import kt
+    except ImportError:
+        return None
+    m = int(np.floor(np.log2(min(onehot.shape[0], THIN_ROWS) / k)))
+    rows = np.sort(rng.choice(onehot.shape[0], size=k * 2**m, replace=False))
+    X = onehot[rows].toarray()
+
+    def gaussian(y, points):
+        return np.exp(-((points - y) ** 2).sum(axis=-1) / bandwidth)
+
+    def swap_gaussian(y, points):  # one row against one as a scalar: KT-SWAP assigns it to an element (NumPy 2)
+        values = gaussian(y, points)
+        return values.item() if values.size == 1 else values
+
+    found = kt.thin(X, m, gaussian, swap_gaussian, delta=0.5, seed=int(rng.integers(2**31)), unique=True)
+    return rows[np.asarray(found, dtype=np.int64)]
+
+
+def coreax_herding(python: str, onehot, sample: np.ndarray, k: int, bandwidth: float, seed: int) -> dict:
+    """coreax's three herding solvers on ``sample``'s rows, in coreax's environment: ``{name: (rows, seconds)}``."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "rows.npz")
+        np.savez(path, X=onehot[sample].toarray().astype(np.float32), k=k, seed=seed, squared=bandwidth)
+        done = subprocess.run([python, str(HERE / "_coreax_herding.py"), path], capture_output=True, text=True,
+                              check=True, env=os.environ | {"JAX_PLATFORMS": "cpu"})
+    found = json.loads(done.stdout)
+    return {name: (sample[np.asarray(v["indices"], dtype=np.int64)], v["seconds"]) for name, v in found.items()}
+
+
+def compress_pp(onehot, k: int, rng) -> np.ndarray | None:
     try:
         from goodpoints import compress
     except ImportError:
@@ -202,7 +252,7 @@ def stratified(target: np.ndarray, k: int, rng) -> np.ndarray:
                            for label, size in zip(labels, sizes) if size])
 
 
-def measure(name: str, frame: pd.DataFrame, seeds: int) -> dict:
+def measure(name: str, frame: pd.DataFrame, seeds: int, coreax: str | None) -> dict:
     k = subset_size(len(frame))
     codes = label_codes(frame)
     target = frame["class"].astype(str).to_numpy()
@@ -239,12 +289,19 @@ def measure(name: str, frame: pd.DataFrame, seeds: int) -> dict:
         chosen = herding(embedding, k)
         scores["kernel herding"].append(score([chosen], time.perf_counter() - begin))
         begin = time.perf_counter()
-        chosen = thinning(onehot, k, rng)
+        chosen = compress_pp(onehot, k, rng)
+        if chosen is not None:
+            scores["Compress++"].append(score([chosen], time.perf_counter() - begin))
+        begin = time.perf_counter()
+        chosen, sample, bandwidth = mmd_critic(onehot, k, rng)
+        scores["MMD-critic"].append(score([chosen], time.perf_counter() - begin))
+        begin = time.perf_counter()
+        chosen = kernel_thinning(onehot, k, bandwidth, rng)
         if chosen is not None:
             scores["kernel thinning"].append(score([chosen], time.perf_counter() - begin))
-        begin = time.perf_counter()
-        chosen = mmd_critic(onehot, k, rng)
-        scores["MMD-critic"].append(score([chosen], time.perf_counter() - begin))
+        if coreax:
+            for method, (chosen, seconds) in coreax_herding(coreax, onehot, sample, k, bandwidth, seed).items():
+                scores[method].append(score([chosen], seconds))
     return {"k": k, "rows": len(frame), "incomplete": float(frame.isna().any(axis=1).mean()), "wanted": len(wanted),
             "scores": {m: np.mean(v, axis=0) for m, v in scores.items() if v}}
 
@@ -252,19 +309,25 @@ def measure(name: str, frame: pd.DataFrame, seeds: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--tables", nargs="+", help="only these tables (default: every one found)")
+    parser.add_argument("--coreax", metavar="PYTHON", help="a Python with coreax (its herding rows; default: left out)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     begin = time.perf_counter()
-    print(f"Command: `python benchmarks/subset_peers.py --seeds {args.seeds}` ({datetime.date.today().isoformat()}, "
+    found_tables = {n: f for n, f in tables().items() if not args.tables or n in args.tables}
+    options = f"--seeds {args.seeds}" + (f" --tables {' '.join(args.tables)}" if args.tables else "") \
+        + (" --coreax COREAX/bin/python" if args.coreax else "")
+    print(f"Command: `python benchmarks/subset_peers.py {options}` ({datetime.date.today().isoformat()}, "
           f"bnfisher {bf.__version__}); means over {args.seeds} seeds; random rows: {RANDOM_DRAWS} draws per seed.\n")
     print("| table (rows, incomplete) | k | method | Fisher MMD² | column TV | pairwise TV | common labels lost | "
           "accuracy | seconds |")
     print("|---|---|---|---|---|---|---|---|---|")
     wins = {m: [] for m in METHODS}
-    goals, lost_labels = [], []
-    for name, frame in tables().items():
-        found = measure(name, frame, args.seeds)
-        goals.append((name, _goals(found["scores"])))
+    goals, lost_labels, herding = [], [], []
+    for name, frame in found_tables.items():
+        found = measure(name, frame, args.seeds, args.coreax)
+        goals.append((name, _goals(found["scores"], GOAL_PEERS)))
+        herding.append(_goals(found["scores"], COREAX))
         lost_labels.append(found["scores"]["bnfisher"][3])
         best = {i: min(s[i] for s in found["scores"].values()) for i in (0, 1, 2)}
         for method, (mmd2, col, pair, lost, acc, seconds) in found["scores"].items():
@@ -275,7 +338,8 @@ def main() -> None:
     print("\nBest column TV / best pairwise TV (tables): " + "; ".join(
         f"{m} {sum(a for a, _ in w)} / {sum(b for _, b in w)}" for m, w in wins.items() if w))
     met = [all(g[:2]) for _, g in goals]
-    print(f"Goal: bnfisher's column TV and pairwise TV at most MMD-critic's and kernel thinning's on >= 8 of the "
+    print(f"Goal: bnfisher's column TV and pairwise TV at most MMD-critic's, kernel thinning's and Compress++'s on "
+          f">= 8 of the "
           f"tables: {'met' if sum(met) >= 8 else 'missed'}, {sum(met)} of {len(goals)} (column TV "
           f"{sum(g[0] for _, g in goals)}, pairwise TV {sum(g[1] for _, g in goals)}); its Fisher MMD² within 1.5 "
           f"times the paper's Algorithm 1 on {sum(g[2] for _, g in goals)} of {len(goals)} (largest ratio "
@@ -285,13 +349,18 @@ def main() -> None:
     print(f"Goal: no common label lost (>= 5% of a column, which random subsets of size k lack less than 10% of the "
           f"time): bnfisher lost {sum(lost_labels):.2f} on average over its seeds, summed over the tables "
           f"({'met' if sum(lost_labels) == 0 else 'missed'}).")
+    if args.coreax:
+        print(f"Beside coreax's three herding solvers: bnfisher's column TV at most theirs on "
+              f"{sum(g[0] for g in herding)} of {len(herding)} tables, its pairwise TV on "
+              f"{sum(g[1] for g in herding)}, both on {sum(all(g[:2]) for g in herding)}.")
     print(f"Wall time: {time.perf_counter() - begin:.0f} s.")
 
 
-def _goals(scores: dict) -> tuple:
-    """Whether bnfisher's column and pairwise TV are at most every peer's, and its MMD² ratio to the paper's."""
+def _goals(scores: dict, against: tuple) -> tuple:
+    """Whether bnfisher's column and pairwise TV are at most every peer's of ``against``, and its MMD² ratio to the
+    paper's."""
     ours, paper = scores["bnfisher"], scores["bnfisher, the paper's"]
-    peers = [scores[m] for m in ("MMD-critic", "kernel thinning") if m in scores]
+    peers = [scores[m] for m in against if m in scores]
     ratio = ours[0] / paper[0] if paper[0] > 0 else 1.0
     return (all(ours[1] <= p[1] + 1e-12 for p in peers), all(ours[2] <= p[2] + 1e-12 for p in peers),
             ratio <= 1.5, ratio)

@@ -109,9 +109,11 @@ def _projected_batch(codes_t, cardinalities, columns, column_offsets, children, 
         if hi > lo:
             own = columns[column_offsets[g]:column_offsets[g + 1]]
             rows, weights = _project(codes_t, own, cardinalities)
-            out[lo:hi] = _batch(rows, cardinalities[own], children[lo:hi], members[offsets[lo]:offsets[hi]],
-                                offsets[lo:hi + 1] - offsets[lo], kind, ess, cells, log_prior, xlogx, weights,
-                                codes_t.shape[1], no_bits, no_first)
+            scores = _batch(rows, cardinalities[own], children[lo:hi], members[offsets[lo]:offsets[hi]],
+                            offsets[lo:hi + 1] - offsets[lo], kind, ess, cells, log_prior, xlogx, weights,
+                            codes_t.shape[1], no_bits, no_first)
+            for f in range(hi - lo):  # element by element: a slice assignment compiles numba's string-formatting
+                out[lo + f] = scores[f]  # error path (about 1.5 s in a cold process)
     return out
 
 
