@@ -1,4 +1,4 @@
-"""Representative subsets side by side: bnfisher against random, stratified, herding, kernel thinning and MMD-critic.
+"""Representative subsets side by side: bnfisher against random rows, herding, thinning, MMD-critic and coreax.
 
 For each table, k rows are chosen by
 
@@ -339,8 +339,7 @@ def main() -> None:
         f"{m} {sum(a for a, _ in w)} / {sum(b for _, b in w)}" for m, w in wins.items() if w))
     met = [all(g[:2]) for _, g in goals]
     print(f"Goal: bnfisher's column TV and pairwise TV at most MMD-critic's, kernel thinning's and Compress++'s on "
-          f">= 8 of the "
-          f"tables: {'met' if sum(met) >= 8 else 'missed'}, {sum(met)} of {len(goals)} (column TV "
+          f">= 8 of the tables: {'met' if sum(met) >= 8 else 'missed'}, {sum(met)} of {len(goals)} (column TV "
           f"{sum(g[0] for _, g in goals)}, pairwise TV {sum(g[1] for _, g in goals)}); its Fisher MMD² within 1.5 "
           f"times the paper's Algorithm 1 on {sum(g[2] for _, g in goals)} of {len(goals)} (largest ratio "
           f"{max(g[3] for _, g in goals):.2f}). Missed on: "
