@@ -156,19 +156,16 @@ def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict
     def gain(coarse: dict, fine: dict) -> float:
         return fine["chi2"] - coarse["chi2"] - tolerance(coarse, fine)
 
-    def split(coarse: dict, fine: dict) -> float:
-        return _split_margin(coarse, fine)
-
     current = chi2(())
     pool = sorted(set(int(u) for u in pool) - {int(child)})
     while len(current["given"]) < most:
         options = [chi2(sorted(current["given"] + (u,))) for u in pool if u not in current["given"]]
         grown = (_best_margin(options, lambda fine, coarse=current: gain(coarse, fine))
-                 or _best_margin(options, lambda fine, coarse=current: split(coarse, fine)))
+                 or _best_margin(options, lambda fine, coarse=current: _split_margin(coarse, fine)))
         if grown is None:
             break
         current = grown
-    return _pruned(current, chi2, lambda coarse, fine: max(gain(coarse, fine), split(coarse, fine)))
+    return _pruned(current, chi2, lambda coarse, fine: max(gain(coarse, fine), _split_margin(coarse, fine)))
 
 
 def _shift(count_x: np.ndarray, count_y: np.ndarray, state: int) -> tuple:
