@@ -119,7 +119,7 @@ def test_bins_are_learned_in_fit_and_applied_in_transform_inside_a_pipeline():
 @pytest.mark.parametrize("structure", ["naive-bayes", "tan", "kdb"])
 def test_supervised_structures_learn_with_y_and_transform_without_it(structure):
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import GridSearchCV
+    from sklearn.model_selection import cross_val_score
     from sklearn.pipeline import make_pipeline
 
     from bnfisher.datasets import load
@@ -131,7 +131,6 @@ def test_supervised_structures_learn_with_y_and_transform_without_it(structure):
     assert embedding.transform(X.iloc[:10]).shape[0] == 10
     with pytest.raises(BnfisherError, match="pass y"):
         FisherEmbedding(structure=structure).fit(X)
-    search = GridSearchCV(make_pipeline(FisherEmbedding(structure=structure), LogisticRegression(max_iter=300)),
-                          {"fisherembedding__pseudocount": [0.5, 1.0]}, cv=2, error_score="raise")
-    search.fit(X, y)
-    assert search.best_score_ > 0.7
+    # Inside a pipeline, y reaches the embedding's fit (a grid search over its parameters: the test above).
+    pipeline = make_pipeline(FisherEmbedding(structure=structure), LogisticRegression(max_iter=300))
+    assert cross_val_score(pipeline, X, y, cv=2, error_score="raise").mean() > 0.7
