@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from bnfisher.comparison.attribution import conditional_tests
-from bnfisher.comparison.certificate import cantelli_bound, null_moments, pair_moments
+from bnfisher.comparison.certificate import cantelli_bound, excesses, null_moments, pair_moments
 from bnfisher.comparison.staged import staged_tests
 
 
@@ -53,6 +53,20 @@ def test_null_moments_equal_the_moments_of_every_split(seed):
     assert q == pytest.approx(law[0], abs=1e-9)  # the first split is the observed one
     exact_p = np.mean(law >= q - 1e-12)
     assert exact_p <= cantelli_bound(z) + 1e-12  # the certificate bounds the exact p-value
+
+
+def test_many_tests_at_once_give_each_test_s_z():
+    """Oracle: pair_moments one test at a time (itself checked against every split above); tests of 2-5 child
+    states and 1-6 configurations, some empty, stacked together, and a test given as None."""
+    rng = np.random.default_rng(11)
+    tables = []
+    for _ in range(30):
+        shape = (int(rng.integers(1, 7)), int(rng.integers(2, 6)))
+        tables.append(tuple(rng.integers(0, 6, size=shape) * (rng.random(shape) < 0.7) for _ in range(2)))
+    tables.insert(7, None)
+    expected = [0.0 if t is None else pair_moments(*t)[3] for t in tables]
+    assert excesses(tables) == pytest.approx(expected, rel=1e-10, abs=1e-12)
+    assert excesses([None]).tolist() == [0.0]
 
 
 def test_exact_z_agrees_with_the_permutation_null_of_the_test():

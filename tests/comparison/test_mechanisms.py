@@ -221,6 +221,67 @@ def test_a_variable_stops_when_one_set_explains_it():
     assert p[0] <= 0.01 and p[1] > 0.2 and drawn.tolist() == [99, 99]  # explained by its parent: both stop
 
 
+def test_with_the_certificate_the_likeliest_explanation_is_tried_first():
+    """The same variable as above with exact moments: its set of smallest exact z (its parent) draws 99 permutations
+    alone, exceeds the stop, and the variable's other set (the empty one) draws none (p-value 1: untried)."""
+    from bnfisher.comparison.attribution import family_tables
+    from bnfisher.comparison.certificate import excesses
+    from bnfisher.comparison.mechanisms import staged_tests
+
+    rng = np.random.default_rng(2)
+    parent = rng.integers(0, 2, 4000)
+    child = np.where(rng.random(4000) < 0.9, parent, 1 - parent)
+    codes = np.c_[parent, child]
+    shifted = codes.copy()
+    shifted[:2000, 0] = rng.random(2000) < 0.8
+    shifted[:2000, 1] = np.where(rng.random(2000) < 0.9, shifted[:2000, 0], 1 - shifted[:2000, 0])
+    samples = [(codes[2000:], np.ones(2000)), (shifted[:2000], np.ones(2000))]
+    pairs = [(1, ()), (1, (0,)), (0, ())]
+    z = excesses(family_tables([2, 2], pairs, samples))
+    assert z[1] < z[0]  # the parent explains the child: the smaller excess
+    p, _, drawn = staged_tests([2, 2], pairs, samples, n_permutations=5000, stop=0.2,
+                               random_state=np.random.default_rng(0), certify=1e-12)
+    assert drawn.tolist()[:2] == [0, 99] and p[0] == 1.0 and p[1] > 0.2
+    assert drawn[2] == 5000 and p[2] <= 0.01  # the parent's own law moved: its one test runs to the budget
+
+
+def test_the_empty_set_is_tested_once_and_settles_its_variable():
+    """The marginal tests are the empty set's of the search: no later round tests ``(v, ())`` of a variable without a
+    compelled parent, and such a variable whose marginal p-value exceeds SEARCH_STOP gets no further set."""
+    import bnfisher.comparison.mechanisms as mechanisms
+
+    calls = []
+    real = mechanisms.staged_tests
+
+    def spy(cardinalities, pairs, samples, **options):
+        out = real(cardinalities, pairs, samples, **options)
+        calls.append((pairs, out))
+        return out
+
+    settled = 0
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        net = random_network(rng, n_vars=8, max_parents=2, max_states=3)
+        leaf = net.variables[-1]
+        moved = bf.BayesianNetwork(dict(net.parents), {**net.cpts, leaf: np.roll(net.cpts[leaf], 1, axis=-1)},
+                                   dict(net.states))
+        parents = _parents(net)
+        required = mechanisms.compelled_parents(parents)
+        calls.clear()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(mechanisms, "staged_tests", spy)
+            mechanism_tests(net.cardinalities, *_samples(net, moved, 800, seed), parents=parents,
+                            n_permutations=199, random_state=seed)
+        marginal_pairs, (p, _, _) = calls[0]
+        assert all(s == () for _, s in marginal_pairs)
+        later = [pair for pairs, _ in calls[1:] for pair in pairs]
+        assert not [(v, s) for v, s in later if s == () and not required[v]]
+        quiet = {v for (v, _), pv in zip(marginal_pairs, p) if pv > mechanisms.SEARCH_STOP and not required[v]}
+        assert not quiet & {v for v, _ in later}
+        settled += len(quiet)
+    assert settled >= 4
+
+
 def test_the_cell_holds_every_parent_of_a_four_parent_change_and_no_needless_condition():
     from bnfisher.comparison.cells import cell_search
 
@@ -310,16 +371,19 @@ def test_a_variable_settled_after_the_first_round_is_not_searched_further(monkey
         calls.clear()
         tests = mechanism_tests(net.cardinalities, *_samples(net, moved, 600, seed), parents=_parents(net),
                                 n_permutations=199, alpha=0.05, random_state=seed)
+        parents = _parents(net)
+        near, wide = mechanisms.neighbourhoods(parents)
+        required = mechanisms.compelled_parents(parents)
         found = {v: [] for v in tests.variables}
-        for (v, subset), p, z, drawn in zip(calls[1][0], *calls[1][1]):
+        # The marginal tests (the first call) are the empty set's of the variables without a compelled parent.
+        marginal = [(pair, *out) for pair, *out in zip(calls[0][0], *calls[0][1]) if not required[pair[0]]]
+        round_one = list(zip(calls[1][0], *calls[1][1])) if len(calls) > 1 else []  # none: every variable settled
+        for (v, subset), p, z, drawn in marginal + round_one:
             if drawn or p < 1:
                 found[v].append((subset, float(p), float(z), int(drawn)))
         first = {v: max(t[1] for t in found[v]) for v in tests.variables}
         adjusted = dict(zip(tests.variables, holm([first[v] for v in tests.variables])))
         expected = {v for v in tests.variables if first[v] <= mechanisms.SEARCH_STOP and adjusted[v] <= 0.05}
-        parents = _parents(net)
-        near, wide = mechanisms.neighbourhoods(parents)
-        required = mechanisms.compelled_parents(parents)
         untried = set()
         for v in expected:  # the documented second round: the best set grown by one, the compelled ones with one,
             best = set(max(found[v], key=lambda t: (t[1], -t[2]))[0])  # and small sets without flagged compelled ones

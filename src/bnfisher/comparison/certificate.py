@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cantelli_bound", "null_moments", "pair_moments"]
+__all__ = ["cantelli_bound", "excesses", "null_moments", "pair_moments"]
 
 
 def _psi(n: np.ndarray, N: np.ndarray) -> tuple:
@@ -99,6 +99,15 @@ def null_moments(count_x, pooled) -> tuple:
     return mean, variance
 
 
+def _row_moments(count_x: np.ndarray, count_y: np.ndarray) -> tuple:
+    """Return each configuration's observed ``Q_j``, exact ``E_0 Q_j`` and ``Var_0 Q_j`` (float64 tables)."""
+    pooled = count_x + count_y
+    N, n = pooled.sum(axis=1), count_x.sum(axis=1)
+    expected = pooled * np.divide(n, N, out=np.zeros_like(N), where=N > 0)[:, None]
+    q = np.divide((count_x - expected) ** 2, pooled, out=np.zeros_like(pooled), where=pooled > 0).sum(axis=1)
+    return (q, *null_moments(count_x, pooled))
+
+
 def pair_moments(count_x, count_y) -> tuple:
     """Return a test's observed ``Q``, its exact null mean and standard deviation, and its ``z``.
 
@@ -119,15 +128,53 @@ def pair_moments(count_x, count_y) -> tuple:
     >>> round(z, 1)           # Pearson's chi-square is 36 on 1 degree of freedom: about (36 - 1) / sqrt(2)
     24.6
     """
-    count_x, count_y = (np.asarray(t, dtype=np.float64) for t in (count_x, count_y))
-    pooled = count_x + count_y
-    N, n = pooled.sum(axis=1), count_x.sum(axis=1)
-    expected = pooled * np.divide(n, N, out=np.zeros_like(N), where=N > 0)[:, None]
-    q = float(np.divide((count_x - expected) ** 2, pooled, out=np.zeros_like(pooled), where=pooled > 0).sum())
-    mean, variance = null_moments(count_x, pooled)
-    sd = float(np.sqrt(variance.sum()))
-    z = (q - float(mean.sum())) / sd if sd > 0 else 0.0
-    return q, float(mean.sum()), sd, z
+    q, mean, variance = (float(v.sum()) for v in _row_moments(*(np.asarray(t, dtype=np.float64)
+                                                                 for t in (count_x, count_y))))
+    sd = float(np.sqrt(variance))
+    z = (q - mean) / sd if sd > 0 else 0.0
+    return q, mean, sd, z
+
+
+def excesses(tables: list) -> np.ndarray:
+    """Return the exact ``z`` of :func:`pair_moments` for many tests at once (0 for a test given as None).
+
+    The configurations of every test are stacked (child states padded with empty columns, which
+    :func:`null_moments` leaves out) and summed per test: one pass of array operations instead of
+    one per test.
+
+    Parameters
+    ----------
+    tables : list of (ndarray, ndarray) or None
+        Each test's two count tables ``(configurations, states)``.
+
+    Returns
+    -------
+    ndarray of shape (len(tables),)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tables = [(np.array([[40.0, 10.0]]), np.array([[10.0, 40.0]])), None]
+    >>> excesses(tables).round(1).tolist()
+    [24.6, 0.0]
+    """
+    kept = [k for k, table in enumerate(tables) if table is not None]
+    z = np.zeros(len(tables))
+    if not kept:
+        return z
+    sizes = np.asarray([tables[k][0].shape[0] for k in kept])
+    width = max(tables[k][0].shape[1] for k in kept)
+    stacked = np.zeros((2, int(sizes.sum()), width))
+    start = 0
+    for k, size in zip(kept, sizes):
+        for side in (0, 1):
+            stacked[side, start: start + size, : tables[k][side].shape[1]] = tables[k][side]
+        start += size
+    owner = np.repeat(np.arange(len(kept)), sizes)
+    q, mean, variance = (np.bincount(owner, weights=v, minlength=len(kept)) for v in _row_moments(*stacked))
+    sd = np.sqrt(variance)
+    z[kept] = np.divide(q - mean, sd, out=np.zeros_like(sd), where=sd > 0)
+    return z
 
 
 def cantelli_bound(z) -> np.ndarray:

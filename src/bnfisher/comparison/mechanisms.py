@@ -32,7 +32,12 @@ permutation test of :func:`bnfisher.comparison.attribution.conditional_tests`
 (statistic ``D`` of that module with ``S`` as the parents), in stages
 (:func:`~bnfisher.comparison.staged.staged_tests`): 99 permutations, then 999, then the budget, a variable's tests
 stopping once one of its sets gives a p-value above :data:`SEARCH_STOP` (Besag &
-Clifford's sequential p-values [4]_: exact at every stage).  ``V``'s p-value is the
+Clifford's sequential p-values [4]_: exact at every stage).  The first stage of a round is
+drawn for each variable's likeliest explanation alone (its set of smallest exact
+standardised excess, below), and a variable whose p-value there exceeds the stop draws
+nothing for its other sets; the marginal tests, run first, are the empty set's tests, so a
+variable without a compelled parent whose marginal p-value exceeds the stop is settled
+before the first round.  ``V``'s p-value is the
 *largest* over its candidate sets: for an unchanged ``V`` whose true parents are a
 candidate, ``P(max_S p_S <= a) <= P(p_Pa <= a) <= a`` for ``a <= SEARCH_STOP`` (an
 intersection-union test; a variable stopped early is named at no such level).  Holm's adjustment over the
@@ -128,8 +133,8 @@ class MechanismTests:
     unoriented : list of tuple of int
         Groups of unflagged variables dependent on the label that only explain one another.
     permutations_drawn : int
-        Permutations drawn over every set's test (the search's cost; at most ``n_permutations``
-        times the number of sets).
+        Permutations drawn over every set's test, the marginal tests included (the search's cost;
+        at most ``n_permutations`` times the number of sets).
     cell : dict or None
         For the clearest flagged variable (``child``): :func:`~bnfisher.comparison.cells.cell_search` over the
         columns of the sets tried for it; None when no variable is flagged.
@@ -388,19 +393,19 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     variables = [v for v in range(len(cardinalities)) if int(cardinalities[v]) >= 2]
     rule, cap = _budget(len(variables), n_permutations, alpha=alpha, anytime=anytime, reject_early=reject_early)
     tau = certify_level(alpha, len(variables))
-    marginal = holm(staged_tests(cardinalities, [(v, ()) for v in variables], samples, n_permutations=cap,
-                                 stop=SEARCH_STOP, random_state=rng, anytime=rule,
-                                 certify=tau)[0])  # does the variable differ at all?
+    # Does the variable differ at all?  Also the empty set's test of the search, where it is a candidate.
+    marginal = staged_tests(cardinalities, [(v, ()) for v in variables], samples, n_permutations=cap,
+                            stop=SEARCH_STOP, random_state=rng, anytime=rule, certify=tau)
     found, used = _search(cardinalities, samples, variables, parents, max_size=max_size, n_permutations=cap,
-                          rng=rng, anytime=rule, certify=tau, alpha=alpha)
+                          rng=rng, anytime=rule, certify=tau, alpha=alpha, marginal=marginal)
     best = _best_sets(variables, found, compelled_parents(parents), alpha)
     explained_by = [t[0] for t in best]  # (set, p-value, z, ...) each
     p_value, z = (np.asarray([t[k] for t in best], dtype=float) for k in (1, 2))
-    p_adjusted = holm(p_value)
+    p_adjusted, marginal_p = holm(p_value), holm(marginal[0])
     return MechanismTests(
         variables=variables, p_value=p_value, p_adjusted=p_adjusted, explained_by=explained_by, z=z,
-        marginal_p=marginal, clearest_by=[max(found[v], key=lambda t: t[2])[0] for v in variables],
-        n_permutations=cap, unoriented=_unoriented(variables, marginal, p_adjusted, explained_by, found, alpha),
+        marginal_p=marginal_p, clearest_by=[max(found[v], key=lambda t: t[2])[0] for v in variables],
+        n_permutations=cap, unoriented=_unoriented(variables, marginal_p, p_adjusted, explained_by, found, alpha),
         searched=[[t[0] for t in found[v]] for v in variables], permutations_drawn=used,
         cell=_clearest_cell(cardinalities, samples, variables, p_adjusted, z, found, alpha))
 
@@ -437,20 +442,24 @@ def _best_sets(variables: list, found: dict, required: list, alpha: float) -> li
 
 
 def _search(cardinalities, samples: list, variables: list, parents, *, max_size: int, n_permutations: int,
-            rng, anytime: AnytimeTest | None, certify: float, alpha: float) -> tuple:
+            rng, anytime: AnytimeTest | None, certify: float, alpha: float, marginal: tuple) -> tuple:
     """Run the rounds of staged tests; return every set tried, by variable, and the permutations drawn.
 
     ``found[v]`` lists ``(set, p, z, permutations)`` of every set tried for ``v`` (a certified
     set drew none; a set left untried, its variable explained by another, drew none and has p = 1).
+    ``marginal`` (:func:`staged_tests` of each variable with the empty set) is the empty set's test
+    of the variables without a compelled parent: one whose marginal p-value exceeds
+    :data:`SEARCH_STOP` is settled before the first round.
     """
     near, wide = neighbourhoods(parents)
     graph = (near, parents, compelled_parents(parents), max_size)
-    found: dict = {v: [] for v in variables}
-    used = 0
+    found = _marginal_found(variables, marginal, graph[2])
+    used = int(marginal[2].sum())
     rows = min(float(np.sum(copies)) for _, copies in samples)
-    for pool in (near,) + (wide,) * GROWTH_ROUNDS:
-        pairs = [(v, s) for v, s in _round_pairs(variables, pool, found, graph, alpha)
-                 if not found[v] or np.prod([float(cardinalities[u]) for u in s]) <= rows]
+    for first, pool in enumerate((near,) + (wide,) * GROWTH_ROUNDS):
+        first = first == 0
+        pairs = [(v, s) for v, s in _round_pairs(variables, pool, found, graph, alpha, first=first)
+                 if first or np.prod([float(cardinalities[u]) for u in s]) <= rows]
         if not pairs:
             continue
         p_values, z, drawn = staged_tests(cardinalities, pairs, samples, n_permutations=n_permutations,
@@ -462,7 +471,16 @@ def _search(cardinalities, samples: list, variables: list, parents, *, max_size:
     return found, used
 
 
-def _round_pairs(variables: list, pool, found: dict, graph: tuple, alpha: float) -> list:
+def _marginal_found(variables: list, marginal: tuple, required: list) -> dict:
+    """Return ``found`` holding the marginal test as the empty set's, for the variables without a compelled parent."""
+    found: dict = {v: [] for v in variables}
+    for v, p, excess, b in zip(variables, *marginal):
+        if not required[v]:  # the empty set is one of its candidates
+            found[v].append(((), float(p), float(excess), int(b)))
+    return found
+
+
+def _round_pairs(variables: list, pool, found: dict, graph: tuple, alpha: float, *, first: bool) -> list:
     """Return the ``(variable, set)`` pairs of one round: new sets of the variables not yet settled.
 
     A further set can only raise a variable's p-value, so one whose Holm-adjusted p-value already
@@ -470,7 +488,8 @@ def _round_pairs(variables: list, pool, found: dict, graph: tuple, alpha: float)
     """
     near, parents, required, max_size = graph
     chosen, flagged = _unsettled(variables, found, alpha)
-    return [(v, s) for v in chosen for s in _round_sets(v, near, pool, found, parents, max_size, required, flagged)
+    return [(v, s) for v in chosen
+            for s in _round_sets(v, near, pool, found, parents, max_size, required, flagged, first=first)
             if s not in {t[0] for t in found[v]}]
 
 
@@ -494,14 +513,15 @@ def _cell(cardinalities, samples: list, child: int, tried: list) -> dict:
                 child=child)
 
 
-def _round_sets(v: int, near, pool, found: dict, parents, max_size: int, required, flagged: set) -> list:
+def _round_sets(v: int, near, pool, found: dict, parents, max_size: int, required, flagged: set, *,
+                first: bool) -> list:
     """Return the sets of one round for ``v``: small subsets of its neighbours; then its best set grown by one.
 
     From the second round on, a variable with a compelled parent that is itself flagged also gets its
     neighbours' small subsets without that parent (the learned v-structure may be wrong: a changed child
     taken for a parent, and conditioning on it opens a path to the label).
     """
-    if not found[v]:
+    if first:
         return candidate_sets(v, pool[v], parents[v], max_size=max_size, required=required[v])
     best = max(found[v], key=lambda t: (t[1], -t[2]))[0]  # the set that came closest to explaining v
     kept = set(required[v]) - flagged

@@ -14,7 +14,7 @@ import numpy as np
 
 from bnfisher.comparison.anytime import AnytimeTest, RunningTests
 from bnfisher.comparison.attribution import FamilyTests, conditional_tests, family_tables
-from bnfisher.comparison.certificate import cantelli_bound, pair_moments
+from bnfisher.comparison.certificate import cantelli_bound, excesses
 
 __all__ = ["CHECKPOINTS", "anytime_tests", "staged_tests"]
 
@@ -58,14 +58,17 @@ def staged_tests(cardinalities, pairs: list, samples: list, *, n_permutations: i
         ``tau`` draws no permutation and reports the bound; every other pair reports its
         Monte-Carlo p-value plus ``tau`` (together valid: see
         :mod:`~bnfisher.comparison.certificate`), and ``z`` is the exact standardised excess
-        for every pair.  0: no certificate, ``z`` over the permutations drawn.
+        for every pair.  The first checkpoint is then drawn first for each variable's pair of
+        smallest exact ``z`` alone (the set likeliest to explain it): a variable whose pair there
+        exceeds ``stop`` draws nothing for its other pairs, which report p-value 1 and no
+        permutation.  0: no certificate, ``z`` over the permutations drawn.
 
     Returns
     -------
     p_value, z : ndarray of shape (n_pairs,)
         Each pair's p-value and standardised excess ``(D - mean) / sd`` over its permutations.
     drawn : ndarray of int, shape (n_pairs,)
-        The permutations each pair's test drew.
+        The permutations each pair's test drew (0: certified, or left untried once its variable stopped).
 
     Examples
     --------
@@ -89,7 +92,7 @@ def staged_tests(cardinalities, pairs: list, samples: list, *, n_permutations: i
 def _certified(cardinalities, pairs: list, tables: list, *, n_permutations: int, stop: float, random_state,
                anytime: AnytimeTest | None, tau: float) -> tuple:
     """Return :func:`staged_tests` with the certificate ``tau``: bounds where they reach it, permutations elsewhere."""
-    z = np.asarray([0.0 if table is None else pair_moments(*table)[3] for table in tables])
+    z = excesses(tables)
     bound = cantelli_bound(z)
     certified = bound <= tau
     p_value, drawn = bound.copy(), np.zeros(len(pairs), dtype=np.int64)
@@ -97,14 +100,41 @@ def _certified(cardinalities, pairs: list, tables: list, *, n_permutations: int,
     if rest.size:
         p_rest, _, drawn_rest = _drawn(cardinalities, [pairs[k] for k in rest], [tables[k] for k in rest],
                                        n_permutations=n_permutations, stop=stop, random_state=random_state,
-                                       anytime=anytime)
+                                       anytime=anytime, first=_first(pairs, rest, z))
         p_value[rest], drawn[rest] = np.minimum(p_rest + tau, 1.0), drawn_rest
     return p_value, z, drawn
 
 
+def _first(pairs: list, index: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Return, among the pairs ``index``, each variable's pair with the smallest exact ``z`` (positions in ``index``).
+
+    The set likeliest to explain its variable: when its p-value exceeds the stop, the variable's
+    other sets need no permutation.
+    """
+    owner = np.asarray([pairs[k][0] for k in index])
+    order = np.lexsort((z[index], owner))  # by variable, the smallest z first
+    return order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
+
+
+def _stages(n_permutations: int, first: np.ndarray | None, n_pairs: int) -> list:
+    """Return the stages of :func:`_drawn`: each checkpoint, and the pairs it is for (None: every live pair).
+
+    With ``first`` (fewer than every pair), a stage at the first checkpoint for those pairs alone comes first.
+    """
+    checkpoints = [(b, None) for b in CHECKPOINTS if b < n_permutations] + [(n_permutations, None)]
+    if first is None or len(first) >= n_pairs:
+        return checkpoints
+    return [(checkpoints[0][0], np.sort(np.asarray(first, dtype=np.intp))), *checkpoints]
+
+
 def _drawn(cardinalities, pairs: list, tables: list, *, n_permutations: int, stop: float, random_state,
-           anytime: AnytimeTest | None) -> tuple:
-    """Return :func:`staged_tests`'s outcome from permutations alone."""
+           anytime: AnytimeTest | None, first: np.ndarray | None = None) -> tuple:
+    """Return :func:`staged_tests`'s outcome from permutations alone.
+
+    With ``first`` (positions in ``pairs``, at most one per variable), those pairs draw the first
+    checkpoint's permutations alone; a variable whose pair then exceeds ``stop`` is settled, and
+    its other pairs draw nothing.
+    """
     owner = np.asarray([v for v, _ in pairs])
     if anytime is not None:
         tests, drawn = anytime_tests(cardinalities, pairs, None, n_permutations=n_permutations,
@@ -116,10 +146,10 @@ def _drawn(cardinalities, pairs: list, tables: list, *, n_permutations: int, sto
     drawn = np.zeros(len(pairs), dtype=np.int64)
     p_value = np.ones(len(pairs))
     live = np.ones(len(pairs), dtype=bool)
-    for b in [b for b in CHECKPOINTS if b < n_permutations] + [n_permutations]:
-        index = np.flatnonzero(live)
+    for b, only in _stages(n_permutations, first, len(pairs)):
+        index = np.flatnonzero(live & (drawn < b)) if only is None else only
         if not index.size:
-            break
+            continue
         step = b - int(drawn[index[0]])
         tests = conditional_tests(cardinalities, [pairs[k] for k in index], None, n_permutations=step,
                                   random_state=random_state, tables=[tables[k] for k in index])
