@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from bnfisher.comparison.attribution import conditional_tests
-from bnfisher.comparison.certificate import cantelli_bound, excesses, null_moments, pair_moments
+from bnfisher.comparison.certificate import cantelli_bound, chernoff_bounds, excesses, null_moments, pair_moments
 from bnfisher.comparison.staged import staged_tests
 
 
@@ -53,6 +53,59 @@ def test_null_moments_equal_the_moments_of_every_split(seed):
     assert q == pytest.approx(law[0], abs=1e-9)  # the first split is the observed one
     exact_p = np.mean(law >= q - 1e-12)
     assert exact_p <= cantelli_bound(z) + 1e-12  # the certificate bounds the exact p-value
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_chernoff_bounds_the_exact_p_value_of_every_split(seed):
+    """Oracle: enumeration of every within-configuration split (up to 3 configurations of up to 11 rows, 2-4 child
+    states, so both the exact two-state factor and Hölder's product); the bound is at least the exact p-value."""
+    rng = np.random.default_rng(100 + seed)
+    k = int(rng.integers(2, 5))
+    configurations = []
+    for _ in range(int(rng.integers(1, 4))):
+        size = int(rng.integers(2, 12))
+        states = rng.integers(0, k, size=size)
+        if seed % 2:  # a split that sorts the states: a large excess, the bound's use
+            states = np.sort(states)
+        configurations.append((states, int(rng.integers(1, size))))
+    law = _enumerated(configurations, k)
+    first = np.array([np.bincount(s[:n], minlength=k) for s, n in configurations], dtype=float)
+    pooled = np.array([np.bincount(s, minlength=k) for s, n in configurations], dtype=float)
+    exact_p = np.mean(law >= law[0] - 1e-12)
+    bound = chernoff_bounds([(first, pooled - first)])[0]
+    assert exact_p <= bound + 1e-12, (exact_p, bound)
+
+
+def test_chernoff_is_the_exact_moment_generating_function_of_one_configuration():
+    """Oracle: scipy.stats.hypergeom's pmf: for a two-state configuration the bound is the minimum over lambda of
+    exp(-lambda q) E exp(lambda c U^2), here over a grid of 20,001 values with scipy's law (within 1e-5)."""
+    from scipy.stats import hypergeom
+
+    first, second = np.array([[30.0, 5.0]]), np.array([[12.0, 25.0]])
+    K, N, n = 42.0, 72.0, 35.0
+    x = np.arange(0, 36)
+    pmf = hypergeom(int(N), int(K), int(n)).pmf(x)
+    c = 1 / 42 + 1 / 30
+    q = c * (30 - n * K / N) ** 2
+    grid = np.geomspace(1e-4, 1e2, 20001)
+    direct = min(np.exp(-lam * q) * np.sum(pmf * np.exp(lam * c * (x - n * K / N) ** 2)) for lam in grid)
+    bound = chernoff_bounds([(first, second)])[0]
+    assert direct * (1 - 1e-5) <= bound <= direct * (1 + 1e-9)  # the grid's minimum, or a little below it
+
+
+def test_chernoff_is_far_below_cantelli_for_a_large_excess_and_one_for_none():
+    rng = np.random.default_rng(12)
+    parent = rng.integers(0, 4, 4000)
+    child = (parent + (rng.random(4000) < 0.3)) % 6
+    child[:2000][rng.random(2000) < 0.2] = 5  # the first sample's state 5 is more frequent
+    tables = [np.zeros((4, 6)), np.zeros((4, 6))]
+    for table, rows in zip(tables, (slice(0, 2000), slice(2000, 4000))):
+        np.add.at(table, (parent[rows], child[rows]), 1.0)
+    z = excesses([tuple(tables)])[0]
+    assert z > 20
+    assert chernoff_bounds([tuple(tables)])[0] < 1e-6 * cantelli_bound(z)
+    same = [(tables[0], tables[0]), None]
+    assert chernoff_bounds(same).tolist() == [1.0, 1.0]
 
 
 def test_many_tests_at_once_give_each_test_s_z():

@@ -69,6 +69,7 @@ from bnfisher._utils.memory import check_allocation
 from bnfisher._utils.parallel import map_threads, threads_for
 from bnfisher._utils.validation import check_positive_int, check_random_state
 from bnfisher.bn.network import BayesianNetwork
+from bnfisher.comparison.certificate import certified_bounds, excesses
 from bnfisher.comparison.permutation import permutation_pvalue
 from bnfisher.data.counts import count_block, count_family
 
@@ -297,7 +298,10 @@ def resolve_floor(network: BayesianNetwork, tests: FamilyTests, X, Y, *, random_
     family suffices to say how clear the clearest change is, at a fraction of the cost).
     Valid: a family's reported p-value is its second test's only when the first sat at its
     floor ``f``, so for ``t >= f`` ``{p <= t}`` lies within ``{p_1 <= t}``, and for ``t < f``
-    within ``{p_2 <= t}``; each run is exact, whichever family is chosen.
+    within ``{p_2 <= t}``; each run is exact, whichever family is chosen.  When the family's
+    exact bound (:func:`~bnfisher.comparison.certificate.certified_bounds`: Cantelli's or
+    Chernoff's, from the exact law of its counts) is already at most ``1 / (B' + 1)``, that
+    value is reported and no permutation is drawn (a p-value at least an exact bound is valid).
 
     Parameters
     ----------
@@ -318,7 +322,7 @@ def resolve_floor(network: BayesianNetwork, tests: FamilyTests, X, Y, *, random_
         ``n_permutations`` stays the first budget: a p-value at or below its floor
         ``1 / (n_permutations + 1)`` is at most what it says.
     budget : int
-        The permutations of the second run (0 when no family was run again).
+        The permutations of the second run (0 when no family was run again, or its bound sufficed).
 
     Examples
     --------
@@ -330,8 +334,8 @@ def resolve_floor(network: BayesianNetwork, tests: FamilyTests, X, Y, *, random_
     >>> Y = (net.encode(moved.sample(2000, random_state=1)).codes, np.ones(2000))
     >>> first = conditional_family_tests(net, X, Y, n_permutations=99, random_state=0)
     >>> again, budget = resolve_floor(net, first, X, Y, random_state=np.random.default_rng(0))
-    >>> float(first.p_value[0]), budget, float(again.p_value[0])
-    (0.01, 2000, 0.0004997501249375312)
+    >>> float(first.p_value[0]), budget, float(again.p_value[0])   # bounded exactly: no second run
+    (0.01, 0, 0.0004997501249375312)
     """
     floor = 1.0 / (tests.n_permutations + 1) * (1 + 1e-9)
     at_floor = np.flatnonzero(tests.p_value <= floor)
@@ -343,11 +347,16 @@ def resolve_floor(network: BayesianNetwork, tests: FamilyTests, X, Y, *, random_
     pairs = [(tests.families[k], tuple(parents[tests.families[k]])) for k in again]
     if tables is None:
         tables = family_tables(network.cardinalities, list(enumerate(parents)), [X, Y])
-    rerun = conditional_tests(network.cardinalities, pairs, None, n_permutations=budget, random_state=random_state,
-                              tables=[tables[i] for i, _ in pairs])
+    chosen = [tables[i] for i, _ in pairs]
     fields = {name: getattr(tests, name).copy() for name in ("null_mean", "null_sd", "p_value")}
-    for name in fields:
-        fields[name][again] = getattr(rerun, name)
+    if certified_bounds(chosen, excesses(chosen), 1.0 / (budget + 1))[0] <= 1.0 / (budget + 1):
+        fields["p_value"][again] = 1.0 / (budget + 1)  # what the second run could show at best, bounded exactly
+        budget = 0
+    else:
+        rerun = conditional_tests(network.cardinalities, pairs, None, n_permutations=budget,
+                                  random_state=random_state, tables=chosen)
+        for name in fields:
+            fields[name][again] = getattr(rerun, name)
     return FamilyTests(tests.families, tests.statistic, fields["null_mean"], fields["null_sd"], fields["p_value"],
                        tests.rows, tests.n_permutations), budget
 

@@ -21,10 +21,16 @@ and ``(I - f)^2 = (1 - 2f)(I - f) + f(1 - f)`` reduces every power.  No permutat
 
 **A p-value without permutations.**  With the exact mean and standard deviation, Cantelli's
 inequality bounds the exact permutation p-value of an observed ``z = (Q - E_0 Q) / sd_0 Q > 0``:
-``P_0(Q' >= Q) <= 1 / (1 + z^2)`` (:func:`cantelli_bound`).  A bound is a valid p-value; the
-mechanism search (:func:`~bnfisher.comparison.staged.staged_tests`, ``certify``) takes it for a
-test whose bound is at most a level ``tau`` fixed beforehand, and for the others the Monte-Carlo
-p-value plus ``tau``: ``P(p <= t) <= P(p_exact <= min(t, tau)) + P(p_MC <= t - tau) <= t``.
+``P_0(Q' >= Q) <= 1 / (1 + z^2)`` (:func:`cantelli_bound`).  Its tail falls only as ``1 / z^2``;
+Chernoff's bound (:func:`chernoff_bounds`) falls exponentially: the configurations are
+independent, and each one's moment generating function is summed exactly over hypergeometric
+laws (Hölder's inequality splits a configuration of more than two child states into one law per
+state).  On RCD's random networks (6 states) it certified 7 of 10 tests that Cantelli's could not
+(``z`` 19-121: ``1e-5`` to ``1e-41`` against ``3e-3`` to ``7e-5``).  A bound is a valid p-value;
+the mechanism search (:func:`~bnfisher.comparison.staged.staged_tests`, ``certify``) takes the
+smaller of the two (:func:`certified_bounds`) for a test whose bound is at most a level ``tau``
+fixed beforehand, and for the others the Monte-Carlo p-value plus ``tau``:
+``P(p <= t) <= P(p_exact <= min(t, tau)) + P(p_MC <= t - tau) <= t``.
 
 References
 ----------
@@ -32,13 +38,16 @@ References
    Matematici, Bologna, 47-59 (the one-sided Chebyshev inequality).
 .. [2] Haldane (1940). The mean and variance of chi-square, when used as a test of homogeneity,
    when expectations are small. Biometrika 31, 346-355.
+.. [3] Chernoff (1952). A measure of asymptotic efficiency for tests of a hypothesis based on the
+   sum of observations. Annals of Mathematical Statistics 23, 493-507.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cantelli_bound", "excesses", "null_moments", "pair_moments"]
+__all__ = ["CHERNOFF_Z", "cantelli_bound", "certified_bounds", "chernoff_bounds", "excesses", "null_moments",
+           "pair_moments"]
 
 
 def _psi(n: np.ndarray, N: np.ndarray) -> tuple:
@@ -196,3 +205,157 @@ def cantelli_bound(z) -> np.ndarray:
     """
     z = np.asarray(z, dtype=np.float64)
     return np.where(z > 0, 1.0 / (1.0 + np.square(np.where(z > 0, z, 0.0))), 1.0)
+
+
+#: Support points of a test's hypergeometric factors above which :func:`chernoff_bounds` leaves its bound at 1.
+CHERNOFF_POINTS = 2_000_000
+
+#: The exact excess ``z`` from which :func:`certified_bounds` tries Chernoff's bound (below it, no bound reaches
+#: the levels a certificate is asked for: about 0.005 at ``z = 12`` on a 6 x 6 table, against Cantelli's 0.007).
+CHERNOFF_Z = 10.0
+
+
+def certified_bounds(tables: list, z: np.ndarray, level: float) -> np.ndarray:
+    """Return each test's bound on its exact p-value: Cantelli's, and Chernoff's where Cantelli's is above ``level``.
+
+    Chernoff's bound (:func:`chernoff_bounds`, a few milliseconds a test) is computed only for
+    tests whose Cantelli bound misses ``level`` and whose excess is at least :data:`CHERNOFF_Z`.
+    Both are valid p-values, so their minimum is.
+
+    Parameters
+    ----------
+    tables : list of (ndarray, ndarray) or None
+    z : ndarray
+        Each test's exact excess (:func:`excesses`).
+    level : float
+        The level a bound is wanted below.
+
+    Returns
+    -------
+    ndarray of shape (len(tables),)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tables = [(np.array([[400.0, 100.0]]), np.array([[100.0, 400.0]]))]
+    >>> z = excesses(tables)
+    >>> bool(cantelli_bound(z)[0] > 1e-5 > certified_bounds(tables, z, 1e-5)[0])
+    True
+    """
+    bound = cantelli_bound(z)
+    hard = np.flatnonzero((bound > level) & (np.asarray(z) >= CHERNOFF_Z))
+    if hard.size:
+        bound[hard] = np.minimum(bound[hard], chernoff_bounds([tables[k] for k in hard], level=level))
+    return bound
+
+
+def chernoff_bounds(tables: list, *, level: float = 0.0) -> np.ndarray:
+    r"""Return Chernoff's bound on each test's exact permutation p-value, from the law of every configuration's counts.
+
+    Under within-configuration permutations the configurations' counts are independent, and
+    for any ``lambda >= 0``
+
+    .. math::  P_0(Q' \ge q) \le e^{-\lambda q} \prod_j E_0 e^{\lambda Q_j}.
+
+    A configuration with two child states present has ``Q_j = c U^2`` (``U = X_a - n K_a / N``,
+    ``c = 1 / K_a + 1 / K_b``) with ``X_a`` hypergeometric, so its factor is a sum over that
+    law's support; with ``k > 2`` states Hölder's inequality bounds it by the product over the
+    states of ``(E_0 e^{k lambda U_a^2 / K_a})^{1/k}``, each ``X_a`` hypergeometric on its own.
+    Every factor is summed exactly (in logarithms); the bound is minimised over ``lambda`` (a
+    grid, then golden-section search: any ``lambda`` gives a valid bound).  A valid p-value
+    like :func:`cantelli_bound`, and far smaller for a large excess: its tail falls
+    exponentially, Cantelli's as ``1 / z^2``.
+
+    Parameters
+    ----------
+    tables : list of (ndarray, ndarray) or None
+        Each test's two count tables ``(configurations, states)``.
+    level : float, default=0.0
+        The level a bound is wanted below: the grid's best bound is kept as it is when it
+        is already below ``level`` or more than 20 times above it (the search is then not refined).
+
+    Returns
+    -------
+    ndarray of shape (len(tables),)
+        1 for a test given as None or whose factors hold more than :data:`CHERNOFF_POINTS`
+        support points.
+
+    References
+    ----------
+    .. [1] Chernoff (1952), the module's [3].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tables = [(np.array([[40.0, 10.0]]), np.array([[10.0, 40.0]]))]
+    >>> bound = chernoff_bounds(tables)[0]     # Pearson's chi-square 36 on 1 degree of freedom
+    >>> bool(bound < 1e-6 < cantelli_bound(excesses(tables))[0])
+    True
+    """
+    out = np.ones(len(tables))
+    for k, table in enumerate(tables):
+        if table is not None:
+            factors = _factors(*(np.asarray(t, dtype=np.float64) for t in table))
+            if factors is not None:
+                out[k] = _minimised(*factors, level=level)
+    return out
+
+
+def _factors(count_x: np.ndarray, count_y: np.ndarray):
+    """Return a test's factors as one support: log pmf, ``m c (x - e)^2``, segment, weight per segment, and ``q``."""
+    from scipy.special import gammaln  # scipy when a bound is needed, not at import
+
+    pooled = count_x + count_y
+    size, drawn = pooled.sum(axis=1), count_x.sum(axis=1)
+    q = float(_row_moments(count_x, count_y)[0].sum())
+    rows = []  # (K_a, N, n, coefficient, weight) of each factor
+    for j in np.flatnonzero((drawn > 0) & (drawn < size)):
+        present = np.flatnonzero(pooled[j] > 0)
+        if present.size == 2:  # U_a = -U_b: one exact factor
+            rows.append((pooled[j, present[0]], size[j], drawn[j],
+                         1.0 / pooled[j, present[0]] + 1.0 / pooled[j, present[1]], 1.0))
+        elif present.size > 2:  # Hölder over the states
+            rows.extend((pooled[j, a], size[j], drawn[j], present.size / pooled[j, a], 1.0 / present.size)
+                        for a in present)
+    if not rows:
+        return None
+    K, N, n, coef, weight = np.asarray(rows, dtype=np.float64).T
+    low, high = np.maximum(0.0, n - (N - K)), np.minimum(n, K)
+    length = (high - low + 1).astype(np.int64)
+    if length.sum() > CHERNOFF_POINTS:
+        return None
+    segment = np.repeat(np.arange(K.size), length)
+    starts = np.r_[0, np.cumsum(length)[:-1]]
+    x = low[segment] + (np.arange(length.sum()) - starts[segment])
+    Ks, Ns, ns = K[segment], N[segment], n[segment]
+    log_pmf = (gammaln(Ks + 1) - gammaln(x + 1) - gammaln(Ks - x + 1) + gammaln(Ns - Ks + 1) - gammaln(ns - x + 1)
+               - gammaln(Ns - Ks - ns + x + 1) - gammaln(Ns + 1) + gammaln(ns + 1) + gammaln(Ns - ns + 1))
+    value = coef[segment] * (x - ns * Ks / Ns) ** 2
+    return log_pmf, value, starts, weight, q
+
+
+def _log_bound(lam: np.ndarray, log_pmf: np.ndarray, value: np.ndarray, starts: np.ndarray, weight: np.ndarray,
+               q: float) -> np.ndarray:
+    """Return ``sum_f w_f log E exp(lam v_f) - lam q`` for each ``lam`` (log-sum-exp per factor)."""
+    exponent = log_pmf[None, :] + lam[:, None] * value[None, :]
+    top = np.maximum.reduceat(exponent, starts, axis=1)
+    lse = np.log(np.add.reduceat(np.exp(exponent - np.repeat(top, np.diff(np.r_[starts, value.size]), axis=1)),
+                                 starts, axis=1)) + top
+    return lse @ weight - lam * q
+
+
+def _minimised(log_pmf, value, starts, weight, q, *, level: float) -> float:
+    """Return ``min(1, exp(min over lambda of the log bound))``: a log grid, then golden-section search."""
+    grid = np.geomspace(1e-4, 1e2, 25)
+    logs = _log_bound(grid, log_pmf, value, starts, weight, q)
+    best = int(np.argmin(logs))
+    if level > 0 and not np.log(level) < logs[best] <= np.log(level) + 3.0:  # settled either way
+        return float(min(1.0, np.exp(logs[best])))
+    low, high = np.log(grid[max(best - 1, 0)]), np.log(grid[min(best + 1, grid.size - 1)])
+    ratio = (np.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(16):
+        a, b = high - ratio * (high - low), low + ratio * (high - low)
+        la, lb = _log_bound(np.exp([a, b]), log_pmf, value, starts, weight, q)
+        low, high = (low, b) if la <= lb else (a, high)
+    final = float(min(logs[best], _log_bound(np.exp([0.5 * (low + high)]), log_pmf, value, starts, weight, q)[0]))
+    return float(min(1.0, np.exp(final)))

@@ -31,16 +31,17 @@ a set counts only while that parent stays flagged.
 permutation test of :func:`bnfisher.comparison.attribution.conditional_tests`
 (statistic ``D`` of that module with ``S`` as the parents), in stages
 (:func:`~bnfisher.comparison.staged.staged_tests`): 99 permutations, then 999, then the budget, a variable's tests
-stopping once one of its sets gives a p-value above :data:`SEARCH_STOP` (Besag &
-Clifford's sequential p-values [4]_: exact at every stage).  The first stage of a round is
+stopping once one of its sets gives a p-value above :data:`SEARCH_STOP` after 99 permutations, or above
+``alpha`` after more (Besag & Clifford's sequential p-values [4]_: exact at every stage).  The first stage of a round is
 drawn for each variable's likeliest explanation alone (its set of smallest exact
 standardised excess, below), and a variable whose p-value there exceeds the stop draws
 nothing for its other sets; the marginal tests, run first, are the empty set's tests, so a
 variable without a compelled parent whose marginal p-value exceeds the stop is settled
 before the first round.  ``V``'s p-value is the
 *largest* over its candidate sets: for an unchanged ``V`` whose true parents are a
-candidate, ``P(max_S p_S <= a) <= P(p_Pa <= a) <= a`` for ``a <= SEARCH_STOP`` (an
-intersection-union test; a variable stopped early is named at no such level).  Holm's adjustment over the
+candidate, ``P(max_S p_S <= a) <= P(p_Pa <= a) <= a`` for ``a <= alpha`` (an
+intersection-union test; a variable stopped early is named at no such level; Holm's bound
+below needs this only up to ``alpha``).  Holm's adjustment over the
 variables then controls the family-wise error of naming an unchanged mechanism,
 under that condition on the graph, with no assumption on how the tests depend.
 The structure is learned without the label, so the permutation tests stay exact
@@ -48,7 +49,8 @@ given it.
 
 **Tests that need no permutation.**  Each test's null mean and variance are exact in
 closed form (:mod:`bnfisher.comparison.certificate`), so Cantelli's inequality bounds its
-exact p-value by ``1 / (1 + z^2)``.  A set whose bound is at most ``tau = CERTIFY_SHARE *
+exact p-value by ``1 / (1 + z^2)``; for a large excess Chernoff's bound, from the exact
+laws of its configurations' counts, is far smaller.  A set whose bound is at most ``tau = CERTIFY_SHARE *
 alpha / V`` (:func:`certify_level`, a tenth of Holm's first level) takes the bound and
 draws no permutation -- a clearly changed variable's sets, which would otherwise each run
 the budget to pass Holm; every other set reports its Monte-Carlo p-value plus ``tau``, so
@@ -121,13 +123,15 @@ class MechanismTests:
     marginal_p : ndarray of shape (n_variables,)
         Holm's adjustment of the p-values with no conditioning set (does the variable's
         distribution differ at all?); a test stops early once its p-value exceeds
-        :data:`SEARCH_STOP`, so values above it are those of 99 or 999 permutations.
+        :data:`SEARCH_STOP` after 99 permutations or ``alpha`` after 999, so values above
+        ``alpha`` are those of 99 or 999 permutations.
     clearest_by : list of tuple of int
         The conditioning set under which the variable's difference is clearest (largest
         standardised excess): where a changed mechanism's cell is looked for.
     n_permutations : int
         The budget of a set's test (a test stops earlier when its p-value is plainly above
-        :data:`SEARCH_STOP`: :func:`~bnfisher.comparison.staged.staged_tests`).
+        :data:`SEARCH_STOP`, or above ``alpha`` after 99 permutations:
+        :func:`~bnfisher.comparison.staged.staged_tests`).
     searched : list of list of tuple of int
         Every conditioning set tried for each variable (:attr:`n_sets` counts them).
     unoriented : list of tuple of int
@@ -301,8 +305,9 @@ SEARCH_PERMUTATIONS = 100
 #: true parents, but a large set of many-state columns has little power and explains a changed variable away.
 GROWTH_ROUNDS = 1
 
-#: A variable whose largest p-value over its neighbours' sets exceeds this is not searched further (it is not
-#: flagged at any level up to this); the others are tried with their best set grown by a neighbour's neighbour.
+#: A variable whose largest p-value over its neighbours' sets exceeds this after 99 permutations (``alpha`` after
+#: more) is not searched further (it is not flagged at any level up to ``alpha``); the others are tried with their
+#: best set grown by a neighbour's neighbour.
 SEARCH_STOP = 0.2
 
 
@@ -395,7 +400,8 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     tau = certify_level(alpha, len(variables))
     # Does the variable differ at all?  Also the empty set's test of the search, where it is a candidate.
     marginal = staged_tests(cardinalities, [(v, ()) for v in variables], samples, n_permutations=cap,
-                            stop=SEARCH_STOP, random_state=rng, anytime=rule, certify=tau)
+                            stop=SEARCH_STOP, later_stop=min(alpha, SEARCH_STOP), random_state=rng, anytime=rule,
+                            certify=tau)
     found, used = _search(cardinalities, samples, variables, parents, max_size=max_size, n_permutations=cap,
                           rng=rng, anytime=rule, certify=tau, alpha=alpha, marginal=marginal)
     best = _best_sets(variables, found, compelled_parents(parents), alpha)
@@ -463,7 +469,8 @@ def _search(cardinalities, samples: list, variables: list, parents, *, max_size:
         if not pairs:
             continue
         p_values, z, drawn = staged_tests(cardinalities, pairs, samples, n_permutations=n_permutations,
-                                          stop=SEARCH_STOP, random_state=rng, anytime=anytime, certify=certify)
+                                          stop=SEARCH_STOP, later_stop=min(alpha, SEARCH_STOP), random_state=rng,
+                                          anytime=anytime, certify=certify)
         used += int(drawn.sum())
         for (v, s), p, excess, b in zip(pairs, p_values, z, drawn):
             if b or p < 1.0:  # a set left untried (its variable was explained by another) is not reported as searched

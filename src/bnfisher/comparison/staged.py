@@ -14,7 +14,7 @@ import numpy as np
 
 from bnfisher.comparison.anytime import AnytimeTest, RunningTests
 from bnfisher.comparison.attribution import FamilyTests, conditional_tests, family_tables
-from bnfisher.comparison.certificate import cantelli_bound, excesses
+from bnfisher.comparison.certificate import certified_bounds, excesses
 
 __all__ = ["CHECKPOINTS", "anytime_tests", "staged_tests"]
 
@@ -23,7 +23,8 @@ CHECKPOINTS = (99, 999)
 
 
 def staged_tests(cardinalities, pairs: list, samples: list, *, n_permutations: int, stop: float,
-                 random_state, anytime: AnytimeTest | None = None, certify: float = 0.0) -> tuple:
+                 random_state, anytime: AnytimeTest | None = None, certify: float = 0.0,
+                 later_stop: float | None = None) -> tuple:
     """Test each ``(variable, set)`` pair in stages; stop a variable's tests once one of its p-values exceeds ``stop``.
 
     After :data:`CHECKPOINTS` permutations (then ``n_permutations``) each live pair's
@@ -32,9 +33,11 @@ def staged_tests(cardinalities, pairs: list, samples: list, *, n_permutations: i
     When a pair's ``p_k`` exceeds ``stop``, every pair of its variable stops: the variable's
     p-value (the largest over its sets) is then above ``stop`` whatever the rest would give.
     The stages draw new permutations, independent of the earlier ones, for the pairs still
-    live, so ``p_k`` is an exact permutation p-value of ``b_k`` permutations, and with one
-    threshold at every stage a pair's reported p-value keeps ``P(p <= t) <= t`` for
-    ``t <= stop`` (Besag & Clifford 1991; the argument of :mod:`bnfisher.comparison.sequential`).
+    live, so ``p_k`` is an exact permutation p-value of ``b_k`` permutations, and a pair's
+    reported p-value keeps ``P(p <= t) <= t`` for ``t`` up to the smallest threshold of any
+    stage (Besag & Clifford 1991; the argument of :mod:`bnfisher.comparison.sequential`): a
+    pair that stopped at stage ``k`` reports ``p_k`` above that stage's threshold, so below it
+    ``{p <= t}`` lies within ``{p_B <= t}``, the p-value of all ``B`` permutations.
     Inner code: trusts encoded inputs.
 
     Parameters
@@ -47,14 +50,18 @@ def staged_tests(cardinalities, pairs: list, samples: list, *, n_permutations: i
         A test's budget.
     stop : float
         The p-value above which a variable's tests stop (``1.0``: every test runs its budget).
+    later_stop : float, optional
+        The threshold from the second checkpoint on (default ``stop``): the level a search
+        answers at, once a p-value's first 99 permutations have been drawn (its p-values are
+        then valid up to ``min(stop, later_stop)``).
     random_state : Generator
     anytime : AnytimeTest, optional
         Instead of the stages: every pair's test stops once settled at ``anytime.alpha``, a
         variable's once one of its sets settles without rejecting (its p-values anytime-valid;
         ``n_permutations`` is then the cap and ``stop`` is not used).
     certify : float, default=0.0
-        A level ``tau`` fixed beforehand: a pair whose exact Cantelli bound
-        (:func:`~bnfisher.comparison.certificate.cantelli_bound` of its exact ``z``) is at most
+        A level ``tau`` fixed beforehand: a pair whose exact bound (Cantelli's of its exact ``z``, or
+        Chernoff's: :func:`~bnfisher.comparison.certificate.certified_bounds`) is at most
         ``tau`` draws no permutation and reports the bound; every other pair reports its
         Monte-Carlo p-value plus ``tau`` (together valid: see
         :mod:`~bnfisher.comparison.certificate`), and ``z`` is the exact standardised excess
@@ -83,17 +90,17 @@ def staged_tests(cardinalities, pairs: list, samples: list, *, n_permutations: i
     """
     tables = family_tables(cardinalities, pairs, samples)
     if certify > 0:
-        return _certified(cardinalities, pairs, tables, n_permutations=n_permutations, stop=stop,
+        return _certified(cardinalities, pairs, tables, n_permutations=n_permutations, stop=(stop, later_stop),
                           random_state=random_state, anytime=anytime, tau=certify)
-    return _drawn(cardinalities, pairs, tables, n_permutations=n_permutations, stop=stop,
+    return _drawn(cardinalities, pairs, tables, n_permutations=n_permutations, stop=(stop, later_stop),
                   random_state=random_state, anytime=anytime)
 
 
-def _certified(cardinalities, pairs: list, tables: list, *, n_permutations: int, stop: float, random_state,
+def _certified(cardinalities, pairs: list, tables: list, *, n_permutations: int, stop: tuple, random_state,
                anytime: AnytimeTest | None, tau: float) -> tuple:
     """Return :func:`staged_tests` with the certificate ``tau``: bounds where they reach it, permutations elsewhere."""
     z = excesses(tables)
-    bound = cantelli_bound(z)
+    bound = certified_bounds(tables, z, tau)
     certified = bound <= tau
     p_value, drawn = bound.copy(), np.zeros(len(pairs), dtype=np.int64)
     rest = np.flatnonzero(~certified)
@@ -127,7 +134,7 @@ def _stages(n_permutations: int, first: np.ndarray | None, n_pairs: int) -> list
     return [(checkpoints[0][0], np.sort(np.asarray(first, dtype=np.intp))), *checkpoints]
 
 
-def _drawn(cardinalities, pairs: list, tables: list, *, n_permutations: int, stop: float, random_state,
+def _drawn(cardinalities, pairs: list, tables: list, *, n_permutations: int, stop: tuple, random_state,
            anytime: AnytimeTest | None, first: np.ndarray | None = None) -> tuple:
     """Return :func:`staged_tests`'s outcome from permutations alone.
 
@@ -146,7 +153,8 @@ def _drawn(cardinalities, pairs: list, tables: list, *, n_permutations: int, sto
     drawn = np.zeros(len(pairs), dtype=np.int64)
     p_value = np.ones(len(pairs))
     live = np.ones(len(pairs), dtype=bool)
-    for b, only in _stages(n_permutations, first, len(pairs)):
+    stages = _stages(n_permutations, first, len(pairs))
+    for b, only in stages:
         index = np.flatnonzero(live & (drawn < b)) if only is None else only
         if not index.size:
             continue
@@ -159,7 +167,8 @@ def _drawn(cardinalities, pairs: list, tables: list, *, n_permutations: int, sto
         square[index] += (tests.null_sd**2 + tests.null_mean**2) * step
         drawn[index] = b
         p_value[index] = (1 + exceed[index]) / (1 + b)
-        live &= ~np.isin(owner, owner[index[p_value[index] > stop]])
+        threshold = stop[0] if b == stages[0][0] or stop[1] is None else stop[1]
+        live &= ~np.isin(owner, owner[index[p_value[index] > threshold]])
     mean = total / np.maximum(drawn, 1)
     sd = np.sqrt(np.maximum(square / np.maximum(drawn, 1) - mean**2, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -322,7 +322,9 @@ def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, alpha
                        f"{how}; at most {cap} each).")
     first = conditional_family_tests(network, None, None, random_state=random_state, tables=tables)
     tests, budget = resolve_floor(network, first, None, None, random_state=random_state, tables=tables)
-    again = f"; the clearest, at the floor of the p-values, run again with {budget}" if budget else ""
+    again = f"; the clearest, at the floor of the p-values, run again with {budget}" if budget else (
+        "; the clearest, at the floor of the p-values, resolved by its exact bound (no permutation)"
+        if not np.array_equal(tests.p_value, first.p_value) else "")
     return tests, (f"Family tests: {first.n_permutations} permutations within parent configurations "
                    f"({len(tests.families)} families){again}.")
 
