@@ -93,7 +93,7 @@ def test_chernoff_is_the_exact_moment_generating_function_of_one_configuration()
     assert direct * (1 - 1e-5) <= bound <= direct * (1 + 1e-9)  # the grid's minimum, or a little below it
 
 
-def test_chernoff_is_far_below_cantelli_for_a_large_excess_and_one_for_none():
+def test_chernoff_is_far_below_cantelli_for_a_large_excess_and_one_for_none(monkeypatch):
     rng = np.random.default_rng(12)
     parent = rng.integers(0, 4, 4000)
     child = (parent + (rng.random(4000) < 0.3)) % 6
@@ -106,6 +106,10 @@ def test_chernoff_is_far_below_cantelli_for_a_large_excess_and_one_for_none():
     assert chernoff_bounds([tuple(tables)])[0] < 1e-6 * cantelli_bound(z)
     same = [(tables[0], tables[0]), None]
     assert chernoff_bounds(same).tolist() == [1.0, 1.0]
+    import bnfisher.comparison.certificate as certificate
+
+    monkeypatch.setattr(certificate, "CHERNOFF_POINTS", 100)  # too large a support: no bound (Cantelli's stays)
+    assert chernoff_bounds([tuple(tables)]).tolist() == [1.0]
 
 
 def test_many_tests_at_once_give_each_test_s_z():
