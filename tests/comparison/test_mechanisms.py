@@ -30,6 +30,22 @@ def _samples(net_x, net_y, n, seed):
     return (X, np.ones(n)), (Y, np.ones(n))
 
 
+def _spy_staged_tests(monkeypatch) -> list:
+    """Record every call of the search's ``staged_tests`` as ``(pairs, outcome)``, in order."""
+    import bnfisher.comparison.mechanisms as mechanisms
+
+    calls = []
+    real = mechanisms.staged_tests
+
+    def spy(cardinalities, pairs, samples, **options):
+        out = real(cardinalities, pairs, samples, **options)
+        calls.append((pairs, out))
+        return out
+
+    monkeypatch.setattr(mechanisms, "staged_tests", spy)
+    return calls
+
+
 def _parents(net):
     index = {v: i for i, v in enumerate(net.variables)}
     return [tuple(index[p] for p in net.parents[v]) for v in net.variables]
@@ -264,19 +280,12 @@ def test_with_the_certificate_the_likeliest_explanation_is_tried_first():
     assert drawn.tolist() == [0, 99] and p[0] == 1.0 and p[1] > 0.2
 
 
-def test_the_empty_set_is_tested_once_and_settles_its_variable():
+def test_the_empty_set_is_tested_once_and_settles_its_variable(monkeypatch):
     """The marginal tests are the empty set's of the search: no later round tests ``(v, ())`` of a variable without a
     compelled parent, and such a variable whose marginal p-value exceeds SEARCH_STOP gets no further set."""
     import bnfisher.comparison.mechanisms as mechanisms
 
-    calls = []
-    real = mechanisms.staged_tests
-
-    def spy(cardinalities, pairs, samples, **options):
-        out = real(cardinalities, pairs, samples, **options)
-        calls.append((pairs, out))
-        return out
-
+    calls = _spy_staged_tests(monkeypatch)
     settled = 0
     for seed in range(4):
         rng = np.random.default_rng(seed)
@@ -287,10 +296,8 @@ def test_the_empty_set_is_tested_once_and_settles_its_variable():
         parents = _parents(net)
         required = mechanisms.compelled_parents(parents)
         calls.clear()
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(mechanisms, "staged_tests", spy)
-            mechanism_tests(net.cardinalities, *_samples(net, moved, 800, seed), parents=parents,
-                            n_permutations=199, random_state=seed)
+        mechanism_tests(net.cardinalities, *_samples(net, moved, 800, seed), parents=parents, n_permutations=199,
+                        random_state=seed)
         marginal_pairs, (p, _, _) = calls[0]
         assert all(s == () for _, s in marginal_pairs)
         later = [pair for pairs, _ in calls[1:] for pair in pairs]
@@ -378,15 +385,7 @@ def test_a_variable_settled_after_the_first_round_is_not_searched_further(monkey
     import bnfisher.comparison.mechanisms as mechanisms
     from bnfisher.comparison.attribution import holm
 
-    calls = []
-    real = mechanisms.staged_tests
-
-    def spy(cardinalities, pairs, samples, **options):
-        out = real(cardinalities, pairs, samples, **options)
-        calls.append((pairs, out))
-        return out
-
-    monkeypatch.setattr(mechanisms, "staged_tests", spy)
+    calls = _spy_staged_tests(monkeypatch)
     skipped = 0
     for seed in range(6):
         rng = np.random.default_rng(seed)
