@@ -219,3 +219,27 @@ def test_the_family_table_order_is_stated_and_the_headline_is_its_first_row():
         assert "'<=': at the floor of" in text and "<= " in text
         assert any("run again with" in note or "resolved by its exact bound" in note for note in result.notes)
     assert result.to_dict()["families_order"] == list(FAMILY_ORDER)
+
+
+def test_the_search_graph_of_a_long_pool_is_learned_on_a_uniform_sample(monkeypatch):
+    """Beyond GRAPH_ROWS pooled rows the search's DAG is learned on that many rows drawn from the pool (counted: the
+    weights the climb sees sum to it), the note says so, and the changed mechanism is still the one named."""
+    import bnfisher.jobs.attribute as attribute
+
+    seen = []
+    real = attribute.NumpyCounts
+
+    def counts(codes, schema, *, weights, missing):
+        seen.append(float(np.sum(weights)))
+        return real(codes, schema, weights=weights, missing=missing)
+
+    monkeypatch.setattr(attribute, "GRAPH_ROWS", 1500)
+    monkeypatch.setattr(attribute, "NumpyCounts", counts)
+    states = {v: ("0", "1") for v in "abc"}
+    cpts = {"a": [0.5, 0.5], "b": [[0.9, 0.1], [0.2, 0.8]], "c": [[0.8, 0.2], [0.3, 0.7]]}
+    net = bf.BayesianNetwork({"a": [], "b": ["a"], "c": ["b"]}, cpts, states)
+    moved = bf.BayesianNetwork(dict(net.parents), {**cpts, "b": [[0.6, 0.4], [0.2, 0.8]]}, states)
+    result = bf.compare(net.sample(2000, random_state=0), moved.sample(2000, random_state=1), random_state=0)
+    assert seen == [1500.0]
+    assert any("on 1,500 of them drawn uniformly" in note for note in result.notes)
+    assert result.mechanisms.loc[result.mechanisms["changed"], "variable"].tolist() == ["b"]
