@@ -70,13 +70,15 @@ def _missing_lookalikes(column, dtype, counts: pd.Series, declared: set) -> list
     if not (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
             or isinstance(dtype, pd.CategoricalDtype)):
         return []
-    text = pd.Series(np.asarray(counts.to_numpy(), dtype=np.int64),
-                     index=pd.Index(counts.index.astype(str)).str.strip())
-    found = text[text.index.isin(MISSING_LOOKALIKES) & ~text.index.isin(declared)]
-    found = found.groupby(level=0, sort=False).sum().sort_values(ascending=False, kind="stable")
+    wanted = set(MISSING_LOOKALIKES) - declared
+    found: dict = {}  # marker -> rows, in the order the column's values come (a dict, not a pandas pass per column)
+    for value, count in zip(counts.index, counts.to_numpy()):
+        marker = str(value).strip()
+        if marker in wanted:
+            found[marker] = found.get(marker, 0) + int(count)
     return [f"Column {column!r} holds {marker!r} in {count} rows: if it marks a missing value, declare it "
             f"(na_values=[{marker!r}], --na-values {marker!r}); as it is, it is a category of its own."
-            for marker, count in found.items()]
+            for marker, count in sorted(found.items(), key=lambda item: -item[1])]
 
 
 def split_columns(first: pd.DataFrame, second: pd.DataFrame) -> list:
