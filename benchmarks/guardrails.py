@@ -22,6 +22,7 @@ import pandas as pd
 
 import bnfisher as bf
 from bnfisher.data import guardrails
+from bnfisher.datasets import load
 from kernel import best_of  # benchmarks/kernel.py: the best of 3 wall times
 
 HERE = Path(__file__).resolve().parent
@@ -63,7 +64,7 @@ def tables() -> dict:
         net = bf.read_bif(SHARED / "andes.bif")
         rows = net.sample(10_000, random_state=0).astype("category")
         out["andes (223 columns, 10,000 rows)"] = [rows.iloc[:5000], rows.iloc[5000:]]
-    nursery = bf.datasets.load("nursery").astype(object)
+    nursery = load("nursery").astype(object)
     nursery.loc[::7, "health"] = "?"
     out["nursery (9 columns, 12,960 rows, '?' planted)"] = [nursery]
     return out

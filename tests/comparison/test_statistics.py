@@ -287,3 +287,20 @@ def test_tables_whose_every_row_is_distinct_tie_on_every_split(sizes):
             for test in ("aggregate", "mmd"):
                 result = bf.compare(first, second, n_permutations=199, test=test, random_state=seed)
                 assert result.test.p_value == 1.0, (sizes, seed, test, result.test.p_value)
+
+
+def test_the_smallest_column_tail_is_every_column_s_tail_minimised():
+    """Oracle: the log tail of every split and column, then the minimum over the columns (what the aggregate's
+    'columns' component was computed as, column by column); columns of 0 to 4 degrees of freedom, repeated values,
+    and statistics far in the tail."""
+    from bnfisher.comparison.aggregate import _column_tails, _smallest_tails
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n, width = int(rng.integers(2, 60)), int(rng.integers(1, 12))
+        df = rng.integers(0, 5, size=width).astype(float)
+        columns = rng.chisquare(np.maximum(df, 1), size=(n, width)) * rng.choice([1.0, 30.0], size=(n, 1))
+        observed, smallest = _smallest_tails(columns, df)
+        every = _column_tails(columns, df)
+        np.testing.assert_array_equal(observed, every[0])
+        np.testing.assert_allclose(smallest, every.min(axis=1), rtol=1e-12, atol=0)

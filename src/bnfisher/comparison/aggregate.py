@@ -73,6 +73,33 @@ def _rank_pvalues(values: np.ndarray) -> np.ndarray:
     return (n - below) / n
 
 
+def _column_tails(x: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """Log Pearson tails ``log P(chi2_df > x)`` (0 for a column of no degree of freedom), never below ``-1e300``.
+
+    Log tail probabilities: no underflow to 0 (and so no ties) for very different splits.
+    """
+    return np.where(df > 0, np.maximum(chi2_logsf(x, np.maximum(df, 1)), -1e300), 0.0)
+
+
+def _smallest_tails(columns: np.ndarray, df: np.ndarray) -> tuple:
+    """Return the observed split's tail per column, and every split's smallest tail over the columns.
+
+    A tail falls as its statistic grows, so among the columns of one number of degrees of freedom the
+    smallest tail is the largest statistic's: one tail per split and distinct ``df`` (andes' 223 binary
+    columns: one instead of 223), not one per split and column.
+    """
+    n = columns.shape[0]
+    if not columns.shape[1]:
+        return np.zeros(1), np.zeros(n)
+    observed = _column_tails(columns[0], df)
+    smallest = np.zeros(n) if np.any(df <= 0) else np.full(n, np.inf)
+    for value in np.unique(df[df > 0]):
+        largest = columns[:, df == value].max(axis=1)
+        smallest = np.minimum(smallest, _column_tails(largest, np.full(n, value)))
+    smallest[0] = observed.min()  # the observed split's, column by column
+    return observed, smallest
+
+
 def aggregate_pvalues(outcome) -> tuple[float, pd.DataFrame]:
     """Return the aggregate test's p-value and its components, from permutation statistics computed once.
 
@@ -115,11 +142,7 @@ def aggregate_pvalues(outcome) -> tuple[float, pd.DataFrame]:
     varies = spread > TIE_TOLERANCE * np.maximum(np.abs(blocks).max(axis=0, initial=0.0), 1e-300)
     standardised = np.where(varies, (blocks - blocks.mean(axis=0)) / np.where(varies, spread, 1.0), 0.0)
     largest = standardised.max(axis=1) if blocks.shape[1] else np.zeros(n)
-    df = np.asarray(outcome.scale.column_df)
-    # Log tail probabilities: no underflow to 0 (and so no ties) for very different splits.
-    per_column = np.where(df > 0, np.maximum(chi2_logsf(columns, np.maximum(df, 1)), -1e300), 0.0) \
-        if columns.shape[1] else np.zeros((n, 1))
-    smallest = per_column.min(axis=1)
+    per_column, smallest = _smallest_tails(columns, np.asarray(outcome.scale.column_df))
     component_p = _rank_pvalues(np.column_stack([fisher, largest, -smallest]))
     weights = np.array([WEIGHTS[name] for name in COMPONENTS])
     combined = (component_p / weights).min(axis=1)
@@ -127,7 +150,7 @@ def aggregate_pvalues(outcome) -> tuple[float, pd.DataFrame]:
     names = list(COMPONENTS)
     block = int(np.argmax(standardised[0])) if blocks.shape[1] else 0
     block_variable = outcome.families[block % len(outcome.families)] if blocks.shape[1] else None
-    lead = int(np.argmin(per_column[0])) if columns.shape[1] else 0
+    lead = int(np.argmin(per_column)) if columns.shape[1] else 0
     table = pd.DataFrame({"statistic": [float(fisher[0]), float(largest[0]), float(np.exp(smallest[0]))],
                           "p_value": component_p[0], "weight": [WEIGHTS[name] for name in names],
                           "detects": [COMPONENTS[c] for c in names]}, index=names)
