@@ -353,6 +353,23 @@ def test_a_parent_whose_value_holds_most_rows_joins_a_saturated_cell_and_a_child
     assert cell["given"] == ()
 
 
+def test_the_cell_takes_a_neighbour_before_a_wider_column_that_does_as_well():
+    """Column 0 is a copy of column 1, the child's parent in the search's graph; column 0 only a neighbour's
+    neighbour.  The change where the parent is 1 is as concentrated by either: the cell names the neighbour (a
+    flat search over both would take the first of the tie, the copy), and the copy adds nothing after it."""
+    from bnfisher.comparison.cells import cell_search
+
+    rng = np.random.default_rng(9)
+    n = 5000
+    parent = rng.integers(0, 2, size=2 * n)
+    child = (rng.random(2 * n) < np.where((parent == 1) & (np.arange(2 * n) < n), 0.8, 0.3)).astype(int)
+    codes = np.c_[parent, parent, child]
+    X, Y = (codes[n:], np.ones(n)), (codes[:n], np.ones(n))
+    assert cell_search([2, 2, 2], X, Y, 2, [0, 1])["given"] == (0,)  # the flat search: the first of a tie
+    cell = cell_search([2, 2, 2], X, Y, 2, [1], wider=[0])
+    assert cell["given"] == (1,) and cell["configuration"] == (1,)
+
+
 @pytest.mark.parametrize("bounded", [True, False])
 def test_family_p_values_at_the_floor_resolve_below_holms_floor(bounded, monkeypatch):
     """A clearly changed family among F: after the first 1,000 permutations its adjusted p-value cannot go below

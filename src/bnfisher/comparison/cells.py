@@ -100,7 +100,7 @@ def _pruned(current: dict, chi2, margin) -> dict:
     return current
 
 
-def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict:
+def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6, wider=()) -> dict:
     """Return the smallest conditioning set, from ``pool``, that concentrates ``child``'s change, and its cell.
 
     A change of one row of a CPT is most concentrated given the true parents: a set
@@ -124,9 +124,13 @@ def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict
         Codes and copies of each sample's rows.
     child : int
     pool : iterable of int
-        The columns a condition may use (the variable's neighbourhood in the search's graph).
+        The columns a condition may use first (the variable's neighbours in the search's graph).
     most : int, default=6
         The most columns in the set.
+    wider : iterable of int, default=()
+        Columns a forward step may use only when none of ``pool`` adds to the cell (the other
+        columns of the sets searched: a neighbour's neighbour that is a child of two parents
+        concentrates their configuration as well as they do, and would be named as their proxy).
 
     Returns
     -------
@@ -157,11 +161,16 @@ def cell_search(cardinalities, X, Y, child: int, pool, *, most: int = 6) -> dict
         return fine["chi2"] - coarse["chi2"] - tolerance(coarse, fine)
 
     current = chi2(())
-    pool = sorted(set(int(u) for u in pool) - {int(child)})
+    tiers = [sorted(set(int(u) for u in pool) - {int(child)})]
+    tiers.append(sorted(set(tiers[0]) | set(int(u) for u in wider) - {int(child)}))
     while len(current["given"]) < most:
-        options = [chi2(sorted(current["given"] + (u,))) for u in pool if u not in current["given"]]
-        grown = (_best_margin(options, lambda fine, coarse=current: gain(coarse, fine))
-                 or _best_margin(options, lambda fine, coarse=current: _split_margin(coarse, fine)))
+        grown = None
+        for columns in tiers:
+            options = [chi2(sorted(current["given"] + (u,))) for u in columns if u not in current["given"]]
+            grown = (_best_margin(options, lambda fine, coarse=current: gain(coarse, fine))
+                     or _best_margin(options, lambda fine, coarse=current: _split_margin(coarse, fine)))
+            if grown is not None:
+                break
         if grown is None:
             break
         current = grown

@@ -413,7 +413,8 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
         marginal_p=marginal_p, clearest_by=[max(found[v], key=lambda t: t[2])[0] for v in variables],
         n_permutations=cap, unoriented=_unoriented(variables, marginal_p, p_adjusted, explained_by, found, alpha),
         searched=[[t[0] for t in found[v]] for v in variables], permutations_drawn=used,
-        cell=_clearest_cell(cardinalities, samples, variables, p_adjusted, z, found, alpha))
+        cell=_clearest_cell(cardinalities, samples, variables, p_adjusted, z, found, alpha,
+                            near=neighbourhoods(parents)[0]))
 
 
 def _budget(n_variables: int, n_permutations: int | None, *, alpha: float, anytime: bool,
@@ -508,16 +509,18 @@ def _unsettled(variables: list, found: dict, alpha: float) -> tuple:
     return [v for v in variables if not found[v] or (largest[v] <= SEARCH_STOP and adjusted[v] <= alpha)], flagged
 
 
-def _clearest_cell(cardinalities, samples: list, variables: list, p_adjusted, z, found: dict, alpha: float):
+def _clearest_cell(cardinalities, samples: list, variables: list, p_adjusted, z, found: dict, alpha: float, *,
+                   near: list):
     """Return the cell of the clearest flagged variable (smallest adjusted p-value, then largest z), or None."""
     flagged = [variables[k] for k in np.lexsort((-z, p_adjusted)) if p_adjusted[k] <= alpha]
-    return _cell(cardinalities, samples, flagged[0], found[flagged[0]]) if flagged else None
+    return _cell(cardinalities, samples, flagged[0], found[flagged[0]], near[flagged[0]]) if flagged else None
 
 
-def _cell(cardinalities, samples: list, child: int, tried: list) -> dict:
-    """Return :func:`cell_search` over the columns of the sets tried for ``child``, with ``child``."""
-    return dict(cell_search(cardinalities, samples[0], samples[1], child, {u for t in tried for u in t[0]}),
-                child=child)
+def _cell(cardinalities, samples: list, child: int, tried: list, near: set) -> dict:
+    """Return :func:`cell_search` over the columns of the sets tried for ``child``, its neighbours first."""
+    columns = {u for t in tried for u in t[0]}
+    return dict(cell_search(cardinalities, samples[0], samples[1], child, columns & set(near),
+                            wider=columns - set(near)), child=child)
 
 
 def _round_sets(v: int, near, pool, found: dict, parents, max_size: int, required, flagged: set, *,
