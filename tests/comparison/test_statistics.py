@@ -291,9 +291,9 @@ def test_tables_whose_every_row_is_distinct_tie_on_every_split(sizes):
 
 def test_the_smallest_column_tail_is_every_column_s_tail_minimised():
     """Oracle: the log tail of every split and column, then the minimum over the columns (what the aggregate's
-    'columns' component was computed as, column by column); columns of 0 to 4 degrees of freedom, repeated values,
-    and statistics far in the tail."""
-    from bnfisher.comparison.aggregate import _column_tails, _smallest_tails
+    'columns' component and the sequential scores were computed from, column by column); columns of 0 to 4 degrees
+    of freedom, repeated values, and statistics far in the tail."""
+    from bnfisher.comparison.aggregate import _chi2_logsf, _column_tails, _smallest_by_df, _smallest_tails
 
     rng = np.random.default_rng(3)
     for _ in range(20):
@@ -304,3 +304,6 @@ def test_the_smallest_column_tail_is_every_column_s_tail_minimised():
         every = _column_tails(columns, df)
         np.testing.assert_array_equal(observed, every[0])
         np.testing.assert_allclose(smallest, every.min(axis=1), rtol=1e-12, atol=0)
+        # the sequential scores' tails (their own far-tail formula), grouped the same way
+        sequential = np.where(df > 0, _chi2_logsf(columns, np.maximum(df, 1)), np.inf).min(axis=1)
+        np.testing.assert_allclose(_smallest_by_df(columns, df, _chi2_logsf), sequential, rtol=1e-12, atol=0)

@@ -81,21 +81,28 @@ def _column_tails(x: np.ndarray, df: np.ndarray) -> np.ndarray:
     return np.where(df > 0, np.maximum(chi2_logsf(x, np.maximum(df, 1)), -1e300), 0.0)
 
 
-def _smallest_tails(columns: np.ndarray, df: np.ndarray) -> tuple:
-    """Return the observed split's tail per column, and every split's smallest tail over the columns.
+def _smallest_by_df(columns: np.ndarray, df: np.ndarray, tail) -> np.ndarray:
+    """Return every split's smallest ``tail(x, df)`` over the columns of ``df > 0`` (``inf`` when there are none).
 
     A tail falls as its statistic grows, so among the columns of one number of degrees of freedom the
     smallest tail is the largest statistic's: one tail per split and distinct ``df`` (andes' 223 binary
     columns: one instead of 223), not one per split and column.
     """
+    smallest = np.full(columns.shape[0], np.inf)
+    for value in np.unique(df[df > 0]):
+        smallest = np.minimum(smallest, tail(columns[:, df == value].max(axis=1), value))
+    return smallest
+
+
+def _smallest_tails(columns: np.ndarray, df: np.ndarray) -> tuple:
+    """Return the observed split's tail per column, and every split's smallest tail over the columns."""
     n = columns.shape[0]
     if not columns.shape[1]:
         return np.zeros(1), np.zeros(n)
     observed = _column_tails(columns[0], df)
-    smallest = np.zeros(n) if np.any(df <= 0) else np.full(n, np.inf)
-    for value in np.unique(df[df > 0]):
-        largest = columns[:, df == value].max(axis=1)
-        smallest = np.minimum(smallest, _column_tails(largest, np.full(n, value)))
+    smallest = _smallest_by_df(columns, df, lambda x, value: _column_tails(x, np.full(x.shape, value)))
+    if np.any(df <= 0):
+        smallest = np.minimum(smallest, 0.0)
     smallest[0] = observed.min()  # the observed split's, column by column
     return observed, smallest
 
@@ -207,15 +214,16 @@ def split_scores(outcome, method: str) -> np.ndarray:
     columns = np.vstack([outcome.columns_observed[None, :], outcome.columns_null])
     seen = (scale.family_mean > 0) & (scale.family_variance > 0)
     family_tail = np.where(seen, _scaled_chi2_logsf(families, scale.family_mean, scale.family_variance), 0.0)
-    column_tail = np.where(scale.column_df > 0, _chi2_logsf(columns, np.maximum(scale.column_df, 1)), 0.0)
+    # The smallest column tail of each split (columns without a degree of freedom count as 0, the minimum's start).
+    column_min = np.minimum(_smallest_by_df(columns, np.asarray(scale.column_df), _chi2_logsf), 0.0)
     # The families' scores are uncorrelated under the network (its Fisher information is block-diagonal over the
     # families), so the whole MMD²'s variance is about the sum of theirs.
     whole = _scaled_chi2_logsf(families[:, seen].sum(axis=1), scale.family_mean[seen].sum(),
                                scale.family_variance[seen].sum()) if seen.any() else np.zeros(len(families))
     n_blocks = max(int(seen.sum() + np.sum(scale.column_df > 0)), 1)
     n_columns = max(int(np.sum(scale.column_df > 0)), 1)
-    blocks = np.minimum(np.hstack([family_tail, column_tail]).min(axis=1, initial=0.0) + np.log(n_blocks), 0.0)
-    single = np.minimum(column_tail.min(axis=1, initial=0.0) + np.log(n_columns), 0.0)
+    blocks = np.minimum(np.minimum(family_tail.min(axis=1, initial=0.0), column_min) + np.log(n_blocks), 0.0)
+    single = np.minimum(column_min + np.log(n_columns), 0.0)
     combined = np.column_stack([whole, blocks, single]) - np.log([WEIGHTS[name] for name in COMPONENTS])
     return -np.maximum(combined.min(axis=1), -1e300)
 
