@@ -141,13 +141,13 @@ def test_hill_climbing_bad_options_raise(options, match):
 
 
 def test_tabu_and_restarts_never_end_below_plain_hill_climbing():
-    network = read_bif(bif_path("insurance"))
-    data = encode(network.sample(3000, random_state=3))
+    network = read_bif(bif_path("child"))
+    data = encode(network.sample(1000, random_state=3))
     plain = score(learn(data, "hc"), data)
     assert score(learn(data, "hc", tabu=10), data) >= plain - 1e-6
-    restarted = learn(data, "hc", restarts=3, perturb=3, random_state=0)
+    restarted = learn(data, "hc", restarts=2, perturb=3, random_state=0)
     assert score(restarted, data) >= plain - 1e-6
-    assert learn(data, "hc", restarts=3, perturb=3, random_state=0).edges == restarted.edges
+    assert learn(data, "hc", restarts=2, perturb=3, random_state=0).edges == restarted.edges
 
 
 
@@ -169,7 +169,7 @@ def test_max_time_bounds_the_climb_and_names_itself():
     from bnfisher import ConvergenceWarning, learn
 
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame(rng.integers(0, 2, (300, 150)), columns=[f"c{i}" for i in range(150)])
+    frame = pd.DataFrame(rng.integers(0, 2, (300, 40)), columns=[f"c{i}" for i in range(40)])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         one_pass = learn(frame, "hc", max_iter=1)
@@ -290,17 +290,23 @@ def test_screened_candidates_are_the_best_single_parents_and_bound_the_parents()
     assert ("V29", "V1") in learned.edges
 
 
-def test_max_candidates_all_or_more_than_the_variables_is_the_full_search_and_auto_screens_wide_tables():
-    from bnfisher.bn.structure.learn import WIDE
+def test_max_candidates_all_or_more_than_the_variables_is_the_full_search_and_auto_screens_wide_tables(monkeypatch):
+    import importlib
 
+    learn_module = importlib.import_module("bnfisher.bn.structure.learn")  # the module, not the function
+    # A table wider than WIDE keeps CANDIDATES parents per variable (100 and 20 in the package: the rule, on a table
+    # a small job learns).
+    WIDE, CANDIDATES = 16, 6
+    monkeypatch.setattr(learn_module, "WIDE", WIDE)
+    monkeypatch.setattr(learn_module, "WIDE_CANDIDATES", CANDIDATES)
     narrow = wide_frame(12, 500, seed=1)
     full = learn(narrow, "hc")
     assert learn(narrow, "hc", max_candidates="all").edges == full.edges
     assert learn(narrow, "hc", max_candidates=11).edges == full.edges
     wide = wide_frame(WIDE + 1, 200, seed=2)
     screened = learn(wide, "hc")
-    assert screened.edges == learn(wide, "hc", max_candidates=20).edges
-    assert screened.learning_["max_candidates"] == 20 and full.learning_["max_candidates"] == "all"
+    assert screened.edges == learn(wide, "hc", max_candidates=CANDIDATES).edges
+    assert screened.learning_["max_candidates"] == CANDIDATES and full.learning_["max_candidates"] == "all"
     assert learn(wide.iloc[:, :WIDE], "hc").edges == learn(wide.iloc[:, :WIDE], "hc", max_candidates="all").edges
 
 

@@ -201,13 +201,10 @@ def test_provider_scores_come_in_passes_bounded_by_table_cells(monkeypatch):
     assert len(passes) > 1 and sum(passes) == len(families)
 
 
-@pytest.mark.parametrize("score_name", ["ll", "bic", "aic", "bdeu", "k2"])
-@pytest.mark.parametrize("path", ["dense", "sparse"])
-def test_the_numpy_fallback_equals_brute_force_and_the_compiled_kernel(score_name, path):
-    """The NumPy scores a small job runs instead of compiling (bnfisher._utils.jit), against the definitions and the
-    compiled kernel: dense tables, sorted (sparse) counting and parent keys renumbered before int64 overflows."""
-    from bnfisher._utils.jit import _materialise
-    from bnfisher.bn.scores._family import SCORE_KINDS, _batch, _numpy_batch, _xlogx_table
+def _family_batch_arguments(score_name: str, path: str) -> tuple:
+    """Five families on 400 rows with repeated configurations: dense tables or sorted (sparse) counting, and parent
+    keys renumbered before int64 overflows (eight parents of 90 states)."""
+    from bnfisher.bn.scores._family import SCORE_KINDS, _xlogx_table
 
     rng = np.random.default_rng(7)
     cards = np.array([3, 2, 4, 5, 90, 90, 90, 90, 90, 90, 90, 90], dtype=np.int64)
@@ -218,15 +215,36 @@ def test_the_numpy_fallback_equals_brute_force_and_the_compiled_kernel(score_nam
     members = np.array([p for _, ps in families for p in ps], dtype=np.int64)
     offsets = np.cumsum([0] + [len(ps) for _, ps in families]).astype(np.int64)
     cells = np.empty(4096 if path == "dense" else 4, dtype=np.int32)
-    arguments = (codes, cards, children, members, offsets, SCORE_KINDS.index(score_name), 2.0, cells, 0.5,
-                 _xlogx_table(400), np.zeros(0, dtype=np.int64), 400, np.zeros((0, 0), dtype=np.uint64),
-                 np.zeros(1, dtype=np.int64))
-    ours = _numpy_batch(*arguments)
+    return families, (codes, cards, children, members, offsets, SCORE_KINDS.index(score_name), 2.0, cells, 0.5,
+                      _xlogx_table(400), np.zeros(0, dtype=np.int64), 400, np.zeros((0, 0), dtype=np.uint64),
+                      np.zeros(1, dtype=np.int64))
+
+
+@pytest.mark.parametrize("score_name", ["ll", "bic", "aic", "bdeu", "k2"])
+@pytest.mark.parametrize("path", ["dense", "sparse"])
+def test_the_numpy_fallback_equals_brute_force(score_name, path):
+    """The NumPy scores a small job runs instead of compiling (bnfisher._utils.jit), against the definitions."""
+    from bnfisher.bn.scores._family import _numpy_batch
+
+    families, arguments = _family_batch_arguments(score_name, path)
+    codes = arguments[0]
     expected = [_brute_force(codes[c].tolist(), [codes[p].tolist() for p in ps], score_name, ess=2.0) + 0.5 * len(ps)
                 for c, ps in families]
-    np.testing.assert_allclose(ours, expected, rtol=1e-12)
+    np.testing.assert_allclose(_numpy_batch(*arguments), expected, rtol=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("score_name", ["ll", "bic", "aic", "bdeu", "k2"])
+@pytest.mark.parametrize("path", ["dense", "sparse"])
+def test_the_compiled_family_kernel_equals_the_numpy_fallback(score_name, path):
+    """The compiled family kernel against the fallback checked above (slow: compiling it from an empty numba cache
+    takes 7 s on CI's machine)."""
+    from bnfisher._utils.jit import _materialise
+    from bnfisher.bn.scores._family import _batch, _numpy_batch
+
+    _, arguments = _family_batch_arguments(score_name, path)
     _materialise()
-    np.testing.assert_allclose(ours, _batch(*arguments), rtol=1e-13)
+    np.testing.assert_allclose(_numpy_batch(*arguments), _batch(*arguments), rtol=1e-13)
 
 
 @pytest.mark.slow
@@ -307,18 +325,21 @@ def _mixed_codes(seed: int, n_rows: int = 300):
     return np.ascontiguousarray(codes.astype(np.int8)), cards
 
 
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("score_name", ["ll", "bic", "aic", "bdeu", "k2"])
-def test_pair_scores_count_each_pair_once_and_score_both_ways_as_the_family_kernel(score_name):
+def test_pair_scores_count_each_pair_once_and_score_both_ways_as_the_family_kernel(score_name, compiled):
     """pair_scores (one table per pair of columns, read by rows and by columns; pairs too large for two dense tables
     through the family kernel) against the family kernel bit for bit, the brute force from the definitions, and
-    its NumPy fallback; on one thread and on two."""
+    its NumPy fallback; on one thread and on two.  Compiled (slow: the family kernel compiles in 7 s from an empty
+    numba cache), or on the path a small job takes."""
     from bnfisher._utils.jit import _materialise
     from bnfisher.bn.scores._family import SCORE_KINDS, family_scores
     from bnfisher.bn.scores._pair import _numpy_pair_rows, pair_scores
 
     codes, cards = _mixed_codes(1)
     n = cards.size
-    _materialise()
+    if compiled:
+        _materialise()
     families = [(v, (u,) if u != v else ()) for u in range(n) for v in range(n)]
     kernel = family_scores(codes, cards, families, score=score_name, ess=2.0, n_threads=1).reshape(n, n)
     kernel += 0.25 * (1 - np.eye(n))
@@ -333,12 +354,13 @@ def test_pair_scores_count_each_pair_once_and_score_both_ways_as_the_family_kern
     np.testing.assert_allclose(fallback, expected, rtol=1e-12)
 
 
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)])
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10_000), n_rows=st.integers(120, 400), score_name=st.sampled_from(["bic", "bdeu", "k2"]))
-def test_projected_scores_on_distinct_rows_equal_the_scores_on_all_rows(seed, n_rows, score_name):
+def test_projected_scores_on_distinct_rows_equal_the_scores_on_all_rows(compiled, seed, n_rows, score_name):
     """Families counted on the distinct rows of a few columns with their multiplicities: the family kernel's scores
     on all rows bit for bit (tables too large for a dense count go to all rows), and the NumPy fallbacks (hash-free
-    projection, weighted bincount) equal to the definitions."""
+    projection, weighted bincount) equal to the definitions.  Compiled (slow, as above) or as a small job runs."""
     from bnfisher._utils.jit import _materialise
     from bnfisher._utils.parallel import PARALLEL_WORK
     from bnfisher.bn.scores._family import SCORE_KINDS, _numpy_batch, family_scores
@@ -353,7 +375,8 @@ def test_projected_scores_on_distinct_rows_equal_the_scores_on_all_rows(seed, n_
         others = [c for c in columns if c != child]
         parents = tuple(int(p) for p in rng.permutation(others)[:int(rng.integers(0, min(3, len(others)) + 1))])
         families.append((child, parents))
-    _materialise()
+    if compiled:
+        _materialise()
     # One group, and the same families split into groups over their own columns (in parts for two threads).
     ours = projected_scores(codes, cards, [(families, columns)], score=score_name, ess=2.0, log_prior=-0.5)
     split = [(families[k:k + 3], {v for c, ps in families[k:k + 3] for v in (c, *ps)}) for k in range(0, 12, 3)]
@@ -383,9 +406,10 @@ def test_projected_scores_on_distinct_rows_equal_the_scores_on_all_rows(seed, n_
     np.testing.assert_allclose(ours, expected, rtol=1e-11, atol=1e-9)
 
 
-def test_projected_scores_count_large_tables_and_overflowing_keys_on_all_rows():
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_projected_scores_count_large_tables_and_overflowing_keys_on_all_rows(compiled):
     """A family whose table is too large to count densely, and columns whose mixed-radix key would overflow an int64:
-    scored on all rows instead of the distinct ones, to the same scores."""
+    scored on all rows instead of the distinct ones, to the same scores (compiled, or as a small job runs)."""
     from bnfisher._utils.jit import _materialise
     from bnfisher.bn.scores._family import _dense_cells, family_scores
     from bnfisher.bn.scores._projected import projected_scores
@@ -395,7 +419,8 @@ def test_projected_scores_count_large_tables_and_overflowing_keys_on_all_rows():
     codes = np.ascontiguousarray(np.stack([rng.integers(0, c, size=300) for c in cards]).astype(np.int8))
     big = (0, (1, 2))  # 10**6 cells
     assert 100 ** 3 > _dense_cells(300)
-    _materialise()
+    if compiled:
+        _materialise()
     for columns, families in (([0, 1, 2, 9, 10], [big, (9, (10,)), (10, ())]),
                               (list(range(11)), [(9, (10,)), (10, (9, 0)), big])):
         ours = projected_scores(codes, cards, [(families, columns)], score="bic", ess=1.0)
@@ -434,6 +459,7 @@ def test_grouped_scores_and_cached_pairs_are_the_family_scores_on_every_scorer()
                 assert paired(v, (u,) if u != v else ()) == fresh(v, (u,) if u != v else ())
 
 
+@pytest.mark.slow  # compiled only (the bit sets have no fallback): the family kernel compiles in 7 s, cold
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10_000), n_rows=st.integers(1, 300))
 def test_counts_from_bit_sets_equal_a_pass_over_the_rows(seed, n_rows):

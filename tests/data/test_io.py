@@ -139,6 +139,22 @@ def test_a_compiled_function_is_replaced_in_every_module_that_imported_it():
     assert out[1] == str([[alone, given], [given, alone]])
 
 
+def test_forgetting_puts_the_stand_ins_back_keeps_the_budget_spent_and_the_dispatchers():
+    """After ``_forget`` every module holds the stand-in again and a small job runs its fallback; the next switch
+    hands back the very dispatchers made before (nothing compiled twice) and the budget spent stays spent (fresh
+    process: the suite's own fixture calls ``_forget`` after every test)."""
+    import subprocess
+    import sys
+
+    code = ("import bnfisher._utils.jit as J; from bnfisher.bn.scores import _pair as p, _family as f\n"
+            "J._state['spent'] = 1.5\n"
+            "J._materialise(); made = p._family_score; kinds = [type(made).__name__]\n"
+            "J._forget(); kinds += [type(p._family_score).__name__, type(f._family_score).__name__]\n"
+            "J._materialise(); print(*kinds, p._family_score is made, f._family_score is made, J._state['spent'])")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert out == ["CPUDispatcher", "_Deferred", "_Deferred", "True", "True", "1.5"]
+
+
 @pytest.mark.slow
 def test_no_thread_can_compile_against_a_stand_in_while_the_modules_are_updated():
     """While ``_materialise`` replaces the stand-ins in the package's modules, no stand-in shows its dispatcher yet

@@ -137,10 +137,10 @@ def test_a_reference_too_small_to_split_is_refused_naming_the_rows():
 
 def test_the_default_permutations_say_that_work_grows_with_the_square_of_the_windows():
     with pytest.warns(DataWarning, match="square of the windows"):
-        bf.drift(_pair(60), _pair(60, 1), window=4, alpha=0.01, random_state=0, test="mmd", stopping="fixed")
+        bf.drift(_pair(8), _pair(8, 1), window=4, alpha=0.001, random_state=0, test="mmd", stopping="fixed")
     with warnings.catch_warnings(record=True) as caught:  # anytime: a window runs the cap only near its level
         warnings.simplefilter("always")
-        bf.drift(_pair(60), _pair(60, 1), window=4, alpha=0.01, random_state=0, test="mmd")
+        bf.drift(_pair(8), _pair(8, 1), window=4, alpha=0.001, random_state=0, test="mmd")
     assert caught and not any("square of the windows" in str(w.message) for w in caught)
 
 

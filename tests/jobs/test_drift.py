@@ -131,24 +131,24 @@ def test_family_wise_false_alarm_rate_over_windows(nursery):
 def test_time_windows_rows_windows_and_tables(nursery):
     data = nursery.iloc[2000:3400].copy()
     data.insert(0, "when", pd.Timestamp("2026-03-02") + pd.to_timedelta(np.arange(len(data)) // 100, unit="D"))
-    result = bf.drift(nursery.iloc[:2000], data, time="when", window="1W", n_permutations=99, random_state=0)
+    result = bf.drift(nursery.iloc[:800], data, time="when", window="1W", n_permutations=99, random_state=0)
     # 14 days from Monday 2 March, 100 rows a day: "1W" is an ISO week, Monday to Sunday -- two whole weeks.
     assert result.windows["window"].tolist() == ["2026-03-02", "2026-03-09"]
     assert result.windows["rows"].tolist() == [700, 700] and "when" not in result.comparisons[0].samples.frames[1]
     assert result.windows["start"].iloc[0] == pd.Timestamp("2026-03-02")
-    sunday = bf.drift(nursery.iloc[:2000], data, time="when", window="W-SUN", n_permutations=99, random_state=0)
+    sunday = bf.drift(nursery.iloc[:800], data, time="when", window="W-SUN", n_permutations=99, random_state=0)
     assert sunday.windows["window"].tolist() == ["2026-03-01", "2026-03-08", "2026-03-15"]  # pandas' own weeks
     assert sunday.windows["rows"].tolist() == [600, 700, 100]
-    whole = bf.drift(nursery.iloc[:2000], data, time="when", n_permutations=99, random_state=0)
+    whole = bf.drift(nursery.iloc[:800], data, time="when", n_permutations=99, random_state=0)
     assert whole.windows["window"].tolist() == ["2026-03-02 to 2026-03-15"]  # no window: one, labelled by its span
-    by_rows = bf.drift(nursery.iloc[:2000], data.drop(columns="when"), window=500, n_permutations=99, random_state=0)
+    by_rows = bf.drift(nursery.iloc[:800], data.drop(columns="when"), window=500, n_permutations=99, random_state=0)
     assert by_rows.windows["rows"].tolist() == [500, 500, 400]
-    named = bf.drift(nursery.iloc[:2000], {"spring": data.iloc[:300], "summer": data.iloc[300:]}, time=None,
+    named = bf.drift(nursery.iloc[:800], {"spring": data.iloc[:300], "summer": data.iloc[300:]}, time=None,
                      n_permutations=99, random_state=0)
     assert named.windows["window"].tolist() == ["spring", "summer"]
-    assert bf.drift(nursery.iloc[:2000], [data.iloc[:300]], n_permutations=99,
+    assert bf.drift(nursery.iloc[:800], [data.iloc[:300]], n_permutations=99,
                     random_state=0).windows.equals(
-        bf.drift(nursery.iloc[:2000], [data.iloc[:300]], n_permutations=99, random_state=0).windows)
+        bf.drift(nursery.iloc[:800], [data.iloc[:300]], n_permutations=99, random_state=0).windows)
 
 
 def test_threads_give_the_same_answer_as_one(nursery):
@@ -215,7 +215,7 @@ def test_bad_times_and_windows_name_the_value():
 
 def test_the_result_prints_serialises_and_renders(nursery, tmp_path):
     windows = [nursery.iloc[4000:4600], _shuffled(nursery.iloc[4600:5200], "health", seed=2)]
-    result = bf.drift(nursery.iloc[:4000], windows, random_state=1)
+    result = bf.drift(nursery.iloc[:2000], windows, random_state=1)
     text = str(result)
     assert result.verdict() in text and "Holm" in text and "window 2" in text
     content = json.loads(result.to_json(tmp_path / "drift.json"))
@@ -243,7 +243,7 @@ def test_default_permutations_let_holm_reach_alpha(nursery):
 
 
 def test_cli_drift(tmp_path, nursery, capsys):
-    nursery.iloc[:3000].to_csv(tmp_path / "ref.csv", index=False)
+    nursery.iloc[:1000].to_csv(tmp_path / "ref.csv", index=False)
     data = nursery.iloc[3000:4000].copy()
     data.insert(0, "date", pd.date_range("2026-01-01", periods=len(data), freq="h").strftime("%Y-%m-%d %H:%M"))
     data.to_csv(tmp_path / "data.csv", index=False)
@@ -551,9 +551,9 @@ def test_a_profile_gives_its_tables_answer_bit_for_bit():
     from _helpers import bif_path
 
     network = bf.read_bif(bif_path("asia"))
-    reference = network.sample(2000, random_state=0).astype(object)
+    reference = network.sample(1000, random_state=0).astype(object)
     reference = reference.mask(np.random.default_rng(0).random(reference.shape) < 0.02)  # missing cells too
-    data = network.sample(1500, random_state=1)
+    data = network.sample(1000, random_state=1)
     for seed in (0, 1):
         table = bf.drift(reference, data, window=500, n_permutations=99, random_state=seed)
         shuffled = bf.drift(reference.sample(frac=1.0, random_state=3), data, window=500, n_permutations=99,

@@ -41,7 +41,7 @@ def store(request, tmp_path):
 @pytest.fixture(scope="module")
 def tables():
     data = load("nursery").sample(frac=1.0, random_state=0).reset_index(drop=True)
-    return data.iloc[:4000], data.iloc[4000:7000]
+    return data.iloc[:2000], data.iloc[4000:7000]
 
 
 def _record(key: str, **values) -> dict:

@@ -37,7 +37,7 @@ def files(tmp_path_factory):
     data = load("nursery").sample(frac=1.0, random_state=0).reset_index(drop=True)
     changed = data.iloc[5000:6000].copy()
     changed["finance"] = "inconv"
-    for name, frame in (("ref.csv", data.iloc[:4000]), ("same.csv", data.iloc[4000:5000]), ("new.csv", changed)):
+    for name, frame in (("ref.csv", data.iloc[:2000]), ("same.csv", data.iloc[4000:5000]), ("new.csv", changed)):
         frame.to_csv(folder / name, index=False)
     return {name: str(folder / name) for name in ("ref.csv", "same.csv", "new.csv")}
 

@@ -40,6 +40,7 @@ __all__ = ["compiled"]
 FALLBACK_BUDGET = 5.0
 
 _pending: list[_Deferred] = []
+_swapped: list[tuple[Any, str, _Deferred]] = []  # (module, name, stand-in) of every dispatcher put in a module
 _lock = threading.Lock()
 _state = {"spent": 0.0}
 _inside = threading.local()
@@ -55,6 +56,7 @@ class _Deferred:
         self.fallback = function if fallback == "python" else fallback
         self.cost = cost
         self.dispatcher: Any = None
+        self.compiled: Any = None  # its numba dispatcher once made, kept while the stand-in is back (_forget)
         functools.update_wrapper(self, function)
 
     def _affordable(self, args: tuple) -> bool:
@@ -100,8 +102,10 @@ def _materialise() -> None:
     their dispatchers last (a thread that calls one meanwhile runs its fallback, or waits).
     """
     with _lock:
-        fresh = {id(deferred): (deferred, _njit(deferred.function, deferred.options))
-                 for deferred in _pending if deferred.dispatcher is None}
+        for deferred in _pending:
+            if deferred.dispatcher is None and deferred.compiled is None:
+                deferred.compiled = _njit(deferred.function, deferred.options)
+        fresh = {id(deferred): (deferred, deferred.compiled) for deferred in _pending if deferred.dispatcher is None}
         if not fresh:
             return
         from numba.core.compiler_lock import global_compiler_lock
@@ -109,14 +113,35 @@ def _materialise() -> None:
         # Another thread that reaches a new dispatcher meanwhile (through a module already updated) waits for
         # numba's compiler lock to compile it, so it types the calls in it once every module is updated.
         with global_compiler_lock:
-            package = __name__.partition(".")[0]
-            for module_name, module in list(sys.modules.items()):
-                if module is not None and module_name.partition(".")[0] == package:
-                    for name, value in list(vars(module).items()):
-                        if id(value) in fresh and value is fresh[id(value)][0]:
-                            setattr(module, name, fresh[id(value)][1])
+            _swap_in(fresh)
             for deferred, dispatcher in fresh.values():  # the stand-ins last
                 deferred.dispatcher = dispatcher
+
+
+def _swap_in(fresh: dict) -> None:
+    """Replace each stand-in in ``fresh`` (its id: stand-in, dispatcher) wherever a package module holds it."""
+    package = __name__.partition(".")[0]
+    for module_name, module in list(sys.modules.items()):
+        if module is not None and module_name.partition(".")[0] == package:
+            for name, value in list(vars(module).items()):
+                if id(value) in fresh and value is fresh[id(value)][0]:
+                    setattr(module, name, fresh[id(value)][1])
+                    _swapped.append((module, name, value))
+
+
+def _forget() -> None:
+    """Put the stand-ins back in their modules, as before the first :func:`_materialise` (the budget spent stays spent).
+
+    The dispatchers are kept: a later switch reuses them and compiles nothing twice.  The
+    test suite calls it after each test, so that one test's explicit switch to compiled
+    code does not decide the path of the tests after it in the same process.
+    """
+    with _lock:
+        for module, name, deferred in _swapped:
+            setattr(module, name, deferred)
+        for deferred in _pending:
+            deferred.dispatcher = None
+        _swapped.clear()
 
 
 def compiled(*, fallback: Any = None, cost: Callable[..., float] | None = None,
