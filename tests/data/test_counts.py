@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bnfisher import EncodedData, FisherKernel, Schema, as_provider, learn, score
-from bnfisher.data.counts import configuration_index, n_configurations
+from bnfisher.data.counts import configuration_index, count_block, n_configurations
 from bnfisher.data.providers import CountsProvider, NumpyCounts, count_family
 from bnfisher.exceptions import SchemaError
 from bnfisher.summary import select_representatives
@@ -352,3 +352,74 @@ def test_the_numpy_counting_stops_at_the_first_row_outside_its_states(seed):
     first = min(i for i in range(5, 40) if any(not 0 <= codes[i, c] < cards[c] for c in counted))
     assert first == bad[0]
     assert count(codes, 5, 40, *args) == first
+
+
+@settings(max_examples=40, deadline=None)
+@given(n_rows=st.integers(0, 300), n_vars=st.integers(2, 9), block=st.sampled_from([1, 7, 8192]),
+       missing=st.booleans(), seed=st.integers(0, 2**31 - 1))
+def test_the_one_hot_gram_gives_every_pair_table_as_counting_rows_by_hand(n_rows, n_vars, block, missing, seed):
+    """Every pair's table from the Gram matrix of the one-hot rows (blocks of 1, 7 or all rows) against a count of
+    each row by hand over the rows observed on both columns."""
+    from unittest import mock
+
+    from bnfisher.data import _pair_gram
+
+    rng = np.random.default_rng(seed)
+    cards = rng.integers(1, 5, size=n_vars)
+    codes = np.column_stack([rng.integers(0, r, size=n_rows) for r in cards]).astype(np.int8)
+    if missing:
+        codes[rng.random(codes.shape) < 0.2] = -1
+    pairs = [(a, b) for a in range(n_vars) for b in range(n_vars) if a != b]  # both orientations
+    with mock.patch.object(_pair_gram, "MAX_BLOCK_ROWS", block):
+        tables = _pair_gram.pair_tables(codes, pairs, cards, missing=missing)
+    assert tables is not None
+    for (a, b), table in zip(pairs, tables):
+        expected = np.zeros((cards[a], cards[b]), dtype=np.int64)
+        for x, y in codes[:, [a, b]].tolist():
+            if x >= 0 and y >= 0:
+                expected[x, y] += 1
+        assert table.dtype == np.int64 and table.flags.c_contiguous
+        np.testing.assert_array_equal(table, expected)
+
+
+def test_the_provider_counts_many_pairs_by_the_gram_and_anything_else_row_by_row(monkeypatch):
+    """All pairs of a table go to the Gram matrix (the same tables as the row pass), with missing cells or rows with
+    whole numbers of copies too; single columns, triples, a few pairs, fractional weights and a code outside its
+    states take the row pass, which names it."""
+    from bnfisher.data import _pair_gram
+    from bnfisher.data import providers as providers_module
+
+    used = []
+    gram = _pair_gram.pair_tables
+    monkeypatch.setattr(providers_module, "pair_tables",
+                        lambda *args, **kwargs: used.append(gram(*args, **kwargs) is not None) or gram(*args, **kwargs))
+    network = random_network(np.random.default_rng(2), n_vars=12, max_parents=2, max_states=4)
+    codes = network.encode(network.sample(500, random_state=0)).codes
+    pairs = [(a, b) for a in range(12) for b in range(a + 1, 12)]
+    for holes in (False, True):
+        if holes:
+            codes = codes.copy()
+            codes[np.random.default_rng(3).random(codes.shape) < 0.1] = -1
+        provider = NumpyCounts(codes, network.schema, missing="available-case" if holes else "error")
+        ours = provider.counts(pairs)
+        for (a, b), table in zip(pairs, ours):
+            observed = (codes[:, [a, b]] >= 0).all(axis=1)
+            np.testing.assert_array_equal(table, count_family(codes[observed], [a, b], network.cardinalities))
+    assert used == [True, True]
+    used.clear()
+    provider = NumpyCounts(codes, network.schema, missing="available-case")
+    provider.counts([(0,), (1, 2, 3)])
+    provider.counts(pairs[:1])
+    fractional = np.full(500, 0.5)
+    NumpyCounts(np.abs(codes), network.schema, weights=fractional).counts(pairs)  # sums in row order, as ever
+    assert used == [False, False, False]
+    copies = np.random.default_rng(4).integers(0, 9, 500).astype(np.float64)  # distinct rows and their copies
+    weighted = NumpyCounts(np.abs(codes), network.schema, weights=copies).counts(pairs)
+    assert used[-1] is True
+    for table, expected in zip(weighted, count_block(np.abs(codes), pairs, network.cardinalities, copies)):
+        assert table.dtype == expected.dtype == np.float64
+        np.testing.assert_array_equal(table, expected)
+    bad = np.abs(codes)
+    bad[7, 4] = network.cardinalities[4]
+    with pytest.raises(ValueError, match=rf"Row 7 holds code {network.cardinalities[4]} in column 4"):
+        NumpyCounts(bad, network.schema).counts(pairs)

@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from bnfisher._utils.validation import check_option
+from bnfisher.data._pair_gram import pair_tables
 from bnfisher.data.counts import count_block, count_family, sample_positions
 from bnfisher.data.io import read_table
 from bnfisher.data.schema import EncodedData, Schema
@@ -253,6 +254,11 @@ class NumpyCounts:
         -------
         list of ndarray
         """
+        # Many pairs (Chow-Liu's): the one-hot Gram matrix, the same tables (integer counts, or whole-number weights).
+        tables = pair_tables(self.codes, families, self.cardinalities, weights=self.weights,
+                             missing=self.missing != "error")
+        if tables is not None:
+            return tables
         if self.missing == "error":
             return count_block(self.codes, families, self.cardinalities, self.weights, n_jobs=None)
         if self._holes is None:  # one scan of the codes, not one per pass (hill climbing makes dozens)
