@@ -23,7 +23,8 @@ __all__ = ["pair_tables"]
 
 #: The Gram matrix is used for at most this many states in all (an int64 S x S of 32 MB).
 MAX_STATES = 2048
-#: Rows per block of the one-hot matrix: at most 2**22 cells of float32 (16 MB), at most 8,192 rows (exact sums).
+#: Rows per block of the one-hot matrix: at most 2**22 cells (16 MB of float32, 32 MB of float64 with weights), at
+#: most 8,192 rows (exact float32 sums).
 BLOCK_CELLS = 1 << 22
 MAX_BLOCK_ROWS = 8192
 
@@ -77,7 +78,7 @@ def _in_range(codes: np.ndarray, columns: np.ndarray, cards: np.ndarray, missing
     """Whether every code of ``columns`` lies in ``0..r-1`` (or is -1 when ``missing``)."""
     if not codes.shape[0]:
         return True
-    picked = codes[:, columns]
+    picked = codes if columns.size == codes.shape[1] else codes[:, columns]  # every column: no copy
     return bool((picked.max(axis=0) < cards).all() and picked.min() >= (-1 if missing else 0))
 
 
