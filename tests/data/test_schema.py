@@ -255,3 +255,20 @@ def test_csv_and_parquet_copies_of_a_table_give_one_analysis(tmp_path):
         assert any("age" in note and "Binned 1 numeric column" in note for note in result.notes)
     assert results[0].test.p_value == results[1].test.p_value
     assert results[0].test.statistic == pytest.approx(results[1].test.statistic, rel=1e-12)
+
+
+def test_label_positions_match_pandas_hash_table_for_few_and_many_values():
+    """The dict lookup a column's few labels take finds what pandas' object index finds: by hash and ``==`` (1, 1.0,
+    True and numpy's scalars alike), -1 for a value that is no state; many values take pandas' own table."""
+    import pandas as pd
+
+    from bnfisher.data.labels import _positions
+
+    states = ("a", 1, 2.5, np.str_("b"), None.__class__.__name__)
+    few = np.array(["a", np.int64(1), 1.0, True, 2.5, np.float32(2.5), "b", np.str_("a"), "x", 0, "NoneType"],
+                   dtype=object)
+    many = np.array([f"v{i}" for i in range(3000)] + ["a", "b"], dtype=object)
+    for values in (few, many, np.array([], dtype=object)):
+        expected = pd.Index(list(states), dtype=object).get_indexer(pd.Index(values, dtype=object))
+        np.testing.assert_array_equal(_positions(values, states), expected)
+    assert _positions(few, states).tolist()[:4] == [0, 1, 1, 1]

@@ -150,8 +150,7 @@ def _lookup_codes(series: pd.Series, states: tuple) -> np.ndarray:
     """Codes of ``series`` in ``states``, -1 for values that are not states."""
     if isinstance(series.dtype, pd.CategoricalDtype):
         # Map the (few) categories, then index by the integer category codes: no per-row hashing.
-        category_codes = pd.Index(list(states), dtype=object).get_indexer(
-            pd.Index(series.cat.categories.astype(object), dtype=object))
+        category_codes = _positions(series.cat.categories.astype(object), states)
         codes = series.cat.codes.to_numpy()
         if np.array_equal(category_codes, np.arange(len(category_codes))):  # the states' order: codes as they are
             return codes.copy()  # a copy: the caller may write to it, and the user's column stays as it is
@@ -162,7 +161,7 @@ def _lookup_codes(series: pd.Series, states: tuple) -> np.ndarray:
         # Text or objects: number the distinct values (one hash per row), then look up only those (5x faster than
         # looking every row up in an object index: 4 ms against 21 ms for 10^5 rows).
         value_codes, uniques = pd.factorize(series)
-        found = pd.Index(list(states), dtype=object).get_indexer(pd.Index(np.asarray(uniques, dtype=object)))
+        found = _positions(np.asarray(uniques, dtype=object), states)
         return np.append(found, -1)[value_codes].astype(np.intp)
     if _integer_states(series, states):
         # Integer column and integer states: a lookup table over the value range.
@@ -173,6 +172,18 @@ def _lookup_codes(series: pd.Series, states: tuple) -> np.ndarray:
         return table[values - low] if low else table[values]
     # One hash lookup per row; -1 marks values that are not states.
     return pd.Index(list(states), dtype=object).get_indexer(pd.Index(series, dtype=object)).astype(np.intp)
+
+
+def _positions(values, states: tuple) -> np.ndarray:
+    """Position of each of the (distinct) ``values`` among ``states``, -1 for none.
+
+    A dict for a few values (a column's labels: 4-5x faster than building two indexes),
+    pandas' hash table for many; both match by hash and ``==``.
+    """
+    if len(values) > 1024:
+        return pd.Index(list(states), dtype=object).get_indexer(pd.Index(values, dtype=object))
+    position = {state: k for k, state in enumerate(states)}
+    return np.fromiter((position.get(value, -1) for value in values), dtype=np.intp, count=len(values))
 
 
 def _integer_states(series: pd.Series, states: tuple) -> bool:
