@@ -17,16 +17,6 @@ def pytest_configure(config):
                                        "timeout); run with --run-slow")
 
 
-@pytest.fixture(autouse=True)
-def _compiled_functions_back_to_their_stand_ins():
-    """A test that switches to compiled code (``_materialise``) does not switch the tests after it: each starts
-    with the stand-ins, and the fallback budget the process has spent so far (``bnfisher._utils.jit._forget``)."""
-    yield
-    from bnfisher._utils.jit import _forget
-
-    _forget()
-
-
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--run-slow"):
         return

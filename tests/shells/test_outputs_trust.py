@@ -74,8 +74,21 @@ def test_dollar_signs_in_names_and_labels_draw_as_text(tmp_path):
 
 
 # ------------------------------------------------------------------ interrupts, cores, types
+@pytest.fixture
+def ctrl_c_as_in_a_terminal():
+    """SIGINT raised as KeyboardInterrupt, in this process and the commands it starts, as in a terminal.
+
+    A job started in the background by a non-interactive shell (``cmd &`` in a script) has SIGINT ignored, its
+    children inherit that, and a Ctrl-C delivered to them does nothing: these tests would then fail for a reason
+    of their surroundings, not of bnfisher's.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # a child's preexec_fn: Python installs its own
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.slow
-def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path):
+def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path, ctrl_c_as_in_a_terminal):
     """Interrupts at random moments of the 1-3 s start-up: never a traceback (10 of 28 tries printed one).
 
     The child says when the interpreter's own start-up (site-packages and their .pth files, before any line of a
@@ -87,7 +100,7 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path):
     interrupted = 0
     for _ in range(8):
         process = subprocess.Popen(entry + ["summarize", "-k", "5", "--quiet"], stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, text=True)
+                                   stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_as_in_a_terminal)
         assert process.stderr.readline() == "started\n"
         time.sleep(float(rng.uniform(0.05, 0.8)))
         process.send_signal(signal.SIGINT)
@@ -102,7 +115,8 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path):
     assert interrupted >= 4
 
 
-def test_an_interrupt_a_callback_swallows_still_ends_the_command_in_one_line(monkeypatch, capsys):
+def test_an_interrupt_a_callback_swallows_still_ends_the_command_in_one_line(monkeypatch, capsys,
+                                                                            ctrl_c_as_in_a_terminal):
     """Ctrl-C landing in a weak reference's callback (the import system's module locks have them) is printed by
     Python as "Exception ignored ... Traceback" and the program went on to exit 0; it now ends the command: 130."""
     import weakref
