@@ -1,6 +1,7 @@
 """The jobs resolve their inputs once and return results that print, serialise and render without recomputing."""
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -151,8 +152,6 @@ def test_guardrails_warn_once_and_are_kept_on_the_results(tmp_path):
     assert any("'x' holds '?'" in t and "na_values=['?']" in t for t in texts)
     assert not any("'n'" in t and "identifier" in t for t in texts)  # a binned numeric column is no identifier
     assert result.advice == texts and all(t in result.to_dict()["warnings"] for t in texts)
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("error", bf.exceptions.DataWarning)
         warnings.filterwarnings("ignore", category=bf.exceptions.DataWarning)  # and they can be silenced
@@ -165,6 +164,38 @@ def test_a_column_that_defines_the_split_is_named_with_its_share(two_tables):
         result = bf.compare(a.assign(split="train"), b.assign(split="test"), n_permutations=50, random_state=0)
     share = float(result.families.loc[result.families["variable"] == "split", "share"].iloc[0])
     assert f"{100 * share:.0f}%" in result.advice[-1]
+
+
+def test_columns_outside_the_compared_variables_are_named_in_a_warning(two_tables):
+    """A column only the second table has was left out without a word (as drift says of a window's)."""
+    a, b = two_tables
+    with pytest.warns(bf.exceptions.DataWarning, match=r"Column\(s\) 'batch' of b.csv are not in a.csv and are left "
+                                                        r"out of the comparison; drop them, or add them to a.csv"):
+        result = bf.compare(a, b.assign(batch=7), names=("a.csv", "b.csv"), n_permutations=20, random_state=0)
+    assert "batch" not in result.network.variables and any("'batch'" in t for t in result.advice)
+    assert any("'batch'" in t for t in result.to_dict()["warnings"])
+    network = bf.learn(a[["w", "x"]], "chow-liu")
+    with pytest.warns(bf.exceptions.DataWarning, match=r"Column\(s\) 'y', 'z' of B are not in the given network .* "
+                                                        "give a network that has them"):
+        bf.compare(a, b, network=network, n_permutations=20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bf.exceptions.DataWarning)  # the same columns: no such warning
+        bf.compare(a, b, n_permutations=20, random_state=0)
+
+
+def test_one_table_given_twice_is_named_and_its_text_shows_no_negative_zero(two_tables):
+    a, _ = two_tables
+    with pytest.warns(bf.exceptions.DataWarning, match="a.csv and a.csv hold the same rows in the same order"):
+        result = bf.compare(a, a.copy(), names=("a.csv", "a.csv"), n_permutations=20, random_state=0)
+    text = result.to_text()
+    assert "Largest cells: none (no cell differs between the tables)" in text
+    assert "(-0)" not in text and "row 0 (0)" in text  # the witness is 0 on every row, of either sign
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bf.exceptions.DataWarning)
+        bf.compare(a, a.iloc[::-1], n_permutations=20, random_state=0)  # the same rows, another order: no warning
+    for names in (("x", "y", "z"), "xy"):
+        with pytest.raises(bf.exceptions.OptionTypeError, match="`names` must be two names, one per table"):
+            bf.compare(a, a.iloc[::-1], names=names)
 
 
 def test_comparison_witness_equals_its_definition_from_the_gram_matrix():

@@ -12,7 +12,7 @@ import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 
-__all__ = ["MISSING_LOOKALIKES", "check_tables", "split_columns"]
+__all__ = ["MISSING_LOOKALIKES", "check_tables", "identical_tables", "left_out_columns", "split_columns"]
 
 #: Values that usually mark a missing cell when they appear as text.
 MISSING_LOOKALIKES = ("?", "NA", "N/A", "n/a", "na", "-", "", "null", "NULL", "None", "nan", "NaN", ".")
@@ -108,3 +108,67 @@ def split_columns(first: pd.DataFrame, second: pd.DataFrame) -> list:
         if len(a) and len(b) and a.nunique() == 1 and b.nunique() == 1 and not np.all(a.iloc[0] == b.iloc[0]):
             out.append(column)
     return out
+
+
+def left_out_columns(frames: list, variables, names: list, *, source: str, fix: str) -> list:
+    """Return a warning per table with columns outside the variables compared (they are left out of the comparison).
+
+    Parameters
+    ----------
+    frames : list of DataFrame
+    variables : sequence
+        The variables compared.
+    names : list of str
+        Each table's name, for the message.
+    source : str
+        Where the variables come from (e.g. "the first table", "the given network"), for the message.
+    fix : str
+        What to do instead of dropping the columns, for the message.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> a = pd.DataFrame({"x": list("abc")})
+    >>> b = pd.DataFrame({"x": list("cab"), "batch": [7, 7, 8]})
+    >>> left_out_columns([a, b], ["x"], ["a.csv", "b.csv"], source="a.csv", fix="add them to a.csv")
+    ["Column(s) 'batch' of b.csv are not in a.csv and are left out of the comparison; drop them, or add them to a.csv."]
+    """
+    known = set(variables)
+    out = []
+    for frame, name in zip(frames, names):
+        extra = [str(c) for c in frame.columns if c not in known]
+        if extra:
+            shown = ", ".join(repr(c) for c in extra[:5]) + (", ..." if len(extra) > 5 else "")
+            out.append(f"Column(s) {shown} of {name} are not in {source} and are left out of the comparison; drop "
+                       f"them, or {fix}.")
+    return out
+
+
+def identical_tables(first: pd.DataFrame, second: pd.DataFrame, names: list) -> list:
+    """Return a warning when the two tables hold the same rows in the same order (one table given twice?).
+
+    Parameters
+    ----------
+    first, second : DataFrame
+    names : list of str
+        The tables' names, for the message.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> a = pd.DataFrame({"x": list("abc")})
+    >>> identical_tables(a, a.copy(), ["a.csv", "a.csv"])[0].split(":")[0]
+    'a.csv and a.csv hold the same rows in the same order (one table given twice?)'
+    >>> identical_tables(a, a.iloc[::-1], ["a", "b"])
+    []
+    """
+    if first.shape != second.shape or not first.equals(second):
+        return []
+    return [f"{names[0]} and {names[1]} hold the same rows in the same order (one table given twice?): no test can "
+            "find a difference between them."]

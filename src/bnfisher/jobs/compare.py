@@ -26,7 +26,7 @@ from bnfisher.comparison.staged import anytime_tests
 from bnfisher.comparison.two_sample import TwoSampleResult, effect_interval
 from bnfisher.comparison.validity import fitted_on_one_sample, one_sample_warning
 from bnfisher.data.binning import Binning
-from bnfisher.data.guardrails import split_columns
+from bnfisher.data.guardrails import identical_tables, left_out_columns, split_columns
 from bnfisher.data.profile import tables_of
 from bnfisher.data.rows import DistinctRows
 from bnfisher.exceptions import OptionTypeError
@@ -73,6 +73,7 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     top : int, default=10
         Families, cells and rows shown.
     names : tuple of str, default=("A", "B")
+        The two tables' names, in the text, the warnings and the reports.
     random_state : None, int or Generator
     learn_options : dict, optional
         Further options of :func:`bnfisher.learn`.
@@ -88,8 +89,7 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
     >>> 0 < result.test.p_value <= 1
     True
     """
-    check_option(test, "test", ("aggregate", "mmd"))
-    check_option(stopping, "stopping", ("fixed", "anytime"))
+    _check_options(test, stopping, names)
     A, B = tables_of([A, B], bins=bins)
     for name, frame in (("A", A), ("B", B)):
         if not isinstance(frame, pd.DataFrame):
@@ -102,6 +102,7 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
                                                              binning=Binning(bins, bin_columns, categorical,
                                                                              na_values),
                                                              learn_options=learn_options)
+    advice += _columns_advice(A, B, names, network.variables, given=given)
     sample = fitted_on_one_sample(network, encoded_a.codes, encoded_b.codes) if given else None
     if sample is not None:
         advice.append(one_sample_warning(sample, tuple(names)))
@@ -123,6 +124,22 @@ def compare(A, B, *, network: BayesianNetwork | None = None, structure: str = "c
                       "alone makes the tables differ. Drop it to see what else does.")
     warn(advice)
     return result
+
+
+def _check_options(test: str, stopping: str, names) -> None:
+    """Refuse an unknown ``test`` or ``stopping``, and ``names`` that are not two names."""
+    check_option(test, "test", ("aggregate", "mmd"))
+    check_option(stopping, "stopping", ("fixed", "anytime"))
+    if isinstance(names, str) or len(names) != 2:
+        raise OptionTypeError(f"`names` must be two names, one per table; got {names!r}.")
+
+
+def _columns_advice(A, B, names, variables, *, given: bool) -> list:
+    """Warnings about the tables' columns: those outside the variables compared; one table given twice."""
+    source, fix = ("the given network", "give a network that has them") if given else \
+        (names[0], f"add them to {names[0]}")
+    return left_out_columns([A, B], variables, list(names), source=source, fix=fix) + \
+        identical_tables(A, B, list(names))
 
 
 def compare_encoded(network: BayesianNetwork, encoded: tuple, samples: tuple, *, names: tuple,

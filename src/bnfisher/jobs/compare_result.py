@@ -188,6 +188,16 @@ class ComparisonResult(JobResult):
             parts.append(shown)
         return pd.concat(parts, ignore_index=True)
 
+    def _cells_and_rows(self, cells: list) -> list:
+        """Return the text's lines of the largest cells (``cells``: their sentences) and each side's typical rows."""
+        lines = ["Largest cells:" if cells else "Largest cells: none (no cell differs between the tables)"]
+        lines += [f"  {text}" for text in cells]
+        for name, values, sign in zip(self.names, self.witness.values, (1, -1)):
+            rows = np.argsort(-sign * values, kind="stable")[:3]
+            lines.append(f"Rows most typical of {name} against the other (witness): "  # + 0.0: no "-0"
+                         + ", ".join(f"row {int(r)} ({sign * values[r] + 0.0:.3g})" for r in rows))
+        return lines
+
     def _typical(self, n: int):
         """Each sample's name, table, its ``n`` most typical rows' positions, its witness values and copies."""
         for name, frame, values, copies, sign in zip(self.names, self.samples.frames, self.witness.values,
@@ -319,11 +329,7 @@ class ComparisonResult(JobResult):
             lines.append(shown[["variable", "parents", "share", "excess", "mmd2", "p_value", "p_adjusted"]]
                          .to_string(index=False))
         lead = [self.mechanism_cell["text"] + " (the changed mechanism's cell)"] if self.mechanism_cell else []
-        lines += ["", "Largest cells:"] + [f"  {text}" for text in lead + list(self.cells["text"].head(5))]
-        for name, values, sign in zip(self.names, self.witness.values, (1, -1)):
-            rows = np.argsort(-sign * values, kind="stable")[:3]
-            lines.append(f"Rows most typical of {name} against the other (witness): "
-                         + ", ".join(f"row {int(r)} ({sign * values[r]:.3g})" for r in rows))
+        lines += ["", *self._cells_and_rows(lead + list(self.cells["text"].head(5)))]
         lines.append("Note: the Fisher kernel is not universal; the test detects differences the network's "
                      "families can express.")
         return "\n".join(lines)
