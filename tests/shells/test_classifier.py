@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,6 +11,7 @@ from sklearn.preprocessing import FunctionTransformer  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from bnfisher.datasets import load  # noqa: E402
+from bnfisher.exceptions import DataWarning  # noqa: E402
 from bnfisher.sklearn.classifier import BayesianNetworkClassifier  # noqa: E402
 
 # Both expected failures come from categorical input: these checks fit on continuous
@@ -84,7 +87,12 @@ def test_classifier_errors_name_the_problem(nursery):
     # By default an unseen value is marginalized: the row's posterior is P(class | the other features).
     without = bad.copy()
     without.iloc[0, without.columns.get_loc("form")] = None
-    np.testing.assert_allclose(clf.predict_proba(bad), clf.predict_proba(without))
+    with pytest.warns(DataWarning, match=r"1 of 16 value\(s\) unseen in fit .* column 'form' 1 cell\(s\) "
+                                          r"\(e.g. 'teal'\); refit on data that has them, or pass handle_unknown"):
+        unseen = clf.predict_proba(bad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)  # a missing cell is no unseen value: no warning
+        np.testing.assert_allclose(unseen, clf.predict_proba(without))
     with pytest.raises(ValueError, match="`structure` must be"):
         BayesianNetworkClassifier(structure="svm").fit(X, y)
 

@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from bnfisher import BnfisherError, FisherKernel, learn
 from bnfisher.datasets import load
+from bnfisher.exceptions import DataWarning
 from bnfisher.sklearn.embedding import FisherEmbedding
 
 
@@ -70,8 +73,15 @@ def test_class_variable_structures_need_the_column(nursery):
         FisherEmbedding(structure="tan").fit(X)
     with pytest.raises(ValueError, match="value 'teal'"):
         FisherEmbedding(handle_unknown="error").fit(X).transform(X.iloc[:1].assign(health="teal"))
-    marginalized = FisherEmbedding().fit(X).transform(X.iloc[:1].assign(health="teal"))
+    with pytest.warns(DataWarning, match=r"unseen in fit .* column 'health' 1 cell\(s\) \(e.g. 'teal'\)"):
+        marginalized = FisherEmbedding().fit(X).transform(X.iloc[:1].assign(health="teal"))
     assert np.isfinite(marginalized.toarray()).all()
+    fitted = FisherEmbedding().fit(X)
+    with pytest.warns(DataWarning, match=r"of \d+ value\(s\) unseen in fit"):  # columns by position, in another order
+        fitted.transform(X.to_numpy()[:, ::-1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        fitted.transform(X.iloc[:50])
 
 
 def test_integer_codes_and_arrays(nursery):

@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
+from bnfisher.data.labels import _missing_mask
 
-__all__ = ["MISSING_LOOKALIKES", "check_tables", "identical_tables", "left_out_columns", "split_columns"]
+__all__ = ["MISSING_LOOKALIKES", "check_tables", "identical_tables", "left_out_columns", "split_columns",
+           "unknown_values"]
 
 #: Values that usually mark a missing cell when they appear as text.
 MISSING_LOOKALIKES = ("?", "NA", "N/A", "n/a", "na", "-", "", "null", "NULL", "None", "nan", "NaN", ".")
@@ -172,3 +174,44 @@ def identical_tables(first: pd.DataFrame, second: pd.DataFrame, names: list) -> 
         return []
     return [f"{names[0]} and {names[1]} hold the same rows in the same order (one table given twice?): no test can "
             "find a difference between them."]
+
+
+def unknown_values(frame: pd.DataFrame, codes: np.ndarray, variables, *, na_values=()) -> list:
+    """Return a warning naming the columns whose values the model does not know (coded missing, then marginalized).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The rows as given.
+    codes : ndarray of shape (n_rows, n_variables)
+        Their codes (``-1``: missing, or a value the schema does not know).
+    variables : sequence
+        The column of ``frame`` of each column of ``codes``.
+    na_values : sequence, default=()
+        The schema's missing-value markers (cells that are missing, not unknown).
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"x": ["a", "martian", None], "y": ["b", "b", "c"]})
+    >>> codes = np.array([[0, 0], [-1, 0], [-1, 1]])
+    >>> unknown_values(frame, codes, ["x", "y"])[0].split(";")[0]
+    "1 of 6 value(s) unseen in fit are coded as missing and marginalized: column 'x' 1 cell(s) (e.g. 'martian')"
+    """
+    seen = []
+    for i, v in enumerate(variables):
+        unknown = codes[:, i] < 0
+        if unknown.any():
+            unknown &= ~_missing_mask(frame[v], tuple(na_values))
+        if unknown.any():
+            seen.append((v, int(unknown.sum()), frame[v].iloc[int(np.argmax(unknown))]))
+    if not seen:
+        return []
+    shown = ", ".join(f"column {v!r} {n} cell(s) (e.g. {example!r})" for v, n, example in seen[:5])
+    return [f"{sum(n for _, n, _ in seen)} of {codes.size} value(s) unseen in fit are coded as missing and "
+            f"marginalized: {shown}"
+            f"{', ...' if len(seen) > 5 else ''}; refit on data that has them, or pass handle_unknown='error' to "
+            "refuse them (a table whose columns are in another order shows up here too)."]

@@ -6,11 +6,14 @@ view pandas copies on write).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
+from bnfisher.data.guardrails import unknown_values
 from bnfisher.data.labels import check_column_names
-from bnfisher.exceptions import DataError
+from bnfisher.exceptions import DataError, DataWarning
 
 __all__: list[str] = []
 
@@ -85,3 +88,15 @@ def _check_width(width: int, estimator, name: str) -> None:
     if width != estimator.n_features_in_:
         raise DataError(f"X has {width} features, but {name} is expecting {estimator.n_features_in_} features "
                         "as input.")
+
+
+def warn_unknown(frame: pd.DataFrame, encoded, schema) -> None:
+    """Warn (DataWarning) of the values unseen in fit that ``handle_unknown="marginalize"`` coded as missing.
+
+    ``encoded``: ``frame`` encoded with ``schema`` (its columns that ``frame`` lacks, a class the
+    estimator marginalizes, are not looked at).
+    """
+    present = [i for i, v in enumerate(encoded.variables) if v in frame.columns]
+    for message in unknown_values(frame, encoded.codes[:, present], [encoded.variables[i] for i in present],
+                                  na_values=schema.na_values):
+        warnings.warn(message, DataWarning, stacklevel=4)

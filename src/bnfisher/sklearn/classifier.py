@@ -14,7 +14,7 @@ from bnfisher.bn.structure.learn import learn
 from bnfisher.data.schema import EncodedData, Schema
 from bnfisher.exceptions import DataError, OptionError
 from bnfisher.sklearn._base import BaseEstimator, ClassifierMixin, check_is_fitted, require_sklearn
-from bnfisher.sklearn._frames import validate_frame
+from bnfisher.sklearn._frames import validate_frame, warn_unknown
 
 __all__ = ["BayesianNetworkClassifier"]
 
@@ -162,6 +162,8 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         network = self.network_
         features = network.schema.encode(frame, variables=tuple(frame.columns), missing="allow",
                                          handle_unknown=self.handle_unknown)
+        if self.handle_unknown == "marginalize":
+            warn_unknown(frame, features, network.schema)
         index = {v: i for i, v in enumerate(network.variables)}
         codes = np.empty((features.n_rows, len(network.variables)), dtype=np.intp, order="F")
         for i, v in enumerate(features.variables):

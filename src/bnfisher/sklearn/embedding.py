@@ -17,7 +17,7 @@ from bnfisher.data.schema import Schema
 from bnfisher.exceptions import DataError
 from bnfisher.kernels.fisher import FisherKernel
 from bnfisher.sklearn._base import BaseEstimator, TransformerMixin, check_is_fitted, require_sklearn
-from bnfisher.sklearn._frames import feature_columns, validate_frame
+from bnfisher.sklearn._frames import feature_columns, validate_frame, warn_unknown
 
 __all__ = ["FisherEmbedding"]
 
@@ -180,7 +180,11 @@ class FisherEmbedding(TransformerMixin, BaseEstimator):
 
     def _encode(self, X):
         check_is_fitted(self, "kernel_")
-        return self.kernel_.encode(validate_frame(self, X, fitting=False))  # missing/unknown: marginalized
+        frame = validate_frame(self, X, fitting=False)
+        encoded = self.kernel_.encode(frame)  # missing/unknown: marginalized
+        if self.handle_unknown == "marginalize":
+            warn_unknown(frame, encoded, self.kernel_.schema)
+        return encoded
 
     def transform(self, X):
         """Return the exact sparse feature map.
