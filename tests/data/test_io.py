@@ -156,6 +156,47 @@ def test_forgetting_puts_the_stand_ins_back_keeps_the_budget_spent_and_the_dispa
 
 
 @pytest.mark.slow
+def test_a_terminal_is_told_once_that_the_kernels_compile_and_a_log_is_not(tmp_path):
+    """The first compile of a process (a cache miss) prints one line on a terminal's stderr; with the kernel in
+    numba's cache nothing is compiled and nothing printed; a pipe (a log file, cron) never gets it (fresh
+    processes, an empty cache, stderr a pseudo-terminal)."""
+    import subprocess
+    import sys
+
+    pty = pytest.importorskip("pty")
+    from bnfisher._utils.jit import COMPILING_NOTICE
+
+    code = ("import bnfisher._utils.jit as J; J.FALLBACK_BUDGET = 0; "
+            "from bnfisher.bn.scores._family import _xlogx_values; print(_xlogx_values(5)[4])")
+
+    def run(cache, terminal: bool) -> tuple:
+        environment = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+        if not terminal:
+            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment)
+            return done.stdout, done.stderr
+        main, side = pty.openpty()
+        process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=side, env=environment)
+        os.close(side)
+        out, _ = process.communicate(timeout=120)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # the terminal closed: everything was read
+                break
+            if not chunk:
+                break
+            err += chunk
+        os.close(main)
+        return out.decode(), err.decode()
+
+    first, again = run(tmp_path / "cache", True), run(tmp_path / "cache", True)
+    assert float(first[0]) == float(again[0]) == pytest.approx(4 * np.log(4))
+    assert first[1].strip() == COMPILING_NOTICE and again[1] == ""
+    assert run(tmp_path / "other", False)[1] == ""  # a pipe: compiled, and not a word
+
+
+@pytest.mark.slow
 def test_no_thread_can_compile_against_a_stand_in_while_the_modules_are_updated():
     """While ``_materialise`` replaces the stand-ins in the package's modules, no stand-in shows its dispatcher yet
     and numba's compiler lock is held, so a thread that reaches a new dispatcher waits to compile it (it compiled

@@ -20,6 +20,10 @@ Calls made from inside a running fallback run as plain Python.  Once numba is in
 (the budget spent, or a function without a fallback called), every function is
 compiled on its first call, fallback or not.
 
+The first time a process compiles (a cache miss, not a load from the cache), it says so
+on stderr when stderr is a terminal, as the progress bars do: the pause that follows is
+the compiler's, once per machine, not the job's (:data:`COMPILING_NOTICE`).
+
 numba's on-disk cache is used when there is somewhere to keep it: ``njit(cache=True)``
 raises "cannot cache function: no locator available" for a read-only install without
 a writable home (containers, service accounts, CI), and then the function is compiled
@@ -39,10 +43,14 @@ __all__ = ["compiled"]
 #: Estimated seconds of fallback work, over all fallbacks, after which compiling is cheaper than going on.
 FALLBACK_BUDGET = 5.0
 
+#: What a terminal is told when the process first compiles (numba's "numba:compile" event: a cache miss).
+COMPILING_NOTICE = ("bnfisher: compiling its numeric kernels for this machine; this happens once, numba keeps "
+                    "them in its cache ...")
+
 _pending: list[_Deferred] = []
 _swapped: list[tuple[Any, str, _Deferred]] = []  # (module, name, stand-in) of every dispatcher put in a module
 _lock = threading.Lock()
-_state = {"spent": 0.0}
+_state: dict[str, Any] = {"spent": 0.0}
 _inside = threading.local()
 
 
@@ -108,6 +116,7 @@ def _materialise() -> None:
         fresh = {id(deferred): (deferred, deferred.compiled) for deferred in _pending if deferred.dispatcher is None}
         if not fresh:
             return
+        _notice_once()
         from numba.core.compiler_lock import global_compiler_lock
 
         # Another thread that reaches a new dispatcher meanwhile (through a module already updated) waits for
@@ -116,6 +125,25 @@ def _materialise() -> None:
             _swap_in(fresh)
             for deferred, dispatcher in fresh.values():  # the stand-ins last
                 deferred.dispatcher = dispatcher
+
+
+def _notice_once() -> None:
+    """Register, once per process, a numba listener that prints :data:`COMPILING_NOTICE` on the first compile."""
+    if _state.get("listening"):
+        return
+    from numba.core import event
+
+    class _Notice(event.Listener):
+        def on_start(self, ev) -> None:
+            if not _state.get("noticed") and sys.stderr is not None and sys.stderr.isatty():
+                _state["noticed"] = True
+                print(COMPILING_NOTICE, file=sys.stderr, flush=True)
+
+        def on_end(self, ev) -> None:
+            pass
+
+    event.register("numba:compile", _Notice())
+    _state["listening"] = True
 
 
 def _swap_in(fresh: dict) -> None:
