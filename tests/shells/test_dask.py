@@ -148,9 +148,10 @@ def test_mmd_test_on_dask_data_is_drawn_where_the_rows_lie_bit_for_bit(client, a
         mmd_test(kernel, first, second, n_permutations=5, random_state=0, max_rows=1000)
 
 
-def test_compare_cli_on_the_dask_engine_gives_the_in_memory_answer(client, tmp_path, capsys):
-    """``compare A B --engine dask --scheduler``: the test, p-value, interval and family tests of the in-memory
-    job on the same rows, network and seed; the typical rows are the most typical distinct rows; JSON and report."""
+def test_compare_cli_on_the_dask_engine_gives_the_in_memory_answer(client, tmp_path, capsys, monkeypatch):
+    """``compare A B --engine dask --scheduler``: the test, p-value, interval, family tests, mechanism search and
+    verdict of the in-memory job on the same rows, network and seed; the typical rows are the most typical distinct
+    rows; JSON and report.  Beyond ``MECHANISM_ROWS`` distinct rows the search is not run, and a note says so."""
     import json
 
     from bnfisher.cli import main
@@ -178,7 +179,22 @@ def test_compare_cli_on_the_dask_engine_gives_the_in_memory_answer(client, tmp_p
     assert [s["rows"] for s in dask["samples"]] == [3000, 3000]
     typical = {(r["sample"], r["witness"]) for r in dask["typical_rows"]}
     assert typical == {(r["sample"], r["witness"]) for r in numpy["typical_rows"]}
-    assert "not run on data beyond memory" in " ".join(dask["notes"])
+    for key in ("mechanisms", "mechanisms_searched", "unoriented", "mechanism_cell", "verdict"):
+        assert dask[key] == numpy[key], key
+    assert any(row["changed"] for row in dask["mechanisms"]) and "mechanism that changed is health's" in dask["verdict"]
+    distinct = [len(frame.drop_duplicates()) for frame in (first, second)]
+    assert f"distinct rows ({distinct[0]} and {distinct[1]}), brought to the client" in " ".join(dask["notes"])
+    import importlib
+
+    distributed_job = importlib.import_module("bnfisher.jobs.compare_distributed")  # the module, not its function
+    monkeypatch.setattr(distributed_job, "MECHANISM_ROWS", max(distinct) - 1)
+    assert main(["compare", str(paths[0]), str(paths[1]), "--network", str(network), "--permutations", "200",
+                 "--json", str(outputs["dask"]), "--quiet", "--engine", "dask", "--scheduler",
+                 client.scheduler.address]) == 0
+    beyond = json.loads(outputs["dask"].read_text())
+    assert beyond["test"] == numpy["test"] and not beyond["mechanisms"]
+    assert f"Mechanism search: not run on {max(distinct)} distinct rows (more than {max(distinct) - 1}" in \
+        " ".join(beyond["notes"])
 
 
 def test_every_input_form_gives_identical_results_through_as_provider(client, alarm, tmp_path):

@@ -5,7 +5,8 @@ exact test draws its permutations on the workers (:mod:`bnfisher.dask.permutatio
 the family tests need only each family's two count tables, counted where the rows lie;
 the witness is summarised on the workers (moments, histograms, the most typical
 distinct rows).  The client holds the model, ``cells x permutations`` numbers and a few
-rows: never the tables.
+rows, never the tables; only when the test rejects do the two data sets' distinct rows
+come to it for the mechanism search (at most :data:`MECHANISM_ROWS` each).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from bnfisher.comparison.sequential import EarlyStop
 from bnfisher.data.rows import DistinctRows
 from bnfisher.data.schema import EncodedData
 from bnfisher.exceptions import DataError, OptionError
-from bnfisher.jobs.attribute import no_mechanisms
+from bnfisher.jobs.attribute import SEARCHED_STRUCTURES, no_mechanisms
 from bnfisher.jobs.compare import find_mechanisms, resolved_family_tests, sequential_options, two_sample_test
 from bnfisher.jobs.compare_result import ComparedSamples, ComparisonResult, Witness
 from bnfisher.jobs.inputs import feature_advice, warn
@@ -43,10 +44,11 @@ def compare_distributed(first, second, *, scheduler: str | None = None, n_worker
                         learn_options: dict | None = None) -> ComparisonResult:
     """Compare two data sets beyond memory (Parquet or CSV) on a Dask cluster: :func:`~bnfisher.compare`'s answer.
 
-    The same test, p-value and family tests as :func:`~bnfisher.compare` on the same rows
-    with the same network and seed; the typical rows are each sample's most typical
-    *distinct* rows (with their copies), and the mechanism search, which needs the rows
-    in memory, is not run (a note says so).
+    The same test, p-value, family tests and mechanism search as :func:`~bnfisher.compare` on
+    the same rows with the same network and seed; the typical rows are each sample's most
+    typical *distinct* rows (with their copies).  The mechanism search runs on the two data
+    sets' distinct rows, brought to the client, when neither has more than
+    :data:`MECHANISM_ROWS` (else a note says it was not run).
 
     Parameters
     ----------
@@ -112,6 +114,7 @@ def compare_distributed(first, second, *, scheduler: str | None = None, n_worker
             raise DataError(f"{names[0]} and {names[1]} must have the same columns; only {names[0]} has {only[0]}, "
                             f"only {names[1]} has {only[1]}. Drop the extra columns or compare matching files.")
         frames[1] = frames[1][list(frames[0].columns)]
+        searched = network is not None or structure in SEARCHED_STRUCTURES  # as compare: the search's graph
         if network is None:
             pooled = DaskCounts(concat_frames(frames), bins=bins, na_values=tuple(na_values), missing="allow")
             network = learn(pooled, structure, missing="em", **(learn_options or {}))
@@ -128,12 +131,38 @@ def compare_distributed(first, second, *, scheduler: str | None = None, n_worker
         tests, note = resolved_family_tests(network, None, None, random_state=rng, tables=tables)
         notes.append(note)
         summary = pool.witness_summary(cell_witness(kernel, statistics.x.mean - statistics.y.mean), top=5)
-    notes.append("Mechanism search: not run on data beyond memory (it searches conditioning sets over the rows); "
-                 "the family tests above say which conditionals changed.")
-    result = _result(kernel, statistics, tests, two_sample_test(kernel, statistics, test, _moments(summary)),
-                     summary, names=tuple(names), notes=notes, advice=advice, top=top)
+        tested = two_sample_test(kernel, statistics, test, _moments(summary))
+        mechanisms, searched = _searched(kernel, frames, (pool.n_x, pool.n_y), names=tuple(names), random_state=rng,
+                                         graph=network.parent_indices() if searched else None) \
+            if tested.p_value <= 0.05 else (None, [])
+    result = _result(kernel, statistics, tests, tested, summary, names=tuple(names), notes=notes + searched,
+                     advice=advice, top=top, mechanisms=mechanisms)
     warn(advice)
     return result
+
+
+def _searched(kernel: FisherKernel, frames: list, sizes: tuple, *, names: tuple, random_state,
+              graph: list | None) -> tuple:
+    """Return the mechanism search of two data sets held by the workers and its notes (as :func:`find_mechanisms`).
+
+    Each data set's distinct rows, with their copies, come to the client when neither has more
+    than :data:`MECHANISM_ROWS`; the search then runs as :func:`~bnfisher.compare` runs it.
+    """
+    from bnfisher.dask.windows import dask_windows
+
+    held = [dask_windows(frame, kernel.network.schema, window=max(int(n), 1))[0][0][3]
+            for frame, n in zip(frames, sizes)]
+    distinct = max(rows.n_distinct for rows in held)
+    if distinct > MECHANISM_ROWS:
+        return None, [f"Mechanism search: not run on {distinct} distinct rows (more than {MECHANISM_ROWS} would come "
+                      "to the client); the family tests say which conditionals changed."]
+    gathered = []
+    for rows in (one.gather() for one in held):
+        encoded = EncodedData(rows.codes, rows.schema.variables, dict(rows.schema.states), rows.schema)
+        gathered.append(DistinctRows(encoded, rows.counts, None))
+    mechanisms, notes = find_mechanisms(kernel, tuple(gathered), graph=graph, names=names, random_state=random_state)
+    return mechanisms, [f"Mechanism search: on the two data sets' distinct rows ({held[0].n_distinct} and "
+                        f"{held[1].n_distinct}), brought to the client.", *notes]
 
 
 def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, reference_rows, names: tuple,
