@@ -164,10 +164,10 @@ def identical_tables(first: pd.DataFrame, second: pd.DataFrame, names: list) -> 
 
     Examples
     --------
-    >>> a = pd.DataFrame({"x": list("abc")})
-    >>> identical_tables(a, a.copy(), ["a.csv", "a.csv"])[0].split(":")[0]
+    >>> survey = pd.DataFrame({"answer": ["yes", "no"]})
+    >>> identical_tables(survey, survey.copy(), ["a.csv", "a.csv"])[0].split(":")[0]
     'a.csv and a.csv hold the same rows in the same order (one table given twice?)'
-    >>> identical_tables(a, a.iloc[::-1], ["a", "b"])
+    >>> identical_tables(survey, survey.iloc[::-1], ["a", "b"])
     []
     """
     if first.shape != second.shape or not first.equals(second):
