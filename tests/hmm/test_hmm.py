@@ -228,6 +228,11 @@ def test_sequences_as_one_array_with_lengths_and_errors(groups):
         HMMFisherKernel(information="exact").fit(sequences[:2])
     with pytest.raises(ValueError, match="channels"):
         kernel.transform([np.zeros((10, 3))])
+    for bad, lengths, what in (([np.array([[1.0], ["z"]], dtype=object)], None, "Sequence 0"),
+                               (np.array([[1.0], [2.0], ["q"]], dtype=object), [3], "The sequences' array")):
+        with pytest.raises(ValueError, match=rf"{what} holds a value that is not a number \('[zq]'\); the HMM "
+                                             "kernel needs real-valued observations"):
+            kernel.transform(bad, lengths=lengths)  # was numpy's "could not convert string to float"
 
 
 def test_hmm_kernel_cli(tmp_path, groups):

@@ -17,14 +17,14 @@ def split_sequences(sequences, lengths=None) -> list:
         if isinstance(sequences, np.ndarray) and sequences.ndim == 2:
             out = [sequences]
         else:
-            out = [np.asarray(s, dtype=np.float64) for s in sequences]
+            out = [_real(s, f"Sequence {i}") for i, s in enumerate(sequences)]
     else:
-        array = np.asarray(sequences, dtype=np.float64)
+        array = _real(sequences, "The sequences' array")
         lengths = np.asarray(lengths, dtype=np.int64)
         if lengths.sum() != array.shape[0]:
             raise DataError(f"`lengths` sum to {lengths.sum()} but the array has {array.shape[0]} rows.")
         out = np.split(array, np.cumsum(lengths)[:-1])
-    out = [np.asarray(s, dtype=np.float64) for s in out]
+    out = [_real(s, f"Sequence {i}") for i, s in enumerate(out)]
     for i, s in enumerate(out):
         if s.ndim != 2:
             raise DataError(f"Sequence {i} must be 2-D (T, D); got shape {s.shape}.")
@@ -37,6 +37,26 @@ def split_sequences(sequences, lengths=None) -> list:
     if not out:
         raise DataError("No sequences given.")
     return out
+
+
+def _real(values, what: str) -> np.ndarray:
+    """Return ``values`` as float64, or refuse values that are not numbers, naming ``what`` and one of them."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        flat = np.asarray(values, dtype=object).reshape(-1)
+        bad = next((v for v in flat if not _is_number(v)), flat[0] if flat.size else None)
+        raise DataError(f"{what} holds a value that is not a number ({bad!r}); the HMM kernel needs real-valued "
+                        "observations: encode categories as numbers, or use the Bayesian network kernel for "
+                        "categorical data.") from None
+
+
+def _is_number(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def full_covariances(covars: np.ndarray, covariance_type: str, n_states: int, n_dims: int) -> np.ndarray:
