@@ -120,6 +120,20 @@ def test_a_password_in_a_store_url_appears_in_no_error(capsys, files):
     assert SECRET not in out + err and "ann:***@127.0.0.1" in err and "cannot connect" in err
 
 
+def test_a_store_url_given_where_none_is_expected_shows_no_password(capsys, files):
+    """argparse echoes an argument it does not recognise: a store's URL given as a positional (``bnfisher history
+    URL``) printed its password; the usage error now hides it and says how a store is given."""
+    url = f"postgresql://ann:{SECRET}@127.0.0.1:1/history"
+    for argv in (["history", "history.db"], ["history", url]):
+        code, out, err = _run(capsys, argv)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and err.startswith("bnfisher: error: "), err
+        assert SECRET not in out + err and "a store is given with --store" in err
+    assert "ann:***@127.0.0.1" in err
+    code, out, err = _run(capsys, ["monitor", files["ref.csv"], files["same.csv"], url])  # read as a third table
+    _one_line_error(code, err)
+    assert SECRET not in out + err and "No store given: pass --store" in err
+
+
 @needs_postgres
 def test_a_password_in_a_store_url_reaches_no_output(postgres_url, capsys, files, tmp_path):
     """stdout (text, --quiet, --json -), stderr, the JSON file, the dashboard and the webhook's body: no password."""

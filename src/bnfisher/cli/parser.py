@@ -6,6 +6,7 @@ import argparse
 
 import numpy as np
 
+from bnfisher._utils.redact import redact
 from bnfisher._version import __version__
 from bnfisher.datasets import DATASETS
 from bnfisher.jobs.experiment import CRITERIA, MODELS
@@ -66,7 +67,18 @@ class _Parser(argparse.ArgumentParser):
     """argparse, with a usage error in one line (``bnfisher CMD: error: ...``, exit status 2), no usage block."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+        # redact: argparse echoes what it did not recognise, a store's URL with its password included
+        self.exit(2, f"{self.prog}: error: {redact(' '.join(message.split()))}{_store_hint(message)} "
+                     f"(see {self.prog} --help)\n")
+
+
+def _store_hint(message: str) -> str:
+    """Say how a store is given when an unrecognised argument looks like one (``bnfisher history history.db``)."""
+    if not message.startswith("unrecognized arguments:"):
+        return ""
+    words = message.partition(":")[2].split()
+    looks = [w.endswith((".db", ".sqlite", ".sqlite3")) or w.startswith(("postgresql:", "postgres:")) for w in words]
+    return "; a store is given with --store (or $BNFISHER_STORE)" if any(looks) else ""
 
 
 def _parser(**kwargs) -> argparse.ArgumentParser:
