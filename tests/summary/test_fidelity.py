@@ -105,6 +105,9 @@ def test_the_verdict_leads_with_columns_and_pairs_and_names_a_column_farther_tha
     assert "Farther from the data than the average random subset: " in result.verdict()
     assert result.to_dict()["fidelity"]["farther_than_random"] == list(map(str, result.network.variables))
     assert result.to_dict()["fidelity"]["pairs"]["count"] == 10  # five columns: every pair
+    assert "over 10 pairs)" in verdict
+    two = bf.summarize(_hidden_label_table().iloc[:, :2], 5, n_init=5, n_random=20, random_state=0).verdict()
+    assert "over 1 pair)" in two  # two columns: one pair, not "1 pairs"
 
 
 def test_cpt_distances_match_conditional_frequencies_from_pandas():

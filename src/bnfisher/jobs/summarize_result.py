@@ -129,7 +129,7 @@ class SummaryResult(JobResult):
                     f"on average: {ratio}).")
         columns = self.network.variables
         pairs = (f"; pair by pair of columns, than {100 * found.pairs_beaten:.1f}% (mean {found.pair_tv.mean():.3f} "
-                 f"against {found.random_pair_tv.mean():.3f} over {found.pair_tv.size} pairs)"
+                 f"against {found.random_pair_tv.mean():.3f} over {_counted(found.pair_tv.size, 'pair')})"
                  if found.pair_tv.size and len(found.random_pair_tv) else "")
         head = (f"Column by column, the {k} rows chosen are closer to the data than {100 * found.beaten:.1f}% of "
                 f"{len(found.random_tv)} random subsets of {k}{drawn} (mean total-variation distance "
@@ -327,3 +327,8 @@ def _cpt_lines(found: Fidelity, variables) -> list:
     return [f"CPTs re-estimated from the subset: {kept} of {found.cpt_tv.size} families ({share:.0f}%) within "
             f"expected total variation {CPT_TOLERANCE:g} of the full data's; farthest {variables[worst]} "
             f"({found.cpt_tv[worst]:.3f})."]
+
+
+def _counted(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless ``n`` is 1 ("1 pair", "36 pairs")."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
