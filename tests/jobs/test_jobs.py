@@ -198,6 +198,34 @@ def test_one_table_given_twice_is_named_and_its_text_shows_no_negative_zero(two_
             bf.compare(a, a.iloc[::-1], names=names)
 
 
+def test_the_figure_leads_with_the_mechanisms_that_changed():
+    """The mechanism chart (what the verdict names) above the family chart and the histograms: a bar per variable
+    of -log10 of its Holm-adjusted p, red where the mechanism changed; no chart when nothing changed."""
+    pytest.importorskip("matplotlib")
+    from bnfisher.datasets import load
+
+    data = load("nursery").astype(str).sample(frac=1.0, random_state=0).reset_index(drop=True)
+    a, b = data.iloc[:3000], data.iloc[3000:6000].copy()
+    b.loc[(b["parents"] == "usual").to_numpy() & (np.arange(3000) % 2 == 0), "has_nurs"] = "critical"
+    result = bf.compare(a, b, n_permutations=200, random_state=0)
+    table = result.mechanisms
+    assert table["changed"].any()
+    figure = result.plot()
+    top = figure.axes[0]
+    assert len(figure.axes) == 3 and top.get_title().startswith("Which mechanisms changed")
+    bars = top.patches[::-1]  # drawn bottom-up: the table's order from the top
+    shown = table.head(len(bars))
+    np.testing.assert_allclose([bar.get_width() for bar in bars], -np.log10(shown["p_adjusted"].to_numpy()))
+    red = [bar.get_facecolor()[:3] == pytest.approx((0xc0 / 255, 0x39 / 255, 0x2b / 255)) for bar in bars]
+    assert red == shown["changed"].tolist()
+    assert [label.get_text().split(" ")[0] for label in top.get_yticklabels()][::-1] == shown["variable"].tolist()
+    assert len(bf.compare(a, a.iloc[::-1], n_permutations=50, random_state=0).plot().axes) == 2
+    from bnfisher.viz import comparison_figures
+
+    assert sorted(comparison_figures(result)) == ["families", "mechanisms", "network", "witness"]
+    assert 'alt="which mechanisms changed: -log10' in result.to_html()
+
+
 def test_comparison_witness_equals_its_definition_from_the_gram_matrix():
     """witness(x) = mean_a K(x, a) - mean_b K(x, b), from Theorem 1's Gram matrix (duplicated rows included)."""
     from bnfisher.datasets import load

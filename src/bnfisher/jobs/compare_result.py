@@ -393,7 +393,7 @@ class ComparisonResult(JobResult):
         }
 
     def plot(self, path=None):
-        """Draw the family chart (which conditionals changed) above the witness histograms.
+        """Draw the mechanism chart (when one changed), the family chart and the witness histograms.
 
         Parameters
         ----------
@@ -404,7 +404,7 @@ class ComparisonResult(JobResult):
         -------
         matplotlib.figure.Figure or None
         """
-        from bnfisher.viz.plotting import plot_comparison
+        from bnfisher.viz.comparison import plot_comparison
 
         return plot_comparison(self, path)
 

@@ -467,44 +467,6 @@ def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y")
     return figure
 
 
-@plain_text
-def plot_comparison(result, path=None):
-    """Draw the family chart above the witness histograms: which conditionals changed, how the rows separate.
-
-    Parameters
-    ----------
-    result : ComparisonResult
-    path : str or path-like, optional
-        A PNG file to write; without it the figure is returned.
-
-    Returns
-    -------
-    matplotlib.figure.Figure or None
-
-    Examples
-    --------
-    >>> kernel = bf.FisherKernel(network)
-    >>> A, B = data.iloc[::2], data.iloc[1::2]
-    >>> result = bf.compare(A, B, network=network, n_permutations=99, random_state=0)
-    >>> from bnfisher.viz import plot_comparison
-    >>> figure = plot_comparison(result)
-    >>> len(figure.axes)
-    2
-    """
-    plt = figures(shown=path is None)
-    shown = min(len(result.families), result.top)
-    figure, (upper, lower) = plt.subplots(2, 1, figsize=(7.5, 0.4 * shown + 4.8),
-                                          gridspec_kw={"height_ratios": [0.4 * shown + 1.2, 3]})
-    plot_family_shares(result.families, top=result.top, ax=upper)
-    values_x, values_y, weights, bins = result.witness_bars()
-    plot_witness(values_x, values_y, names=result.names, weights=weights, bins=bins, ax=lower)
-    figure.tight_layout()
-    if path is None:
-        return figure
-    save_figure(figure, path)
-    return None
-
-
 def figure_png(figure) -> bytes:
     """Return a figure as PNG bytes.
 

@@ -15,6 +15,7 @@ import json
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import free_name
 from bnfisher.data.io import write_text
+from bnfisher.viz.comparison import MECHANISMS_SHOWN, plot_mechanisms
 from bnfisher.viz.plotting import figure_png, plot_family_shares, plot_network, plot_witness
 
 __all__ = ["comparison_figures", "summary_figures", "render_html", "write_report"]
@@ -59,7 +60,8 @@ def comparison_figures(result) -> dict:
     -------
     dict
         ``{name: PNG bytes}``: the network with families shaded by their share, the
-        family bar chart and the witness histograms.
+        family bar chart, the witness histograms and, when a mechanism changed, the
+        mechanism chart.
 
     Examples
     --------
@@ -72,12 +74,15 @@ def comparison_figures(result) -> dict:
     """
     families = result.families
     values_x, values_y, weights, bins = result.witness_bars()
-    return {
+    drawn = {
         "network": figure_png(plot_network(result.network,
                                            highlight=dict(zip(families["variable"], families["share"])))),
         "families": figure_png(plot_family_shares(families, top=result.top)),
         "witness": figure_png(plot_witness(values_x, values_y, names=result.names, weights=weights, bins=bins)),
     }
+    if result.mechanisms["changed"].any():
+        drawn["mechanisms"] = figure_png(plot_mechanisms(result.mechanisms, top=MECHANISMS_SHOWN))
+    return drawn
 
 
 def summary_figures(result) -> dict:
@@ -223,7 +228,8 @@ def _comparison_parts(content: dict, image) -> list:
                               ["variable", "changed", "p_value", "p_adjusted", "best_set", "z", "sets"],
                               numeric=("p_value", "p_adjusted", "z", "sets"), significant="p_adjusted")
                      + "".join(f"<p class='note'>Cannot orient: {html.escape(' or '.join(group))} (each explains "
-                               "the other's difference).</p>" for group in content.get("unoriented", [])))
+                               "the other's difference).</p>" for group in content.get("unoriented", []))
+                     + image("mechanisms", "which mechanisms changed: -log10 of each variable's adjusted p"))
     parts.append("<h2>Which conditional distributions changed</h2><p class='note'>Each family (a variable given "
                  "its parents) is tested for a change of its conditional distribution, exactly, by permutations "
                  "within its parent configurations; <i>share</i> is its part of the difference above chance "
