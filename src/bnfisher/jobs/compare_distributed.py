@@ -114,7 +114,7 @@ def compare_distributed(first, second, *, scheduler: str | None = None, n_worker
             raise DataError(f"{names[0]} and {names[1]} must have the same columns; only {names[0]} has {only[0]}, "
                             f"only {names[1]} has {only[1]}. Drop the extra columns or compare matching files.")
         frames[1] = frames[1][list(frames[0].columns)]
-        searched = network is not None or structure in SEARCHED_STRUCTURES  # as compare: the search's graph
+        network_graph = network is not None or structure in SEARCHED_STRUCTURES  # as compare: the search's DAG
         if network is None:
             pooled = DaskCounts(concat_frames(frames), bins=bins, na_values=tuple(na_values), missing="allow")
             network = learn(pooled, structure, missing="em", **(learn_options or {}))
@@ -133,7 +133,7 @@ def compare_distributed(first, second, *, scheduler: str | None = None, n_worker
         summary = pool.witness_summary(cell_witness(kernel, statistics.x.mean - statistics.y.mean), top=5)
         tested = two_sample_test(kernel, statistics, test, _moments(summary))
         mechanisms, searched = _searched(kernel, frames, (pool.n_x, pool.n_y), names=tuple(names), random_state=rng,
-                                         graph=network.parent_indices() if searched else None) \
+                                         graph=network.parent_indices() if network_graph else None) \
             if tested.p_value <= 0.05 else (None, [])
     result = _result(kernel, statistics, tests, tested, summary, names=tuple(names), notes=notes + searched,
                      advice=advice, top=top, mechanisms=mechanisms)
