@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.text import counted
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
 from bnfisher.comparison.mechanisms import MechanismTests, certify_level, mechanism_tests
@@ -99,7 +100,7 @@ def neighbourhood_graph(network: BayesianNetwork, encoded: tuple, *, random_stat
     graph = learn(provider, "hc", schema=network.schema, missing="available-case", search="plain",
                   random_state=random_state)
     note = (f"Mechanism search: conditioning sets from a hill-climbing DAG of the two samples pooled{sampled} "
-            f"({len(graph.edges)} arcs, learned in {time.perf_counter() - started:.2f} s).")
+            f"({counted(len(graph.edges), 'arc')}, learned in {time.perf_counter() - started:.2f} s).")
     position = {v: i for i, v in enumerate(network.variables)}
     return [tuple(position[p] for p in graph.parents[v]) for v in network.variables], note
 

@@ -14,6 +14,7 @@ import dataclasses
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.text import counted
 from bnfisher._utils.validation import check_option, check_random_state
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.comparison.anytime import AnytimeTest
@@ -334,16 +335,17 @@ def resolved_family_tests(network: BayesianNetwork, X, Y, *, random_state, alpha
             tests, budget = resolve_floor(network, tests, None, None, random_state=random_state, tables=tables)
             cap = max(cap, budget)
         how = "anytime-valid" if reject_early else "stopped only to accept; the clearest at the floor run again"
+        families = counted(len(tests.families), "family", "families")
         return tests, (f"Family tests: {int(drawn.sum()):,} permutations within parent configurations in all "
-                       f"({len(tests.families)} families, each stopped once settled at {alpha:g} / {n_families}, "
-                       f"{how}; at most {cap} each).")
+                       f"({families}, each stopped once settled at {alpha:g} / {n_families}, {how}; at most {cap} "
+                       "each).")
     first = conditional_family_tests(network, None, None, random_state=random_state, tables=tables)
     tests, budget = resolve_floor(network, first, None, None, random_state=random_state, tables=tables)
     again = f"; the clearest, at the floor of the p-values, run again with {budget}" if budget else (
         "; the clearest, at the floor of the p-values, resolved by its exact bound (no permutation)"
         if not np.array_equal(tests.p_value, first.p_value) else "")
     return tests, (f"Family tests: {first.n_permutations} permutations within parent configurations "
-                   f"({len(tests.families)} families){again}.")
+                   f"({counted(len(tests.families), 'family', 'families')}){again}.")
 
 
 def _result(kernel: FamilyKernel, statistics: PermutationStatistics, tests, test: TwoSampleResult, encoded: tuple,

@@ -19,6 +19,7 @@ import weakref
 import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.text import counted
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.bn.structure.learn import learn
 from bnfisher.comparison.validity import reference_split
@@ -174,10 +175,10 @@ def _reference_note(rows: int, fit: int, rest: int, fit_fraction, structure, net
     if fit_fraction is None:
         return (f"Reference: {rows} rows, each compared with every window; each window's structure ({structure}) and "
                 "CPTs are learned on it and the reference pooled, so each p-value is exact (on the reference alone: "
-                f"{len(network.edges)} arcs).")
+                f"{counted(len(network.edges), 'arc')}).")
     return (f"Reference: {rows} rows; {fit} (fraction {fit_fraction:g}, at random) fit the schema and the structure "
-            f"({structure}: {len(network.edges)} arcs), the other {rest} are compared with every window; each window's "
-            "CPTs are refitted on it and those rows pooled, so each p-value is exact.")
+            f"({structure}: {counted(len(network.edges), 'arc')}), the other {rest} are compared with every window; "
+            "each window's CPTs are refitted on it and those rows pooled, so each p-value is exact.")
 
 
 def _learn(schema: Schema, fit: pd.DataFrame, structure, kept: KeptCounts | None, options: dict, *,

@@ -8,6 +8,7 @@ import numpy as np
 
 from bnfisher._utils.html import html_table
 from bnfisher._utils.lazy import pandas as pd
+from bnfisher._utils.text import counted
 from bnfisher._utils.validation import free_name
 from bnfisher.bn.network import BayesianNetwork
 from bnfisher.data.schema import EncodedData
@@ -129,7 +130,7 @@ class SummaryResult(JobResult):
                     f"on average: {ratio}).")
         columns = self.network.variables
         pairs = (f"; pair by pair of columns, than {100 * found.pairs_beaten:.1f}% (mean {found.pair_tv.mean():.3f} "
-                 f"against {found.random_pair_tv.mean():.3f} over {_counted(found.pair_tv.size, 'pair')})"
+                 f"against {found.random_pair_tv.mean():.3f} over {counted(found.pair_tv.size, 'pair')})"
                  if found.pair_tv.size and len(found.random_pair_tv) else "")
         head = (f"Column by column, the {k} rows chosen are closer to the data than {100 * found.beaten:.1f}% of "
                 f"{len(found.random_tv)} random subsets of {k}{drawn} (mean total-variation distance "
@@ -312,7 +313,7 @@ def _pair_lines(found: Fidelity) -> list:
     """Return the text line of the pairwise fidelity (none where it was not measured)."""
     if not (found.pair_tv.size and len(found.random_pair_tv)):
         return []
-    return [f"Per pair of columns ({found.pair_tv.size} pairs, joint observed labels): subset mean "
+    return [f"Per pair of columns ({counted(found.pair_tv.size, 'pair')}, joint observed labels): subset mean "
             f"{found.pair_tv.mean():.4f}, random subsets {found.random_pair_tv.mean():.4f} ± "
             f"{found.random_pair_tv.mean(axis=1).std():.3g}."]
 
@@ -328,7 +329,3 @@ def _cpt_lines(found: Fidelity, variables) -> list:
             f"expected total variation {CPT_TOLERANCE:g} of the full data's; farthest {variables[worst]} "
             f"({found.cpt_tv[worst]:.3f})."]
 
-
-def _counted(n: int, noun: str) -> str:
-    """``n`` and the noun, plural unless ``n`` is 1 ("1 pair", "36 pairs")."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
