@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bnfisher.viz.plotting import figures, plain_text, plot_family_shares, plot_witness, save_figure
+from bnfisher.viz.plotting import _short, drawn_on, figures, plain_text, plot_family_shares, plot_witness, save_figure
 
 __all__ = ["plot_comparison", "plot_mechanisms"]
 
@@ -32,7 +32,9 @@ def plot_mechanisms(table, *, top: int = 10, alpha: float = 0.05, ax=None):
     top : int, default=10
         Variables shown.
     alpha : float, default=0.05
+        The level, drawn dashed.
     ax : matplotlib Axes, optional
+        Drawn on these axes; default a new figure.
 
     Returns
     -------
@@ -44,20 +46,17 @@ def plot_mechanisms(table, *, top: int = 10, alpha: float = 0.05, ax=None):
     >>> from bnfisher.viz import plot_mechanisms
     >>> table = pd.DataFrame({"variable": ["a", "b"], "changed": [True, False], "p_adjusted": [0.001, 0.6],
     ...                       "best_set": ["b", "-"]})
-    >>> len(plot_mechanisms(table).axes)
-    1
+    >>> figure = plot_mechanisms(table)
+    >>> [round(float(bar.get_width()), 2) for bar in figure.axes[0].patches]  # -log10 p, bottom-up: b, then a
+    [0.22, 3.0]
     """
-    plt = figures(shown=True)
     shown = table.head(top).iloc[::-1]
-    if ax is None:
-        figure, ax = plt.subplots(figsize=(7, 0.4 * len(shown) + 1.2))
-    else:
-        figure = ax.figure
+    figure, ax = drawn_on(ax, (7, 0.4 * len(shown) + 1.2))
     p = np.clip(shown["p_adjusted"].to_numpy(dtype=float), 1e-300, 1.0)
     heights = -np.log10(p)
     changed = shown["changed"].to_numpy(dtype=bool)
     labels = [v if s in ("-", "") else f"{v} (given {s})" for v, s in zip(shown["variable"], shown["best_set"])]
-    bars = ax.barh([label if len(label) <= 32 else label[:31] + "…" for label in labels], heights,
+    bars = ax.barh([_short(label, 32) for label in labels], heights,
                    color=np.where(changed, "#c0392b", "#95a5a6"))
     for bar, value in zip(bars, p):
         ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" p_adj {value:.2g}", va="center", fontsize=8)

@@ -17,7 +17,7 @@ from bnfisher.data.binning import BIN_SEPARATOR
 from bnfisher.data.io import write_bytes
 
 __all__ = ["plot_summary", "summary_marginals", "figures", "save_figure", "plot_network", "network_layout",
-           "plot_family_shares", "plot_witness", "figure_png"]
+           "plot_family_shares", "plot_witness", "figure_png", "drawn_on"]
 
 #: Most categories drawn per variable; more are shown as the most frequent ones, in state order.
 MAX_BARS = 20
@@ -93,6 +93,13 @@ def plain_text(function):
             return function(*args, **kwargs)
 
     return wrapped
+
+
+def drawn_on(ax, figsize: tuple) -> tuple:
+    """Return ``(figure, axes)``: the given axes and their figure, or a new figure of ``figsize`` shown to the user."""
+    if ax is not None:
+        return ax.figure, ax
+    return figures(shown=True).subplots(figsize=figsize)
 
 
 def save_figure(figure, path, *, dpi: int = 100) -> None:
@@ -394,12 +401,8 @@ def plot_family_shares(table: pd.DataFrame, *, top: int = 15, ax=None):
     >>> len(figure.axes)
     1
     """
-    plt = figures(shown=True)
     shown = table.head(top).iloc[::-1]
-    if ax is None:
-        figure, ax = plt.subplots(figsize=(7, 0.4 * len(shown) + 1.2))
-    else:
-        figure = ax.figure
+    figure, ax = drawn_on(ax, (7, 0.4 * len(shown) + 1.2))
     labels = [f"{v} | {p}" if p not in ("-", "") else str(v) for v, p in zip(shown["variable"], shown["parents"])]
     significant = (shown["p_adjusted"] <= 0.05).to_numpy()
     colours = np.where(significant, "#c0392b", "#95a5a6")
@@ -452,11 +455,7 @@ def plot_witness(values_x: np.ndarray, values_y: np.ndarray, *, names=("X", "Y")
     >>> len(figure.axes)
     1
     """
-    plt = figures(shown=True)
-    if ax is None:
-        figure, ax = plt.subplots(figsize=(7, 3))
-    else:
-        figure = ax.figure
+    figure, ax = drawn_on(ax, (7, 3))
     edges = np.histogram_bin_edges(np.concatenate([values_x, values_y]), bins=bins)
     ax.hist(values_x, bins=edges, weights=weights[0], alpha=0.6, label=_short(names[0], 30), density=True)
     ax.hist(values_y, bins=edges, weights=weights[1], alpha=0.6, label=_short(names[1], 30), density=True)
