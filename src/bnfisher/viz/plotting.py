@@ -96,7 +96,19 @@ def plain_text(function):
 
 
 def drawn_on(ax, figsize: tuple) -> tuple:
-    """Return ``(figure, axes)``: the given axes and their figure, or a new figure of ``figsize`` shown to the user."""
+    """Return ``(figure, axes)``: the given axes and their figure, or a new figure of ``figsize`` shown to the user.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes or None
+    figsize : tuple of float
+        Inches, for a new figure.
+
+    Returns
+    -------
+    figure : matplotlib.figure.Figure
+    axes : matplotlib Axes
+    """
     if ax is not None:
         return ax.figure, ax
     return figures(shown=True).subplots(figsize=figsize)
