@@ -4,12 +4,13 @@
 
 Runs ``tests/test_fuzz.py`` (random tables through every job, mutated CSV/Parquet/BIF files)
 and ``tests/test_fuzz_surfaces.py`` (model files in every format, profiles, time windows,
-hostile names and labels, all-constant and one-state columns, windows with a label the
+hostile names and labels, all-constant and one-state columns, a column only the second table
+has and one table given twice (named in a warning, escaped in the report), windows with a label the
 reference lacks, and the relations profile = table, merge of parts = profile of the union,
 label round trips, shuffled rows, a window's test = the test of its rows without a new label) and
 ``tests/test_fuzz_unattended.py`` (store faults at every driver call, misbehaving webhook servers,
-hostile names in every output, options at and beyond their bounds: no password in any output, exit
-status 1 only with an alarm) with
+hostile names in every output, options at and beyond their bounds, stray arguments holding a store's or a
+webhook's password where none is expected: no password in any output, exit status 1 only with an alarm) with
 ``BNFISHER_FUZZ_EXAMPLES`` examples per test, on every core (pytest-xdist).  A raw traceback
 (any error that is not a ``BnfisherError``), a silent wrong answer (a metamorphic relation or
 an invariant broken), a data loss (an output changed by a failed command), a hang (a call over

@@ -249,13 +249,20 @@ def hostile_tables(draw):
 
 
 @FUZZ
-@given(frame=hostile_tables(), job=st.sampled_from(["compare", "compare anytime", "summarize", "drift",
-                                                    "drift early stop", "drift fixed"]),
-       draw=st.booleans())
-def test_hostile_tables_through_the_jobs_and_their_outputs(tmp_path_factory, frame, job, draw):
+@given(frame=hostile_tables(), job=st.sampled_from(["compare", "compare anytime", "compare extra column",
+                                                    "compare twice", "summarize", "drift", "drift early stop",
+                                                    "drift fixed"]),
+       draw=st.booleans(), extra=st.sampled_from(["<b>x</b>", "$5", "row", "{x}", "\x01", "é"]))
+def test_hostile_tables_through_the_jobs_and_their_outputs(tmp_path_factory, frame, job, draw, extra):
+    """Hostile names and labels through every job and its outputs; a column only the second table has, or one
+    table given twice, is named in a warning that reaches the report escaped."""
     folder = tmp_path_factory.mktemp("hostile")
     half = max(1, len(frame) // 2)
+    column = extra if extra not in frame.columns else extra + "_"
     call = {"compare": lambda: bf.compare(frame.iloc[:half], frame.iloc[half:], n_permutations=5, random_state=0),
+            "compare extra column": lambda: bf.compare(frame.iloc[:half], frame.iloc[half:].assign(**{column: "v"}),
+                                                       n_permutations=5, random_state=0),
+            "compare twice": lambda: bf.compare(frame, frame.copy(), n_permutations=5, random_state=0),
             "compare anytime": lambda: bf.compare(frame.iloc[:half], frame.iloc[half:], n_permutations=50,
                                                   stopping="anytime", random_state=0),
             "summarize": lambda: bf.summarize(frame, 2, n_init=2, n_random=3, random_state=0,
@@ -268,8 +275,15 @@ def test_hostile_tables_through_the_jobs_and_their_outputs(tmp_path_factory, fra
     result = _call(f"hostile tables: {job}", call)
     if result is None:
         return
+    said = " ".join(result.advice)  # the warnings emitted, kept on the result (_call silences their display)
+    if job == "compare extra column":
+        assert f"Column(s) {column!r} of B are not in A" in said, said
+    if job == "compare twice":
+        assert "hold the same rows in the same order" in said, said
     json.loads(_call(f"hostile tables: {job}", result.to_json), parse_constant=lambda c: pytest.fail(c))
     _call(f"hostile tables: {job}", result.to_html, folder / "r.html")
+    if job == "compare extra column" and column == "<b>x</b>":
+        assert "<b>x</b>" not in (folder / "r.html").read_text()  # the warning's name, escaped
     str(result)
     if draw:
         figure = _call(f"hostile tables: {job}", result.plot)

@@ -234,6 +234,23 @@ def test_hostile_names_in_every_output(tmp_path_factory, column, label, window, 
                 assert name not in page_text, name
 
 
+# ---------------------------------------------------------------- stray arguments
+_STRAY = [f"postgresql://ann:{SECRET}@127.0.0.1:1/history", f"postgres://u:{SECRET}@[::1]:1/db", "history.db",
+          f"http://u:{SECRET}@127.0.0.1:1/hook", "--nope", f"--store=postgresql://u:{SECRET}@127.0.0.1:1/x", "-",
+          "x.sqlite", f"postgresql:///h?password={SECRET}", "", "--"]
+
+
+@FUZZ
+@given(command=st.sampled_from(["history", "monitor", "compare", "drift", "summarize", "profile", "learn", "mmd"]),
+       stray=st.lists(st.sampled_from(_STRAY), min_size=1, max_size=3), before=st.booleans())
+def test_stray_arguments_with_secrets_anywhere_on_the_command_line(command, stray, before):
+    """Arguments where none is expected or in the place of a file (a store's URL given without --store, a
+    webhook's, a flag that does not exist): a result or one line with exit 2, never the password (argparse echoes
+    what it does not recognise)."""
+    argv = [command, *stray] if before else [command, "--quiet", *stray]
+    _cli("stray arguments", argv)
+
+
 # ---------------------------------------------------------------- options at and beyond their bounds
 _VALUES = {"--alpha": ["0", "1", "0.5", "1e-300", "0.9999999", "nan", "inf", "-1", "2", "1e-5", "x", ""],
            "--horizon": ["0", "1", "52", "-1", "1e9", "2.5", "x"], "--permutations": ["0", "1", "19", "-3", "x"],
