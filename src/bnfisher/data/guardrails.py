@@ -112,12 +112,13 @@ def split_columns(first: pd.DataFrame, second: pd.DataFrame) -> list:
     return out
 
 
-def left_out_columns(frames: list, variables, names: list, *, source: str, fix: str) -> list:
+def left_out_columns(columns: list, variables, names: list, *, source: str, fix: str) -> list:
     """Return a warning per table with columns outside the variables compared (they are left out of the comparison).
 
     Parameters
     ----------
-    frames : list of DataFrame
+    columns : list of sequences
+        Each table's columns (a DataFrame's ``columns``).
     variables : sequence
         The variables compared.
     names : list of str
@@ -135,13 +136,13 @@ def left_out_columns(frames: list, variables, names: list, *, source: str, fix: 
     --------
     >>> a = pd.DataFrame({"x": list("abc")})
     >>> b = pd.DataFrame({"x": list("cab"), "batch": [7, 7, 8]})
-    >>> left_out_columns([a, b], ["x"], ["a.csv", "b.csv"], source="a.csv", fix="add them to a.csv")
+    >>> left_out_columns([a.columns, b.columns], ["x"], ["a.csv", "b.csv"], source="a.csv", fix="add them to a.csv")
     ["Column(s) 'batch' of b.csv are not in a.csv and are left out of the comparison; drop them, or add them to a.csv."]
     """
     known = set(variables)
     out = []
-    for frame, name in zip(frames, names):
-        extra = [str(c) for c in frame.columns if c not in known]
+    for table, name in zip(columns, names):
+        extra = list(dict.fromkeys(str(c) for c in table if c not in known))
         if extra:
             shown = ", ".join(repr(c) for c in extra[:5]) + (", ..." if len(extra) > 5 else "")
             out.append(f"Column(s) {shown} of {name} are not in {source} and are left out of the comparison; drop "
@@ -186,7 +187,8 @@ def unknown_values(frame: pd.DataFrame, codes: np.ndarray, variables, *, na_valu
     codes : ndarray of shape (n_rows, n_variables)
         Their codes (``-1``: missing, or a value the schema does not know).
     variables : sequence
-        The column of ``frame`` of each column of ``codes``.
+        The variable of each column of ``codes``; those ``frame`` lacks (a class the
+        caller marginalizes) are not looked at.
     na_values : sequence, default=()
         The schema's missing-value markers (cells that are missing, not unknown).
 
@@ -201,8 +203,11 @@ def unknown_values(frame: pd.DataFrame, codes: np.ndarray, variables, *, na_valu
     >>> unknown_values(frame, codes, ["x", "y"])[0].split(";")[0]
     "1 of 6 value(s) unseen in fit are coded as missing and marginalized: column 'x' 1 cell(s) (e.g. 'martian')"
     """
-    seen = []
+    seen, looked = [], 0
     for i, v in enumerate(variables):
+        if v not in frame.columns:
+            continue
+        looked += codes.shape[0]
         unknown = codes[:, i] < 0
         if unknown.any():
             unknown &= ~_missing_mask(frame[v], tuple(na_values))
@@ -211,7 +216,7 @@ def unknown_values(frame: pd.DataFrame, codes: np.ndarray, variables, *, na_valu
     if not seen:
         return []
     shown = ", ".join(f"column {v!r} {n} cell(s) (e.g. {example!r})" for v, n, example in seen[:5])
-    return [f"{sum(n for _, n, _ in seen)} of {codes.size} value(s) unseen in fit are coded as missing and "
+    return [f"{sum(n for _, n, _ in seen)} of {looked} value(s) unseen in fit are coded as missing and "
             f"marginalized: {shown}"
             f"{', ...' if len(seen) > 5 else ''}; refit on data that has them, or pass handle_unknown='error' to "
             "refuse them (a table whose columns are in another order shows up here too)."]

@@ -139,7 +139,7 @@ def _columns_advice(A, B, names, variables, *, given: bool) -> list:
     """Warnings about the tables' columns: those outside the variables compared; one table given twice."""
     source, fix = ("the given network", "give a network that has them") if given else \
         (names[0], f"add them to {names[0]}")
-    return left_out_columns([A, B], variables, list(names), source=source, fix=fix) + \
+    return left_out_columns([A.columns, B.columns], variables, list(names), source=source, fix=fix) + \
         identical_tables(A, B, list(names))
 
 

@@ -156,11 +156,8 @@ def _searched(kernel: FisherKernel, frames: list, sizes: tuple, *, names: tuple,
     if distinct > MECHANISM_ROWS:
         return None, [f"Mechanism search: not run on {distinct} distinct rows (more than {MECHANISM_ROWS} would come "
                       "to the client); the family tests say which conditionals changed."]
-    gathered = []
-    for rows in (one.gather() for one in held):
-        encoded = EncodedData(rows.codes, rows.schema.variables, dict(rows.schema.states), rows.schema)
-        gathered.append(DistinctRows(encoded, rows.counts, None))
-    mechanisms, notes = find_mechanisms(kernel, tuple(gathered), graph=graph, names=names, random_state=random_state)
+    gathered = tuple(_gathered(one) for one in held)
+    mechanisms, notes = find_mechanisms(kernel, gathered, graph=graph, names=names, random_state=random_state)
     return mechanisms, [f"Mechanism search: on the two data sets' distinct rows ({held[0].n_distinct} and "
                         f"{held[1].n_distinct}), brought to the client.", *notes]
 
@@ -221,9 +218,7 @@ def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, re
     result = two_sample_test(kernel, statistics, test, _moments(summary), stopping=early_stop)
     mechanisms = no_mechanisms()
     if result.p_value <= attribute_below and window.n_distinct <= MECHANISM_ROWS:
-        rows = window.gather()
-        encoded = EncodedData(rows.codes, rows.schema.variables, dict(rows.schema.states), rows.schema)
-        mechanisms, searched = find_mechanisms(kernel, (reference_rows, DistinctRows(encoded, rows.counts, None)),
+        mechanisms, searched = find_mechanisms(kernel, (reference_rows, _gathered(window)),
                                                graph=graph, names=names, random_state=random_state,
                                                **sequential_options(early_stop))
         notes += searched
@@ -232,6 +227,13 @@ def compare_held(network: BayesianNetwork, reference, window, *, pooled_rows, re
                      f"{MECHANISM_ROWS} would come to the client); the family tests say which conditionals changed.")
     return _result(kernel, statistics, tests, result, summary, names=names, notes=notes, advice=advice, top=top,
                    sizes=sizes, mechanisms=mechanisms)
+
+
+def _gathered(held) -> DistinctRows:
+    """Return held rows' distinct rows with their copies, brought to the client (for the mechanism search)."""
+    rows = held.gather()
+    encoded = EncodedData(rows.codes, rows.schema.variables, dict(rows.schema.states), rows.schema)
+    return DistinctRows(encoded, rows.counts, None)
 
 
 def _family_tables(network: BayesianNetwork, providers: list) -> list:

@@ -34,7 +34,7 @@ from bnfisher.comparison.attribution import holm
 from bnfisher.comparison.sequential import EarlyStop
 from bnfisher.comparison.two_sample import statistics_pvalue
 from bnfisher.data.binning import Binning
-from bnfisher.data.guardrails import check_tables
+from bnfisher.data.guardrails import check_tables, left_out_columns
 from bnfisher.data.profile import ReferenceProfile, tables_of
 from bnfisher.data.providers import backend_for
 from bnfisher.data.windows import split_windows
@@ -398,12 +398,9 @@ def _extra_columns(data, time, reference_columns) -> list:
 
     ``data``: the windows in memory (a list of ``(label, start, end, frame)``), or data beyond memory.
     """
-    columns = [c for *_, frame in data for c in frame.columns] if isinstance(data, list) else \
-        [c for c in data.columns if c != time]
-    extra = sorted({str(c) for c in columns if c not in reference_columns})
-    return [] if not extra else [
-        f"Column(s) {', '.join(extra[:5])}{', ...' if len(extra) > 5 else ''} of the data are not in the reference "
-        "and are left out of the comparison; drop them, or add them to the reference."]
+    columns = [c for *_, frame in data for c in frame.columns] if isinstance(data, list) else list(data.columns)
+    return left_out_columns([[c for c in columns if c != time]], reference_columns, ["the data"],
+                            source="the reference", fix="add them to the reference")
 
 
 def _window_table(windows: list, sizes: list, outcomes: dict, *, alpha: float, min_effect: float | None) -> tuple:

@@ -96,7 +96,5 @@ def warn_unknown(frame: pd.DataFrame, encoded, schema) -> None:
     ``encoded``: ``frame`` encoded with ``schema`` (its columns that ``frame`` lacks, a class the
     estimator marginalizes, are not looked at).
     """
-    present = [i for i, v in enumerate(encoded.variables) if v in frame.columns]
-    for message in unknown_values(frame, encoded.codes[:, present], [encoded.variables[i] for i in present],
-                                  na_values=schema.na_values):
+    for message in unknown_values(frame, encoded.codes, encoded.variables, na_values=schema.na_values):
         warnings.warn(message, DataWarning, stacklevel=4)
