@@ -16,8 +16,11 @@ as it is (16 states per feature); a hill-climbing (BIC) network; its Fisher kern
 
 * With ``--only margins``: the refinement's inner loop (``summary.margins._row_sums``: each candidate's sum of
   its cells' gains) compiled beside NumPy's gather and row sum, on random cells of 4,000-20,000 rows.
+* With ``--only walk``: the annealing walk (``summary.anneal._walk``) compiled beside the same function run as
+  Python (each proposal depends on the ones accepted before it, so there is no NumPy version to run instead), on
+  the pool of 2,048 rows ``summarize`` walks on nursery at k = 64, the same proposals given to both.
 
-Run:  python benchmarks/selection.py [--quick] [--summarize-rows 10000000] [--only margins|summarize]
+Run:  python benchmarks/selection.py [--quick] [--summarize-rows 10000000] [--only margins|walk|summarize]
 """
 
 from __future__ import annotations
@@ -170,6 +173,48 @@ def margins_loop() -> None:
               f"{1e3 * timed['compiled']:.2f} ms ({timed['NumPy'] / timed['compiled']:.1f}x); the same values: {same}")
 
 
+def walk_loop() -> None:
+    """The annealing walk compiled against the same function as Python, on the same proposals: the same subset."""
+    from bnfisher.summary import MMDCriterion, anneal
+    from bnfisher.summary.anneal import _walk
+    from bnfisher.summary.margins import MarginCounts, margin_pairs
+
+    frame = load("nursery")
+    kernel = bf.FisherKernel(bf.learn(frame))
+    encoded = kernel.encode(frame)
+    pool = np.random.default_rng(0).choice(encoded.n_rows, anneal.POOL_ROWS, replace=False)
+    margins = MarginCounts(encoded.codes[pool], tuple(encoded.cardinalities), margin_pairs(encoded.codes.shape[1], []),
+                           encoded.codes)
+    features = kernel.embed(encoded.take(pool))
+    gram = np.asarray(features @ features.T.toarray())
+    criterion = MMDCriterion(kernel, encoded)
+    positions = np.arange(64)
+    mmd2 = criterion.start(criterion.inverse[pool[positions]])
+    is_pair = (np.arange(margins.weights.size) >= margins.offsets[encoded.codes.shape[1]]).astype(np.int64)
+    cells = margins.cells.astype(np.int64)
+    _jit.FALLBACK_BUDGET = 0.0  # the stand-in calls the compiled walk, as summarize's walks run it
+
+    def walk(function, proposals: int) -> tuple:
+        rng = np.random.default_rng(1)
+        counts = np.bincount(cells[positions].ravel(), minlength=margins.weights.size).astype(np.float64)
+        begin = time.perf_counter()
+        found = function(gram, criterion.inner[criterion.inverse[pool]].copy(), positions.copy(), cells,
+                         margins.weights, is_pair, counts, np.asarray(margins.target) * 64, np.array([1.0, 1.0]),
+                         1.45 * mmd2, mmd2, rng.integers(pool.size, size=proposals), rng.integers(64, size=proposals),
+                         rng.random(proposals))
+        return time.perf_counter() - begin, found
+
+    walk(_walk, 1000)  # compiled (or loaded from the cache) on this first call
+    python, by_python = walk(_walk.function, 20_000)
+    compiled, by_compiled = walk(_walk, 20_000)
+    whole, _ = walk(_walk, anneal.PROPOSALS)
+    same = bool(np.array_equal(by_python[0], by_compiled[0]) and by_python[1] == by_compiled[1])
+    print(f"  annealing walk, 20,000 proposals on {pool.size:,} pool rows x {cells.shape[1]} cells: Python "
+          f"{python:.2f} s, compiled {1e3 * compiled:.1f} ms ({python / compiled:.0f}x); the same subset and swaps: "
+          f"{same}; {anneal.PROPOSALS:,} proposals (one walk of summarize's) compiled: {whole:.2f} s, as Python "
+          f"about {python * anneal.PROPOSALS / 20_000:.0f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="k = 200 only")
@@ -177,11 +222,12 @@ def main() -> None:
                         "rows sampled from alarm")
     parser.add_argument("--summarize-k", type=int, nargs="+", default=[200, 1000], help="subset sizes for "
                         "--summarize-rows (from Parquet; the first also from CSV)")
-    parser.add_argument("--only", choices=["margins", "summarize"], default=None,
-                        help="only the refinement's inner loop, or only the --summarize-rows runs")
+    parser.add_argument("--only", choices=["margins", "walk", "summarize"], default=None,
+                        help="only the refinement's inner loop, only the annealing walk, or only the --summarize-rows "
+                        "runs")
     args = parser.parse_args()
-    if args.only == "margins":
-        margins_loop()
+    if args.only in ("margins", "walk"):
+        (margins_loop if args.only == "margins" else walk_loop)()
         return
     ks = [200] if args.quick else [200, 1000]
     for bins in (4, 16) if args.only is None else ():

@@ -1,8 +1,10 @@
 """Representative subsets: Algorithm 1 (greedy swap search), its criteria and random baselines."""
 
+from bnfisher.summary.anneal import anneal_margins
+from bnfisher.summary.balance import balance_margins
 from bnfisher.summary.baselines import random_baseline, random_mmd_baseline, random_subsets
 from bnfisher.summary.criteria import Chi2Criterion, Criterion, MMDCriterion, chi2_criterion
-from bnfisher.summary.margins import MarginCounts, balance_margins, refine_margins
+from bnfisher.summary.margins import MarginCounts, refine_margins
 from bnfisher.summary.search import SelectionResult, select_representatives
 
 __all__ = [
@@ -17,5 +19,6 @@ __all__ = [
     "random_mmd_baseline",
     "MarginCounts",
     "refine_margins",
+    "anneal_margins",
     "balance_margins",
 ]

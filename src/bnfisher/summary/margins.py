@@ -20,15 +20,15 @@ per position); the pairs are the network's arcs, then others in a seeded order u
 
 from __future__ import annotations
 
-from dataclasses import InitVar, dataclass, field, replace
+from dataclasses import InitVar, dataclass, field
 
 import numpy as np
 
 from bnfisher._utils.jit import compiled
 from bnfisher._utils.validation import check_random_state
 
-__all__ = ["MAX_PAIRS", "RESTARTS", "RESTART_SHARE", "RESTART_WORK", "SWEEP_WORK", "MarginCounts",
-           "MarginRefinement", "balance_margins", "margin_pairs", "common_labels", "refine_margins", "restore_labels"]
+__all__ = ["MAX_PAIRS", "RESTARTS", "RESTART_SHARE", "RESTART_WORK", "MarginCounts", "MarginRefinement",
+           "margin_pairs", "common_labels", "refine_margins", "restore_labels"]
 
 #: Pairs of columns whose joint labels the search keeps, at most (the network's arcs first).
 MAX_PAIRS = 300
@@ -183,6 +183,41 @@ class MarginCounts:
             total += np.bincount(self.cells_of(codes[start:start + block]).ravel(), minlength=total.size)
         return total / max(codes.shape[0], 1)
 
+    def parts(self, subset: np.ndarray) -> tuple:
+        """Return ``L_c`` and ``L_p``: the mean TV distance over the columns and over the pairs (missing: a label).
+
+        Parameters
+        ----------
+        subset : ndarray of int
+            Row positions.
+
+        Returns
+        -------
+        tuple of (float, float)
+            Their sum is :meth:`distance`.
+        """
+        return self._parts(self.cells[subset])
+
+    def parts_of(self, codes: np.ndarray) -> tuple:
+        """Return :meth:`parts` for rows given by their codes (rows that need not be among ``self.codes``).
+
+        Parameters
+        ----------
+        codes : ndarray of int, shape (k, n_columns)
+
+        Returns
+        -------
+        tuple of (float, float)
+        """
+        return self._parts(self.cells_of(codes))
+
+    def _parts(self, cells: np.ndarray) -> tuple:
+        k = cells.shape[0]
+        counts = np.bincount(cells.ravel(), minlength=self.weights.size)
+        terms = self.weights * np.abs(counts - k * np.asarray(self.target)) / (2 * k)
+        split = int(self.offsets[len(self.cardinalities)])
+        return float(terms[:split].sum()), float(terms[split:].sum())
+
     def distance(self, subset: np.ndarray) -> float:
         """Return ``L(S)``: the mean TV distance over columns plus that over pairs (missing cells as labels).
 
@@ -195,9 +230,7 @@ class MarginCounts:
         -------
         float
         """
-        k = subset.size
-        counts = np.bincount(self.cells[subset].ravel(), minlength=self.weights.size)
-        return float(self.weights @ np.abs(counts - k * np.asarray(self.target))) / (2 * k)
+        return sum(self.parts(subset))
 
 
 @dataclass(frozen=True)
@@ -509,78 +542,3 @@ def restore_labels(margins: MarginCounts, subset: np.ndarray, criterion, labels:
         subset[position], current = holder, after_swap
         restored.append((column, code))
     return np.sort(subset), restored, missing
-
-
-#: Candidate scores a sweep computes at most (rows x cells per row x positions): beyond it the pairs are the network's
-#: arcs alone, and then the candidates a uniform sample of the rows (at least four per position).
-SWEEP_WORK = 250_000_000
-
-
-def balance_margins(kernel, encoded, indices: np.ndarray, criterion, *, target_codes: np.ndarray | None = None,
-                    complete_only: bool = False, slack: float = 1.45, random_state=None) -> tuple:
-    """Run :func:`refine_margins` from Algorithm 1's subset; return the refinement and a note saying what it did.
-
-    The search restarts up to :data:`RESTARTS` times (iterated local search) within :data:`RESTART_WORK`: on
-    tables of a few thousand rows; a larger search keeps its first descent.
-
-    Parameters
-    ----------
-    kernel : FamilyKernel
-        Its network's arcs are the first pairs kept (:func:`margin_pairs`).
-    encoded : EncodedData
-        The rows searched (``criterion``'s).
-    indices : ndarray of int
-        Algorithm 1's subset, positions in ``encoded``.
-    criterion : MMDCriterion
-    target_codes : ndarray of int, optional
-        The whole table's codes when ``encoded`` is a pool of it (the shares to approach).
-    complete_only : bool, default=False
-        Only rows without a missing cell may enter.
-    slack : float, default=1.45
-    random_state : None, int or Generator
-        Orders the pairs beyond the arcs, samples the candidates of a search too large to score every row
-        (:data:`SWEEP_WORK`), and draws the restarts' rows.
-
-    Returns
-    -------
-    refinement : MarginRefinement
-    note : str
-
-    Examples
-    --------
-    >>> from bnfisher.summary import MMDCriterion
-    >>> kernel = bf.FisherKernel(network)
-    >>> encoded = kernel.encode(data)
-    >>> found, note = balance_margins(kernel, encoded, np.arange(0, 640, 40), MMDCriterion(kernel, encoded))
-    >>> found.distance[1] <= found.distance[0], note.startswith("Refined for the columns and pairs")
-    (True, True)
-    """
-    rng = check_random_state(random_state)
-    codes = encoded.codes
-    arcs = [(parent, family[-1]) for family in kernel.families for parent in family[:-1]]
-    pairs = margin_pairs(codes.shape[1], arcs, random_state=rng)
-    if codes.shape[0] * (codes.shape[1] + len(pairs)) * indices.size > SWEEP_WORK:
-        pairs = margin_pairs(codes.shape[1], arcs, max_pairs=len(set(map(frozenset, arcs))), random_state=rng)
-    margins = MarginCounts(codes, tuple(encoded.cardinalities), pairs, target_codes)
-    allowed = (codes >= 0).all(axis=1) if complete_only else np.ones(codes.shape[0], dtype=bool)
-    most = max(SWEEP_WORK // max(margins.cells.shape[1] * indices.size, 1), 4 * indices.size)
-    sampled = int(allowed.sum()) > most
-    if sampled:
-        keep = rng.choice(np.flatnonzero(allowed), size=most, replace=False)
-        allowed = np.zeros_like(allowed)
-        allowed[keep] = True
-    found = refine_margins(margins, indices, criterion, slack=slack, allowed=allowed, max_sweeps=10, tol=0.005,
-                           restarts=RESTARTS, random_state=rng)
-    labels = common_labels(codes if target_codes is None else target_codes, encoded.cardinalities, indices.size)
-    indices, restored, missing = restore_labels(margins, found.indices, criterion, labels, ceiling=found.cap,
-                                                allowed=allowed)
-    found = replace(found, indices=indices, mmd2=(found.mmd2[0], criterion.refresh(criterion.inverse[indices])),
-                    distance=(found.distance[0], margins.distance(indices)))
-    note = (f"Refined for the columns and pairs a user checks (refine='margins'): {found.swaps} swaps lowered the "
-            f"mean TV distance over the {codes.shape[1]} columns plus that over {len(margins.pairs)} pairs from "
-            f"{found.distance[0]:.4f} to {found.distance[1]:.4f}, the Fisher MMD² from {found.mmd2[0]:.4g} to "
-            f"{found.mmd2[1]:.4g} (at most {slack:g} times Algorithm 1's)"
-            + (f"; candidates: a uniform {most:,} of the rows" if sampled else "")
-            + (f"; {len(restored)} common label(s) brought back" if restored else "")
-            + (f"; {len(missing)} common label(s) could not be within that bound" if missing else "") + ".")
-    return found, note
