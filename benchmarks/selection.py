@@ -197,11 +197,16 @@ def walk_loop() -> None:
     def walk(function, proposals: int) -> tuple:
         rng = np.random.default_rng(1)
         counts = np.bincount(cells[positions].ravel(), minlength=margins.weights.size).astype(np.float64)
+        inside = np.zeros(pool.size, dtype=bool)
+        inside[positions] = True
+        target = np.asarray(margins.target) * 64
+        terms = margins.weights * np.abs(counts - target)
+        parts = np.array([terms[is_pair == 0].sum(), terms[is_pair == 1].sum()])
+        draws = rng.integers(pool.size, size=proposals), rng.integers(64, size=proposals), rng.random(proposals)
         begin = time.perf_counter()
-        found = function(gram, criterion.inner[criterion.inverse[pool]].copy(), positions.copy(), cells,
-                         margins.weights, is_pair, counts, np.asarray(margins.target) * 64, np.array([1.0, 1.0]),
-                         1.45 * mmd2, mmd2, rng.integers(pool.size, size=proposals), rng.integers(64, size=proposals),
-                         rng.random(proposals))
+        found = function(gram, criterion.inner[criterion.inverse[pool]].copy(), positions.copy(), inside, cells,
+                         margins.weights, is_pair, counts, target, parts, np.array([1.0, 1.0]), 1.45 * mmd2, mmd2,
+                         *draws)
         return time.perf_counter() - begin, found
 
     walk(_walk, 1000)  # compiled (or loaded from the cache) on this first call

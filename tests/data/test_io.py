@@ -156,6 +156,29 @@ def test_forgetting_puts_the_stand_ins_back_keeps_the_budget_spent_and_the_dispa
 
 
 @pytest.mark.slow
+def test_a_loop_compiled_alone_leaves_the_other_functions_to_the_budget():
+    """A function declared ``alone`` (the annealing walk, which has no fallback) runs compiled by itself: every
+    module keeps its stand-ins and the budget stays unspent, so a small job after it still runs its NumPy fallback
+    (fresh process)."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, bnfisher._utils.jit as J; from bnfisher.summary import anneal as a\n"
+            "from bnfisher.bn.scores import _pair as p\n"
+            "n = 4; g = np.eye(n); cells = np.array([[0, 2], [1, 3], [0, 3], [1, 2]])\n"
+            "inside = np.array([True, True, False, False]); t = 10\n"
+            "best, swaps = a._walk(g, np.zeros(n), np.array([0, 1]), inside, cells, np.ones(4), np.array([0, 0, 1, 1]),"
+            " np.array([1.0, 1, 1, 1]), np.full(4, 0.5), np.array([2.0, 2.0]), np.ones(2), 10.0, 0.0,"
+            " np.full(t, 2), np.zeros(t, dtype=np.int64), np.full(t, 0.5))\n"
+            "codes = np.array([[0, 1, 1], [1, 0, 1]], dtype=np.int8)\n"
+            "p.pair_scores(codes, np.array([2, 2]), score='ll', ess=1.0)\n"
+            "print(type(a._walk).__name__, type(p._family_score).__name__, a._walk.compiled is not None,"
+            " J._state['spent'] < J.FALLBACK_BUDGET, len(best) == 2)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert out == ["_Deferred", "_Deferred", "True", "True", "True"]
+
+
+@pytest.mark.slow
 def test_a_terminal_is_told_once_that_the_kernels_compile_and_a_log_is_not(tmp_path):
     """The first compile of a process (a cache miss) prints one line on a terminal's stderr; with the kernel in
     numba's cache nothing is compiled and nothing printed; a pipe (a log file, cron) never gets it (fresh

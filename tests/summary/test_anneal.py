@@ -46,7 +46,7 @@ def test_the_walk_stays_within_the_cap_and_lowers_the_product_of_the_distances(s
     criterion = MMDCriterion(kernel, encoded)
     start = np.arange(3, 400, 25)
     cap = 1.3 * criterion.start(criterion.inverse[start])
-    walks = anneal_margins(kernel, encoded, [start], criterion, cap=cap, pairs=margins.pairs, proposals=8_000,
+    walks = anneal_margins(kernel, encoded, [start], criterion, cap=cap, pairs=margins.pairs, proposals=4_000,
                            random_state=1)
     found = walks.subsets[0]
     assert walks.swaps[0] > 0 and found.size == start.size == np.unique(found).size
@@ -56,7 +56,7 @@ def test_the_walk_stays_within_the_cap_and_lowers_the_product_of_the_distances(s
     assert walks.parts[0] == pytest.approx(margins.parts(found), rel=1e-12)  # the pool's margins: the table's
     assert walks.starts[0] == pytest.approx(margins.parts(start), rel=1e-12)
     assert np.prod(margins.parts(found)) < np.prod(margins.parts(start))
-    again = anneal_margins(kernel, encoded, [start], criterion, cap=cap, pairs=margins.pairs, proposals=8_000,
+    again = anneal_margins(kernel, encoded, [start], criterion, cap=cap, pairs=margins.pairs, proposals=4_000,
                            random_state=1)
     np.testing.assert_array_equal(found, again.subsets[0])
 
@@ -90,9 +90,14 @@ def test_the_walk_compiled_and_as_python_is_the_same_walk(small):
 
     def walk(function):
         counts = np.bincount(margins.cells[subset].ravel(), minlength=margins.weights.size).astype(np.float64)
-        return function(gram, criterion.inner[criterion.inverse[pool]].copy(), subset.copy(),
-                        margins.cells[pool].astype(np.int64), margins.weights, is_pair, counts,
-                        np.asarray(margins.target) * subset.size, np.array([1.0, 1.0]), 1.4 * mmd2, mmd2, *draws)
+        inside = np.zeros(pool.size, dtype=bool)
+        inside[subset] = True
+        target = np.asarray(margins.target) * subset.size
+        terms = margins.weights * np.abs(counts - target)
+        parts = np.array([terms[is_pair == 0].sum(), terms[is_pair == 1].sum()])
+        return function(gram, criterion.inner[criterion.inverse[pool]].copy(), subset.copy(), inside,
+                        margins.cells[pool].astype(np.int64), margins.weights, is_pair, counts, target, parts,
+                        np.array([1.0, 1.0]), 1.4 * mmd2, mmd2, *draws)
 
     _materialise()
     compiled = walk(anneal._walk)  # noqa: SLF001 - the compiled walk

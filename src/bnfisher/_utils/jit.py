@@ -18,7 +18,11 @@ has done would have paid for it.  The switch is decided by the
 estimates, not by the clock, so the same job takes the same path in every run.
 Calls made from inside a running fallback run as plain Python.  Once numba is in
 (the budget spent, or a function without a fallback called), every function is
-compiled on its first call, fallback or not.
+compiled on its first call, fallback or not -- except that a function declared
+``alone=True`` (one that calls no other compiled function) is compiled by itself
+when it has no fallback or its estimate does not fit what is left of the budget, and
+the others go on deciding by the budget: a loop that only pays compiled (the subset
+search's annealing walk) compiles without taking the job's cheap fallbacks along.
 
 The first time a process compiles (a cache miss, not a load from the cache), it says so
 on stderr when stderr is a terminal, as the progress bars do: the pause that follows is
@@ -58,8 +62,9 @@ class _Deferred:
     """A function to be compiled with ``options``; calls go to its numba dispatcher, or to its fallback."""
 
     def __init__(self, function: Callable[..., Any], options: dict[str, Any], fallback: Any,
-                 cost: Callable[..., float] | None) -> None:
+                 cost: Callable[..., float] | None, alone: bool = False) -> None:
         self.function = function
+        self.alone = alone
         self.options = options
         self.fallback = function if fallback == "python" else fallback
         self.cost = cost
@@ -85,8 +90,18 @@ class _Deferred:
                     return self.fallback(*args)
                 finally:
                     _inside.depth -= 1
+            if self.alone:
+                return self._by_itself()(*args)
             _materialise()
         return self.dispatcher(*args)
+
+    def _by_itself(self) -> Any:
+        """Return this function's own dispatcher, made without putting any dispatcher in the package's modules."""
+        with _lock:
+            if self.compiled is None:
+                self.compiled = _njit(self.function, self.options)
+            _notice_once()
+        return self.compiled
 
     def __repr__(self) -> str:
         return f"<compiled function {self.function.__module__}.{self.function.__qualname__}>"
@@ -172,7 +187,7 @@ def _forget() -> None:
         _swapped.clear()
 
 
-def compiled(*, fallback: Any = None, cost: Callable[..., float] | None = None,
+def compiled(*, fallback: Any = None, cost: Callable[..., float] | None = None, alone: bool = False,
              **options: Any) -> Callable[[Callable[..., Any]], Any]:
     """Return a decorator that compiles with ``numba.njit(cache=True, **options)`` when it pays.
 
@@ -186,6 +201,10 @@ def compiled(*, fallback: Any = None, cost: Callable[..., float] | None = None,
     cost : callable, optional
         ``cost(*args)``: the fallback's estimated seconds for these arguments (0 when
         not given).
+    alone : bool, default=False
+        For a function that calls no other compiled function: when it compiles (no
+        fallback, or one that does not fit what is left of the budget), compile it by
+        itself and leave the other functions to the budget (see the module docstring).
     **options
         Further ``njit`` options (``nogil=True``, ...).
 
@@ -196,7 +215,7 @@ def compiled(*, fallback: Any = None, cost: Callable[..., float] | None = None,
     """
 
     def decorate(function: Callable[..., Any]) -> Any:
-        deferred = _Deferred(function, options, fallback, cost)
+        deferred = _Deferred(function, options, fallback, cost, alone)
         with _lock:
             _pending.append(deferred)
         return deferred

@@ -21,7 +21,7 @@ pairs as on the columns, so pairs are not bought with columns at a worse rate (t
 Every swap keeps the Fisher MMD² (eq. 10) within the cap, exactly: it changes by
 ``2/k (g_j - g_i) + (K_jj - 2 K_ij + K_ii) / k^2``, ``g`` the witness of the subset's mean
 embedding against the table's, maintained over a pool of at most :data:`POOL_ROWS` rows (the
-subset's and a uniform sample of the others) whose Gram matrix is held.
+subset's and a uniform sample of the others, 32 for each of the subset's rows) whose Gram matrix is held.
 """
 
 from __future__ import annotations
@@ -34,11 +34,15 @@ from bnfisher._utils.jit import compiled
 from bnfisher._utils.validation import check_random_state
 from bnfisher.summary.margins import MarginCounts
 
-__all__ = ["COLD", "HOT", "PER_PAIR", "POOL_ROWS", "PROPOSALS", "Walks", "anneal_margins", "random_distances"]
+__all__ = ["COLD", "HOT", "PER_PAIR", "POOL_PER_ROW", "POOL_ROWS", "PROPOSALS", "Walks", "anneal_margins",
+           "random_distances"]
 
-#: Rows a walk proposes from (the subset's and a uniform sample of the others): their Gram matrix is held, 8 bytes
-#: a pair (32 MiB).
+#: Rows a walk proposes from, at most (the subset's and a uniform sample of the others): their Gram matrix is held,
+#: 8 bytes a pair (32 MiB).
 POOL_ROWS = 2048
+
+#: Rows of the pool for each row of the subset (up to :data:`POOL_ROWS`): a small subset walks a small pool.
+POOL_PER_ROW = 32
 
 #: Proposals of one walk, at most: else ten for every pair of a subset's position and a pool row.
 PROPOSALS = 1_200_000
@@ -94,38 +98,18 @@ def random_distances(margins, k: int, n_rows: int) -> tuple:
     return float(terms[:split].sum()), float(terms[split:].sum())
 
 
-@compiled(fallback="python", nogil=True)
-def _count(row_cells, step, counts, target, weights, is_pair, moved):  # pragma: no cover - compiled
-    """Add ``step`` to a row's cells' counts, and what that changes ``2 k L_c`` and ``2 k L_p`` by to ``moved``."""
-    for c in row_cells:
-        before = abs(counts[c] - target[c])
-        counts[c] += step
-        moved[is_pair[c]] += weights[c] * (abs(counts[c] - target[c]) - before)
-
-
-def _walk_cost(gram, witness, positions, cells, weights, is_pair, counts, target, scales, cap, mmd2, rows, slots,
-               uniforms) -> float:
-    """Return the plain-Python walk's estimated seconds (0.2-1 µs a cell a proposal: the upper end)."""
-    return 1e-6 * rows.size * 2 * cells.shape[1]
-
-
-@compiled(fallback="python", cost=_walk_cost, nogil=True)
-def _walk(gram, witness, positions, cells, weights, is_pair, counts, target, scales, cap, mmd2, rows, slots,
-          uniforms):  # pragma: no cover - compiled (run as Python on small inputs)
+@compiled(alone=True, nogil=True)
+def _walk(gram, witness, positions, inside, cells, weights, is_pair, counts, target, parts, scales, cap, mmd2, rows,
+          slots, uniforms):  # pragma: no cover - compiled
     """Anneal ``positions`` (pool rows); return the positions of lowest ``L_c L_p`` visited and the swaps accepted.
 
     Proposal ``t`` puts pool row ``rows[t]`` at ``slots[t]``, uphill when ``uniforms[t]`` is below the
-    acceptance probability.  ``witness`` (``g`` over the pool) and ``counts`` (the subset's cell counts) are
-    updated in place; ``scales`` are the random subsets' parts times ``2 k`` (the parts here are ``2 k L_c`` and
-    ``2 k L_p``).
+    acceptance probability.  ``witness`` (``g`` over the pool), ``inside`` (the pool rows in the subset),
+    ``counts`` (the subset's cell counts) and ``parts`` (``2 k L_c`` and ``2 k L_p``) are updated in place;
+    ``scales`` are the random subsets' parts times ``2 k``.  Always compiled, by itself (``alone``): as Python it
+    takes 30 times as long (``benchmarks/selection.py --only walk``), and it calls no other compiled function.
     """
     k, n_pool, proposals = positions.shape[0], gram.shape[0], rows.shape[0]
-    inside = np.zeros(n_pool, dtype=np.bool_)
-    for slot in range(k):
-        inside[positions[slot]] = True
-    parts = np.zeros(2)
-    for c in range(counts.shape[0]):
-        parts[is_pair[c]] += weights[c] * abs(counts[c] - target[c])
     a, b = parts[0] / scales[0], parts[1] / scales[1]
     value = max(a, b) + 0.05 * (a + b)
     best_product, best = parts[0] * parts[1], positions.copy()
@@ -141,8 +125,14 @@ def _walk(gram, witness, positions, cells, weights, is_pair, counts, target, sca
         if after > cap:
             continue
         moved[0], moved[1] = parts[0], parts[1]
-        _count(cells[i], -1.0, counts, target, weights, is_pair, moved)
-        _count(cells[j], 1.0, counts, target, weights, is_pair, moved)
+        for c in cells[i]:  # the row leaving, then the row coming in: each cell's change of |n - k p|
+            before = abs(counts[c] - target[c])
+            counts[c] -= 1.0
+            moved[is_pair[c]] += weights[c] * (abs(counts[c] - target[c]) - before)
+        for c in cells[j]:
+            before = abs(counts[c] - target[c])
+            counts[c] += 1.0
+            moved[is_pair[c]] += weights[c] * (abs(counts[c] - target[c]) - before)
         a, b = moved[0] / scales[0], moved[1] / scales[1]
         trial = max(a, b) + 0.05 * (a + b)
         if trial <= value or uniforms[step] < np.exp((value - trial) / (HOT * np.exp(fall * step / proposals))):
@@ -193,9 +183,9 @@ def anneal_margins(kernel, encoded, starts: list, criterion, *, cap: float, pair
     """Walk from each of ``starts`` by one-row swaps within the MMD² cap, keeping the subset of lowest ``L_c L_p``.
 
     The walks share one pool of rows: every start's, and a uniform sample of the other ``allowed``
-    rows up to :data:`POOL_ROWS`.  A proposal costs one pass over a row's cells, whatever the
-    table's length, so the walks keep every pair of ``pairs`` even where the descent keeps only the
-    network's arcs.
+    rows up to :data:`POOL_PER_ROW` times the subset's size, at most :data:`POOL_ROWS`.  A proposal
+    costs one pass over a row's cells, whatever the table's length, so the walks keep every pair of
+    ``pairs`` even where the descent keeps only the network's arcs.
 
     Parameters
     ----------
@@ -247,8 +237,9 @@ def anneal_margins(kernel, encoded, starts: list, criterion, *, cap: float, pair
     k = starts[0].size
     chosen = np.unique(np.concatenate(starts))
     others = np.setdiff1d(np.flatnonzero(allowed) if allowed is not None else np.arange(encoded.n_rows), chosen)
-    if others.size > POOL_ROWS - chosen.size:
-        others = rng.choice(others, size=max(POOL_ROWS - chosen.size, 0), replace=False)
+    size = min(POOL_ROWS, POOL_PER_ROW * k)
+    if others.size > size - chosen.size:
+        others = rng.choice(others, size=max(size - chosen.size, 0), replace=False)
     pool = np.concatenate([chosen, np.sort(others)])
     table = encoded.codes if target_codes is None else target_codes
     margins = MarginCounts(encoded.codes[pool], tuple(encoded.cardinalities), pairs, table)
@@ -265,8 +256,12 @@ def anneal_margins(kernel, encoded, starts: list, criterion, *, cap: float, pair
         mmd2 = criterion.start(criterion.inverse[start])
         witness = np.array(criterion.inner[criterion.inverse[pool]], dtype=np.float64)
         counts = np.bincount(cells[positions].ravel(), minlength=margins.weights.size).astype(np.float64)
-        best, swaps = _walk(gram, witness, positions.copy(), cells, margins.weights, is_pair, counts, target, scales,
-                            float(cap), float(mmd2), rng.integers(pool.size, size=proposals),
+        inside = np.zeros(pool.size, dtype=bool)
+        inside[positions] = True
+        terms = margins.weights * np.abs(counts - target)
+        parts = np.array([sum(terms[is_pair == 0].tolist()), sum(terms[is_pair == 1].tolist())])  # in order
+        best, swaps = _walk(gram, witness, positions.copy(), inside, cells, margins.weights, is_pair, counts, target,
+                            parts, scales, float(cap), float(mmd2), rng.integers(pool.size, size=proposals),
                             rng.integers(k, size=proposals), rng.random(proposals))
         walks.starts.append(margins.parts(positions))
         walks.subsets.append(np.sort(pool[best]))
