@@ -129,3 +129,16 @@ def test_the_refinement_keeps_the_lowest_product_of_the_three_and_says_how(small
     if "brought back" not in note:  # else a common label's swap moved it after the choice
         assert np.prod(margins.parts(found.indices)) == pytest.approx(min(products), rel=1e-12)
     assert found.mmd2[1] <= found.cap * (1 + 1e-9)
+
+
+def test_shares_counted_in_blocks_are_the_shares_counted_at_once():
+    """MarginCounts.shares counts a wide table in blocks of rows (its default block holds a bounded number of cells):
+    the same shares as one pass, and as counting each label by hand."""
+    rng = np.random.default_rng(0)
+    codes = rng.integers(-1, 3, size=(5000, 6))
+    margins = MarginCounts(codes, (3,) * 6, [(0, 1), (2, 5)])
+    np.testing.assert_array_equal(margins.shares(codes), margins.shares(codes, block=codes.shape[0]))
+    np.testing.assert_array_equal(margins.shares(codes), margins.shares(codes, block=7))
+    by_hand = np.mean((codes[:, 2] == 1) & (codes[:, 5] == -1))
+    cell = margins.offsets[6 + 1] + (1 + 1) * 4 + (-1 + 1)  # the pair (2, 5), labels 1 and missing
+    assert margins.shares(codes)[cell] == by_hand

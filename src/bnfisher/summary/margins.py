@@ -27,11 +27,14 @@ import numpy as np
 from bnfisher._utils.jit import compiled
 from bnfisher._utils.validation import check_random_state
 
-__all__ = ["MAX_PAIRS", "RESTARTS", "RESTART_SHARE", "RESTART_WORK", "MarginCounts", "MarginRefinement",
-           "margin_pairs", "common_labels", "refine_margins", "restore_labels"]
+__all__ = ["MAX_PAIRS", "SHARE_BLOCK_CELLS", "RESTARTS", "RESTART_SHARE", "RESTART_WORK", "MarginCounts",
+           "MarginRefinement", "margin_pairs", "common_labels", "refine_margins", "restore_labels"]
 
 #: Pairs of columns whose joint labels the search keeps, at most (the network's arcs first).
 MAX_PAIRS = 300
+
+#: Cells counted at a time by :meth:`MarginCounts.shares` (2^22: tens of MB of int64 tables, whatever the width).
+SHARE_BLOCK_CELLS = 1 << 22
 
 
 def margin_pairs(n_columns: int, arcs, *, max_pairs: int = MAX_PAIRS, random_state=None) -> list:
@@ -165,19 +168,22 @@ class MarginCounts:
                              if self.pairs else [])
         return (np.hstack(parts) + self.offsets[:-1]).astype(np.int32)
 
-    def shares(self, codes: np.ndarray, *, block: int = 1 << 18) -> np.ndarray:
+    def shares(self, codes: np.ndarray, *, block: int | None = None) -> np.ndarray:
         """Return every cell's share among rows ``codes`` (in blocks of rows: never the whole cell table at once).
 
         Parameters
         ----------
         codes : ndarray of int, shape (n, n_columns)
-        block : int, default=262144
-            Rows counted at a time.
+        block : int, optional
+            Rows counted at a time. Default: as many as hold :data:`SHARE_BLOCK_CELLS` cells (each row has one
+            per column and per pair; their int64 table and its copies are a few times 8 bytes a cell).
 
         Returns
         -------
         ndarray of float, shape (n_cells,)
         """
+        width = len(self.cardinalities) + len(self.pairs)
+        block = max(1024, SHARE_BLOCK_CELLS // max(width, 1)) if block is None else block
         total = np.zeros(int(self.offsets[-1]))
         for start in range(0, codes.shape[0], block):
             total += np.bincount(self.cells_of(codes[start:start + block]).ravel(), minlength=total.size)
