@@ -50,7 +50,7 @@ PROPOSALS = 1_200_000
 #: Proposals of one walk for every pair of a position and a pool row (below :data:`PROPOSALS`).
 PER_PAIR = 10
 
-#: The walk's first and last temperature, in units of ``f`` (a swap moves ``f`` by about 0.01-0.3 at k = 8-64).
+#: The walk's first and last temperature, in units of ``f`` (falling geometrically with the proposals).
 HOT, COLD = 0.1, 1e-4
 
 
@@ -107,7 +107,7 @@ def _walk(gram, witness, positions, inside, cells, weights, is_pair, counts, tar
     acceptance probability.  ``witness`` (``g`` over the pool), ``inside`` (the pool rows in the subset),
     ``counts`` (the subset's cell counts) and ``parts`` (``2 k L_c`` and ``2 k L_p``) are updated in place;
     ``scales`` are the random subsets' parts times ``2 k``.  Always compiled, by itself (``alone``): as Python it
-    takes 30 times as long (``benchmarks/selection.py --only walk``), and it calls no other compiled function.
+    takes 171 times as long (``benchmarks/selection.py --only walk``), and it calls no other compiled function.
     """
     k, n_pool, proposals = positions.shape[0], gram.shape[0], rows.shape[0]
     a, b = parts[0] / scales[0], parts[1] / scales[1]
