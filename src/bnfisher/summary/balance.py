@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from bnfisher._utils.text import counted
 from bnfisher._utils.validation import check_random_state
 from bnfisher.summary.anneal import POOL_ROWS, anneal_margins
 from bnfisher.summary.margins import (
@@ -43,11 +44,12 @@ def _walked(kernel, encoded, indices: np.ndarray, found: MarginRefinement, crite
     """
     walks = anneal_margins(kernel, encoded, [indices, found.indices], criterion, cap=found.cap, pairs=pairs,
                            target_codes=target_codes, allowed=allowed, random_state=rng)
-    tried = [(found.indices, found.swaps, f"{found.swaps} swaps of a descent", walks.starts[1])]
+    tried = [(found.indices, found.swaps, f"{counted(found.swaps, 'swap')} of a descent", walks.starts[1])]
     for rows, swaps, parts, source in zip(walks.subsets, walks.swaps, walks.parts,
                                           ("Algorithm 1's subset", "the descent's")):
-        tried.append((rows, swaps, f"an annealing walk from {source} ({swaps:,} swaps accepted; of the subsets "
-                                   "tried, the lowest product of the column and pair distances)", parts))
+        how = (f"an annealing walk from {source} ({counted(swaps, 'swap')} accepted; of the subsets tried, the "
+               "lowest product of the column and pair distances)")
+        tried.append((rows, swaps, how, parts))
     chosen, swaps, how, _ = min(tried, key=lambda one: one[3][0] * one[3][1])
     return chosen, swaps, how, walks.margins
 
@@ -116,7 +118,7 @@ def balance_margins(kernel, encoded, indices: np.ndarray, criterion, *, target_c
     found = refine_margins(margins, indices, criterion, slack=slack, allowed=allowed, max_sweeps=10, tol=0.005,
                            restarts=RESTARTS, random_state=rng)
     labels = common_labels(codes if target_codes is None else target_codes, encoded.cardinalities, indices.size)
-    chosen, swaps, how, scored = found.indices, found.swaps, f"{found.swaps} swaps of a descent", margins
+    chosen, swaps, how, scored = found.indices, found.swaps, f"{counted(found.swaps, 'swap')} of a descent", margins
     if indices.size <= MAX_WALKED and int(allowed.sum()) > indices.size:
         chosen, swaps, how, scored = _walked(kernel, encoded, indices, found, criterion, pairs=every,
                                              target_codes=target_codes, allowed=allowed, rng=rng)
