@@ -142,3 +142,28 @@ def test_shares_counted_in_blocks_are_the_shares_counted_at_once():
     by_hand = np.mean((codes[:, 2] == 1) & (codes[:, 5] == -1))
     cell = margins.offsets[6 + 1] + (1 + 1) * 4 + (-1 + 1)  # the pair (2, 5), labels 1 and missing
     assert margins.shares(codes)[cell] == by_hand
+
+
+def test_the_hypergeometric_law_is_scipys_over_its_whole_support():
+    """The one hypergeometric log pmf the bounds, the common labels and the random distances share, against SciPy."""
+    from scipy.stats import hypergeom
+
+    from bnfisher._utils.numeric import hypergeometric_log_pmf
+
+    for total, marked, drawn in ((10, 3, 4), (60, 20, 59), (1000, 1, 64), (48842, 5000, 64)):
+        x = np.arange(max(0, drawn - (total - marked)), min(drawn, marked) + 1, dtype=np.float64)
+        np.testing.assert_allclose(hypergeometric_log_pmf(x, total, marked, drawn),
+                                   hypergeom.logpmf(x, total, marked, drawn), rtol=1e-9, atol=1e-9)
+
+
+def test_the_refinements_sentence_gives_the_distances_of_the_subset_it_returns(small):
+    """The note's 'went from a to b' figures are Algorithm 1's subset's and the returned subset's L_c and L_p."""
+    import re
+
+    kernel, encoded, margins = small
+    start = np.arange(5, 400, 20)
+    found, note = balance_margins(kernel, encoded, start, MMDCriterion(kernel, encoded), random_state=0)
+    figures = re.search(r"over the 9 columns went from ([\d.]+) to ([\d.]+) and over 36 pairs from ([\d.]+) to "
+                        r"([\d.]+)", note).groups()
+    before, after = margins.parts(start), margins.parts(found.indices)
+    assert figures == tuple(f"{value:.4f}" for value in (before[0], after[0], before[1], after[1]))

@@ -46,6 +46,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bnfisher._utils.numeric import hypergeometric_log_pmf
+
 __all__ = ["CHERNOFF_Z", "cantelli_bound", "certified_bounds", "chernoff_bounds", "excesses", "null_moments",
            "pair_moments"]
 
@@ -304,8 +306,6 @@ def chernoff_bounds(tables: list, *, level: float = 0.0) -> np.ndarray:
 
 def _factors(count_x: np.ndarray, count_y: np.ndarray):
     """Return a test's factors as one support: log pmf, ``m c (x - e)^2``, segment, weight per segment, and ``q``."""
-    from scipy.special import gammaln  # scipy when a bound is needed, not at import
-
     pooled = count_x + count_y
     size, drawn = pooled.sum(axis=1), count_x.sum(axis=1)
     q = float(_row_moments(count_x, count_y)[0].sum())
@@ -329,8 +329,7 @@ def _factors(count_x: np.ndarray, count_y: np.ndarray):
     starts = np.r_[0, np.cumsum(length)[:-1]]
     x = low[segment] + (np.arange(length.sum()) - starts[segment])
     Ks, Ns, ns = K[segment], N[segment], n[segment]
-    log_pmf = (gammaln(Ks + 1) - gammaln(x + 1) - gammaln(Ks - x + 1) + gammaln(Ns - Ks + 1) - gammaln(ns - x + 1)
-               - gammaln(Ns - Ks - ns + x + 1) - gammaln(Ns + 1) + gammaln(ns + 1) + gammaln(Ns - ns + 1))
+    log_pmf = hypergeometric_log_pmf(x, Ns, Ks, ns)
     value = coef[segment] * (x - ns * Ks / Ns) ** 2
     return log_pmf, value, starts, weight, q
 

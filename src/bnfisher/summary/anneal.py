@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bnfisher._utils.jit import compiled
+from bnfisher._utils.numeric import hypergeometric_log_pmf
 from bnfisher._utils.validation import check_random_state
 from bnfisher.summary.margins import MarginCounts
 
@@ -52,14 +53,6 @@ PER_PAIR = 10
 
 #: The walk's first and last temperature, in units of ``f`` (falling geometrically with the proposals).
 HOT, COLD = 0.1, 1e-4
-
-
-def _log_choose(n: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """Return ``log C(n, r)`` elementwise (finite where ``0 <= r <= n``; the caller masks the rest)."""
-    from scipy.special import gammaln
-
-    r = np.clip(r, 0, None)
-    return gammaln(n + 1.0) - gammaln(r + 1.0) - gammaln(np.clip(n - r, 0, None) + 1.0)
 
 
 def random_distances(margins, k: int, n_rows: int) -> tuple:
@@ -90,8 +83,9 @@ def random_distances(margins, k: int, n_rows: int) -> tuple:
     values, where = np.unique(held, return_inverse=True)
     x = np.arange(k + 1, dtype=np.float64)[None, :]
     c = values[:, None]
-    log_pmf = _log_choose(c, x) + _log_choose(n_rows - c, k - x) - _log_choose(np.float64(n_rows), np.float64(k))
-    pmf = np.exp(np.where((x <= c) & (k - x <= n_rows - c), log_pmf, -np.inf))
+    low, high = np.maximum(0.0, k - (n_rows - c)), np.minimum(float(k), c)
+    inside = (x >= low) & (x <= high)
+    pmf = np.where(inside, np.exp(hypergeometric_log_pmf(np.clip(x, low, high), n_rows, c, k)), 0.0)
     expected = (pmf * np.abs(x - k * c / n_rows)).sum(axis=1)[where.ravel()]
     terms = margins.weights * expected / (2 * k)
     split = int(margins.offsets[len(margins.cardinalities)])

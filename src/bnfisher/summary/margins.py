@@ -25,6 +25,7 @@ from dataclasses import InitVar, dataclass, field
 import numpy as np
 
 from bnfisher._utils.jit import compiled
+from bnfisher._utils.numeric import hypergeometric_log_pmf
 from bnfisher._utils.validation import check_random_state
 
 __all__ = ["MAX_PAIRS", "SHARE_BLOCK_CELLS", "RESTARTS", "RESTART_SHARE", "RESTART_WORK", "MarginCounts",
@@ -473,8 +474,6 @@ def common_labels(codes: np.ndarray, cardinalities, k: int, *, share: float = 0.
     >>> common_labels(codes, [3], 50)  # label 2 holds 4% of the column: not common
     [(0, 0), (0, 1)]
     """
-    from scipy.special import gammaln
-
     n = codes.shape[0]
     out = []
     for column, size in enumerate(cardinalities):
@@ -482,8 +481,7 @@ def common_labels(codes: np.ndarray, cardinalities, k: int, *, share: float = 0.
         observed = max(int(counts.sum()), 1)
         for code in np.flatnonzero(counts >= share * observed):
             c = int(counts[code])
-            lacked = np.exp(gammaln(n - c + 1) - gammaln(n - c - k + 1) - gammaln(n + 1) + gammaln(n - k + 1)) \
-                if n - c >= k else 0.0
+            lacked = float(np.exp(hypergeometric_log_pmf(0.0, n, c, k))) if n - c >= k else 0.0
             if lacked < chance:
                 out.append((column, int(code)))
     return out
