@@ -16,6 +16,14 @@ implementation, its defaults: top 3, chi-square, no binning of the integer codes
 ``gcm.distribution_change`` given the *true* graph (named: variables holding >= 10% of the absolute attribution,
 ranked by it; target: the sink downstream of the change with the most ancestors) -- optional, slow.
 
+**Oracles** (not methods: they are told which variable changed and its true parents; numpy and SciPy, no
+bnfisher code): the changed variable's exact conditional permutation test of "its distribution given its true
+parents is the same in both", the G statistic summed over the parents' configurations, 999 permutations of the
+label within each configuration, at alpha = 0.05 ("oracle, one test": what a method that knew where to look could
+name) and at alpha / V ("oracle, Bonferroni over V": what a method controlling the family-wise error over the V
+variables could name, even with the graph given).  A goal above the oracle's rate is beyond any test with this
+statistic on these rows.
+
 Figures per protocol and method: top-1 recall (the changed variable ranked first), set F1 (precision of the named
 set against the one changed variable, and recall), the rate of runs flagging an unchanged variable, and seconds per
 call (median).  Every method on one core: run the script under ``taskset -c 0`` (bnfisher counts the cores it
@@ -133,6 +141,52 @@ def redraw(bf, net, variable: str, rng):
     return bf.BayesianNetwork(dict(net.parents), cpts, dict(net.states))
 
 
+def oracle_pvalue(codes, labels, child: int, parents, rng, n_permutations: int = 999) -> float:
+    """The exact conditional permutation p-value of ``child`` against ``labels`` given ``parents`` (G statistic).
+
+    The labels are permuted within each configuration of the parents (strata); the G statistic is
+    ``2 sum O log(O / E)`` over (configuration, child state, label) cells, ``E`` from the configuration's margins.
+    """
+    strata = np.zeros(len(labels), dtype=np.int64)
+    for j in parents:
+        strata = strata * (codes[:, j].max() + 1) + codes[:, j]
+    strata = np.unique(strata, return_inverse=True)[1]
+    states = codes[:, child].max() + 1
+    cell = strata * states + codes[:, child]
+    order = np.argsort(strata, kind="stable")
+    shuffled = np.argsort(strata[order][None, :] + rng.random((n_permutations, len(labels))), axis=1)
+    permuted = np.empty((n_permutations + 1, len(labels)), dtype=np.int64)
+    permuted[0] = labels
+    permuted[1:, order] = labels[order][shuffled]
+    size = (strata.max() + 1) * states
+    offsets = np.arange(n_permutations + 1)[:, None] * (2 * size)
+    counts = np.bincount((offsets + 2 * cell[None, :] + permuted).ravel(),
+                         minlength=(n_permutations + 1) * 2 * size).reshape(n_permutations + 1, -1, 2)
+    cells = counts.sum(axis=2, keepdims=True)
+    by_label = np.bincount((strata[None, :] * 2 + permuted + offsets // states).ravel(),
+                           minlength=(n_permutations + 1) * 2 * (size // states)).reshape(n_permutations + 1, -1, 2)
+    total = np.bincount(strata, minlength=size // states)
+    expected = cells * np.repeat(by_label, states, axis=1) / np.repeat(total, states)[None, :, None]
+    g = 2 * np.where(counts > 0, counts * np.log(np.where(counts > 0, counts, 1) / np.where(expected > 0, expected, 1)),
+                     0.0).sum(axis=(1, 2))
+    return float((1 + np.sum(g[1:] >= g[0] - 1e-9)) / (n_permutations + 1))
+
+
+def run_oracles(net, A, B, changed: str, seed: int) -> dict:
+    """The oracles: the changed variable alone, given its true parents, at alpha and at alpha / V."""
+    codes = np.vstack([net.encode(frame).codes for frame in (A, B)]).astype(np.int64)
+    labels = np.r_[np.zeros(len(A), dtype=np.int64), np.ones(len(B), dtype=np.int64)]
+    index = {v: i for i, v in enumerate(net.variables)}
+    started = time.perf_counter()
+    p = oracle_pvalue(codes, labels, index[changed], [index[u] for u in net.parents[changed]],
+                      np.random.default_rng([seed, 7]))
+    seconds = time.perf_counter() - started
+    return {label: {"named": [changed] if p <= level else [], "ranked": [changed] if p <= level else [],
+                    "seconds": seconds}
+            for label, level in (("oracle, one test", 0.05),
+                                 ("oracle, Bonferroni over V", 0.05 / len(net.variables)))}
+
+
 def score(named, ranked, changed: str) -> dict:
     named = set(named)
     hit = changed in named
@@ -238,7 +292,8 @@ def main() -> None:
     records = []
     for protocol, label, net, moved, variable, n, seed in scenarios(bf, args):
         A, B = net.sample(n, random_state=seed), moved.sample(n, random_state=seed + 10_000)
-        found = {"bnfisher": run_bnfisher(bf, A, B, seed)} | run_peers(args, A, B, net, variable, seed)
+        found = {"bnfisher": run_bnfisher(bf, A, B, seed)} | run_peers(args, A, B, net, variable, seed) \
+            | run_oracles(net, A, B, variable, seed)
         for method, outcome in found.items():
             records.append({"protocol": protocol, "label": label, "method": method, "seconds": outcome["seconds"]}
                            | score(outcome["named"], outcome["ranked"], variable))

@@ -459,3 +459,27 @@ def test_a_wrongly_compelled_child_does_not_flag_its_parent():
         tests = mechanism_tests(base.cardinalities, *_samples(base, moved, 3000, 20 + seed), parents=wrong,
                                 n_permutations=199, random_state=seed)
         assert [base.variables[v] for v in tests.flagged()] == ["h"]
+
+
+def test_a_changed_conditional_its_marginal_hides_is_tested_given_both_parents():
+    """A child of two 6-state parents with its whole CPT redrawn (RCD's intervention): 180 free parameters that
+    BIC's penalty at 2,000 pooled rows drops, so a graph learned by BIC leaves the child no neighbour and tests
+    only its marginal, which hides most of the change. The search's graph (AIC) holds both parents (a v-structure,
+    so the marginal is no candidate) and names the child, alone, in each of 6 draws (and of 20, 2026-11-30); with
+    BIC's graph the child went unnamed in 6 of 20, the first of these 6 among them, and a parent was named once."""
+    from bnfisher.jobs.attribute import GRAPH_SCORE
+
+    assert GRAPH_SCORE == "aic"
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        before, after = (rng.dirichlet(np.ones(6), size=36).reshape(6, 6, 6) for _ in range(2))
+        nets = [bf.BayesianNetwork({"a": [], "b": [], "c": [], "x": ["a", "b"]},
+                                   {"a": np.full(6, 1 / 6), "b": np.full(6, 1 / 6), "c": np.full(3, 1 / 3), "x": cpt},
+                                   {v: tuple("012345"[:3 if v == "c" else 6]) for v in "abcx"})
+                for cpt in (before, after)]
+        result = bf.compare(nets[0].sample(1000, random_state=seed), nets[1].sample(1000, random_state=seed + 1),
+                            random_state=seed)
+        table = result.mechanisms
+        assert table.loc[table["changed"], "variable"].tolist() == ["x"], seed
+        assert table.loc[table["variable"] == "x", "best_set"].item() == "a, b"
+    assert "(AIC)" in str(result)

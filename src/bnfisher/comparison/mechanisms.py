@@ -17,7 +17,7 @@ declared changed when *every* candidate conditioning set ``S`` rejects
 
 **Candidate sets.**  The subsets of at most ``max_size`` of ``V``'s neighbours in a
 *neighbourhood graph* (parents and children; by default a hill-climbing DAG learned
-on the two samples pooled, without the label), and ``V``'s parents in that graph
+by AIC on the two samples pooled, without the label), and ``V``'s parents in that graph
 whatever their number.  The true parents of an unchanged variable are among them
 when the graph holds its arcs (in either direction) and it has at most
 ``max_size`` parents, or the graph found exactly its parents.  Later rounds
