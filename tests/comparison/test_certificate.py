@@ -177,3 +177,29 @@ def test_certified_p_values_keep_their_level_under_the_null():
             small[t] += p[0] <= t
     for t, count in small.items():
         assert count / runs <= t + 3 * np.sqrt(t * (1 - t) / runs), (t, count)
+
+
+def test_the_permutation_null_of_sparse_configurations_has_the_exact_moments():
+    """Oracle: the exact null mean and standard deviation (:func:`pair_moments`, checked against enumeration above)
+    of a sparse table -- 60 configurations of 1 to 6 rows, many holding one child state only, where each
+    configuration's last present state takes what the others left without a draw. 20,000 within-configuration
+    permutations of :func:`conditional_tests` give both within five Monte-Carlo standard errors (the mean's
+    ``sd / sqrt(B)``; the standard deviation's ``sd sqrt((kurtosis - 1) / (4 B))`` with the kurtosis bounded by
+    6)."""
+    rng = np.random.default_rng(11)
+    parent = np.repeat(np.arange(60), rng.integers(1, 7, 60))
+    child = np.where(parent % 3 == 0, parent % 4, rng.integers(0, 4, parent.size))  # a third hold one state
+    side = rng.random(parent.size) < 0.5
+    codes = np.c_[parent, child]
+    samples = [(codes[side], np.ones(side.sum())), (codes[~side], np.ones((~side).sum()))]
+    tests = conditional_tests([60, 4], [(1, (0,))], samples, n_permutations=20_000,
+                              random_state=np.random.default_rng(12))
+    tables = [np.zeros((60, 4)), np.zeros((60, 4))]
+    for table, (rows, _) in zip(tables, samples):
+        np.add.at(table, (rows[:, 0], rows[:, 1]), 1.0)
+    q, mean, sd, _ = pair_moments(*tables)
+    n_x, n_y = side.sum(), (~side).sum()
+    scale = tests.statistic[0] / q  # D is Q times a constant of the sizes
+    assert scale == pytest.approx((n_x + n_y) * (1 / n_x + 1 / n_y) ** 2, rel=1e-12)
+    assert tests.null_mean[0] == pytest.approx(scale * mean, abs=5 * scale * sd / np.sqrt(20_000))
+    assert tests.null_sd[0] == pytest.approx(scale * sd, abs=5 * scale * sd * np.sqrt(5 / (4 * 20_000)))

@@ -398,72 +398,91 @@ def conditional_tests(cardinalities, pairs: list, samples: list | None, *, n_per
     statistic = np.zeros(n_families)
     null = np.zeros((n_permutations, n_families))
     if units:
-        owner = np.concatenate([np.full(len(pooled), k) for k, _, pooled in units]).astype(np.intp)
-        width = max(pooled.shape[1] for _, _, pooled in units)
-        pooled = np.zeros((owner.size, width))
-        first = np.zeros((owner.size, width))
-        start = 0
-        for _, count_x, table in units:
-            # Keep each configuration's observed child states, left-aligned (fewer categories to draw over).
-            for row_x, row in zip(count_x, table):
-                present = row > 0
-                pooled[start, : present.sum()] = row[present]
-                first[start, : present.sum()] = row_x[present]
-                start += 1
-        n_x, n_y = rows[owner, 0].astype(np.float64), rows[owner, 1].astype(np.float64)
-        indicator = np.zeros((owner.size, n_families))  # configuration -> family
-        indicator[np.arange(owner.size), owner] = 1.0
-        size = pooled.sum(axis=1)
-        theta = pooled / size[:, None]
-        weight = (n_x + n_y) / size  # 1 / P_j
-        inverse_theta = np.divide(1.0, theta, out=np.zeros_like(theta), where=theta > 0)
-        # sum_a Delta is the same under every permutation (each configuration keeps its rows per sample).
-        margin = first.sum(axis=1) / n_x - (size - first.sum(axis=1)) / n_y
-
-        scale = (1.0 / n_x + 1.0 / n_y)[:, None]  # Delta = count_x (1/n_x + 1/n_y) - pooled / n_y
-        shift = pooled / n_y[:, None]
-
-        def family_statistics(count_x: np.ndarray) -> np.ndarray:
-            """Return every family's statistic for the count tables ``count_x`` (overwritten: no temporaries)."""
-            count_x *= scale
-            count_x -= shift
-            np.square(count_x, out=count_x)
-            return (weight * (np.einsum("...ua,ua->...u", count_x, inverse_theta) - margin**2)) @ indicator
-
-        statistic = family_statistics(first.copy())
-        check_allocation(8.0 * 3 * min(n_permutations, 256) * pooled.size,
-                         f"{n_permutations} within-configuration permutations", "use fewer `n_permutations`.")
-        need_total = first.sum(axis=1).astype(np.int64)
-        # Child states are left-aligned: after a configuration's last present state nothing is left to take, and
-        # numpy's hypergeometric draws no random number for an empty sample, so those cells are skipped.
-        present = (pooled > 0).sum(axis=1)
-        # Batches of permutations (at most 2**23 cells, and 16 batches or more), each from its own stream spawned
-        # from the seed and drawn on any thread: the batches depend on the data alone, so the p-values do not
-        # depend on the number of cores.
-        batch = int(max(1, min(n_permutations, (1 << 23) // max(pooled.size, 1), -(-n_permutations // 16))))
-        counts = pooled.astype(np.int64)
-        entropy = int(rng.integers(2**63))
-
-        def run(begin: int) -> np.ndarray:
-            b = min(batch, n_permutations - begin)
-            stream = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(begin,))))
-            drawn = np.zeros((b,) + pooled.shape)
-            need = np.broadcast_to(need_total, (b, owner.size)).copy()
-            rest = np.broadcast_to(counts.sum(axis=1), (b, owner.size)).copy()
-            for a in range(width):  # sequential hypergeometric draws: one multivariate draw per configuration
-                active = np.flatnonzero(present > a)
-                good = np.broadcast_to(counts[active, a], (b, active.size))
-                take = stream.hypergeometric(good, rest[:, active] - good, need[:, active])
-                drawn[:, active, a] = take
-                need[:, active] -= take
-                rest[:, active] -= good
-            return family_statistics(drawn)
-
-        starts = range(0, n_permutations, batch)
-        threads = threads_for(n_permutations * pooled.size)
-        for begin, values in zip(starts, map_threads(run, starts, n_jobs=threads, lookahead=2)):
-            null[begin: begin + values.shape[0]] = values
+        null[:], statistic = _within_configurations(units, rows, n_families, n_permutations, rng)
     p_value = permutation_pvalue(statistic, null) if n_families else np.ones(0)
     return FamilyTests(families, statistic, null.mean(axis=0), null.std(axis=0), np.asarray(p_value), rows,
                        int(null.shape[0]))
 
+
+def _within_configurations(units: list, rows: np.ndarray, n_families: int, n_permutations: int,
+                           rng: np.random.Generator) -> tuple:
+    """Return the observed statistics and ``n_permutations`` rows of their null (:func:`conditional_tests`' engine).
+
+    The informative configurations' observed child states are stacked as one flat array of cells, a
+    configuration's cells contiguous: the permutations draw and sum over the cells that hold rows only (a
+    table of many sparse configurations, as a large conditioning set gives, has few of its ``states``
+    columns in each).
+    """
+    owner = np.concatenate([np.full(len(table), k) for k, _, table in units]).astype(np.intp)
+    if not owner.size:  # no informative configuration: every statistic is 0 under every permutation
+        return np.zeros((n_permutations, n_families)), np.zeros(n_families)
+    count_x, table = _padded(units)
+    mask = table > 0
+    pooled, first = table[mask], count_x[mask]  # row-major: each configuration's present states, in order
+    present = mask.sum(axis=1)
+    start = np.cumsum(present) - present
+    cell_owner = np.repeat(np.arange(owner.size), present)
+    n_x, n_y = rows[owner, 0].astype(np.float64), rows[owner, 1].astype(np.float64)
+    indicator = np.zeros((owner.size, n_families))  # configuration -> family
+    indicator[np.arange(owner.size), owner] = 1.0
+    size = np.add.reduceat(pooled, start)
+    weight = (n_x + n_y) / size  # 1 / P_j
+    inverse_theta = size[cell_owner] / pooled
+    # sum_a Delta is the same under every permutation (each configuration keeps its rows per sample).
+    taken = np.add.reduceat(first, start)
+    margin = taken / n_x - (size - taken) / n_y
+    scale = (1.0 / n_x + 1.0 / n_y)[cell_owner]  # Delta = count_x (1/n_x + 1/n_y) - pooled / n_y
+    shift = pooled / n_y[cell_owner]
+
+    def family_statistics(counts: np.ndarray) -> np.ndarray:
+        """Return every family's statistic for the cell counts ``counts`` (overwritten: no temporaries)."""
+        counts *= scale
+        counts -= shift
+        np.square(counts, out=counts)
+        counts *= inverse_theta
+        return (weight * (np.add.reduceat(counts, start, axis=-1) - margin**2)) @ indicator
+
+    statistic = family_statistics(first.copy())
+    check_allocation(8.0 * 3 * min(n_permutations, 256) * pooled.size,
+                     f"{n_permutations} within-configuration permutations", "use fewer `n_permutations`.")
+    need_total = taken.astype(np.int64)
+    last = start + present - 1  # a configuration's last present state takes what the others left: no draw
+    counts = pooled.astype(np.int64)
+    totals = size.astype(np.int64)
+    width = int(present.max())
+    # Batches of permutations (at most 2**23 cells, and 16 batches or more), each from its own stream spawned
+    # from the seed and drawn on any thread: the batches depend on the data alone, so the p-values do not
+    # depend on the number of cores.
+    batch = int(max(1, min(n_permutations, (1 << 23) // max(pooled.size, 1), -(-n_permutations // 16))))
+    entropy = int(rng.integers(2**63))
+
+    def run(begin: int) -> np.ndarray:
+        b = min(batch, n_permutations - begin)
+        stream = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(begin,))))
+        drawn = np.empty((b, pooled.size))
+        need = np.broadcast_to(need_total, (b, owner.size)).copy()
+        rest = np.broadcast_to(totals, (b, owner.size)).copy()
+        for a in range(width - 1):  # sequential hypergeometric draws: one multivariate draw per configuration
+            active = np.flatnonzero(present > a + 1)
+            cells = start[active] + a
+            good = np.broadcast_to(counts[cells], (b, active.size))
+            take = stream.hypergeometric(good, rest[:, active] - good, need[:, active])
+            drawn[:, cells] = take
+            need[:, active] -= take
+            rest[:, active] -= good
+        drawn[:, last] = need
+        return family_statistics(drawn)
+
+    null = np.zeros((n_permutations, n_families))
+    starts = range(0, n_permutations, batch)
+    threads = threads_for(n_permutations * pooled.size)
+    for begin, values in zip(starts, map_threads(run, starts, n_jobs=threads, lookahead=2)):
+        null[begin: begin + values.shape[0]] = values
+    return null, statistic
+
+
+def _padded(units: list) -> tuple:
+    """Return the units' two count tables stacked, their states padded with empty columns to the widest."""
+    width = max(table.shape[1] for _, _, table in units)
+    return tuple(np.concatenate([np.pad(part[k], ((0, 0), (0, width - part[k].shape[1]))) for part in units])
+                 for k in (1, 2))
