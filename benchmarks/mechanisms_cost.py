@@ -15,8 +15,11 @@ With ``--drift``: a drift window of 10,000 rows of alarm against a reference of 
 change as above; the changed one also with the search's graph learned on every pooled row (the reference: before
 ``GRAPH_ROWS``).
 
+With ``--adult``: UCI adult's men against its women (many variables changed, 14 columns of up to 42 states),
+beside two random samples of all rows of the same sizes.
+
 Run:  taskset -c 0 python benchmarks/mechanisms_cost.py [--networks alarm hepar2 andes pathfinder barley] [--n 5000]
-                                                        [--drift]
+                                                        [--drift] [--adult]
 """
 
 from __future__ import annotations
@@ -44,8 +47,8 @@ compare_job = importlib.import_module("bnfisher.jobs.compare")  # the module (th
 
 def timed_search(A, B, seed: int) -> tuple:
     """The search alone, as ``compare`` runs it: graph on the pool, then the tests; seconds and permutations."""
-    tree = bf.learn(pd.concat([A, B], ignore_index=True), "chow-liu")
-    encoded = [DistinctRows.of(tree.encode(frame)) for frame in (A, B)]
+    tree = bf.learn(pd.concat([A, B], ignore_index=True), "chow-liu", missing="available-case")
+    encoded = [DistinctRows.of(tree.encode(frame, missing="allow")) for frame in (A, B)]
     samples = tuple((rows.encoded.codes, rows.copies) for rows in encoded)
     started = time.perf_counter()
     graph, _ = neighbourhood_graph(tree, tuple(encoded), random_state=np.random.default_rng(seed))
@@ -113,13 +116,15 @@ def main() -> None:
     parser.add_argument("--networks", nargs="+", default=["alarm", "hepar2", "andes", "pathfinder", "barley"])
     parser.add_argument("--n", type=int, default=5000)
     parser.add_argument("--drift", action="store_true", help="also time a drift window against a long reference")
+    parser.add_argument("--adult", action="store_true", help="also compare adult's men against its women")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     from mechanisms import network, plant, positions
 
     warnings.simplefilter("ignore")
     lines = [f"Command: `taskset -c 0 python benchmarks/mechanisms_cost.py --networks {' '.join(args.networks)} "
-             f"--n {args.n}` ({datetime.date.today().isoformat()}, bnfisher {bf.__version__}).", "",
+             f"--n {args.n}{' --drift' if args.drift else ''}{' --adult' if args.adult else ''}` "
+             f"({datetime.date.today().isoformat()}, bnfisher {bf.__version__}).", "",
              "| network (changed) | compare, no change (s) | compare, change (s) | ratio (goal <= 10) | search (s) | "
              "search's share | permutations | named | aggregate test (s) | search's graph (s) | search's tests (s) | "
              "fixed budgets: permutations | fixed budgets: search (s) |",
@@ -136,32 +141,56 @@ def main() -> None:
         moved = planted[0]
         A, B, C = net.sample(args.n, random_state=1), moved.sample(args.n, random_state=2), net.sample(args.n,
                                                                                                         random_state=3)
-        bf.compare(A.iloc[:200], C.iloc[:200], random_state=0)  # imports and compiled code before the clock
-        started = time.perf_counter()
-        quiet = bf.compare(A, C, random_state=0)
-        without = time.perf_counter() - started
-        changed, seconds, steps = timed_steps(A, B, 0)
-        found, drawn, named = timed_search(A, B, 0)
-        checkpoints, search.CHECKPOINTS = search.CHECKPOINTS, ()
-        share, mechanisms.CERTIFY_SHARE = mechanisms.CERTIFY_SHARE, 0.0
-        budget, mechanisms.SEARCH_PERMUTATIONS = mechanisms.SEARCH_PERMUTATIONS, 40
-        try:
-            fixed, fixed_drawn, _ = timed_search(A, B, 0)
-        finally:
-            search.CHECKPOINTS, mechanisms.CERTIFY_SHARE = checkpoints, share
-            mechanisms.SEARCH_PERMUTATIONS = budget
-        searched = changed.mechanisms.attrs.get("searched")
-        lines.append(f"| {name} ({variable}) | {without:.2f} (p = {quiet.test.p_value:.3g}) | {seconds:.2f} "
-                     f"(p = {changed.test.p_value:.3g}{'' if searched else ', no search'}) | {seconds / without:.1f} | "
-                     f"{found:.2f} | {found / seconds:.0%} | {drawn:,} | {', '.join(named) or '-'} | "
-                     f"{steps['permutation_statistics'] + steps['two_sample_test']:.2f} | "
-                     f"{steps['neighbourhood_graph']:.2f} | "
-                     f"{steps['mechanism_table']:.2f} | {fixed_drawn:,} | "
-                     f"{fixed:.2f} |")
-        print(lines[-1], file=sys.stderr, flush=True)
+        lines.append(cost_row(f"{name} ({variable})", A, B, C))
+    if args.adult:
+        lines.append(cost_row("adult (men against women)", *adult_tables()))
     if args.drift:
         lines += drift_windows(network, plant, positions)
     print("\n".join(lines))
+
+
+def adult_tables() -> tuple:
+    """UCI adult (``../shared/data``): men and women (the column ``sex`` left out), and -- the unchanged reference,
+    which does not reject -- two disjoint random samples of all rows of the same sizes; numeric columns in 4
+    quantile bins."""
+    path = HERE.parent.parent / "shared" / "data" / "uci" / "adult.csv.gz"
+    if not path.exists():
+        sys.exit(f"--adult needs {path}")
+    data = pd.read_csv(path, na_values=["?"])
+    for column in data.select_dtypes(include="number").columns:
+        data[column] = pd.qcut(data[column], 4, duplicates="drop").astype(str)
+    men = data["sex"] == data["sex"].mode()[0]
+    table = data.drop(columns="sex")
+    order = np.random.default_rng(0).permutation(len(table))
+    return table[men], table[~men], (table.iloc[order[:men.sum()]], table.iloc[order[men.sum():]])
+
+
+def cost_row(label: str, A, B, C) -> str:
+    """One row of the table: ``compare(A, C)`` (no change; ``C`` may be the pair to compare instead) and
+    ``compare(A, B)`` (a change), as the header says."""
+    unchanged = C if isinstance(C, tuple) else (A, C)
+    bf.compare(unchanged[0].iloc[:200], unchanged[1].iloc[:200], random_state=0)  # compiled code before the clock
+    started = time.perf_counter()
+    quiet = bf.compare(*unchanged, random_state=0)
+    without = time.perf_counter() - started
+    changed, seconds, steps = timed_steps(A, B, 0)
+    found, drawn, named = timed_search(A, B, 0)
+    checkpoints, search.CHECKPOINTS = search.CHECKPOINTS, ()
+    share, mechanisms.CERTIFY_SHARE = mechanisms.CERTIFY_SHARE, 0.0
+    budget, mechanisms.SEARCH_PERMUTATIONS = mechanisms.SEARCH_PERMUTATIONS, 40
+    try:
+        fixed, fixed_drawn, _ = timed_search(A, B, 0)
+    finally:
+        search.CHECKPOINTS, mechanisms.CERTIFY_SHARE = checkpoints, share
+        mechanisms.SEARCH_PERMUTATIONS = budget
+    searched = changed.mechanisms.attrs.get("searched")
+    line = (f"| {label} | {without:.2f} (p = {quiet.test.p_value:.3g}) | {seconds:.2f} "
+            f"(p = {changed.test.p_value:.3g}{'' if searched else ', no search'}) | {seconds / without:.1f} | "
+            f"{found:.2f} | {found / seconds:.0%} | {drawn:,} | {', '.join(named) or '-'} | "
+            f"{steps['permutation_statistics'] + steps['two_sample_test']:.2f} | {steps['neighbourhood_graph']:.2f} | "
+            f"{steps['mechanism_table']:.2f} | {fixed_drawn:,} | {fixed:.2f} |")
+    print(line, file=sys.stderr, flush=True)
+    return line
 
 
 if __name__ == "__main__":
