@@ -206,7 +206,7 @@ def subsets(n_total: int) -> None:
 def family_tests(rows: int) -> None:
     """(e): the family tests' tables against a bincount per family, and the tests on one core and on every core."""
     from bnfisher.comparison import conditional_family_tests
-    from bnfisher.comparison.attribution import _family_tables
+    from bnfisher.comparison.attribution import family_tables
     from bnfisher.data.rows import DistinctRows
 
     network = bf.read_network(ROOT / "tests" / "fixtures" / "bif" / "alarm.bif.gz")
@@ -233,7 +233,7 @@ def family_tests(rows: int) -> None:
             out.append(tuple(tables))
         return out
 
-    ours_time, ours = best_of(lambda: _family_tables(cards, pairs, samples))
+    ours_time, ours = best_of(lambda: family_tables(cards, pairs, samples))
     reference, theirs = best_of(bincounts)
     same = all(a is None or all(np.array_equal(x, y) for x, y in zip(a, b)) for a, b in zip(ours, theirs))
     every = _parallel.resolve_jobs(-1)
