@@ -79,3 +79,26 @@ def test_every_benchmark_script_is_listed_in_the_benchmarks_readme():
     root = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
     listed = (root / "README.md").read_text()
     assert sorted(p.name for p in root.glob("*.py") if f"`{p.name}`" not in listed) == []
+
+
+def test_every_name_a_benchmark_imports_from_the_package_exists():
+    """A benchmark is run by hand, so a renamed function breaks it silently (``permutations.py`` imported
+    ``_family_tables`` for days after it became ``family_tables``): every ``from bnfisher... import name`` in
+    ``benchmarks/``, at any depth of the script, must name an attribute or a submodule that exists."""
+    import ast
+
+    root = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
+    missing = []
+    for script in sorted(root.glob("*.py")):
+        for node in ast.walk(ast.parse(script.read_text())):
+            if not (isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "bnfisher"):
+                continue
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                if hasattr(module, alias.name):
+                    continue
+                try:
+                    importlib.import_module(f"{node.module}.{alias.name}")
+                except ImportError:
+                    missing.append(f"{script.name}: from {node.module} import {alias.name}")
+    assert missing == []
