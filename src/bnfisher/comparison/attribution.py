@@ -398,7 +398,7 @@ def conditional_tests(cardinalities, pairs: list, samples: list | None, *, n_per
     statistic = np.zeros(n_families)
     null = np.zeros((n_permutations, n_families))
     if units:
-        null[:], statistic = _within_configurations(units, rows, n_families, n_permutations, rng)
+        null, statistic = _within_configurations(units, rows, n_families, n_permutations, rng)
     p_value = permutation_pvalue(statistic, null) if n_families else np.ones(0)
     return FamilyTests(families, statistic, null.mean(axis=0), null.std(axis=0), np.asarray(p_value), rows,
                        int(null.shape[0]))
@@ -416,10 +416,11 @@ def _within_configurations(units: list, rows: np.ndarray, n_families: int, n_per
     owner = np.concatenate([np.full(len(table), k) for k, _, table in units]).astype(np.intp)
     if not owner.size:  # no informative configuration: every statistic is 0 under every permutation
         return np.zeros((n_permutations, n_families)), np.zeros(n_families)
-    count_x, table = _padded(units)
-    mask = table > 0
-    pooled, first = table[mask], count_x[mask]  # row-major: each configuration's present states, in order
-    present = mask.sum(axis=1)
+    masks = [table > 0 for _, _, table in units]
+    # Row-major: each configuration's present states, in order, its cells contiguous.
+    pooled = np.concatenate([table[mask] for (_, _, table), mask in zip(units, masks)])
+    first = np.concatenate([count_x[mask] for (_, count_x, _), mask in zip(units, masks)])
+    present = np.concatenate([mask.sum(axis=1) for mask in masks])
     start = np.cumsum(present) - present
     cell_owner = np.repeat(np.arange(owner.size), present)
     n_x, n_y = rows[owner, 0].astype(np.float64), rows[owner, 1].astype(np.float64)
@@ -479,10 +480,3 @@ def _within_configurations(units: list, rows: np.ndarray, n_families: int, n_per
     for begin, values in zip(starts, map_threads(run, starts, n_jobs=threads, lookahead=2)):
         null[begin: begin + values.shape[0]] = values
     return null, statistic
-
-
-def _padded(units: list) -> tuple:
-    """Return the units' two count tables stacked, their states padded with empty columns to the widest."""
-    width = max(table.shape[1] for _, _, table in units)
-    return tuple(np.concatenate([np.pad(part[k], ((0, 0), (0, width - part[k].shape[1]))) for part in units])
-                 for k in (1, 2))
