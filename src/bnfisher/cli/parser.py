@@ -104,7 +104,8 @@ def _data_options() -> argparse.ArgumentParser:
                             "float columns, and integer columns with more than max(BINS, 30) values")
     _binning_choices(group)
     group.add_argument("--na-values", nargs="+", default=None, metavar="MARKER",
-                       help="extra cell values that mean 'missing' (e.g. ?)")
+                       help="cell values that mean 'missing' besides an empty field (e.g. ? or NA; NA, None, NULL... "
+                            "are labels in a column of text unless named here)")
     return parent
 
 
@@ -405,7 +406,8 @@ def _add_profile(sub) -> None:
     profile.add_argument("inputs", nargs="+", help="tables (.csv, .csv.gz, .tsv, .parquet) and/or profiles (.bnfp)")
     profile.add_argument("-o", "--output", required=True, help="the profile to write (.bnfp)")
     profile.add_argument("--na-values", nargs="+", default=None, metavar="MARKER",
-                         help="extra cell values that mean 'missing' (e.g. ?)")
+                         help="cell values that mean 'missing' besides an empty field (e.g. ? or NA; NA, None, "
+                              "NULL... are labels in a column of text unless named here)")
     profile.add_argument("--bins", type=_positive_int, default=None,
                          help="bin numeric columns into at most this many quantile bins, edges over all the tables; "
                               "the profile keeps the edges and bins later tables with them")

@@ -267,8 +267,22 @@ def concat_frames(frames: Sequence):
 
 
 def _read_text_files(paths: list, *, columns, na_values, blocksize):
-    """Return a Dask DataFrame of CSV or TSV files, every column as text."""
+    """Return a Dask DataFrame of CSV or TSV files, every column as text.
+
+    Words pandas reads as missing by default (``NA``, ``None``...) are missing in a column of numbers and labels in a
+    column of text (:mod:`bnfisher.data.markers`), which column is which decided from the first file's first
+    :data:`~bnfisher.data.io.TEXT_SAMPLE_ROWS` rows, as the pandas reader decides its text columns; a label that
+    looks like a missing value is warned of there (no job sees a whole Dask table to warn of it).
+    """
+    import warnings
+
     import dask.dataframe as dd
+    import pandas as pd
+
+    from bnfisher.data.guardrails import marker_labels
+    from bnfisher.data.io import TEXT_SAMPLE_ROWS
+    from bnfisher.data.markers import numbers_with_markers, reading_options
+    from bnfisher.exceptions import DataWarning
 
     lower = [p.lower() for p in paths]
     if any(p.endswith(".gz") for p in lower):
@@ -276,5 +290,13 @@ def _read_text_files(paths: list, *, columns, na_values, blocksize):
     elif blocksize is None:
         blocksize = "64MB"
     sep = "\t" if all(".tsv" in p for p in lower) else ","
-    return dd.read_csv(paths, dtype=str, usecols=list(columns) if columns is not None else None, sep=sep,
-                       na_values=list(na_values) if na_values else None, blocksize=blocksize)
+    options = dict(dtype=str, usecols=list(columns) if columns is not None else None, sep=sep,
+                   **reading_options(na_values))
+    frame = dd.read_csv(paths, blocksize=blocksize, **options)
+    sample = pd.read_csv(paths[0], nrows=TEXT_SAMPLE_ROWS, **options)
+    numbers, _ = numbers_with_markers(sample)
+    for column, markers in numbers.items():
+        frame[column] = frame[column].mask(frame[column].isin(markers))
+    for message in marker_labels(sample.drop(columns=list(numbers)), na_values=na_values or ()):
+        warnings.warn(f"{paths[0]!r}, its first {len(sample):,} rows: {message}", DataWarning, stacklevel=3)
+    return frame

@@ -12,12 +12,14 @@ import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher.data.labels import _missing_mask
+from bnfisher.data.markers import COMMON_MARKERS
 
-__all__ = ["MISSING_LOOKALIKES", "check_tables", "identical_tables", "left_out_columns", "split_columns",
-           "unknown_values"]
+__all__ = ["MISSING_LOOKALIKES", "check_tables", "marker_labels", "identical_tables", "left_out_columns",
+           "split_columns", "unknown_values"]
 
-#: Values that usually mark a missing cell when they appear as text.
-MISSING_LOOKALIKES = ("?", "NA", "N/A", "n/a", "na", "-", "", "null", "NULL", "None", "nan", "NaN", ".")
+#: Values that usually mark a missing cell when they appear as text: pandas' default markers (which the readers keep
+#: as labels in a column of text, :mod:`bnfisher.data.markers`) and a few more.
+MISSING_LOOKALIKES = ("?", "na", "-", "", ".", *sorted(COMMON_MARKERS))
 
 #: A column with at least this share of distinct values (and 20 rows) looks like an identifier.
 IDENTIFIER_SHARE = 0.5
@@ -61,6 +63,30 @@ def check_tables(frames: list, *, na_values=(), binned: bool = False) -> list:
                             "makes almost every row a category of its own, and the kernel sees nothing else. Drop it.")
         messages += _missing_lookalikes(column, values.dtype, counts, declared)
     return messages
+
+
+def marker_labels(frame: pd.DataFrame, *, na_values=()) -> list:
+    """Return a warning per undeclared marker that looks like a missing value in a text column of ``frame``.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    na_values : sequence, default=()
+        Markers already declared missing.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> print(marker_labels(pd.DataFrame({"flow": ["Low", "None"]}))[0].split(":")[0])
+    Column 'flow' holds 'None' in 1 rows
+    """
+    declared = {str(v) for v in na_values}
+    return [message for column in frame.columns
+            for message in _missing_lookalikes(column, frame[column].dtype, frame[column].value_counts(sort=False),
+                                               declared)]
 
 
 def _missing_lookalikes(column, dtype, counts: pd.Series, declared: set) -> list:

@@ -23,6 +23,7 @@ import numpy as np
 
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher.data.labels import sorted_states
+from bnfisher.data.markers import markers_as_missing, numbers_with_markers, reading_options
 from bnfisher.exceptions import DataError, OutputError, ResourceError
 
 __all__ = ["read_table", "read_text", "write_text", "write_bytes", "write_table", "check_outputs",
@@ -115,7 +116,11 @@ def read_table(path: str | os.PathLike, *, na_values: Sequence | None = None,
     path : str or path-like
         ``.csv``, ``.csv.gz``, ``.tsv``, ``.tsv.gz``, ``.txt`` or ``.parquet``.
     na_values : sequence, optional
-        Extra markers of missing values (e.g. ``["?"]``).
+        Markers of missing values besides an empty field (e.g. ``["?"]``).
+        Words such as ``NA``, ``None`` or ``NULL`` that pandas reads as
+        missing by default are missing in a column of numbers and labels in a
+        column of text, as the file spells them (:mod:`bnfisher.data.markers`;
+        every job warns of them); list them here to read them as missing.
     columns : sequence, optional
         Read only these columns.
 
@@ -169,10 +174,13 @@ def _read_delimited(source, sample: str, suffix: str, name: str, na_values, colu
     """Read a CSV or TSV table (its separator sniffed from ``sample``), text columns as labels in order."""
     sep = "\t" if suffix.startswith(".tsv") else _sniff(sample)
     _check_header(sample, sep, name)
-    options = dict(sep=sep, na_values=list(na_values) if na_values else None,
-                   usecols=list(columns) if columns is not None else None, skipinitialspace=True)
+    options = dict(sep=sep, **reading_options(na_values), usecols=list(columns) if columns is not None else None,
+                   skipinitialspace=True)
     text = _text_columns(source, options)
     frame = _read_csv_chunks(source, text, options)
+    numbers, _ = numbers_with_markers(frame)  # "NA", "None"...: missing among numbers, labels among text
+    frame = markers_as_missing(frame, numbers)
+    text = [c for c in text if isinstance(frame[c].dtype, pd.CategoricalDtype)]
     return _integer_codes_with_gaps(_labels_in_order(frame, text))
 
 

@@ -1,0 +1,97 @@
+"""Words that often mean "missing" (NA, None, NULL...): missing among numbers, labels among text, with a warning.
+
+The oracles are pandas itself: ``read_csv(keep_default_na=False)`` gives a text column's cells as the file spells
+them, and ``read_csv`` with its defaults gives a column of numbers with its markers missing.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bnfisher.bn.formats.bif import read_bif
+from bnfisher.cli import main
+from bnfisher.data.guardrails import check_tables
+from bnfisher.data.io import read_table
+from bnfisher.data.markers import COMMON_MARKERS
+from bnfisher.exceptions import DataWarning
+
+from _helpers import bif_path
+
+CONTENT = "flow,age,ok,code\nLow,31,True,1\nNone,NA,NA,2\nHigh,40,False,NULL\nNone,,True,3\nN/A,52,False,n/a\n"
+
+
+def test_markers_are_labels_in_text_and_missing_among_numbers(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(CONTENT)
+    frame = read_table(path)
+    literal = pd.read_csv(path, keep_default_na=False, dtype=str)
+    assert frame["flow"].astype(str).tolist() == literal["flow"].tolist()  # as the file spells them
+    defaults = pd.read_csv(path)
+    for column in ("age", "code"):  # numbers: as pandas' defaults read them
+        assert frame[column].isna().tolist() == defaults[column].isna().tolist()
+        assert frame[column].dropna().astype(float).tolist() == defaults[column].dropna().tolist()
+    assert frame["ok"].isna().tolist() == [False, True, False, False, False]
+    assert sorted(frame["ok"].dropna().astype(str).unique()) == ["False", "True"]
+
+
+def test_markers_the_user_names_are_missing_and_the_guardrail_names_the_others(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(CONTENT)
+    frame = read_table(path, na_values=["None"])
+    assert frame["flow"].isna().tolist() == [False, True, False, True, False]
+    advice = check_tables([frame], na_values=["None"])
+    assert len(advice) == 1 and advice[0].startswith("Column 'flow' holds 'N/A' in 1 rows")
+    assert "--na-values 'N/A'" in advice[0]
+
+
+def test_every_marker_pandas_knows_is_a_label_in_a_text_column(tmp_path):
+    markers = sorted(COMMON_MARKERS)
+    path = tmp_path / "t.tsv"
+    path.write_text("x\n" + "\n".join(["a"] + markers) + "\n")
+    frame = read_table(path)
+    assert not frame["x"].isna().any() and sorted(frame["x"].astype(str)) == sorted(["a"] + markers)
+    assert pd.read_csv(path, sep="\t")["x"].isna().sum() == len(markers)  # pandas' defaults would drop them all
+
+
+def test_a_state_spelled_none_survives_reading_and_dask_agrees(tmp_path):
+    """bnlearn's child has the state 'None' (DuctFlow, CardiacMixing): no cell of a sample may read as missing."""
+    network = read_bif(bif_path("child"))
+    spelled = [v for v in network.variables if "None" in network.states[v]]
+    assert spelled, "child's BIF names no state 'None'"
+    sample = network.sample(400, random_state=0)
+    path = tmp_path / "child.csv"
+    sample.to_csv(path, index=False)
+    frame = read_table(path)
+    assert int(frame.isna().sum().sum()) == 0
+    for v in spelled:
+        np.testing.assert_array_equal(frame[v].astype(str).to_numpy(), sample[v].astype(str).to_numpy())
+    pytest.importorskip("dask.dataframe")
+    from bnfisher.dask import read_dask
+
+    with pytest.warns(DataWarning, match="first 400 rows: Column 'DuctFlow' holds 'None'"):
+        distributed = read_dask(path).compute()
+    assert int(distributed.isna().sum().sum()) == 0
+    assert (distributed[spelled].to_numpy() == frame[spelled].astype(str).to_numpy()).all()
+
+
+def test_dask_reads_markers_among_numbers_as_missing(tmp_path):
+    pytest.importorskip("dask.dataframe")
+    from bnfisher.dask import read_dask
+
+    path = tmp_path / "t.csv"
+    path.write_text(CONTENT)
+    with pytest.warns(DataWarning):
+        frame = read_dask(path).compute()
+    assert frame["age"].isna().tolist() == pd.read_csv(path)["age"].isna().tolist()
+    assert frame["flow"].tolist() == pd.read_csv(path, keep_default_na=False)["flow"].tolist()
+
+
+def test_the_command_line_counts_no_missing_cell_for_a_label_none(tmp_path, capsys):
+    network = read_bif(bif_path("child"))
+    for name, seed in (("a", 0), ("b", 1)):
+        network.sample(300, random_state=seed).to_csv(tmp_path / f"{name}.csv", index=False)
+    status = main(["compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--permutations", "99"])
+    assert status in (0, 1)
+    captured = capsys.readouterr()
+    assert "missing" not in captured.out, captured.out
+    assert "Column 'DuctFlow' holds 'None'" in captured.err and "--na-values 'None'" in captured.err
