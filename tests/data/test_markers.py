@@ -4,6 +4,8 @@ The oracles are pandas itself: ``read_csv(keep_default_na=False)`` gives a text 
 them, and ``read_csv`` with its defaults gives a column of numbers with its markers missing.
 """
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -95,3 +97,22 @@ def test_the_command_line_counts_no_missing_cell_for_a_label_none(tmp_path, caps
     captured = capsys.readouterr()
     assert "missing" not in captured.out, captured.out
     assert "Column 'DuctFlow' holds 'None'" in captured.err and "--na-values 'None'" in captured.err
+
+
+@pytest.mark.parametrize("late, expected_missing", [("abc", 0), ("NA", 1)])
+def test_a_value_far_down_a_column_of_numbers(tmp_path, late, expected_missing):
+    """Past pandas' internal block (2**18 rows) its parser returns numbers above and text below: one column, two
+    spellings of each label (0 and '0') unless read again.  Oracle: ``read_csv(low_memory=False)``, one block."""
+    path = tmp_path / "t.csv"
+    n = 2**18 + 10
+    path.write_text("a,b\n" + "".join(f"{i % 7},{'xy'[i % 2]}\n" for i in range(n)) + f"{late},z\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no DtypeWarning reaches the user
+        frame = read_table(path)
+    oracle = pd.read_csv(path, low_memory=False, keep_default_na=False, dtype=str)["a"]
+    assert int(frame["a"].isna().sum()) == expected_missing
+    if expected_missing:  # numbers with a marker: numbers, the marker missing
+        assert frame["a"].dropna().astype(int).tolist() == oracle.iloc[:-1].astype(int).tolist()
+    else:  # text: every cell as the file spells it, each label once
+        assert frame["a"].astype(str).tolist() == oracle.tolist()
+        assert sorted(frame["a"].cat.categories) == sorted(set(oracle))

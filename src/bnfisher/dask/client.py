@@ -6,10 +6,15 @@ Dask itself is imported inside the functions that need it, so ``import bnfisher`
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 
+from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_positive_int
-from bnfisher.exceptions import DataError, OptionError, SchedulerError
+from bnfisher.data.guardrails import marker_labels
+from bnfisher.data.io import TEXT_SAMPLE_ROWS
+from bnfisher.data.markers import numbers_with_markers, reading_options
+from bnfisher.exceptions import DataError, DataWarning, OptionError, SchedulerError
 
 __all__ = ["is_distributed", "dask_client", "read_dask", "parquet_row_groups", "concat_frames"]
 
@@ -274,15 +279,7 @@ def _read_text_files(paths: list, *, columns, na_values, blocksize):
     :data:`~bnfisher.data.io.TEXT_SAMPLE_ROWS` rows, as the pandas reader decides its text columns; a label that
     looks like a missing value is warned of there (no job sees a whole Dask table to warn of it).
     """
-    import warnings
-
     import dask.dataframe as dd
-    import pandas as pd
-
-    from bnfisher.data.guardrails import marker_labels
-    from bnfisher.data.io import TEXT_SAMPLE_ROWS
-    from bnfisher.data.markers import numbers_with_markers, reading_options
-    from bnfisher.exceptions import DataWarning
 
     lower = [p.lower() for p in paths]
     if any(p.endswith(".gz") for p in lower):

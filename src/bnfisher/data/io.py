@@ -16,6 +16,7 @@ import os
 import stat
 import sys
 import tempfile
+import warnings
 import zlib
 from collections.abc import Iterable, Sequence
 
@@ -177,11 +178,26 @@ def _read_delimited(source, sample: str, suffix: str, name: str, na_values, colu
     options = dict(sep=sep, **reading_options(na_values), usecols=list(columns) if columns is not None else None,
                    skipinitialspace=True)
     text = _text_columns(source, options)
-    frame = _read_csv_chunks(source, text, options)
+    with warnings.catch_warnings():  # pandas' DtypeWarning: the columns it names are read again as text below
+        warnings.simplefilter("ignore", pd.errors.DtypeWarning)
+        frame = _read_csv_chunks(source, text, options)
+    mixed = _mixed_columns(frame)
+    if mixed:  # numbers in the first rows and text further down: the whole column as text, as the file spells it
+        if hasattr(source, "seek"):
+            source.seek(0)
+        again = pd.read_csv(source, dtype=dict.fromkeys(mixed, "category"), **(options | {"usecols": mixed}))
+        frame = frame.assign(**{c: again[c] for c in mixed})
+        text = [*text, *mixed]
     numbers, _ = numbers_with_markers(frame)  # "NA", "None"...: missing among numbers, labels among text
     frame = markers_as_missing(frame, numbers)
     text = [c for c in text if isinstance(frame[c].dtype, pd.CategoricalDtype)]
     return _integer_codes_with_gaps(_labels_in_order(frame, text))
+
+
+def _mixed_columns(frame: pd.DataFrame) -> list:
+    """Return the columns pandas' parser read as numbers in some rows and as text in others."""
+    return [c for c in frame.columns if pd.api.types.is_object_dtype(frame[c].dtype)
+            and len({isinstance(v, str) for v in pd.unique(frame[c].dropna().to_numpy())}) == 2]
 
 
 def _is_stream(path: str) -> bool:
