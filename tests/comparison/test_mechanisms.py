@@ -62,13 +62,17 @@ def test_candidate_sets_are_the_small_subsets_of_the_neighbours_and_the_parents(
 def test_a_changed_prior_is_named_alone_and_its_descendants_are_explained():
     base = _chain()
     moved = _chain(prior=(0.25, 0.75))
-    named = 0
+    named, descendants, other = 0, 0, 0
     for seed in range(5):
         tests = mechanism_tests(base.cardinalities, *_samples(base, moved, 1500, 10 * seed), parents=_parents(base),
                                 n_permutations=199, random_state=seed)
         flagged = [base.variables[v] for v in tests.flagged()]
-        named += flagged == ["a"]
-    assert named == 5
+        named += "a" in flagged
+        descendants += bool({"b", "c"} & set(flagged))
+        other += "d" in flagged
+    # d, a root independent of a, has only its marginal to test (its one neighbour c is a compelled child): it is
+    # flagged at most at the family-wise rate alpha = 0.05 a run, so twice in 5 runs with probability <= 0.023.
+    assert named == 5 and descendants == 0 and other <= 1
 
 
 def test_a_changed_row_of_a_child_is_named_and_its_cell_found():
@@ -483,3 +487,34 @@ def test_a_changed_conditional_its_marginal_hides_is_tested_given_both_parents()
         assert table.loc[table["changed"], "variable"].tolist() == ["x"], seed
         assert table.loc[table["variable"] == "x", "best_set"].item() == "a, b"
     assert "(AIC)" in str(result)
+
+
+
+def _rcd_network(n_nodes: int, rng, states: int = 6) -> bf.BayesianNetwork:
+    """RCD's protocol (Ikram et al. 2022): a random DAG, up to 3 parents, flat-Dirichlet CPT rows of 6 states."""
+    names = [f"X{i}" for i in range(n_nodes)]
+    parents = {}
+    for i, name in enumerate(names):
+        k = int(min(i, rng.poisson(1.5), 3))
+        parents[name] = [names[j] for j in sorted(rng.choice(i, size=k, replace=False))] if k else []
+    cpts = {v: rng.dirichlet(np.ones(states), size=states ** len(parents[v])).reshape(
+        [states] * len(parents[v]) + [states]) for v in names}
+    return bf.BayesianNetwork(parents, cpts, {v: tuple(str(s) for s in range(states)) for v in names})
+
+
+def test_a_changed_variable_is_not_explained_away_by_its_compelled_children():
+    """RCD's protocol, 20 nodes (the draw [20, 4]): X3 (parents X0, X2; children X5, X7, X17) has its whole CPT
+    redrawn.  Given its children X5 and X7 its change is hidden (p = 0.32), and with them among its sets, as
+    before 2026-11-30, the search named nothing.  In the graph the search learns they are its compelled children
+    (each in a v-structure with another parent), so no set of X3's holds them while they are not flagged."""
+    rng = np.random.default_rng([20, 4])
+    base = _rcd_network(20, rng)
+    changed = base.variables[int(rng.integers(20))]
+    cpts = dict(base.cpts)
+    shape = np.asarray(cpts[changed]).shape
+    cpts[changed] = rng.dirichlet(np.ones(shape[-1]), size=int(np.prod(shape[:-1]))).reshape(shape)
+    moved = bf.BayesianNetwork(dict(base.parents), cpts, dict(base.states))
+    result = bf.compare(base.sample(1000, random_state=4), moved.sample(1000, random_state=1004), random_state=4)
+    table = result.mechanisms
+    assert changed == "X3" and table.loc[table["changed"], "variable"].tolist() == ["X3"]
+    assert "X3" in result.verdict()

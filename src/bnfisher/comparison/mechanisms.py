@@ -266,6 +266,24 @@ def compelled_parents(parents) -> list:
     return out
 
 
+def compelled_children(compelled: list) -> list:
+    """Each variable's compelled children: those at which it is in a v-structure (:func:`compelled_parents`).
+
+    If the graph is right they are not among its true parents, and its sets leave them out
+    until they are flagged (a changed parent taken for a child by a wrong v-structure).
+
+    Examples
+    --------
+    >>> compelled_children([set(), set(), {0, 1}, set()])
+    [{2}, {2}, set(), set()]
+    """
+    children: list = [set() for _ in compelled]
+    for child, ps in enumerate(compelled):
+        for u in ps:
+            children[int(u)].add(child)
+    return children
+
+
 #: The certificate's level, as a share of Holm's first level ``alpha / V``: a set whose exact Cantelli bound is at
 #: most ``CERTIFY_SHARE * alpha / V`` draws no permutation (:func:`~bnfisher.comparison.staged.staged_tests`).
 CERTIFY_SHARE = 0.1
@@ -431,16 +449,19 @@ def _budget(n_variables: int, n_permutations: int | None, *, alpha: float, anyti
 def _best_sets(variables: list, found: dict, required: list, alpha: float) -> list:
     """Return each variable's explanation: the set with the largest p-value (then the weakest excess) it may use.
 
-    A set without one of the variable's compelled parents counts only once that parent is flagged
-    (the set was tried because a wrong v-structure may take a changed child for a parent; if the
-    parent is not flagged, the graph's v-structure stands).  The flagged set grows until it is
-    stable; every variable keeps its first-round sets, which hold its compelled parents.
+    A set without one of the variable's compelled parents, or with one of its compelled children, counts
+    only once that parent or child is flagged (the set was tried because a wrong v-structure may take a
+    changed child for a parent, or a changed parent for a child; if it is not flagged, the graph's
+    v-structure stands).  The flagged set grows until it is stable; every variable keeps its first-round
+    sets, which hold its compelled parents and none of its compelled children.
     """
+    children = compelled_children(required)
     flagged: set = set()
     while True:
         best = []
         for v in variables:
-            usable = [t for t in found[v] if set(required[v]) - set(t[0]) <= flagged] or found[v]
+            usable = [t for t in found[v] if set(required[v]) - set(t[0]) <= flagged
+                      and set(t[0]) & children[v] <= flagged] or found[v]
             best.append(max(usable, key=lambda t: (t[1], -t[2])))
         now = {v for v, p in zip(variables, holm([t[1] for t in best])) if p <= alpha}
         if now <= flagged:
@@ -517,8 +538,11 @@ def _clearest_cell(cardinalities, samples: list, variables: list, p_adjusted, z,
 
 
 def _cell(cardinalities, samples: list, child: int, tried: list, near: set) -> dict:
-    """Return :func:`cell_search` over the columns of the sets tried for ``child``, its neighbours first."""
-    columns = {u for t in tried for u in t[0]}
+    """Return :func:`cell_search` over the columns of the sets tried for ``child`` and its neighbours, these first.
+
+    The neighbours include its compelled children, which its sets leave out: the cell describes, it tests nothing.
+    """
+    columns = {u for t in tried for u in t[0]} | set(near)
     return dict(cell_search(cardinalities, samples[0], samples[1], child, columns & set(near),
                             wider=columns - set(near)), child=child)
 
@@ -527,18 +551,20 @@ def _round_sets(v: int, near, pool, found: dict, parents, max_size: int, require
                 first: bool) -> list:
     """Return the sets of one round for ``v``: small subsets of its neighbours; then its best set grown by one.
 
-    From the second round on, a variable with a compelled parent that is itself flagged also gets its
-    neighbours' small subsets without that parent (the learned v-structure may be wrong: a changed child
-    taken for a parent, and conditioning on it opens a path to the label).
+    No set holds a compelled child (:func:`compelled_children`) that is not flagged.  From the second round on,
+    a variable with a compelled parent or child that is itself flagged also gets its neighbours' small subsets
+    without that parent, or with that child (the learned v-structure may be wrong: a changed child taken for a
+    parent, or a changed parent for a child).
     """
+    kids = compelled_children(required)[v]
     if first:
-        return candidate_sets(v, pool[v], parents[v], max_size=max_size, required=required[v])
+        return candidate_sets(v, pool[v] - kids, parents[v], max_size=max_size, required=required[v])
     best = max(found[v], key=lambda t: (t[1], -t[2]))[0]  # the set that came closest to explaining v
     kept = set(required[v]) - flagged
     free = (set(candidate_sets(v, near[v] - (set(required[v]) - kept), parents[v], max_size=max_size, required=kept))
-            if kept != set(required[v]) else set())
-    return sorted({tuple(sorted(set(best) | {w})) for w in pool[v] - set(best)}
-                  | {tuple(sorted(set(required[v]) | {w})) for w in pool[v]} | free)
+            if kept != set(required[v]) or kids & flagged else set())
+    return sorted(s for s in {tuple(sorted(set(best) | {w})) for w in pool[v] - set(best)}
+                  | {tuple(sorted(set(required[v]) | {w})) for w in pool[v]} | free if not set(s) & (kids - flagged))
 
 
 def _unoriented(variables: list, marginal_p, p_adjusted, explained_by: list, found: dict, alpha: float) -> list:
