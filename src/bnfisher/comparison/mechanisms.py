@@ -18,14 +18,19 @@ declared changed when *every* candidate conditioning set ``S`` rejects
 **Candidate sets.**  The subsets of at most ``max_size`` of ``V``'s neighbours in a
 *neighbourhood graph* (parents and children; by default a hill-climbing DAG learned
 by AIC on the two samples pooled, without the label), and ``V``'s parents in that graph
-whatever their number.  The true parents of an unchanged variable are among them
-when the graph holds its arcs (in either direction) and it has at most
+whatever their number; every set holds ``V``'s compelled parents and none of its compelled
+children (:func:`compelled_parents`, :func:`compelled_children`: the arcs of a v-structure,
+which point one way in every DAG of the graph's equivalence class).  Conditioning on a child
+can explain a changed variable away: children of many states leave its change little to show.
+The true parents of an unchanged variable are among the sets
+when the graph holds its arcs (in either direction, but for a v-structure's) and it has at most
 ``max_size`` parents, or the graph found exactly its parents.  Later rounds
 (:data:`GROWTH_ROUNDS`) grow the set that came closest to explaining a variable still
 flagged by one of its neighbours' neighbours at a time, and try its neighbours' small
 subsets without a compelled parent that is itself flagged (a wrong v-structure takes a
-changed child for a parent, and conditioning on a child opens a path to the label); such
-a set counts only while that parent stays flagged.
+changed child for a parent, and conditioning on a child opens a path to the label), and its
+neighbours' small subsets with a compelled child that is itself flagged (a changed parent taken
+for a child); such a set counts only while that parent or child stays flagged.
 
 **Tests and p-values.**  Each ``(V, S)`` is tested with the exact within-configuration
 permutation test of :func:`bnfisher.comparison.attribution.conditional_tests`
