@@ -490,30 +490,28 @@ def test_a_changed_conditional_its_marginal_hides_is_tested_given_both_parents()
 
 
 
-def _rcd_network(n_nodes: int, rng, states: int = 6) -> bf.BayesianNetwork:
-    """RCD's protocol (Ikram et al. 2022): a random DAG, up to 3 parents, flat-Dirichlet CPT rows of 6 states."""
-    names = [f"X{i}" for i in range(n_nodes)]
-    parents = {}
-    for i, name in enumerate(names):
-        k = int(min(i, rng.poisson(1.5), 3))
-        parents[name] = [names[j] for j in sorted(rng.choice(i, size=k, replace=False))] if k else []
-    cpts = {v: rng.dirichlet(np.ones(states), size=states ** len(parents[v])).reshape(
-        [states] * len(parents[v]) + [states]) for v in names}
-    return bf.BayesianNetwork(parents, cpts, {v: tuple(str(s) for s in range(states)) for v in names})
 
+def _peers_benchmark():
+    """``benchmarks/mechanisms_peers.py`` as a module: its generator of RCD's protocol, the test's and the table's."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "mechanisms_peers.py"
+    spec = importlib.util.spec_from_file_location("mechanisms_peers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 def test_a_changed_variable_is_not_explained_away_by_its_compelled_children():
     """RCD's protocol, 20 nodes (the draw [20, 4]): X3 (parents X0, X2; children X5, X7, X17) has its whole CPT
     redrawn.  Given its children X5 and X7 its change is hidden (p = 0.32), and with them among its sets, as
     before 2026-11-30, the search named nothing.  In the graph the search learns they are its compelled children
     (each in a v-structure with another parent), so no set of X3's holds them while they are not flagged."""
-    rng = np.random.default_rng([20, 4])
-    base = _rcd_network(20, rng)
+    peers = _peers_benchmark()
+    rng = np.random.default_rng([20, 4])  # the benchmark's draw of 20 nodes, seed 4
+    base = peers.random_network(bf, 20, rng)
     changed = base.variables[int(rng.integers(20))]
-    cpts = dict(base.cpts)
-    shape = np.asarray(cpts[changed]).shape
-    cpts[changed] = rng.dirichlet(np.ones(shape[-1]), size=int(np.prod(shape[:-1]))).reshape(shape)
-    moved = bf.BayesianNetwork(dict(base.parents), cpts, dict(base.states))
+    moved = peers.redraw(bf, base, changed, rng)
     result = bf.compare(base.sample(1000, random_state=4), moved.sample(1000, random_state=1004), random_state=4)
     table = result.mechanisms
     assert changed == "X3" and table.loc[table["changed"], "variable"].tolist() == ["X3"]
