@@ -116,3 +116,16 @@ def test_a_value_far_down_a_column_of_numbers(tmp_path, late, expected_missing):
     else:  # text: every cell as the file spells it, each label once
         assert frame["a"].astype(str).tolist() == oracle.tolist()
         assert sorted(frame["a"].cat.categories) == sorted(set(oracle))
+
+
+def test_dask_reads_a_marker_past_its_sample_in_a_column_of_numbers_as_missing(tmp_path):
+    """The Dask reader decides from the first 10,000 rows; an ``NA`` first seen after them, in a column of numbers,
+    is missing as the pandas reader (which sees the whole file) has it."""
+    pytest.importorskip("dask.dataframe")
+    from bnfisher.dask import read_dask
+
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n" + "".join(f"{i % 5},{'xy'[i % 2]}\n" for i in range(10_050)) + "NA,x\n")
+    expected = read_table(path)["a"].isna()
+    assert int(expected.sum()) == 1
+    assert read_dask(path).compute()["a"].isna().tolist() == expected.tolist()

@@ -13,7 +13,7 @@ from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import check_positive_int
 from bnfisher.data.guardrails import marker_labels
 from bnfisher.data.io import TEXT_SAMPLE_ROWS
-from bnfisher.data.markers import numbers_with_markers, reading_options
+from bnfisher.data.markers import COMMON_MARKERS, number_columns, reading_options
 from bnfisher.exceptions import DataError, DataWarning, OptionError, SchedulerError
 
 __all__ = ["is_distributed", "dask_client", "read_dask", "parquet_row_groups", "concat_frames"]
@@ -276,8 +276,8 @@ def _read_text_files(paths: list, *, columns, na_values, blocksize):
 
     Words pandas reads as missing by default (``NA``, ``None``...) are missing in a column of numbers and labels in a
     column of text (:mod:`bnfisher.data.markers`), which column is which decided from the first file's first
-    :data:`~bnfisher.data.io.TEXT_SAMPLE_ROWS` rows, as the pandas reader decides its text columns; a label that
-    looks like a missing value is warned of there (no job sees a whole Dask table to warn of it).
+    :data:`~bnfisher.data.io.TEXT_SAMPLE_ROWS` rows (a column of numbers there: a marker anywhere in it is missing);
+    a label that looks like a missing value is warned of there (no job sees a whole Dask table to warn of it).
     """
     import dask.dataframe as dd
 
@@ -291,9 +291,10 @@ def _read_text_files(paths: list, *, columns, na_values, blocksize):
                    **reading_options(na_values))
     frame = dd.read_csv(paths, blocksize=blocksize, **options)
     sample = pd.read_csv(paths[0], nrows=TEXT_SAMPLE_ROWS, **options)
-    numbers, _ = numbers_with_markers(sample)
-    for column, markers in numbers.items():
+    numbers = number_columns(sample)  # a marker anywhere in them is missing, as the pandas reader has it
+    markers = sorted(COMMON_MARKERS)
+    for column in numbers:
         frame[column] = frame[column].mask(frame[column].isin(markers))
-    for message in marker_labels(sample.drop(columns=list(numbers)), na_values=na_values or ()):
+    for message in marker_labels(sample.drop(columns=numbers), na_values=na_values or ()):
         warnings.warn(f"{paths[0]!r}, its first {len(sample):,} rows: {message}", DataWarning, stacklevel=3)
     return frame

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 from bnfisher._utils.lazy import pandas as pd
 
-__all__ = ["COMMON_MARKERS", "reading_options", "numbers_with_markers", "markers_as_missing"]
+__all__ = ["COMMON_MARKERS", "reading_options", "numbers_with_markers", "number_columns", "markers_as_missing"]
 
 #: The strings pandas reads as missing by default besides an empty field (``pandas.read_csv``, ``na_values``).
 COMMON_MARKERS = frozenset({"#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
@@ -97,6 +97,30 @@ def numbers_with_markers(frame: pd.DataFrame, columns: Iterable | None = None) -
 def _among_numbers(rest: list) -> bool:
     """Return whether a column's values other than markers are all numbers, or all booleans (and there are some)."""
     return bool(rest) and (all(map(_is_number, rest)) or all(v in _BOOLEANS for v in rest))
+
+
+def number_columns(frame: pd.DataFrame) -> list:
+    """Return the columns whose values, markers aside, are all numbers (or all booleans), markers or not.
+
+    For a reader that sees a sample of the rows: a marker further down such a column is missing too.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Read with :func:`reading_options`.
+
+    Returns
+    -------
+    list
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> number_columns(pd.DataFrame({"age": ["31", "40"], "n": ["1", "NA"], "flow": ["Low", "None"]}, dtype=object))
+    ['age', 'n']
+    """
+    return [c for c in frame.columns if _may_hold_text(frame[c].dtype)
+            and _among_numbers([v for v in _distinct(frame[c]) if not _is_marker(v)])]
 
 
 def _may_hold_text(dtype) -> bool:
