@@ -70,7 +70,7 @@ def test_a_state_spelled_none_survives_reading_and_dask_agrees(tmp_path):
     pytest.importorskip("dask.dataframe")
     from bnfisher.dask import read_dask
 
-    with pytest.warns(DataWarning, match="first 400 rows: Column 'DuctFlow' holds 'None'"):
+    with pytest.warns(DataWarning, match="first 400 rows: Columns 'DuctFlow', 'CardiacMixing' hold 'None'"):
         distributed = read_dask(path).compute()
     assert int(distributed.isna().sum().sum()) == 0
     assert (distributed[spelled].to_numpy() == frame[spelled].astype(str).to_numpy()).all()
@@ -96,7 +96,8 @@ def test_the_command_line_counts_no_missing_cell_for_a_label_none(tmp_path, caps
     assert status in (0, 1)
     captured = capsys.readouterr()
     assert "missing" not in captured.out, captured.out
-    assert "Column 'DuctFlow' holds 'None'" in captured.err and "--na-values 'None'" in captured.err
+    assert "Columns 'DuctFlow', 'CardiacMixing' hold 'None'" in captured.err, captured.err  # one warning, two columns
+    assert "--na-values 'None'" in captured.err
 
 
 @pytest.mark.parametrize("late, expected_missing", [("abc", 0), ("NA", 1)])
@@ -129,3 +130,19 @@ def test_dask_reads_a_marker_past_its_sample_in_a_column_of_numbers_as_missing(t
     expected = read_table(path)["a"].isna()
     assert int(expected.sum()) == 1
     assert read_dask(path).compute()["a"].isna().tolist() == expected.tolist()
+
+
+def test_one_warning_per_marker_however_many_columns_hold_it(tmp_path):
+    """bnlearn's pathfinder has a state 'NA' in 35 variables: one warning names three and counts the others."""
+    network = read_bif(bif_path("pathfinder"))
+    path = tmp_path / "pathfinder.csv"
+    network.sample(500, random_state=0).to_csv(path, index=False)
+    literal = pd.read_csv(path, keep_default_na=False, dtype=str)
+    holding = [c for c in literal.columns if (literal[c] == "NA").any()]
+    assert len(holding) > 3
+    frame = read_table(path)
+    assert int(frame.isna().sum().sum()) == 0
+    about_na = [m for m in check_tables([frame]) if "'NA'" in m]
+    assert len(about_na) == 1
+    assert about_na[0].startswith(f"Columns {holding[0]!r}, {holding[1]!r}, {holding[2]!r} and {len(holding) - 3} more "
+                                  "hold 'NA'")

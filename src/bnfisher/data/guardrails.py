@@ -48,7 +48,7 @@ def check_tables(frames: list, *, na_values=(), binned: bool = False) -> list:
     Column 'id' has 30 distinct values in 30 rows (an identifier?)
     Column 'x' holds '?' in 10 rows
     """
-    messages = []
+    messages, lookalikes = [], {}
     declared = {str(v) for v in na_values}
     pooled = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     n_rows = len(pooled)
@@ -61,8 +61,8 @@ def check_tables(frames: list, *, na_values=(), binned: bool = False) -> list:
         if n_rows >= 20 and not numeric and distinct >= IDENTIFIER_SHARE * n_rows:
             messages.append(f"Column {column!r} has {distinct} distinct values in {n_rows} rows (an identifier?): it "
                             "makes almost every row a category of its own, and the kernel sees nothing else. Drop it.")
-        messages += _missing_lookalikes(column, values.dtype, counts, declared)
-    return messages
+        lookalikes[column] = _missing_lookalikes(values.dtype, counts, declared)
+    return messages + _lookalike_messages(lookalikes)
 
 
 def marker_labels(frame: pd.DataFrame, *, na_values=()) -> list:
@@ -84,29 +84,52 @@ def marker_labels(frame: pd.DataFrame, *, na_values=()) -> list:
     Column 'flow' holds 'None' in 1 rows
     """
     declared = {str(v) for v in na_values}
-    return [message for column in frame.columns
-            for message in _missing_lookalikes(column, frame[column].dtype, frame[column].value_counts(sort=False),
-                                               declared)]
+    return _lookalike_messages({column: _missing_lookalikes(frame[column].dtype,
+                                                            frame[column].value_counts(sort=False), declared)
+                                for column in frame.columns})
 
 
-def _missing_lookalikes(column, dtype, counts: pd.Series, declared: set) -> list:
-    """Return a warning per undeclared marker that looks like a missing value (``?``, ``NA``, ...) in a text column.
+def _missing_lookalikes(dtype, counts: pd.Series, declared: set) -> dict:
+    """Return ``{marker: rows}``: undeclared markers that look missing (``?``, ``NA``...) in a text column.
 
-    ``counts``: the column's rows per distinct value.  A table read from a file holds its text as categoricals:
-    they are text too.
+    Most rows first.  ``counts``: the column's rows per distinct value.  A table read from a file holds its text as
+    categoricals: they are text too.
     """
     if not (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
             or isinstance(dtype, pd.CategoricalDtype)):
-        return []
+        return {}
     wanted = set(MISSING_LOOKALIKES) - declared
     found: dict = {}  # marker -> rows, in the order the column's values come (a dict, not a pandas pass per column)
     for value, count in zip(counts.index, counts.to_numpy()):
         marker = str(value).strip()
         if marker in wanted:
             found[marker] = found.get(marker, 0) + int(count)
-    return [f"Column {column!r} holds {marker!r} in {count} rows: if it marks a missing value, declare it "
-            f"(na_values=[{marker!r}], --na-values {marker!r}); as it is, it is a category of its own."
-            for marker, count in sorted(found.items(), key=lambda item: -item[1])]
+    return dict(sorted(found.items(), key=lambda item: -item[1]))
+
+
+#: Columns named in a warning about one marker; the others are counted ("and 32 more").
+NAMED_COLUMNS = 3
+
+
+def _lookalike_messages(found: dict) -> list:
+    """Return one warning per marker, naming the columns that hold it (bnlearn's pathfinder: 'NA' in 35 columns)."""
+    by_marker: dict = {}
+    for column, markers in found.items():
+        for marker, count in markers.items():
+            by_marker.setdefault(marker, []).append((column, count))
+    messages = []
+    for marker, held in by_marker.items():
+        fix = (f"if it marks a missing value, declare it (na_values=[{marker!r}], --na-values {marker!r}); as it is, "
+               "it is a category of its own")
+        if len(held) == 1:
+            messages.append(f"Column {held[0][0]!r} holds {marker!r} in {held[0][1]} rows: {fix}.")
+            continue
+        names = ", ".join(repr(column) for column, _ in held[:NAMED_COLUMNS])
+        more = f" and {len(held) - NAMED_COLUMNS} more" if len(held) > NAMED_COLUMNS else ""
+        low, high = min(count for _, count in held), max(count for _, count in held)
+        messages.append(f"Columns {names}{more} hold {marker!r} (in {low if low == high else f'{low}-{high}'} rows "
+                        f"each): {fix} in each.")
+    return messages
 
 
 def split_columns(first: pd.DataFrame, second: pd.DataFrame) -> list:
