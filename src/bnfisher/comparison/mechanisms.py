@@ -485,7 +485,8 @@ def _search(cardinalities, samples: list, variables: list, parents, *, max_size:
     :data:`SEARCH_STOP` is settled before the first round.
     """
     near, wide = neighbourhoods(parents)
-    graph = (near, parents, compelled_parents(parents), max_size)
+    compelled = compelled_parents(parents)
+    graph = (near, parents, compelled, max_size, compelled_children(compelled))
     found = _marginal_found(variables, marginal, graph[2])
     used = int(marginal[2].sum())
     rows = min(float(np.sum(copies)) for _, copies in samples)
@@ -520,10 +521,10 @@ def _round_pairs(variables: list, pool, found: dict, graph: tuple, alpha: float,
     A further set can only raise a variable's p-value, so one whose Holm-adjusted p-value already
     exceeds ``alpha`` (or whose p-value exceeds :data:`SEARCH_STOP`) is settled: it will not be flagged.
     """
-    near, parents, required, max_size = graph
+    near, parents, required, max_size, children = graph
     chosen, flagged = _unsettled(variables, found, alpha)
     return [(v, s) for v in chosen
-            for s in _round_sets(v, near, pool, found, parents, max_size, required, flagged, first=first)
+            for s in _round_sets(v, near, pool, found, parents, max_size, (required, children), flagged, first=first)
             if s not in {t[0] for t in found[v]}]
 
 
@@ -547,12 +548,11 @@ def _cell(cardinalities, samples: list, child: int, tried: list, near: set) -> d
 
     The neighbours include its compelled children, which its sets leave out: the cell describes, it tests nothing.
     """
-    columns = {u for t in tried for u in t[0]} | set(near)
-    return dict(cell_search(cardinalities, samples[0], samples[1], child, columns & set(near),
-                            wider=columns - set(near)), child=child)
+    return dict(cell_search(cardinalities, samples[0], samples[1], child, set(near),
+                            wider={u for t in tried for u in t[0]} - set(near)), child=child)
 
 
-def _round_sets(v: int, near, pool, found: dict, parents, max_size: int, required, flagged: set, *,
+def _round_sets(v: int, near, pool, found: dict, parents, max_size: int, compelled: tuple, flagged: set, *,
                 first: bool) -> list:
     """Return the sets of one round for ``v``: small subsets of its neighbours; then its best set grown by one.
 
@@ -561,7 +561,7 @@ def _round_sets(v: int, near, pool, found: dict, parents, max_size: int, require
     without that parent, or with that child (the learned v-structure may be wrong: a changed child taken for a
     parent, or a changed parent for a child).
     """
-    kids = compelled_children(required)[v]
+    required, kids = compelled[0], compelled[1][v]  # the compelled parents, and v's compelled children
     if first:
         return candidate_sets(v, pool[v] - kids, parents[v], max_size=max_size, required=required[v])
     best = max(found[v], key=lambda t: (t[1], -t[2]))[0]  # the set that came closest to explaining v

@@ -188,7 +188,7 @@ def _read_delimited(source, sample: str, suffix: str, name: str, na_values, colu
         again = pd.read_csv(source, dtype=dict.fromkeys(mixed, "category"), **(options | {"usecols": mixed}))
         frame = frame.assign(**{c: again[c] for c in mixed})
         text = [*text, *mixed]
-    numbers, _ = numbers_with_markers(frame)  # "NA", "None"...: missing among numbers, labels among text
+    numbers = numbers_with_markers(frame)  # "NA", "None"...: missing among numbers, labels among text
     frame = markers_as_missing(frame, numbers)
     text = [c for c in text if isinstance(frame[c].dtype, pd.CategoricalDtype)]
     return _integer_codes_with_gaps(_labels_in_order(frame, text))

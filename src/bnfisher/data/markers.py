@@ -58,40 +58,29 @@ def _is_number(value) -> bool:
     return True
 
 
-def numbers_with_markers(frame: pd.DataFrame, columns: Iterable | None = None) -> tuple[dict, dict]:
-    """Split the text columns holding a common marker into columns of numbers (or booleans) and columns of labels.
+def numbers_with_markers(frame: pd.DataFrame) -> dict:
+    """Return the columns of numbers (or booleans) that hold a common marker, with the markers they hold.
 
     Parameters
     ----------
     frame : DataFrame
         Read with :func:`reading_options` (markers still present as strings).
-    columns : iterable, optional
-        The columns to look at (default: every column of object, string or category type).
 
     Returns
     -------
-    numbers : dict
-        ``{column: markers}``: the column's other values are all numbers, or all booleans; its markers mean missing.
-    labels : dict
-        ``{column: markers}``: the column holds text; its markers are labels.
+    dict
+        ``{column: markers}`` of the columns of :func:`number_columns` holding one: there the markers mean missing
+        (in a column of text they are labels).
 
     Examples
     --------
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"age": ["31", "NA", "40"], "flow": ["Low", "None", "High"]}, dtype=object)
     >>> numbers_with_markers(frame)
-    ({'age': ['NA']}, {'flow': ['None']})
+    {'age': ['NA']}
     """
-    if columns is None:
-        columns = [c for c in frame.columns if _may_hold_text(frame[c].dtype)]
-    numbers: dict = {}
-    labels: dict = {}
-    for column in columns:
-        values = _distinct(frame[column])
-        markers = sorted(v for v in values if _is_marker(v))
-        if markers:
-            (numbers if _among_numbers([v for v in values if not _is_marker(v)]) else labels)[column] = markers
-    return numbers, labels
+    found = {c: sorted(v for v in _distinct(frame[c]) if _is_marker(v)) for c in number_columns(frame)}
+    return {c: markers for c, markers in found.items() if markers}
 
 
 def _among_numbers(rest: list) -> bool:
