@@ -48,7 +48,8 @@ def report():
 
 
 # ------------------------------------------------------------------ tables
-_LABELS = st.sampled_from(["a", "b", "c", "?", "", " x", "1", "ä"])
+# "NA", "None", "null": words pandas reads as missing, labels in a column of text
+_LABELS = st.sampled_from(["a", "b", "c", "?", "", " x", "1", "ä", "NA", "None", "null"])
 
 
 @st.composite
@@ -193,7 +194,8 @@ def _files() -> dict:
 
 
 _SEEDS = _files()
-_TOKENS = [b",", b";", b"\n", b'"', b"?", b"{", b"}", b"\x00", b"NaN", b"1e309", b"\xff\xfe", b"table", b"|"]
+_TOKENS = [b",", b";", b"\n", b'"', b"?", b"{", b"}", b"\x00", b"NaN", b"1e309", b"\xff\xfe", b"table", b"|",
+           b"NA", b"None", b"NULL"]
 
 
 @st.composite
@@ -287,7 +289,9 @@ def two_samples(draw):
     n_cols = draw(st.integers(2, 4))
     sizes = draw(st.tuples(st.integers(6, 30), st.integers(6, 30)))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    labels = [list("abc")[: int(rng.integers(2, 4))] for _ in range(n_cols)]
+    # Labels that pandas would read as missing among them: text, so the files must give them back as labels.
+    pool = ["a", "b", "c", "NA", "None", "N/A"]
+    labels = [list(rng.choice(pool, int(rng.integers(2, 4)), replace=False)) for _ in range(n_cols)]
     tables = []
     for n in sizes:
         tables.append(pd.DataFrame({f"v{j}": rng.choice(labels[j], n) for j in range(n_cols)}))
@@ -337,6 +341,34 @@ def test_round_trips_through_files_leave_the_statistic_unchanged(tmp_path_factor
     assert schema == network.schema
     assert _statistic(*read, network=again)[0] == pytest.approx(value, rel=1e-9, abs=1e-12)
     OUTCOMES["metamorphic"][f"round trip {suffix}"] += 1
+
+
+@FUZZ
+@given(frame=tables(), marker=st.sampled_from(["NA", "None", "NULL", "nan", "N/A", "#N/A"]))
+def test_a_marker_among_numbers_reads_as_an_empty_cell(tmp_path_factory, frame, marker):
+    """Metamorphic: a table's missing cells written as a word pandas reads as missing (``na_rep``) read as the same
+    table as they do written empty, wherever the word lands in a column of numbers (one number at least); in a
+    column of text, or a column of the word alone, it is a label, and the table differs only there."""
+    folder = tmp_path_factory.mktemp("markers")
+    outcomes = []
+    for name, rep in (("empty", ""), ("marker", marker)):
+        frame.to_csv(folder / f"{name}.csv", index=False, na_rep=rep)
+        try:
+            outcomes.append(bf.data.read_table(folder / f"{name}.csv"))
+        except bf.exceptions.DataError as exc:
+            outcomes.append(str(exc))
+    if isinstance(outcomes[0], str) or isinstance(outcomes[1], str):
+        return  # a refused table (its header, say) is refused whatever marks its missing cells
+    empty, marked = outcomes
+    assert marked.shape == empty.shape
+    for j in range(empty.shape[1]):  # by position: ``na_rep`` also writes a column named None as the marker
+        before, after = empty.iloc[:, j], marked.iloc[:, j]
+        numbers = pd.api.types.is_numeric_dtype(before.dtype) and not pd.api.types.is_bool_dtype(before.dtype)
+        if numbers and before.isna().any() and before.notna().any():  # a column of the marker alone is text
+            pd.testing.assert_series_equal(after, before, check_names=False)
+        elif not before.isna().any():
+            pd.testing.assert_series_equal(after.astype(str), before.astype(str), check_names=False)
+    OUTCOMES["metamorphic"]["marker among numbers"] += 1
 
 
 @FUZZ

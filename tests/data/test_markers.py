@@ -144,5 +144,6 @@ def test_one_warning_per_marker_however_many_columns_hold_it(tmp_path):
     assert int(frame.isna().sum().sum()) == 0
     about_na = [m for m in check_tables([frame]) if "'NA'" in m]
     assert len(about_na) == 1
+    rows = [int((literal[c] == "NA").sum()) for c in holding]  # the sentence's counts, from the file's own cells
     assert about_na[0].startswith(f"Columns {holding[0]!r}, {holding[1]!r}, {holding[2]!r} and {len(holding) - 3} more "
-                                  "hold 'NA'")
+                                  f"hold 'NA' (in {min(rows)}-{max(rows)} rows each): if it marks a missing value")

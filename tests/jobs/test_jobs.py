@@ -300,3 +300,14 @@ def test_the_search_graph_of_a_long_pool_is_learned_on_a_uniform_sample(monkeypa
     assert seen == [1500.0]
     assert any("on 1,500 of them drawn uniformly" in note for note in result.notes)
     assert result.mechanisms.loc[result.mechanisms["changed"], "variable"].tolist() == ["b"]
+
+
+def test_a_summary_whose_strata_are_taken_whole_writes_valid_json():
+    """k equal to the rows: no search runs, so its initial and final criterion values were NaN, which is not JSON
+    (the fuzzer's hostile tables found it).  They are null now, and every result's JSON parses strictly."""
+    frame = pd.DataFrame({"a": np.array([None, "$5"], dtype=object), "b": [");", ");"]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = bf.summarize(frame, 2, n_init=2, n_random=3, random_state=0, refine=None)
+    content = json.loads(result.to_json(), parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+    assert content["selection"]["initial"] is None and content["selection"]["final"] is None

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
 
+from bnfisher._utils.jsonable import json_text
 from bnfisher.data.io import write_text
 
 __all__ = ["JobResult", "TextResult"]
@@ -75,7 +75,7 @@ class JobResult(TextResult):
         -------
         str
         """
-        return _written(json.dumps(self.to_dict(), indent=1, default=float), path)
+        return _written(json_text(self.to_dict()), path)
 
     def to_html(self, path: str | os.PathLike | None = None) -> str:
         """Return the self-contained HTML report; also written to ``path`` when given.
@@ -98,3 +98,4 @@ def _written(text: str, path) -> str:
     if path is not None:
         write_text(path, text)
     return text
+

@@ -12,6 +12,7 @@ import base64
 import html
 import json
 
+from bnfisher._utils.jsonable import json_text
 from bnfisher._utils.lazy import pandas as pd
 from bnfisher._utils.validation import free_name
 from bnfisher.data.io import write_text
@@ -357,4 +358,4 @@ def write_report(content: dict, figures: dict, *, html_path=None, json_path=None
     if html_path is not None:
         write_text(html_path, render_html(content, figures, title=title))
     if json_path is not None:
-        write_text(json_path, json.dumps(content, indent=1, default=float))
+        write_text(json_path, json_text(content))
