@@ -21,6 +21,7 @@ from bnfisher.comparison.null import (
     row_buckets,
     split_draws,
 )
+from bnfisher.comparison.null_scale import family_moments
 from bnfisher.comparison.sequential import EarlyStop
 from bnfisher.data.counts import distinct_rows
 from bnfisher.data.providers import backend_for, in_memory
@@ -50,8 +51,8 @@ class NullScale:
         complete rows, sampling without replacement; rows with missing cells count their
         cells' weights).
     family_variance : ndarray of shape (n_families,)
-        Its variance over all splits, about ``2 c^4 s^2 tr(Sigma^2)`` (``Sigma`` the features' covariance in
-        the pool; the first sample's sum of features taken as Gaussian).
+        Its variance over all splits, exact for complete rows (:mod:`bnfisher.comparison.null_scale`: the
+        features' second and fourth moments in the pool, sampling without replacement).
     family_df : ndarray of int, shape (n_families,)
         Each family's free parameters seen in the pool: over the parent configurations
         seen, the child's states seen there minus one.
@@ -332,34 +333,6 @@ def _check_finite(observed: np.ndarray, null: np.ndarray) -> None:
                         "for it. Refit the network's CPTs with a pseudocount.")
 
 
-def _family_scale(layout: CellLayout, pooled_counts: np.ndarray, n_x: int, n_y: int) -> tuple:
-    """Return each family's MMD² mean and variance over the splits of the pool, and its free parameters seen there.
-
-    With ``psi_i = phi(x_i) - phi-bar`` over the ``N`` pooled rows and ``Sigma = sum_i psi_i psi_i^T / N``, the first
-    sample's sum ``Z`` of ``psi`` is a sample without replacement and ``||mu_X - mu_Y||^2 = c^2 ||Z||^2`` with
-    ``c = N / (n m)``: its mean is ``c^2 s tr(Sigma)`` with ``s = n (N - n) / (N - 1)`` (exact), its variance about
-    ``2 c^4 s^2 tr(Sigma^2)`` (``Z`` near Gaussian).  A cell's features lie in its parent configuration's block, so
-    ``Sigma`` is block-diagonal (``B_j = sum_a p_ja F_ja F_ja^T``) less ``phi-bar phi-bar^T``, and both traces come from
-    the pooled cell frequencies ``p`` (exact when each row has one cell per family).
-    """
-    kernel, cards, n = layout.kernel, layout.kernel.network.cardinalities, n_x + n_y
-    c2s = n / (n_x * n_y * (n - 1)) * n  # c^2 s
-    mean, variance, df = (np.zeros(len(layout.active)) for _ in range(3))
-    for a, i in enumerate(layout.active):
-        frequency = pooled_counts[layout.offsets[a]: layout.offsets[a + 1]].reshape(-1, int(cards[i])) / n
-        features = kernel.cell_features(i).reshape(frequency.shape[0], int(cards[i]), -1)
-        centre = np.einsum("qr,qrd->qd", frequency, features)  # phi-bar, block by block
-        blocks = np.matmul((features * frequency[..., None]).transpose(0, 2, 1), features)  # B_j (batched BLAS)
-        square = float(np.sum(centre**2))
-        trace = float(np.einsum("qdd->", blocks)) - square
-        trace_square = (float(np.sum(blocks**2)) - 2 * float(np.einsum("qd,qde,qe->", centre, blocks, centre))
-                        + square**2)
-        mean[a] = c2s * max(trace, 0.0)
-        variance[a] = 2 * c2s**2 * max(trace_square, 0.0)
-        df[a] = int(np.sum(np.maximum((frequency > 0).sum(axis=1) - 1, 0)))
-    return mean, variance, df.astype(np.int64)
-
-
 class _Statistics:
     """Per-family MMD², per-column Pearson and overlap MMD² of first-sample cell sums (a column per split)."""
 
@@ -372,7 +345,7 @@ class _Statistics:
             self.inverse_marginal.append(n_x * n_y / n * np.divide(
                 1.0, pooled_marginal, out=np.zeros_like(pooled_marginal), where=pooled_marginal > 0))
             columns_df.append(max(int(np.sum(pooled_marginal > 0)) - 1, 0))
-        mean, variance, df = _family_scale(layout, pooled_counts, n_x, n_y)
+        mean, variance, df = family_moments(layout, pooled_counts, n_x, n_y)
         self.scale = NullScale(mean, variance, df, np.asarray(columns_df))
 
     def __call__(self, counts_x: np.ndarray) -> tuple:
