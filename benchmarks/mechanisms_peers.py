@@ -146,6 +146,7 @@ def oracle_pvalue(codes, labels, child: int, parents, rng, n_permutations: int =
 
     The labels are permuted within each configuration of the parents (strata); the G statistic is
     ``2 sum O log(O / E)`` over (configuration, child state, label) cells, ``E`` from the configuration's margins.
+    The permutations are drawn in batches of at most about 4 million labels.
     """
     strata = np.zeros(len(labels), dtype=np.int64)
     for j in parents:
@@ -154,22 +155,30 @@ def oracle_pvalue(codes, labels, child: int, parents, rng, n_permutations: int =
     states = codes[:, child].max() + 1
     cell = strata * states + codes[:, child]
     order = np.argsort(strata, kind="stable")
-    shuffled = np.argsort(strata[order][None, :] + rng.random((n_permutations, len(labels))), axis=1)
-    permuted = np.empty((n_permutations + 1, len(labels)), dtype=np.int64)
-    permuted[0] = labels
-    permuted[1:, order] = labels[order][shuffled]
     size = (strata.max() + 1) * states
-    offsets = np.arange(n_permutations + 1)[:, None] * (2 * size)
-    counts = np.bincount((offsets + 2 * cell[None, :] + permuted).ravel(),
-                         minlength=(n_permutations + 1) * 2 * size).reshape(n_permutations + 1, -1, 2)
-    cells = counts.sum(axis=2, keepdims=True)
-    by_label = np.bincount((strata[None, :] * 2 + permuted + offsets // states).ravel(),
-                           minlength=(n_permutations + 1) * 2 * (size // states)).reshape(n_permutations + 1, -1, 2)
     total = np.bincount(strata, minlength=size // states)
-    expected = cells * np.repeat(by_label, states, axis=1) / np.repeat(total, states)[None, :, None]
-    g = 2 * np.where(counts > 0, counts * np.log(np.where(counts > 0, counts, 1) / np.where(expected > 0, expected, 1)),
-                     0.0).sum(axis=(1, 2))
-    return float((1 + np.sum(g[1:] >= g[0] - 1e-9)) / (n_permutations + 1))
+
+    def g_statistics(permuted: np.ndarray) -> np.ndarray:
+        offsets = np.arange(len(permuted))[:, None] * (2 * size)
+        counts = np.bincount((offsets + 2 * cell[None, :] + permuted).ravel(),
+                             minlength=len(permuted) * 2 * size).reshape(len(permuted), -1, 2)
+        cells = counts.sum(axis=2, keepdims=True)
+        by_label = np.bincount((strata[None, :] * 2 + permuted + offsets // states).ravel(),
+                               minlength=len(permuted) * 2 * (size // states)).reshape(len(permuted), -1, 2)
+        expected = cells * np.repeat(by_label, states, axis=1) / np.repeat(total, states)[None, :, None]
+        return 2 * np.where(counts > 0, counts * np.log(np.where(counts > 0, counts, 1)
+                                                        / np.where(expected > 0, expected, 1)), 0.0).sum(axis=(1, 2))
+
+    observed = g_statistics(np.asarray(labels)[None, :])[0]
+    batch = max(1, min(n_permutations, 4_000_000 // len(labels)))
+    exceed = 0
+    for begin in range(0, n_permutations, batch):
+        b = min(batch, n_permutations - begin)
+        shuffled = np.argsort(strata[order][None, :] + rng.random((b, len(labels))), axis=1)
+        permuted = np.empty((b, len(labels)), dtype=np.int64)
+        permuted[:, order] = labels[order][shuffled]
+        exceed += int(np.sum(g_statistics(permuted) >= observed - 1e-9))
+    return float((1 + exceed) / (n_permutations + 1))
 
 
 def run_oracles(net, A, B, changed: str, seed: int) -> dict:
