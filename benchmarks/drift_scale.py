@@ -9,7 +9,7 @@ first two windows; it builds (n + m) x (n + m) kernel matrices, so it runs on a 
 --alibi-rows rows of the reference and of each window (said in the output), with --peers-python.
 
 Run:  python benchmarks/drift_scale.py [--peers-python PEERS/bin/python] [--jobs 1]
-      [--stopping anytime|fixed|checkpoints]   (a few minutes)
+      [--stopping futility|anytime|fixed|checkpoints]   (a few minutes)
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ def main() -> None:
     parser.add_argument("--peers-python", default=None)
     parser.add_argument("--alibi-rows", type=int, default=5000)
     parser.add_argument("--jobs", type=int, default=-1, help="bnfisher.drift's n_jobs (default -1: all cores)")
-    parser.add_argument("--stopping", choices=("anytime", "fixed", "checkpoints"), default="anytime",
-                        help="bnfisher.drift(..., stopping=...) (default: anytime, drift's default)")
+    parser.add_argument("--stopping", choices=("futility", "anytime", "fixed", "checkpoints"), default="futility",
+                        help="bnfisher.drift(..., stopping=...) (default: futility, drift's default)")
     args = parser.parse_args()
     network = bf.read_network(ROOT / "tests" / "fixtures" / "bif" / "alarm.bif.gz")
     n = args.reference_rows + args.windows * args.window_rows

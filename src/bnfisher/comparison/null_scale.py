@@ -104,7 +104,7 @@ def family_moments(layout, pooled_counts: np.ndarray, n_x: int, n_y: int) -> tup
         trace_square = (float(np.sum(blocks**2)) - 2 * float(np.einsum("qd,qde,qe->", centre, blocks, centre))
                         + square**2)  # T_3 / N^2
         fourth = float(np.sum(frequency * length**2))  # T_2 / N
-        mean[k] = c2 * (n_x / n - n_x * (n_x - 1) / (n * (n - 1))) * n * max(trace, 0.0)
+        mean[k] = n**2 / (n_x * n_y * (n - 1)) * max(trace, 0.0)  # c^2 (p_1 - p_2) T_1
         variance[k] = c2**2 * (a * (n * trace) ** 2 + b * n * fourth + c * n**2 * max(trace_square, 0.0))
         df[k] = int(np.sum(np.maximum((frequency > 0).sum(axis=1) - 1, 0)))
     return mean, np.maximum(variance, 0.0), df.astype(np.int64)
