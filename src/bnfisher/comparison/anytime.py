@@ -111,10 +111,12 @@ class AnytimeTest:
         ``1 - risk`` Clopper-Pearson bound of its permutation p-value is above ``alpha``.
     reject_early : bool, default=True
         False: stop only to accept (p = 1), and a test the rule does not stop runs to the cap
-        and reports the permutation p-value of all of them -- the fixed test's power (less the
-        rare stops to accept a test that would have rejected, at most ``risk`` a look), with
-        the savings of the early stops where nothing changed.  Valid: the reported p-value is
-        never below that of every permutation up to the cap.
+        and reports the fixed test's p-value of all of them -- the fixed test's power, less the
+        tests stopped to accept that the fixed test would have rejected (at most ``risk`` a look
+        where this statistic, :func:`~bnfisher.comparison.aggregate.split_scores`, would reject
+        too; more where the fixed aggregate test's ranks see what it does not), with the savings
+        of the early stops where nothing changed.  Valid: the reported p-value is never below
+        that of every permutation up to the cap.
 
     Raises
     ------

@@ -25,8 +25,12 @@ three sums come from the pooled cell frequencies (exact when each row has one ce
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from bnfisher.kernels.columns import CellLayout
 
 __all__ = ["family_moments", "quadratic_form_coefficients"]
 
@@ -69,7 +73,7 @@ def quadratic_form_coefficients(n_total: int, n_first: int) -> tuple:
     return float(pairs - (p1 - p2) ** 2), float(p1 - 7 * p2 + 12 * p3 - 6 * p4), float(2 * pairs)
 
 
-def family_moments(layout, pooled_counts: np.ndarray, n_x: int, n_y: int) -> tuple:
+def family_moments(layout: CellLayout, pooled_counts: np.ndarray, n_x: int, n_y: int) -> tuple:
     """Return each family's MMD² mean and variance over all splits of the pool, and its free parameters seen there.
 
     Parameters
