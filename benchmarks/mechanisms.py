@@ -163,6 +163,7 @@ def oracle(net: bf.BayesianNetwork, A: pd.DataFrame, B: pd.DataFrame, variable: 
 
 def rate(values) -> str:
     values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]  # records printed before a column existed hold none of it
     k, r = values.sum(), len(values)
     return f"{k:.0f}/{r} ({100 * k / r:.0f} ± {100 * np.sqrt(max(k * (r - k), 1) / r**3):.0f}%)" if r else "—"
 
@@ -207,6 +208,7 @@ def main() -> None:
 
         lines = [ast.literal_eval(line) for line in Path(args.records).read_text().splitlines() if line.startswith("{")]
         table = pd.DataFrame(lines)
+        table["oracle"] = table.get("oracle", np.nan)
         print("\n".join(summary(table[table["network"].isin(args.networks) & table["n"].isin(args.sizes)], args)))
         return
     warnings.simplefilter("ignore")
