@@ -425,9 +425,11 @@ def mechanism_tests(cardinalities, X, Y, *, parents, max_size: int = MAX_SET_SIZ
     marginal = staged_tests(cardinalities, [(v, ()) for v in variables], samples, n_permutations=cap,
                             stop=SEARCH_STOP, later_stop=min(alpha, SEARCH_STOP), random_state=rng, anytime=rule,
                             certify=tau)
-    found, used = _search(cardinalities, samples, variables, parents, max_size=max_size, n_permutations=cap,
+    required = compelled_parents(parents)
+    compelled = (required, compelled_children(required))  # each variable's compelled parents, and children
+    found, used = _search(cardinalities, samples, variables, parents, compelled, max_size=max_size, n_permutations=cap,
                           rng=rng, anytime=rule, certify=tau, alpha=alpha, marginal=marginal)
-    best = _best_sets(variables, found, compelled_parents(parents), alpha)
+    best = _best_sets(variables, found, compelled, alpha)
     explained_by = [t[0] for t in best]  # (set, p-value, z, ...) each
     p_value, z = (np.asarray([t[k] for t in best], dtype=float) for k in (1, 2))
     p_adjusted, marginal_p = holm(p_value), holm(marginal[0])
@@ -451,7 +453,7 @@ def _budget(n_variables: int, n_permutations: int | None, *, alpha: float, anyti
     return rule, int(n_permutations) * (10 if reject_early else 1)
 
 
-def _best_sets(variables: list, found: dict, required: list, alpha: float) -> list:
+def _best_sets(variables: list, found: dict, compelled: tuple, alpha: float) -> list:
     """Return each variable's explanation: the set with the largest p-value (then the weakest excess) it may use.
 
     A set without one of the variable's compelled parents, or with one of its compelled children, counts
@@ -460,7 +462,7 @@ def _best_sets(variables: list, found: dict, required: list, alpha: float) -> li
     v-structure stands).  The flagged set grows until it is stable; every variable keeps its first-round
     sets, which hold its compelled parents and none of its compelled children.
     """
-    children = compelled_children(required)
+    required, children = compelled
     flagged: set = set()
     while True:
         best = []
@@ -474,19 +476,20 @@ def _best_sets(variables: list, found: dict, required: list, alpha: float) -> li
         flagged |= now
 
 
-def _search(cardinalities, samples: list, variables: list, parents, *, max_size: int, n_permutations: int,
-            rng, anytime: AnytimeTest | None, certify: float, alpha: float, marginal: tuple) -> tuple:
+def _search(cardinalities, samples: list, variables: list, parents, compelled: tuple, *, max_size: int,
+            n_permutations: int, rng, anytime: AnytimeTest | None, certify: float, alpha: float,
+            marginal: tuple) -> tuple:
     """Run the rounds of staged tests; return every set tried, by variable, and the permutations drawn.
 
     ``found[v]`` lists ``(set, p, z, permutations)`` of every set tried for ``v`` (a certified
     set drew none; a set left untried, its variable explained by another, drew none and has p = 1).
+    ``compelled``: each variable's compelled parents and compelled children.
     ``marginal`` (:func:`staged_tests` of each variable with the empty set) is the empty set's test
     of the variables without a compelled parent: one whose marginal p-value exceeds
     :data:`SEARCH_STOP` is settled before the first round.
     """
     near, wide = neighbourhoods(parents)
-    compelled = compelled_parents(parents)
-    graph = (near, parents, compelled, max_size, compelled_children(compelled))
+    graph = (near, parents, compelled[0], max_size, compelled[1])
     found = _marginal_found(variables, marginal, graph[2])
     used = int(marginal[2].sum())
     rows = min(float(np.sum(copies)) for _, copies in samples)

@@ -79,7 +79,7 @@ def numbers_with_markers(frame: pd.DataFrame) -> dict:
     >>> numbers_with_markers(frame)
     {'age': ['NA']}
     """
-    found = {c: sorted(v for v in _distinct(frame[c]) if _is_marker(v)) for c in number_columns(frame)}
+    found = {c: sorted(v for v in values if _is_marker(v)) for c, values in _number_values(frame).items()}
     return {c: markers for c, markers in found.items() if markers}
 
 
@@ -108,8 +108,13 @@ def number_columns(frame: pd.DataFrame) -> list:
     >>> number_columns(pd.DataFrame({"age": ["31", "40"], "n": ["1", "NA"], "flow": ["Low", "None"]}, dtype=object))
     ['age', 'n']
     """
-    return [c for c in frame.columns if _may_hold_text(frame[c].dtype)
-            and _among_numbers([v for v in _distinct(frame[c]) if not _is_marker(v)])]
+    return list(_number_values(frame))
+
+
+def _number_values(frame: pd.DataFrame) -> dict:
+    """Return ``{column: distinct values}`` of :func:`number_columns`' columns (each column's values read once)."""
+    distinct = {c: _distinct(frame[c]) for c in frame.columns if _may_hold_text(frame[c].dtype)}
+    return {c: values for c, values in distinct.items() if _among_numbers([v for v in values if not _is_marker(v)])}
 
 
 def _may_hold_text(dtype) -> bool:

@@ -98,4 +98,3 @@ def _written(text: str, path) -> str:
     if path is not None:
         write_text(path, text)
     return text
-
